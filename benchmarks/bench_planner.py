@@ -1,0 +1,114 @@
+"""Planner speed: one API plan, a 10^5-point vectorised evaluation, CLI cold start.
+
+Run: python benchmarks/bench_planner.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from formulas.registry import BOUNDS
+from formulas.settings import ALL_SETTINGS, Model
+from planner import Query, plan
+
+
+def time_plans(repeats: int = 2000) -> dict[str, float]:
+    """Median microseconds per `plan()` call, per setting (constants already loaded)."""
+    result = {}
+    for setting in ALL_SETTINGS:
+        query = Query(
+            setting,
+            k=1000,
+            alpha=0.1,
+            eps1=1.0,
+            eps2=0.25,
+            delta=1e-6 if setting.model is Model.SHUFFLE else None,
+        )
+        plan(query)  # warm caches (constants file, exact μ)
+        samples = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(repeats // 5):
+                plan(query)
+            samples.append((time.perf_counter() - start) / (repeats // 5) * 1e6)
+        result[setting.key] = statistics.median(samples)
+    return result
+
+
+def time_vectorised(points: int = 100_000) -> dict[str, float]:
+    """Seconds to evaluate each setting's bound at `points` random parameter points."""
+    rng = np.random.default_rng(0)
+    k = rng.integers(2, 10**6, points).astype(float)
+    alpha = rng.uniform(0.01, 1, points)
+    eps = rng.uniform(0.05, 1, points)
+    mu1 = rng.uniform(10, 1e3, points)
+    mu2 = mu1 * rng.uniform(1, 100, points)
+    arguments = {
+        "local-private": {"k": k, "alpha": alpha, "eps": eps},
+        "local-public-compressed": {"k": k, "alpha": alpha, "eps": eps, "L": 2.0},
+        "shuffle-private": {"k": k, "alpha": alpha, "mu1": mu1, "mu2": mu2},
+        "shuffle-public-compressed": {
+            "k": k,
+            "alpha": alpha,
+            "mu1": mu1,
+            "mu2": mu2,
+            "L": np.minimum(k, 50.0),
+        },
+        "central": {"k": k, "alpha": alpha, "eps": eps},
+    }
+    result = {}
+    for key, values in arguments.items():
+        start = time.perf_counter()
+        BOUNDS[key].evaluate(**values)
+        result[key] = time.perf_counter() - start
+    return result
+
+
+def cold_start(command: list[str], repeats: int = 7) -> float:
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    print("one API plan, median µs (k=1000, α=0.1, ε=(1, 0.25), δ=1e-6):")
+    for key, micros in time_plans().items():
+        print(f"  {key:16s} {micros:8.1f} µs")
+    print("10^5-point vectorised bound evaluation, seconds:")
+    for key, seconds in time_vectorised().items():
+        print(f"  {key:26s} {seconds:.4f} s")
+    plan_cmd = [
+        sys.executable,
+        "-m",
+        "planner",
+        "plan",
+        "--model",
+        "shuffle",
+        "-k",
+        "1000",
+        "--alpha",
+        "0.1",
+        "--eps1",
+        "1",
+        "--eps2",
+        "0.25",
+        "--delta",
+        "1e-6",
+    ]
+    baseline = [sys.executable, "-c", "import numpy, typer"]
+    print(
+        f"cold process: planner plan {cold_start(plan_cmd):.3f} s, "
+        f"python -c 'import numpy, typer' {cold_start(baseline):.3f} s (median of 7)"
+    )
+
+
+if __name__ == "__main__":
+    main()

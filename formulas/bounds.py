@@ -1,0 +1,161 @@
+"""Every sample-complexity bound of the paper, written once against an :class:`Ops`.
+
+Each function returns the tuple of its additive (or, for the central model, maximised)
+terms with the constant C = 1; :mod:`formulas.registry` says how the terms combine and
+which theorem each function encodes. Evaluate with ``ops=NUMPY`` (default) for numbers,
+``ops=sympy_ops()`` with sympy symbols for the expression.
+
+Notation: ``k`` domain size, ``alpha`` total-variation distance, ``eps``/``eps1``/``eps2``
+privacy parameters, ``mu1``/``mu2`` the per-bin Poisson noise levels of the shuffle
+protocol (SPEC §4), ``delta`` the shuffle model's δ, ``L`` the compressed domain size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from formulas.ops import NUMPY, Ops
+
+Terms = tuple[Any, ...]
+
+
+def local_private(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
+    """Per-group users, local private-coin (``theo:ldp_ns``): k^{3/2}/(α²ε²)."""
+    return (k ** ops.fraction(3, 2) / (alpha**2 * eps**2),)
+
+
+def local_private_proof(K: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
+    """Per-group users with the paper's proof constants (appendix, ``theo:l2_mean_flip``).
+
+    The proof takes m = 800·√K/(ε²α²) product samples per half, each product sample
+    being one user per Hadamard block (K blocks), so 2·K·m = 1600·K^{3/2}/(ε²α²) users
+    per group, K the smallest power of two ≥ k. Valid for ε ≤ 1 (it uses γ < 3/ε).
+    """
+    return (1600 * K ** ops.fraction(3, 2) / (alpha**2 * eps**2),)
+
+
+def local_public(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
+    """Per-group users, local public-coin (``theo:ldp_public_ns``): k/(α²ε²)."""
+    return (k / (alpha**2 * eps**2),)
+
+
+def shuffle_private(k: Any, alpha: Any, mu1: Any, mu2: Any, ops: Ops = NUMPY) -> Terms:
+    """Group-1 users, shuffle private-coin, μ-form (end of the proof of ``theo:sdp_ns``).
+
+    n1 ≍ √k/α² + k^{3/4}√μ1/α + min(1/(α⁴μ1μ2), k^{2/3}/α^{4/3}·(μ1/μ2)^{1/3}),
+    where group 1 is the group with the *smaller* noise μ1 ≤ μ2 (larger ε), and
+    n2 = (μ2/μ1)·n1 (equal mixing weights, eq. ``eq:n1:n2``).
+    """
+    return (
+        ops.sqrt(k) / alpha**2,
+        k ** ops.fraction(3, 4) * ops.sqrt(mu1) / alpha,
+        ops.minimum(
+            1 / (alpha**4 * mu1 * mu2),
+            k ** ops.fraction(2, 3)
+            / alpha ** ops.fraction(4, 3)
+            * (mu1 / mu2) ** ops.fraction(1, 3),
+        ),
+    )
+
+
+def shuffle_private_eps(
+    k: Any, alpha: Any, eps1: Any, eps2: Any, delta: Any, ops: Ops = NUMPY
+) -> Terms:
+    """ε-form of :func:`shuffle_private` as stated in ``theo:sdp_ns`` (display only).
+
+    Equal to the μ-form at μ_g = log(1/δ)/ε_g².
+    """
+    log_inv_delta = ops.log(1 / delta)
+    return (
+        ops.sqrt(k) / alpha**2,
+        k ** ops.fraction(3, 4) * ops.sqrt(log_inv_delta) / (alpha * eps1),
+        ops.minimum(
+            eps1**2 * eps2**2 / (alpha**4 * log_inv_delta**2),
+            k ** ops.fraction(2, 3)
+            / alpha ** ops.fraction(4, 3)
+            * (eps2 / eps1) ** ops.fraction(2, 3),
+        ),
+    )
+
+
+def shuffle_public_eps(k: Any, alpha: Any, eps1: Any, delta: Any, ops: Ops = NUMPY) -> Terms:
+    """ε-form of the public-coin shuffle bound as stated in ``theo:sdp_public_ns`` (display)."""
+    log_inv_delta = ops.log(1 / delta)
+    return (
+        ops.sqrt(k) / alpha**2,
+        k ** ops.fraction(2, 3)
+        * log_inv_delta ** ops.fraction(1, 3)
+        / (alpha ** ops.fraction(4, 3) * eps1 ** ops.fraction(2, 3)),
+        ops.sqrt(k) * ops.sqrt(log_inv_delta) / (alpha * eps1),
+    )
+
+
+def central(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
+    """Group-1 users, central model (``theo:central``, Zhang 2021); the terms are *maximised*.
+
+    Group 2 (smaller ε) then needs n2 = n1·(e^{ε1}−1)/(e^{ε2}−1) (``theo:subsampling``).
+    """
+    return (
+        ops.sqrt(k) / alpha**2,
+        ops.sqrt(k) / (ops.sqrt(eps) * alpha),
+        k ** ops.fraction(2, 3) / alpha ** ops.fraction(4, 3),
+        k ** ops.fraction(1, 3) / (eps ** ops.fraction(2, 3) * alpha ** ops.fraction(4, 3)),
+        1 / (eps * alpha),
+    )
+
+
+def nonprivate_closeness(k: Any, alpha: Any, ops: Ops = NUMPY) -> Terms:
+    """Non-private closeness testing (Table ``tab:testing``): √k/α² + k^{2/3}/α^{4/3}."""
+    return (ops.sqrt(k) / alpha**2, k ** ops.fraction(2, 3) / alpha ** ops.fraction(4, 3))
+
+
+def nonprivate_identity(k: Any, alpha: Any, ops: Ops = NUMPY) -> Terms:
+    """Non-private identity testing (Table ``tab:testing``): √k/α²."""
+    return (ops.sqrt(k) / alpha**2,)
+
+
+def lower_shuffle(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
+    """Shuffle identity-testing lower bound (Table ``tab:testing:DP``, BCJM'20)."""
+    return (
+        k ** ops.fraction(2, 3) / (alpha ** ops.fraction(4, 3) * eps ** ops.fraction(2, 3)),
+        ops.sqrt(k) / alpha**2,
+        1 / (alpha * eps),
+    )
+
+
+def lower_central(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
+    """Central identity-testing lower bound (Table ``tab:testing:DP``, ASZ'18; tight).
+
+    SPEC §1 lists "central = the central upper bound"; but its own argument (a closeness
+    tester whose other group is infinite is an identity tester for this group) gives
+    the *identity* bound at ε_g, which lacks the k^{2/3}/α^{4/3} closeness term. We use
+    the identity bound: it is the one that argument proves for one group alone.
+    """
+    return (
+        ops.sqrt(k) / alpha**2,
+        ops.sqrt(k) / (alpha * ops.sqrt(eps)),
+        k ** ops.fraction(1, 3) / (alpha ** ops.fraction(4, 3) * eps ** ops.fraction(2, 3)),
+        1 / (alpha * eps),
+    )
+
+
+def compressed(private_coin_bound: Callable[..., Terms]) -> Callable[..., Terms]:
+    """Public-coin bound from a private-coin one by domain compression.
+
+    Lemma ``theo:random:dct:hashing``: hashing [k] onto [L] keeps TV ≥ c·√(L/k)·TV with
+    constant probability, so the private-coin tester runs on domain L at distance
+    α·√(L/k). The returned function takes ``k, alpha, L`` and the private-coin bound's
+    other parameters by keyword.
+    """
+
+    def public_coin_bound(k: Any, alpha: Any, L: Any, ops: Ops = NUMPY, **rest: Any) -> Terms:
+        return private_coin_bound(k=L, alpha=alpha * ops.sqrt(L / k), ops=ops, **rest)
+
+    public_coin_bound.__name__ = f"compressed_{private_coin_bound.__name__}"
+    public_coin_bound.__doc__ = f"{private_coin_bound.__name__} on [L] at α·√(L/k)."
+    return public_coin_bound
+
+
+local_public_compressed = compressed(local_private)
+shuffle_public_compressed = compressed(shuffle_private)

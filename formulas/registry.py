@@ -1,0 +1,316 @@
+"""One registry of every bound: its theorem, validity range, named terms and how they combine.
+
+>>> BOUNDS["local-private"].evaluate(k=1024, alpha=0.1, eps=1.0)   # C = 1
+3276800.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from formulas import bounds
+from formulas.ops import NUMPY, sympy_ops
+
+
+class Combine(StrEnum):
+    """How the terms of a bound make the bound (the O(·) is the same either way)."""
+
+    SUM = "sum"
+    MAX = "max"
+
+
+SYMBOL_NAMES: dict[str, str] = {
+    "k": "k",
+    "K": "K",
+    "L": "L",
+    "alpha": "alpha",
+    "eps": "epsilon",
+    "eps1": "epsilon_1",
+    "eps2": "epsilon_2",
+    "mu1": "mu_1",
+    "mu2": "mu_2",
+    "delta": "delta",
+}
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A sample-complexity bound with C = 1, as a function of named parameters."""
+
+    key: str
+    title: str
+    reference: str
+    """LaTeX label of the theorem or table in the paper."""
+    parameters: tuple[str, ...]
+    term_labels: tuple[str, ...]
+    combine: Combine
+    function: Callable[..., tuple[Any, ...]]
+    validity: str
+    """Parameter range in which the paper proves the bound."""
+    counts: str = "users per group"
+
+    def terms(self, **values: Any) -> tuple[Any, ...]:
+        """Numeric terms (floats or numpy arrays), in the order of ``term_labels``."""
+        return self.function(**self._arguments(values), ops=NUMPY)
+
+    def evaluate(self, **values: Any) -> Any:
+        """Numeric value of the bound (vectorised over array arguments)."""
+        terms = np.broadcast_arrays(*self.terms(**values))
+        stacked = np.stack(terms)
+        total = stacked.sum(axis=0) if self.combine is Combine.SUM else stacked.max(axis=0)
+        return total[()] if total.ndim == 0 else total
+
+    def dominant_term(self, **values: Any) -> str:
+        """Label of the largest term at a scalar parameter point."""
+        terms = [float(term) for term in self.terms(**values)]
+        return self.term_labels[int(np.argmax(terms))]
+
+    def symbols(self) -> dict[str, Any]:
+        import sympy
+
+        return {name: sympy.Symbol(SYMBOL_NAMES[name], positive=True) for name in self.parameters}
+
+    def symbolic_terms(self) -> tuple[Any, ...]:
+        """The terms as sympy expressions in positive symbols."""
+        return self.function(**self.symbols(), ops=sympy_ops())
+
+    def symbolic(self) -> Any:
+        """The whole bound as one sympy expression."""
+        import sympy
+
+        terms = self.symbolic_terms()
+        return sympy.Add(*terms) if self.combine is Combine.SUM else sympy.Max(*terms)
+
+    def _arguments(self, values: dict[str, Any]) -> dict[str, Any]:
+        missing = set(self.parameters) - set(values)
+        extra = set(values) - set(self.parameters)
+        if missing or extra:
+            raise TypeError(
+                f"bound {self.key!r} takes {self.parameters}; missing {sorted(missing)}, "
+                f"unexpected {sorted(extra)}"
+            )
+        return values
+
+
+_PER_GROUP_LOCAL = "per group g, at ε = ε_g; k ≥ 2, α ∈ (0, 1], ε_g ∈ (0, 1]"
+_SHUFFLE_VALIDITY = (
+    "group 1 = the group with the larger ε (μ1 ≤ μ2); k ≥ 2, α ∈ (0, 1], ε_g ∈ (0, 1], "
+    "δ ∈ (0, 1); group 2 gets n2 = (μ2/μ1)·n1"
+)
+
+BOUNDS: dict[str, Bound] = {
+    bound.key: bound
+    for bound in (
+        Bound(
+            key="local-private",
+            title="Local DP, private coin",
+            reference="theo:ldp_ns",
+            parameters=("k", "alpha", "eps"),
+            term_labels=("k^(3/2)/(α²ε²)",),
+            combine=Combine.SUM,
+            function=bounds.local_private,
+            validity=_PER_GROUP_LOCAL,
+        ),
+        Bound(
+            key="local-private-proof",
+            title="Local DP, private coin, the proof's constants",
+            reference="theo:l2_mean_flip",
+            parameters=("K", "alpha", "eps"),
+            term_labels=("1600·K^(3/2)/(α²ε²)",),
+            combine=Combine.SUM,
+            function=bounds.local_private_proof,
+            validity=_PER_GROUP_LOCAL + "; K = smallest power of two ≥ k",
+        ),
+        Bound(
+            key="local-public",
+            title="Local DP, public coin",
+            reference="theo:ldp_public_ns",
+            parameters=("k", "alpha", "eps"),
+            term_labels=("k/(α²ε²)",),
+            combine=Combine.SUM,
+            function=bounds.local_public,
+            validity=_PER_GROUP_LOCAL,
+        ),
+        Bound(
+            key="local-public-compressed",
+            title="Local DP, public coin, hashed to L values",
+            reference="theo:ldp_public_ns",
+            parameters=("k", "alpha", "eps", "L"),
+            term_labels=("k·√L/(α²ε²)",),
+            combine=Combine.SUM,
+            function=bounds.local_public_compressed,
+            validity=_PER_GROUP_LOCAL + "; L ∈ [2, k]",
+        ),
+        Bound(
+            key="shuffle-private",
+            title="Shuffle DP, private coin (μ-form)",
+            reference="theo:sdp_ns",
+            parameters=("k", "alpha", "mu1", "mu2"),
+            term_labels=(
+                "√k/α²",
+                "k^(3/4)·√μ1/α",
+                "min(1/(α⁴μ1μ2), k^(2/3)/α^(4/3)·(μ1/μ2)^(1/3))",
+            ),
+            combine=Combine.SUM,
+            function=bounds.shuffle_private,
+            validity=_SHUFFLE_VALIDITY,
+            counts="users of group 1",
+        ),
+        Bound(
+            key="shuffle-private-eps",
+            title="Shuffle DP, private coin (ε-form, as stated)",
+            reference="theo:sdp_ns",
+            parameters=("k", "alpha", "eps1", "eps2", "delta"),
+            term_labels=(
+                "√k/α²",
+                "k^(3/4)·√log(1/δ)/(αε1)",
+                "min(ε1²ε2²/(α⁴log²(1/δ)), k^(2/3)/α^(4/3)·(ε2/ε1)^(2/3))",
+            ),
+            combine=Combine.SUM,
+            function=bounds.shuffle_private_eps,
+            validity=_SHUFFLE_VALIDITY,
+            counts="users of group 1",
+        ),
+        Bound(
+            key="shuffle-public-compressed",
+            title="Shuffle DP, public coin, hashed to L values (μ-form)",
+            reference="theo:sdp_public_ns",
+            parameters=("k", "alpha", "mu1", "mu2", "L"),
+            term_labels=(
+                "k/(√L·α²)",
+                "L^(1/4)·√k·√μ1/α",
+                "min(k²/(L²α⁴μ1μ2), k^(2/3)/α^(4/3)·(μ1/μ2)^(1/3))",
+            ),
+            combine=Combine.SUM,
+            function=bounds.shuffle_public_compressed,
+            validity=_SHUFFLE_VALIDITY + "; L ∈ [2, k]",
+            counts="users of group 1",
+        ),
+        Bound(
+            key="shuffle-public-eps",
+            title="Shuffle DP, public coin (ε-form, as stated)",
+            reference="theo:sdp_public_ns",
+            parameters=("k", "alpha", "eps1", "delta"),
+            term_labels=(
+                "√k/α²",
+                "k^(2/3)·log^(1/3)(1/δ)/(α^(4/3)ε1^(2/3))",
+                "√k·√log(1/δ)/(αε1)",
+            ),
+            combine=Combine.SUM,
+            function=bounds.shuffle_public_eps,
+            validity=_SHUFFLE_VALIDITY,
+            counts="users of group 1",
+        ),
+        Bound(
+            key="central",
+            title="Central DP",
+            reference="theo:central",
+            parameters=("k", "alpha", "eps"),
+            term_labels=(
+                "√k/α²",
+                "√k/(√ε·α)",
+                "k^(2/3)/α^(4/3)",
+                "k^(1/3)/(ε^(2/3)α^(4/3))",
+                "1/(εα)",
+            ),
+            combine=Combine.MAX,
+            function=bounds.central,
+            validity=(
+                "group 1 = the group with the larger ε, at ε = ε1; k ≥ 2, α ∈ (0, 1], "
+                "ε ∈ (0, 1]; group 2 gets n2 = n1·(e^{ε1}−1)/(e^{ε2}−1) (theo:subsampling)"
+            ),
+            counts="users of group 1",
+        ),
+        Bound(
+            key="nonprivate-closeness",
+            title="Closeness testing without privacy",
+            reference="tab:testing",
+            parameters=("k", "alpha"),
+            term_labels=("√k/α²", "k^(2/3)/α^(4/3)"),
+            combine=Combine.SUM,
+            function=bounds.nonprivate_closeness,
+            validity="k ≥ 2, α ∈ (0, 1]",
+        ),
+        Bound(
+            key="nonprivate-identity",
+            title="Identity testing without privacy",
+            reference="tab:testing",
+            parameters=("k", "alpha"),
+            term_labels=("√k/α²",),
+            combine=Combine.SUM,
+            function=bounds.nonprivate_identity,
+            validity="k ≥ 2, α ∈ (0, 1]",
+        ),
+        Bound(
+            key="lower-local-private",
+            title="Lower bound, local DP, private coin (identity testing at ε_g)",
+            reference="tab:testing:DP",
+            parameters=("k", "alpha", "eps"),
+            term_labels=("k^(3/2)/(α²ε²)",),
+            combine=Combine.SUM,
+            function=bounds.local_private,
+            validity=_PER_GROUP_LOCAL,
+        ),
+        Bound(
+            key="lower-local-public",
+            title="Lower bound, local DP, public coin (identity testing at ε_g)",
+            reference="tab:testing:DP",
+            parameters=("k", "alpha", "eps"),
+            term_labels=("k/(α²ε²)",),
+            combine=Combine.SUM,
+            function=bounds.local_public,
+            validity=_PER_GROUP_LOCAL,
+        ),
+        Bound(
+            key="lower-shuffle",
+            title="Lower bound, shuffle DP (identity testing at ε_g)",
+            reference="tab:testing:DP",
+            parameters=("k", "alpha", "eps"),
+            term_labels=("k^(2/3)/(α^(4/3)ε^(2/3))", "√k/α²", "1/(αε)"),
+            combine=Combine.SUM,
+            function=bounds.lower_shuffle,
+            validity="per group g, at ε = ε_g; k ≥ 2, α ∈ (0, 1], ε_g ∈ (0, 1]",
+        ),
+        Bound(
+            key="lower-central",
+            title="Lower bound, central DP (identity testing at ε_g)",
+            reference="tab:testing:DP",
+            parameters=("k", "alpha", "eps"),
+            term_labels=("√k/α²", "√k/(α√ε)", "k^(1/3)/(α^(4/3)ε^(2/3))", "1/(αε)"),
+            combine=Combine.SUM,
+            function=bounds.lower_central,
+            validity="per group g, at ε = ε_g; k ≥ 2, α ∈ (0, 1], ε_g ∈ (0, 1]",
+        ),
+    )
+}
+
+UPPER_BOUND_KEY: dict[str, str] = {
+    "local-private": "local-private",
+    "local-public": "local-public-compressed",
+    "shuffle-private": "shuffle-private",
+    "shuffle-public": "shuffle-public-compressed",
+    "central": "central",
+}
+"""Setting key → the bound (μ-form / L-form) the planner evaluates for numbers."""
+
+DISPLAY_BOUND_KEY: dict[str, str] = {
+    "local-private": "local-private",
+    "local-public": "local-public",
+    "shuffle-private": "shuffle-private-eps",
+    "shuffle-public": "shuffle-public-eps",
+    "central": "central",
+}
+"""Setting key → the bound as the paper states it (ε-form), for display."""
+
+LOWER_BOUND_KEY: dict[str, str] = {
+    "local-private": "lower-local-private",
+    "local-public": "lower-local-public",
+    "shuffle-private": "lower-shuffle",
+    "shuffle-public": "lower-shuffle",
+    "central": "lower-central",
+}

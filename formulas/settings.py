@@ -1,0 +1,62 @@
+"""The five testing settings: a privacy model and a coin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Model(StrEnum):
+    """Where the trust sits: each user (local), a per-group shuffler, or a curator."""
+
+    LOCAL = "local"
+    SHUFFLE = "shuffle"
+    CENTRAL = "central"
+
+
+class Coin(StrEnum):
+    """Private coin: no shared randomness. Public coin: a public random seed."""
+
+    PRIVATE = "private"
+    PUBLIC = "public"
+
+
+@dataclass(frozen=True, order=True)
+class Setting:
+    """A privacy model together with the availability of public randomness.
+
+    The central model has one protocol (Thm ``theo:central``) whatever the coin, so
+    ``Setting(CENTRAL, PUBLIC)`` is normalised to ``Setting(CENTRAL, PRIVATE)``.
+    """
+
+    model: Model
+    coin: Coin
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "model", Model(self.model))
+        object.__setattr__(self, "coin", Coin(self.coin))
+        if self.model is Model.CENTRAL:
+            object.__setattr__(self, "coin", Coin.PRIVATE)
+
+    @property
+    def key(self) -> str:
+        """Stable identifier, e.g. ``"shuffle-public"`` or ``"central"``."""
+        if self.model is Model.CENTRAL:
+            return "central"
+        return f"{self.model.value}-{self.coin.value}"
+
+    @classmethod
+    def from_key(cls, key: str) -> Setting:
+        if key == "central":
+            return cls(Model.CENTRAL, Coin.PRIVATE)
+        model, _, coin = key.partition("-")
+        return cls(Model(model), Coin(coin))
+
+
+ALL_SETTINGS: tuple[Setting, ...] = (
+    Setting(Model.LOCAL, Coin.PRIVATE),
+    Setting(Model.LOCAL, Coin.PUBLIC),
+    Setting(Model.SHUFFLE, Coin.PRIVATE),
+    Setting(Model.SHUFFLE, Coin.PUBLIC),
+    Setting(Model.CENTRAL, Coin.PRIVATE),
+)

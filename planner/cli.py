@@ -1,0 +1,271 @@
+"""The ``planner`` command line: a thin typer layer over :mod:`planner.api`.
+
+Every bad input ends in one line ``error: …`` naming the parameter and its allowed
+range, exit code 2, no traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from planner.inputs import InputError, Query
+from planner.plan import plan as make_plan
+
+_USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
+"""click's UsageError, from wherever this typer takes click (vendored or not)."""
+
+app = typer.Typer(
+    add_completion=False,
+    help="Sample-size planner for private closeness testing under heterogeneous privacy.",
+    pretty_exceptions_enable=False,
+)
+
+Model = Annotated[
+    str, typer.Option("--model", "-m", metavar="local|shuffle|central", help="Privacy model.")
+]
+CoinOpt = Annotated[
+    str, typer.Option("--coin", "-c", metavar="private|public", help="Shared randomness available?")
+]
+KOpt = Annotated[str, typer.Option("-k", "--k", metavar="INT", help="Domain size k ≥ 2.")]
+AlphaOpt = Annotated[
+    str,
+    typer.Option(
+        "--alpha", "-a", metavar="FLOAT", help="Total-variation distance to detect, in (0, 1]."
+    ),
+]
+Eps1Opt = Annotated[str, typer.Option("--eps1", metavar="FLOAT", help="Group 1's ε > 0.")]
+Eps2Opt = Annotated[str, typer.Option("--eps2", metavar="FLOAT", help="Group 2's ε > 0.")]
+DeltaOpt = Annotated[
+    str | None,
+    typer.Option("--delta", "-d", metavar="FLOAT", help="δ in (0, 1); shuffle model only."),
+]
+BetaOpt = Annotated[
+    str, typer.Option("--beta", "-b", metavar="FLOAT", help="Target error probability in (0, 0.5).")
+]
+AccountingOpt = Annotated[
+    str,
+    typer.Option(
+        "--accounting",
+        metavar="exact|paper",
+        help="Shuffle noise μ: exact two-bin hockey-stick (default) or the paper's lemma.",
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the documented JSON document.")]
+
+
+def _print_json(document: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console()
+
+
+@app.command()
+def plan(
+    model: Model,
+    k: KOpt,
+    alpha: AlphaOpt,
+    eps1: Eps1Opt,
+    eps2: Eps2Opt,
+    coin: CoinOpt = "private",
+    delta: DeltaOpt = None,
+    beta: BetaOpt = "0.3333333333333333",
+    accounting: AccountingOpt = "exact",
+    as_json: JsonOpt = False,
+) -> None:
+    """How many users each group needs (n1 for ε1, n2 for ε2)."""
+    query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
+    result = make_plan(query)
+    from planner.report import plan_renderables, plan_to_dict
+
+    if as_json:
+        _print_json(plan_to_dict(result))
+        return
+    console = _console()
+    for renderable in plan_renderables(result):
+        console.print(renderable)
+
+
+@app.command()
+def compare(
+    k: KOpt,
+    alpha: AlphaOpt,
+    eps1: Eps1Opt,
+    eps2: Eps2Opt,
+    delta: DeltaOpt = None,
+    beta: BetaOpt = "0.3333333333333333",
+    accounting: AccountingOpt = "exact",
+    as_json: JsonOpt = False,
+) -> None:
+    """All five settings side by side, cheapest (fewest users in total) first."""
+    from formulas.settings import ALL_SETTINGS, Model
+    from planner.report import compare_renderable, plan_to_dict
+
+    plans = []
+    for setting in ALL_SETTINGS:
+        if setting.model is Model.SHUFFLE and delta is None:
+            continue
+        query = Query.build(
+            setting.model,
+            setting.coin,
+            k,
+            alpha,
+            eps1,
+            eps2,
+            delta if setting.model is Model.SHUFFLE else None,
+            beta,
+            accounting,
+        )
+        plans.append(make_plan(query))
+    plans.sort(key=lambda item: item.total_users)
+    if as_json:
+        _print_json(
+            {"schema": "planner.compare/1", "plans": [plan_to_dict(item) for item in plans]}
+        )
+        return
+    console = _console()
+    console.print(compare_renderable(plans, None if delta is None else float(delta)))
+    if delta is None:
+        console.print("shuffle settings left out: give --delta to include them")
+
+
+@app.command()
+def explain(
+    model: Model,
+    coin: CoinOpt = "private",
+    latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX.")] = False,
+    as_stated: Annotated[
+        bool,
+        typer.Option(
+            "--as-stated",
+            help="Shuffle: the paper's ε-form instead of the μ-form used for numbers.",
+        ),
+    ] = False,
+) -> None:
+    """The formula behind a setting: expression, named terms, theorem, validity."""
+    from formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY
+    from formulas.settings import Coin as CoinEnum
+    from formulas.settings import Model as ModelEnum
+    from formulas.settings import Setting
+    from planner.inputs import check_choice
+
+    setting = Setting(
+        check_choice("model", model, ModelEnum),  # type: ignore[arg-type]
+        check_choice("coin", coin, CoinEnum),
+    )  # type: ignore[arg-type]
+    keys = DISPLAY_BOUND_KEY if as_stated else UPPER_BOUND_KEY
+    import sympy
+
+    for heading, bound in (
+        ("upper bound", BOUNDS[keys[setting.key]]),
+        ("lower bound", BOUNDS[LOWER_BOUND_KEY[setting.key]]),
+    ):
+        typer.echo(f"{heading}: {bound.title} — {bound.reference}")
+        typer.echo(f"  counts: {bound.counts}; the terms combine by {bound.combine.value}")
+        typer.echo(f"  valid for: {bound.validity}")
+        if latex:
+            typer.echo("  " + sympy.latex(bound.symbolic()))
+        else:
+            for label, term in zip(bound.term_labels, bound.symbolic_terms(), strict=True):
+                typer.echo(f"  term {label}:")
+                typer.echo(sympy.pretty(term, num_columns=100))
+        typer.echo("")
+
+
+@app.command()
+def solve(
+    model: Model,
+    k: KOpt,
+    eps1: Eps1Opt,
+    coin: CoinOpt = "private",
+    alpha: Annotated[
+        str | None,
+        typer.Option("--alpha", "-a", metavar="FLOAT", help="Distance; leave out to solve for it."),
+    ] = None,
+    eps2: Annotated[
+        str | None,
+        typer.Option("--eps2", metavar="FLOAT", help="Group 2's ε; leave out to solve for it."),
+    ] = None,
+    n1: Annotated[
+        str | None, typer.Option("--n1", metavar="INT", help="Group 1's users; leave out to solve.")
+    ] = None,
+    n2: Annotated[
+        str | None, typer.Option("--n2", metavar="INT", help="Group 2's users; leave out to solve.")
+    ] = None,
+    delta: DeltaOpt = None,
+    beta: BetaOpt = "0.3333333333333333",
+    accounting: AccountingOpt = "exact",
+    as_json: JsonOpt = False,
+) -> None:
+    """Solve for the one parameter left out of --n1, --n2, --alpha, --eps2."""
+    from planner.report import solution_to_dict
+    from planner.solve import Unknown
+    from planner.solve import solve as solve_for
+
+    given = {"n1": n1, "n2": n2, "alpha": alpha, "eps2": eps2}
+    missing = [name for name, value in given.items() if value is None]
+    if len(missing) != 1:
+        raise InputError(
+            "unknown", ",".join(missing) or "none", "exactly one of n1, n2, alpha, eps2 left out"
+        )
+    unknown = Unknown(missing[0])
+    template = Query.build(
+        model,
+        coin,
+        k,
+        alpha if alpha is not None else 0.5,
+        eps1,
+        eps2 if eps2 is not None else eps1,
+        delta,
+        beta,
+        accounting,
+    )
+    solution = solve_for(template, unknown, n1=n1, n2=n2)
+    if as_json:
+        _print_json(solution_to_dict(solution))
+    elif solution.feasible:
+        assert solution.value is not None and solution.plan is not None
+        shown = (
+            f"{int(solution.value):,}"
+            if unknown in (Unknown.N1, Unknown.N2)
+            else f"{solution.value:.6g}"
+        )
+        typer.echo(
+            f"{unknown.value} = {shown}   ({solution.reason}; plan needs n1 = "
+            f"{solution.plan.n_users_group1:,}, n2 = {solution.plan.n_users_group2:,}, "
+            f"constant {solution.plan.constant_source.value})"
+        )
+    else:
+        typer.echo(f"infeasible: {solution.reason}")
+    if not solution.feasible:
+        raise typer.Exit(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the app and turn every input error into one line and exit 2."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        result = app(args=args or ["--help"], standalone_mode=False, prog_name="planner")
+    except InputError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return 2
+    except _USAGE_ERROR as error:
+        sys.stderr.write(f"error: {error.format_message()}\n")  # type: ignore[attr-defined]
+        return 2
+    except typer.Exit as error:
+        return error.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        sys.stderr.write("aborted\n")
+        return 130
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""A planning query and its validation: one clear line per bad parameter."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from formulas.settings import Coin, Model, Setting
+
+K_MAX = 10**12
+EPS_MIN = 1e-4
+EPS_MAX = 20.0
+DEFAULT_BETA = 1 / 3
+
+
+class Accounting(StrEnum):
+    """How the shuffle protocol's Poisson noise μ is sized (SPEC §4)."""
+
+    PAPER = "paper"
+    EXACT = "exact"
+
+
+ALLOWED: dict[str, str] = {
+    "k": f"an integer in [2, {K_MAX:.0e}]",
+    "alpha": "a number in (0, 1]",
+    "eps1": f"a number in [{EPS_MIN:g}, {EPS_MAX:g}]",
+    "eps2": f"a number in [{EPS_MIN:g}, {EPS_MAX:g}]",
+    "delta": "a number in (0, 1)",
+    "beta": "a number in (0, 0.5)",
+    "n1": "an integer ≥ 1",
+    "n2": "an integer ≥ 1",
+    "model": "one of local, shuffle, central",
+    "coin": "one of private, public",
+    "accounting": "one of paper, exact",
+}
+
+
+class InputError(ValueError):
+    """A parameter outside its allowed range; ``str()`` is the one line shown to users."""
+
+    def __init__(self, parameter: str, value: object, allowed: str | None = None) -> None:
+        self.parameter = parameter
+        self.value = value
+        self.allowed = allowed or ALLOWED[parameter]
+        super().__init__(f"invalid {parameter} = {value!r}: must be {self.allowed}")
+
+
+def check_number(
+    name: str, value: float, low: float, high: float, *, low_open: bool, high_open: bool
+) -> float:
+    """Return ``value`` as a float if it is finite and in the interval, else raise."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InputError(name, value) from None
+    if not math.isfinite(number):
+        raise InputError(name, value)
+    above_low = number > low if low_open else number >= low
+    below_high = number < high if high_open else number <= high
+    if not (above_low and below_high):
+        raise InputError(name, value)
+    return number
+
+
+def check_integer(name: str, value: object, low: int, high: int | None = None) -> int:
+    """Return ``value`` as an int if it is an integer (2.0 is fine, 2.5 is not) in range."""
+    if isinstance(value, bool):
+        raise InputError(name, value)
+    if isinstance(value, int):
+        integer = value
+    else:
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise InputError(name, value) from None
+        if not math.isfinite(number) or number != int(number):
+            raise InputError(name, value)
+        integer = int(number)
+    if integer < low or (high is not None and integer > high):
+        raise InputError(name, value)
+    return integer
+
+
+def check_choice(name: str, value: object, choices: type[StrEnum]) -> StrEnum:
+    try:
+        return choices(str(value).lower())
+    except ValueError:
+        raise InputError(name, value) from None
+
+
+def check_alpha(value: object) -> float:
+    return check_number("alpha", value, 0.0, 1.0, low_open=True, high_open=False)
+
+
+def check_eps(name: str, value: object) -> float:
+    return check_number(name, value, EPS_MIN, EPS_MAX, low_open=False, high_open=False)
+
+
+def check_delta(value: object) -> float:
+    return check_number("delta", value, 0.0, 1.0, low_open=True, high_open=True)
+
+
+def check_beta(value: object) -> float:
+    return check_number("beta", value, 0.0, 0.5, low_open=True, high_open=True)
+
+
+@dataclass(frozen=True)
+class Query:
+    """Everything a plan depends on; constructing one validates it.
+
+    ``eps1``/``eps2`` belong to the *named* groups 1 and 2, in either order; the planner
+    itself puts the larger ε in the paper's "group 1" role. ``delta`` is required by the
+    shuffle model only (local and central are pure DP).
+    """
+
+    setting: Setting
+    k: int
+    alpha: float
+    eps1: float
+    eps2: float
+    delta: float | None = None
+    beta: float = DEFAULT_BETA
+    accounting: Accounting = Accounting.EXACT
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        setting = self.setting
+        if not isinstance(setting, Setting):
+            raise InputError("model", setting)
+        set_ = object.__setattr__
+        set_(self, "k", check_integer("k", self.k, 2, K_MAX))
+        set_(self, "alpha", check_alpha(self.alpha))
+        set_(self, "eps1", check_eps("eps1", self.eps1))
+        set_(self, "eps2", check_eps("eps2", self.eps2))
+        set_(self, "beta", check_beta(self.beta))
+        set_(self, "accounting", check_choice("accounting", self.accounting, Accounting))
+        warnings = list(self.warnings)
+        if setting.model is Model.SHUFFLE:
+            if self.delta is None:
+                raise InputError("delta", None, "given for the shuffle model: a number in (0, 1)")
+            set_(self, "delta", check_delta(self.delta))
+        elif self.delta is not None:
+            check_delta(self.delta)
+            warnings.append(f"delta is ignored: the {setting.model.value} protocol is pure ε-DP")
+            set_(self, "delta", None)
+        set_(self, "warnings", tuple(warnings))
+
+    @classmethod
+    def build(
+        cls,
+        model: object,
+        coin: object,
+        k: object,
+        alpha: object,
+        eps1: object,
+        eps2: object,
+        delta: object = None,
+        beta: object = DEFAULT_BETA,
+        accounting: object = Accounting.EXACT,
+    ) -> Query:
+        """Validate raw values (e.g. from the command line) into a query."""
+        model_ = check_choice("model", model, Model)
+        coin_ = check_choice("coin", coin, Coin)
+        warnings = []
+        if model_ is Model.CENTRAL and coin_ is Coin.PUBLIC:
+            warnings.append("the central model has no public-coin variant: same protocol")
+        return cls(
+            setting=Setting(model_, coin_),  # type: ignore[arg-type]
+            k=k,  # type: ignore[arg-type]
+            alpha=alpha,  # type: ignore[arg-type]
+            eps1=eps1,  # type: ignore[arg-type]
+            eps2=eps2,  # type: ignore[arg-type]
+            delta=None if delta is None else delta,  # type: ignore[arg-type]
+            beta=beta,  # type: ignore[arg-type]
+            accounting=accounting,  # type: ignore[arg-type]
+            warnings=tuple(warnings),
+        )

@@ -1,0 +1,341 @@
+"""How many users per group: the plan for one query.
+
+The paper states every result for "group 1 = the group with the larger ε"
+(w.l.o.g. ε2 ≤ ε1). A :class:`Query` names its groups in either order; here the
+group with the larger ε takes the paper's group-1 role (called *strong* below, the
+other *weak*), and the answer is reported back per named group.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from formulas.accounting import poisson_mu_exact
+from formulas.compression import closed_form_L, integer_argmin, paper_L
+from formulas.hadamard import hadamard_order
+from formulas.poisson import poisson_mu_paper
+from formulas.registry import BOUNDS, LOWER_BOUND_KEY, UPPER_BOUND_KEY, Bound
+from formulas.repetition import majority_vote_runs
+from formulas.settings import Coin, Model
+from formulas.subsampling import subsampling_population
+from planner.constants import ConstantSource, ConstantTable, default_constants
+from planner.inputs import DEFAULT_BETA, Accounting, Query
+
+PER_RUN_ERROR = 1 / 3
+"""Error probability the theorems (and the constants) are stated for."""
+
+
+@dataclass(frozen=True)
+class Compression:
+    """Public-coin domain compression: hash [k] onto [L] (SPEC §1)."""
+
+    L: int
+    """Compressed domain size used (the exact integer argmin)."""
+    L_closed_form: float
+    """Stationary point of the bound in closed form (continuous, clipped to [2, k])."""
+    L_paper: float
+    """The paper's balance-point choice."""
+    hashes: int = 1
+    """Independent hashes R on disjoint users (priced by calibration; 1 = the paper's)."""
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """The answer for one named group."""
+
+    name: str
+    eps: float
+    n_users: int
+    paper_role: int
+    """1 if this group plays the paper's group 1 (larger ε), else 2."""
+    noise_mu: float | None
+    """Shuffle: per-bin Poisson noise of the group's histogram (≥ the minimum)."""
+    noise_mu_minimum: float | None
+    """Shuffle: the smallest μ that gives this group (ε_g, δ) under the accounting."""
+    messages_per_user: float | None
+    """Shuffle: expected messages each user sends, 1 + (bins·μ)/n per run."""
+    baseline_n_users: int
+    """Users this group needs with the homogeneous protocol at ε = min(ε1, ε2)."""
+    lower_bound: float
+    """Per-group identity-testing lower bound at ε_g (C = 1)."""
+    optimality_gap: float
+    """(upper bound with C = 1) / lower bound: a ratio of expressions, not of constants."""
+
+    @property
+    def saving_users(self) -> int:
+        """Users saved against the homogeneous baseline (negative: it costs more)."""
+        return self.baseline_n_users - self.n_users
+
+    @property
+    def saving_fraction(self) -> float:
+        return self.saving_users / self.baseline_n_users
+
+
+@dataclass(frozen=True)
+class Plan:
+    query: Query
+    groups: tuple[GroupPlan, GroupPlan]
+    bound_key: str
+    reference: str
+    terms: tuple[tuple[str, float], ...]
+    """The bound's terms (C = 1) at the planned point, per run."""
+    dominant_term: str
+    constant_source: ConstantSource
+    constant_multiplier: float
+    constants_version: str
+    runs: int
+    """Majority-vote runs on disjoint users (1 when β ≥ 1/3)."""
+    compression: Compression | None
+    alternative_accounting: tuple[Accounting, int, int] | None
+    """Shuffle: (the other accounting, n1, n2) it would give."""
+    warnings: tuple[str, ...]
+
+    @property
+    def n_users_group1(self) -> int:
+        return self.groups[0].n_users
+
+    @property
+    def n_users_group2(self) -> int:
+        return self.groups[1].n_users
+
+    @property
+    def total_users(self) -> int:
+        return self.n_users_group1 + self.n_users_group2
+
+
+@dataclass(frozen=True)
+class _RunSizes:
+    """One run's users for the strong and weak group, before and after rounding."""
+
+    n_strong: int
+    n_weak: int
+    order_strong: float
+    """C = 1 real-valued size of the strong group (for the optimality gap)."""
+    order_weak: float
+    bound: Bound
+    bound_values: dict[str, Any]
+    mu_strong: float | None = None
+    mu_weak: float | None = None
+    compression: Compression | None = None
+
+
+def noise_mu(eps: float, delta: float, accounting: Accounting) -> float:
+    """Per-bin Poisson noise for (ε, δ) under replace-one (SPEC §4)."""
+    if accounting is Accounting.EXACT:
+        return poisson_mu_exact(eps, delta)
+    return float(poisson_mu_paper(eps, delta))
+
+
+def _local_sizes(
+    query: Query, eps_strong: float, eps_weak: float, multiplier: float, bound_key: str | None
+) -> _RunSizes:
+    order_bound = BOUNDS[UPPER_BOUND_KEY[query.setting.key]]
+    bound = BOUNDS[bound_key] if bound_key else order_bound
+    values: dict[str, Any] = {"alpha": query.alpha}
+    compression = None
+    if query.setting.coin is Coin.PUBLIC:
+        # k·√L/(α²ε²) increases with L: the exact argmin over [2, k] is L = 2.
+        L = integer_argmin(
+            lambda L: order_bound.evaluate(k=query.k, alpha=query.alpha, eps=1.0, L=L), 2, query.k
+        )
+        compression = Compression(L=L, L_closed_form=2.0, L_paper=2.0)
+        values["L"] = L
+    sizes = []
+    for eps in (eps_strong, eps_weak):
+        size_values = {**values, "eps": eps}
+        if "K" in bound.parameters:
+            size_values["K"] = hadamard_order(query.k)
+        else:
+            size_values["k"] = query.k
+        sizes.append(multiplier * float(bound.evaluate(**size_values)))
+    order = [
+        float(order_bound.evaluate(**{**values, "k": query.k, "eps": eps}))
+        for eps in (eps_strong, eps_weak)
+    ]
+    return _RunSizes(
+        n_strong=math.ceil(sizes[0]),
+        n_weak=math.ceil(sizes[1]),
+        order_strong=order[0],
+        order_weak=order[1],
+        bound=order_bound,
+        bound_values={**values, "k": query.k, "eps": eps_strong},
+        compression=compression,
+    )
+
+
+def _shuffle_sizes(
+    query: Query, eps_strong: float, eps_weak: float, multiplier: float, accounting: Accounting
+) -> _RunSizes:
+    assert query.delta is not None
+    mu_strong = noise_mu(eps_strong, query.delta, accounting)
+    mu_weak = noise_mu(eps_weak, query.delta, accounting)
+    bound = BOUNDS[UPPER_BOUND_KEY[query.setting.key]]
+    values: dict[str, Any] = {"k": query.k, "alpha": query.alpha, "mu1": mu_strong, "mu2": mu_weak}
+    compression = None
+    if query.setting.coin is Coin.PUBLIC:
+        L = integer_argmin(lambda L: bound.evaluate(**values, L=L), 2, query.k)
+        compression = Compression(
+            L=L,
+            L_closed_form=closed_form_L(query.k, query.alpha, mu_strong, mu_weak),
+            L_paper=float(paper_L(query.k, query.alpha, mu_strong)),
+        )
+        values["L"] = L
+    order_strong = float(bound.evaluate(**values))
+    n_strong = math.ceil(multiplier * order_strong)
+    # Equal mixing weights need μ_g/n_g equal; rounding n_weak up keeps μ_strong/n_strong
+    # the larger ratio, so the weak group's noise is raised to n_weak·μ_strong/n_strong.
+    n_weak = math.ceil(n_strong * mu_weak / mu_strong)
+    return _RunSizes(
+        n_strong=n_strong,
+        n_weak=n_weak,
+        order_strong=order_strong,
+        order_weak=order_strong * mu_weak / mu_strong,
+        bound=bound,
+        bound_values=values,
+        mu_strong=mu_strong,
+        mu_weak=mu_weak,
+        compression=compression,
+    )
+
+
+def _central_sizes(
+    query: Query, eps_strong: float, eps_weak: float, multiplier: float
+) -> _RunSizes:
+    bound = BOUNDS["central"]
+    values = {"k": query.k, "alpha": query.alpha, "eps": eps_strong}
+    order_strong = float(bound.evaluate(**values))
+    n_strong = math.ceil(multiplier * order_strong)
+    ratio = math.expm1(eps_strong) / math.expm1(eps_weak)
+    return _RunSizes(
+        n_strong=n_strong,
+        n_weak=subsampling_population(n_strong, eps_strong, eps_weak),
+        order_strong=order_strong,
+        order_weak=order_strong * ratio,
+        bound=bound,
+        bound_values=values,
+    )
+
+
+def run_sizes(
+    query: Query,
+    eps_strong: float,
+    eps_weak: float,
+    multiplier: float,
+    bound_key: str | None,
+    accounting: Accounting,
+) -> _RunSizes:
+    """Users per group for one run of the setting's protocol at error 1/3."""
+    model = query.setting.model
+    if model is Model.LOCAL:
+        return _local_sizes(query, eps_strong, eps_weak, multiplier, bound_key)
+    if model is Model.SHUFFLE:
+        return _shuffle_sizes(query, eps_strong, eps_weak, multiplier, accounting)
+    return _central_sizes(query, eps_strong, eps_weak, multiplier)
+
+
+def plan(query: Query, constants: ConstantTable | None = None) -> Plan:
+    """The number of users each named group needs, with everything that backs it."""
+    table = constants or default_constants()
+    constant = table.for_setting(query.setting.key)
+    strong_is_group1 = query.eps1 >= query.eps2
+    eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
+    runs = majority_vote_runs(query.beta, PER_RUN_ERROR) if query.beta < PER_RUN_ERROR else 1
+
+    def sizes(eps_s: float, eps_w: float, accounting: Accounting) -> _RunSizes:
+        return run_sizes(query, eps_s, eps_w, constant.multiplier, constant.bound, accounting)
+
+    main = sizes(eps_strong, eps_weak, query.accounting)
+    baseline = sizes(eps_weak, eps_weak, query.accounting)
+    alternative = None
+    if query.setting.model is Model.SHUFFLE:
+        other = Accounting.PAPER if query.accounting is Accounting.EXACT else Accounting.EXACT
+        other_sizes = sizes(eps_strong, eps_weak, other)
+        n_other = (runs * other_sizes.n_strong, runs * other_sizes.n_weak)
+        alternative = (other, *(n_other if strong_is_group1 else n_other[::-1]))
+
+    lower = BOUNDS[LOWER_BOUND_KEY[query.setting.key]]
+    bins = main.compression.L if main.compression else query.k
+    groups = []
+    for role, eps in ((1, eps_strong), (2, eps_weak)):
+        n_run = main.n_strong if role == 1 else main.n_weak
+        mu_min = main.mu_strong if role == 1 else main.mu_weak
+        mu_used = None if mu_min is None else n_run * main.mu_strong / main.n_strong
+        lower_value = float(lower.evaluate(k=query.k, alpha=query.alpha, eps=eps))
+        order_value = main.order_strong if role == 1 else main.order_weak
+        groups.append(
+            (
+                role,
+                eps,
+                GroupPlan(
+                    name="",
+                    eps=eps,
+                    n_users=runs * n_run,
+                    paper_role=role,
+                    noise_mu=mu_used,
+                    noise_mu_minimum=mu_min,
+                    messages_per_user=None if mu_used is None else 1 + bins * mu_used / n_run,
+                    baseline_n_users=runs * (baseline.n_strong if role == 1 else baseline.n_weak),
+                    lower_bound=lower_value,
+                    optimality_gap=order_value / lower_value,
+                ),
+            )
+        )
+    by_role = {role: group for role, _, group in groups}
+    ordered = (by_role[1], by_role[2]) if strong_is_group1 else (by_role[2], by_role[1])
+    named = tuple(
+        GroupPlan(**{**group.__dict__, "name": f"group {index}"})
+        for index, group in enumerate(ordered, start=1)
+    )
+    term_values = tuple(float(value) for value in main.bound.terms(**main.bound_values))
+    return Plan(
+        query=query,
+        groups=named,  # type: ignore[arg-type]
+        bound_key=main.bound.key,
+        reference=main.bound.reference,
+        terms=tuple(zip(main.bound.term_labels, term_values, strict=True)),
+        dominant_term=main.bound.term_labels[term_values.index(max(term_values))],
+        constant_source=constant.source,
+        constant_multiplier=constant.multiplier,
+        constants_version=table.version,
+        runs=runs,
+        compression=main.compression,
+        alternative_accounting=alternative,
+        warnings=query.warnings + _warnings(query, constant.source, main, named),
+    )
+
+
+def _warnings(
+    query: Query, source: ConstantSource, sizes: _RunSizes, groups: tuple[GroupPlan, ...]
+) -> tuple[str, ...]:
+    notes = []
+    if source is ConstantSource.ORDER:
+        notes.append(
+            "constant source 'order' (C = 1): the O(·) bound itself, NOT a guarantee "
+            "that a tester succeeds with these numbers"
+        )
+    for group in groups:
+        if group.eps > 1:
+            notes.append(
+                f"{group.name}: ε = {group.eps:g} > 1 is outside the theorems' range "
+                "(they assume ε ≤ 1)"
+            )
+        if group.saving_users < 0:
+            notes.append(
+                f"{group.name} needs {-group.saving_users:,} more users than the "
+                "homogeneous protocol at ε = min(ε1, ε2)"
+            )
+    if query.beta > PER_RUN_ERROR:
+        notes.append(f"β = {query.beta:g} > 1/3: planned for β = 1/3 (the theorems' target)")
+    if sizes.mu_weak is not None and groups:
+        raised = [g for g in groups if g.noise_mu and g.noise_mu > g.noise_mu_minimum * 1.001]
+        notes.extend(
+            f"{g.name}: noise raised to μ = {g.noise_mu:.4g} (minimum "
+            f"{g.noise_mu_minimum:.4g}) to keep equal mixing weights after rounding"
+            for g in raised
+        )
+    return tuple(notes)
+
+
+__all__ = ["DEFAULT_BETA", "Compression", "GroupPlan", "Plan", "noise_mu", "plan", "run_sizes"]

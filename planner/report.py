@@ -1,0 +1,219 @@
+"""Plans as a stable JSON document (schema ``planner.plan/1``) and as rich tables.
+
+The JSON schema is documented in ``docs/json-schema.md``; field names never change
+within a schema version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.plan import Plan
+from planner.solve import Solution
+
+PLAN_SCHEMA = "planner.plan/1"
+SOLUTION_SCHEMA = "planner.solve/1"
+
+
+def query_to_dict(plan: Plan) -> dict[str, Any]:
+    query = plan.query
+    return {
+        "model": query.setting.model.value,
+        "coin": query.setting.coin.value,
+        "k": query.k,
+        "alpha": query.alpha,
+        "eps1": query.eps1,
+        "eps2": query.eps2,
+        "delta": query.delta,
+        "beta": query.beta,
+        "accounting": query.accounting.value,
+    }
+
+
+def plan_to_dict(plan: Plan) -> dict[str, Any]:
+    """The plan as plain JSON-ready data (schema ``planner.plan/1``)."""
+    groups = [
+        {
+            "name": group.name,
+            "eps": group.eps,
+            "n_users": group.n_users,
+            "paper_role": group.paper_role,
+            "noise_mu": group.noise_mu,
+            "noise_mu_minimum": group.noise_mu_minimum,
+            "messages_per_user": group.messages_per_user,
+            "baseline_n_users": group.baseline_n_users,
+            "saving_users": group.saving_users,
+            "saving_fraction": group.saving_fraction,
+            "lower_bound": group.lower_bound,
+            "optimality_gap": group.optimality_gap,
+        }
+        for group in plan.groups
+    ]
+    compression = plan.compression
+    alternative = plan.alternative_accounting
+    return {
+        "schema": PLAN_SCHEMA,
+        "inputs": query_to_dict(plan),
+        "setting": plan.query.setting.key,
+        "n_users_group1": plan.n_users_group1,
+        "n_users_group2": plan.n_users_group2,
+        "total_users": plan.total_users,
+        "groups": groups,
+        "bound": {
+            "key": plan.bound_key,
+            "reference": plan.reference,
+            "terms": [{"label": label, "value": value} for label, value in plan.terms],
+            "dominant_term": plan.dominant_term,
+        },
+        "constant": {
+            "source": plan.constant_source.value,
+            "multiplier": plan.constant_multiplier,
+            "version": plan.constants_version,
+        },
+        "repetition": {
+            "method": "majority-vote" if plan.runs > 1 else "none",
+            "runs": plan.runs,
+            "per_run_error": 1 / 3,
+        },
+        "compression": None
+        if compression is None
+        else {
+            "L": compression.L,
+            "L_closed_form": compression.L_closed_form,
+            "L_paper": compression.L_paper,
+            "hashes": compression.hashes,
+        },
+        "alternative_accounting": None
+        if alternative is None
+        else {
+            "accounting": alternative[0].value,
+            "n_users_group1": alternative[1],
+            "n_users_group2": alternative[2],
+        },
+        "baseline": {
+            "description": "same protocol with ε = min(ε1, ε2) for both groups",
+            "total_users": sum(group.baseline_n_users for group in plan.groups),
+        },
+        "warnings": list(plan.warnings),
+    }
+
+
+def solution_to_dict(solution: Solution) -> dict[str, Any]:
+    value: float | int | None = solution.value
+    if value is not None and solution.unknown.value in ("n1", "n2"):
+        value = int(value)
+    return {
+        "schema": SOLUTION_SCHEMA,
+        "unknown": solution.unknown.value,
+        "feasible": solution.feasible,
+        "value": value,
+        "reason": solution.reason,
+        "plan": None if solution.plan is None else plan_to_dict(solution.plan),
+    }
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.{digits}g}" if abs(value) < 1e6 else f"{value:.{digits}e}"
+
+
+def plan_renderables(plan: Plan) -> list[Any]:
+    """Rich renderables of one plan: the per-group table and the notes beneath it."""
+    from rich.table import Table
+    from rich.text import Text
+
+    query = plan.query
+    title = (
+        f"{query.setting.key}: k = {query.k:,}, α = {query.alpha:g}, "
+        f"ε1 = {query.eps1:g}, ε2 = {query.eps2:g}"
+        + (f", δ = {query.delta:g}" if query.delta is not None else "")
+        + f", β = {query.beta:.4g}"
+    )
+    table = Table(title=title, title_justify="left")
+    table.add_column("")
+    for group in plan.groups:
+        table.add_column(f"{group.name} (ε = {group.eps:g})", justify="right")
+    rows: list[tuple[str, list[str]]] = [
+        ("users needed", [f"{g.n_users:,}" for g in plan.groups]),
+        ("homogeneous baseline", [f"{g.baseline_n_users:,}" for g in plan.groups]),
+        (
+            "saving vs baseline",
+            [f"{g.saving_users:,} ({g.saving_fraction:+.1%})" for g in plan.groups],
+        ),
+    ]
+    if plan.groups[0].noise_mu is not None:
+        rows += [
+            ("noise μ per bin", [_number(g.noise_mu) for g in plan.groups]),
+            ("messages per user", [_number(g.messages_per_user) for g in plan.groups]),
+        ]
+    rows += [
+        ("lower bound (C = 1)", [_number(g.lower_bound) for g in plan.groups]),
+        ("gap upper/lower (C = 1)", [_number(g.optimality_gap, 3) for g in plan.groups]),
+    ]
+    for label, cells in rows:
+        table.add_row(label, *cells)
+    lines = [
+        f"theorem: {plan.reference}   bound: {plan.bound_key}   dominant term: "
+        f"{plan.dominant_term}",
+        f"constant: {plan.constant_source.value} (C = {plan.constant_multiplier:g}, "
+        f"constants {plan.constants_version})",
+    ]
+    if plan.runs > 1:
+        lines.append(
+            f"repetition: majority vote over {plan.runs} runs on disjoint users "
+            f"(exact binomial, per-run error 1/3)"
+        )
+    if plan.compression is not None:
+        c = plan.compression
+        lines.append(
+            f"domain compression: L = {c.L:,} (exact integer argmin), closed form "
+            f"{c.L_closed_form:,.2f}, paper's choice {c.L_paper:,.2f}; "
+            f"{c.hashes} hash(es)"
+        )
+    if plan.alternative_accounting is not None:
+        other, n1, n2 = plan.alternative_accounting
+        lines.append(f"with {other.value} accounting: n1 = {n1:,}, n2 = {n2:,}")
+    lines.append("gap = ratio of the expressions with C = 1, not a measured ratio")
+    renderables: list[Any] = [table, Text("\n".join(lines))]
+    if plan.warnings:
+        renderables.append(Text("\n".join(f"warning: {w}" for w in plan.warnings), style="yellow"))
+    return renderables
+
+
+def compare_renderable(plans: list[Plan], delta: float | None) -> Any:
+    from rich.table import Table
+
+    query = plans[0].query
+    shown_delta = "—" if delta is None else f"{delta:g}"
+    table = Table(
+        title=f"all settings, cheapest first: k = {query.k:,}, α = {query.alpha:g}, "
+        f"ε1 = {query.eps1:g}, ε2 = {query.eps2:g}, δ = {shown_delta}",
+        title_justify="left",
+    )
+    for column in (
+        "setting",
+        "group 1",
+        "group 2",
+        "total",
+        "baseline total",
+        "constant",
+        "theorem",
+    ):
+        table.add_column(
+            column,
+            no_wrap=True,
+            justify="left" if column in ("setting", "theorem", "constant") else "right",
+        )
+    for item in plans:
+        baseline = sum(g.baseline_n_users for g in item.groups)
+        table.add_row(
+            item.query.setting.key,
+            f"{item.n_users_group1:,}",
+            f"{item.n_users_group2:,}",
+            f"{item.total_users:,}",
+            f"{baseline:,}",
+            item.constant_source.value,
+            item.reference,
+        )
+    return table

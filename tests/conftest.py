@@ -1,0 +1,25 @@
+"""Shared helpers for the test suite."""
+
+from __future__ import annotations
+
+from formulas.settings import ALL_SETTINGS, Model, Setting
+from planner.inputs import Query
+
+
+def make_query(
+    setting: Setting | str,
+    k: int = 1000,
+    alpha: float = 0.1,
+    eps1: float = 1.0,
+    eps2: float = 0.25,
+    delta: float = 1e-6,
+    **extra,
+) -> Query:
+    if isinstance(setting, str):
+        setting = Setting.from_key(setting)
+    return Query(
+        setting, k, alpha, eps1, eps2, delta if setting.model is Model.SHUFFLE else None, **extra
+    )
+
+
+SETTING_KEYS = [setting.key for setting in ALL_SETTINGS]

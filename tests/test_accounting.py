@@ -1,0 +1,116 @@
+"""Poisson-mechanism noise: the lemma, the exact two-bin accounting, brute force."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from formulas.accounting import poisson_histogram_delta, poisson_mu_exact
+from formulas.poisson import poisson_lemma_lambda, poisson_mu_paper
+
+
+def test_lemma_by_hand() -> None:
+    # ε = 1, δ = 1e-6 split over two bins: λ(0.5, 5e-7, Δ = 1).
+    shrink = 1 - math.exp(-0.5)
+    by_hand = 16 * math.log(10 / 5e-7) / shrink**2 + 2 / shrink
+    assert poisson_mu_paper(1.0, 1e-6) == pytest.approx(by_hand, rel=1e-14)
+    assert by_hand == pytest.approx(1742.48, abs=0.01)
+    assert poisson_lemma_lambda(2.0, 0.1, 2) == pytest.approx(
+        16 * math.log(100) / (1 - math.exp(-1)) ** 2 + 4 / (1 - math.exp(-1))
+    )
+
+
+def brute_force_delta(eps: float, mu: float) -> float:
+    """Σ over the joint output of the two changed bins of (P − e^ε Q)₊, both directions."""
+    top = int(mu + 30 * math.sqrt(mu) + 40)
+    x = np.arange(top + 1)
+    base = stats.poisson.pmf(x, mu)
+    shifted = np.concatenate(([0.0], base[:-1]))  # law of 1 + Poisson(μ)
+    # dataset A: bin a ~ Poisson(μ), bin b ~ 1 + Poisson(μ); dataset B: the reverse.
+    p = np.outer(base, shifted)
+    q = np.outer(shifted, base)
+    forward = np.clip(p - math.exp(eps) * q, 0, None).sum()
+    backward = np.clip(q - math.exp(eps) * p, 0, None).sum()
+    return float(max(forward, backward))
+
+
+@pytest.mark.parametrize("mu", [0.3, 1.0, 4.0, 12.5, 40.0])
+@pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 3.0])
+def test_exact_delta_matches_brute_force_hockey_stick(eps: float, mu: float) -> None:
+    exact = poisson_histogram_delta(eps, mu)
+    brute = brute_force_delta(eps, mu)
+    assert exact >= brute  # pessimistic
+    assert exact == pytest.approx(brute, rel=1e-9, abs=2e-14)
+
+
+def test_exact_mu_is_minimal_and_private() -> None:
+    for eps, delta in [(1.0, 1e-6), (0.25, 1e-8), (0.05, 1e-5), (2.0, 1e-3)]:
+        mu = poisson_mu_exact(eps, delta)
+        assert poisson_histogram_delta(eps, mu) <= delta
+        assert poisson_histogram_delta(eps, mu * (1 - 1e-4)) > delta
+
+
+def test_exact_mu_matches_the_spec_figure() -> None:
+    # SPEC/issue: "at ε = 1, δ = 1e-6, the exact two-bin μ is about 43".
+    assert 42.0 < poisson_mu_exact(1.0, 1e-6) < 44.0
+
+
+@pytest.mark.parametrize("eps", [0.01, 0.1, 0.5, 1.0, 5.0])
+@pytest.mark.parametrize("delta", [1e-12, 1e-9, 1e-6, 1e-3, 0.3])
+def test_exact_never_exceeds_lemma(eps: float, delta: float) -> None:
+    assert poisson_mu_exact(eps, delta) <= poisson_mu_paper(eps, delta)
+
+
+def test_delta_decreases_with_noise() -> None:
+    mus = np.geomspace(0.5, 5000, 60)
+    deltas = [poisson_histogram_delta(0.5, mu) for mu in mus]
+    assert all(later <= earlier for earlier, later in itertools.pairwise(deltas))
+
+
+def analytic_gaussian_variance(eps: float, delta: float) -> float:
+    """σ² of the analytic Gaussian mechanism (Balle & Wang 2018) with L2 sensitivity √2.
+
+    δ(σ) = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ); solved for σ by root finding.
+    """
+    from scipy.optimize import brentq
+
+    sensitivity = math.sqrt(2.0)
+
+    def excess(sigma: float) -> float:
+        a, b = sensitivity / (2 * sigma), eps * sigma / sensitivity
+        return stats.norm.cdf(a - b) - math.exp(eps) * stats.norm.cdf(-a - b) - delta
+
+    return brentq(excess, 1e-3, 1e7, xtol=1e-12, rtol=1e-14) ** 2
+
+
+@pytest.mark.parametrize(("eps", "tolerance"), [(0.1, 0.005), (0.03, 5e-4), (0.01, 1e-4)])
+@pytest.mark.parametrize("delta", [1e-10, 1e-6, 1e-3])
+def test_exact_mu_tends_to_the_analytic_gaussian_as_eps_shrinks(eps, tolerance, delta) -> None:
+    # Small ε needs large μ, where Poisson(μ) ≈ N(μ, μ): the two changed bins are then a
+    # Gaussian mechanism with L2 sensitivity √2 and σ² = μ.
+    ratio = poisson_mu_exact(eps, delta) / analytic_gaussian_variance(eps, delta)
+    assert ratio == pytest.approx(1.0, abs=tolerance)
+    assert ratio >= 1.0  # Poisson's skew costs a little more than the Gaussian
+
+
+def test_dp_accounting_cross_check() -> None:
+    """Google dp-accounting's two-PMF privacy-loss distribution agrees (test-only extra)."""
+    pld = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
+    mu, eps = 20.0, 0.7
+    top = 120
+    log_base = stats.poisson.logpmf(np.arange(top), mu)
+    law_p = {i: float(log_base[i]) for i in range(top)}  # log-pmf of Poisson(μ)
+    law_q = {i + 1: float(log_base[i]) for i in range(top)}  # log-pmf of 1 + Poisson(μ)
+    # Bin a: P = Poisson(μ) vs Q = 1 + Poisson(μ); bin b the reverse; compose the two.
+    bin_a = pld.from_two_probability_mass_functions(
+        law_p, law_q, value_discretization_interval=1e-5
+    )
+    bin_b = pld.from_two_probability_mass_functions(
+        law_q, law_p, value_discretization_interval=1e-5
+    )
+    theirs = bin_a.compose(bin_b).get_delta_for_epsilon(eps)
+    assert poisson_histogram_delta(eps, mu) == pytest.approx(theirs, rel=1e-3)

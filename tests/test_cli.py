@@ -1,0 +1,207 @@
+"""The command line: real output, bad input as one line with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from planner.cli import main
+
+PLAN = [
+    "plan",
+    "--model",
+    "shuffle",
+    "-k",
+    "1000",
+    "--alpha",
+    "0.1",
+    "--eps1",
+    "1",
+    "--eps2",
+    "0.25",
+    "--delta",
+    "1e-6",
+]
+
+
+def run(args: list[str], capsys) -> tuple[int, str, str]:
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_plan_json_echoes_every_input_and_has_the_documented_fields(capsys) -> None:
+    code, out, _ = run([*PLAN, "--json"], capsys)
+    assert code == 0
+    document = json.loads(out)
+    assert document["schema"] == "planner.plan/1"
+    assert document["inputs"] == {
+        "model": "shuffle",
+        "coin": "private",
+        "k": 1000,
+        "alpha": 0.1,
+        "eps1": 1.0,
+        "eps2": 0.25,
+        "delta": 1e-6,
+        "beta": pytest.approx(1 / 3),
+        "accounting": "exact",
+    }
+    for field in (
+        "n_users_group1",
+        "n_users_group2",
+        "total_users",
+        "groups",
+        "bound",
+        "constant",
+        "repetition",
+        "compression",
+        "alternative_accounting",
+        "baseline",
+        "warnings",
+    ):
+        assert field in document
+    assert document["bound"]["reference"] == "theo:sdp_ns"
+    assert document["constant"]["source"] in ("order", "proof", "calibrated")
+    group1, group2 = document["groups"]
+    assert group1["n_users"] == document["n_users_group1"]
+    assert group2["messages_per_user"] > 1
+
+
+def test_plan_table_names_the_theorem_and_the_constant_source(capsys) -> None:
+    code, out, _ = run(PLAN, capsys)
+    assert code == 0
+    assert "theo:sdp_ns" in out and "constant:" in out and "users needed" in out
+
+
+def test_compare_lists_all_five_settings_cheapest_first(capsys) -> None:
+    code, out, _ = run(
+        [
+            "compare",
+            "-k",
+            "500",
+            "--alpha",
+            "0.2",
+            "--eps1",
+            "1",
+            "--eps2",
+            "0.5",
+            "--delta",
+            "1e-6",
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0
+    plans = json.loads(out)["plans"]
+    assert sorted(p["setting"] for p in plans) == sorted(
+        ["local-private", "local-public", "shuffle-private", "shuffle-public", "central"]
+    )
+    totals = [p["total_users"] for p in plans]
+    assert totals == sorted(totals)
+
+
+def test_explain_prints_the_formula_and_latex(capsys) -> None:
+    code, out, _ = run(["explain", "--model", "local", "--latex"], capsys)
+    assert code == 0
+    assert "theo:ldp_ns" in out and "\\frac{k^{\\frac{3}{2}}}" in out
+
+
+def test_solve_for_eps2_and_infeasible(capsys) -> None:
+    code, out, _ = run(
+        [
+            "solve",
+            "--model",
+            "central",
+            "-k",
+            "1000",
+            "--alpha",
+            "0.1",
+            "--eps1",
+            "1",
+            "--n1",
+            "5000",
+            "--n2",
+            "200000",
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0
+    solution = json.loads(out)
+    assert solution["unknown"] == "eps2" and solution["feasible"]
+    assert 0 < solution["value"] < 1
+    code, out, _ = run(
+        [
+            "solve",
+            "--model",
+            "local",
+            "-k",
+            "1000",
+            "--eps1",
+            "1",
+            "--eps2",
+            "0.5",
+            "--n1",
+            "100",
+            "--n2",
+            "100",
+        ],
+        capsys,
+    )
+    assert code == 1 and out.startswith("infeasible:")
+
+
+BAD = [
+    (["-k", "1"], "k"),
+    (["-k", "2.5"], "k"),
+    (["-k", "abc"], "k"),
+    (["--alpha", "0"], "alpha"),
+    (["--alpha", "1.5"], "alpha"),
+    (["--alpha", "nan"], "alpha"),
+    (["--eps1", "0"], "eps1"),
+    (["--eps1", "-1"], "eps1"),
+    (["--eps2", "inf"], "eps2"),
+    (["--delta", "1"], "delta"),
+    (["--delta", "0"], "delta"),
+    (["--beta", "0.5"], "beta"),
+    (["--beta", "0"], "beta"),
+    (["--model", "quantum"], "model"),
+    (["--coin", "gold"], "coin"),
+    (["--accounting", "guess"], "accounting"),
+]
+
+
+@pytest.mark.parametrize(("override", "parameter"), BAD)
+def test_bad_input_is_one_line_naming_the_parameter(override, parameter, capsys) -> None:
+    args = list(PLAN)
+    option = override[0]
+    index = args.index(option) if option in args else None
+    if index is None:
+        args += override
+    else:
+        args[index + 1] = override[1]
+    code, out, err = run(args, capsys)
+    assert code == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: invalid {parameter} = ")
+    assert "must be" in lines[0]
+
+
+def test_missing_delta_for_shuffle(capsys) -> None:
+    args = PLAN[:-2]
+    code, _, err = run(args, capsys)
+    assert code == 2 and "delta" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args", [["plan", "--bogus"], ["plan", "--model", "local"], ["nonsense"]])
+def test_usage_errors_are_one_line_without_traceback(args) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "planner", *args], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

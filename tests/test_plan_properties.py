@@ -1,0 +1,248 @@
+"""Properties of plans, measured from plans (not from the code's constants)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from formulas.compression import integer_argmin
+from formulas.registry import BOUNDS
+from planner.plan import noise_mu, plan
+from planner.solve import Unknown, solve
+from tests.conftest import SETTING_KEYS, make_query
+
+
+@pytest.mark.parametrize("key", SETTING_KEYS)
+def test_swapping_the_groups_swaps_the_answer(key: str) -> None:
+    for eps1, eps2 in [(1.0, 0.25), (0.3, 0.9), (0.5, 0.5)]:
+        forward = plan(make_query(key, eps1=eps1, eps2=eps2))
+        backward = plan(make_query(key, eps1=eps2, eps2=eps1))
+        assert (forward.n_users_group1, forward.n_users_group2) == (
+            backward.n_users_group2,
+            backward.n_users_group1,
+        )
+
+
+def test_doubling_k_scales_local_private_by_two_to_the_three_halves() -> None:
+    small, large = (plan(make_query("local-private", k=k)) for k in (1024, 2048))
+    assert large.n_users_group1 / small.n_users_group1 == pytest.approx(2**1.5, rel=1e-6)
+    assert large.n_users_group2 / small.n_users_group2 == pytest.approx(2**1.5, rel=1e-6)
+
+
+def test_doubling_k_doubles_local_public() -> None:
+    small, large = (plan(make_query("local-public", k=k)) for k in (1000, 2000))
+    assert large.n_users_group1 / small.n_users_group1 == pytest.approx(2, rel=1e-5)
+
+
+@pytest.mark.parametrize("key", ["local-private", "local-public"])
+def test_halving_eps1_quadruples_local_n1(key: str) -> None:
+    base = plan(make_query(key, eps1=0.8, eps2=0.2))
+    halved = plan(make_query(key, eps1=0.4, eps2=0.2))
+    assert halved.n_users_group1 / base.n_users_group1 == pytest.approx(4, rel=1e-5)
+    assert halved.n_users_group2 == base.n_users_group2
+
+
+@pytest.mark.parametrize("key", ["shuffle-private", "shuffle-public"])
+@pytest.mark.parametrize("accounting", ["exact", "paper"])
+def test_shuffle_group_ratio_is_the_noise_ratio(key: str, accounting: str) -> None:
+    query = make_query(key, eps1=1.0, eps2=0.2, accounting=accounting)
+    result = plan(query)
+    mu_ratio = noise_mu(0.2, 1e-6, query.accounting) / noise_mu(1.0, 1e-6, query.accounting)
+    assert result.n_users_group2 / result.n_users_group1 == pytest.approx(
+        mu_ratio, abs=1 / result.n_users_group1
+    )
+    # equal mixing weights μ_g / n_g, each group at least its own minimum noise
+    g1, g2 = result.groups
+    assert g1.noise_mu / g1.n_users == pytest.approx(g2.noise_mu / g2.n_users, rel=1e-12)
+    assert g1.noise_mu >= g1.noise_mu_minimum and g2.noise_mu >= g2.noise_mu_minimum
+
+
+def test_central_group_ratio_is_the_subsampling_ratio() -> None:
+    result = plan(make_query("central", k=10**5, alpha=0.05, eps1=1.0, eps2=0.1))
+    ratio = math.expm1(1.0) / math.expm1(0.1)
+    assert result.n_users_group2 / result.n_users_group1 == pytest.approx(
+        ratio, abs=1 / result.n_users_group1
+    )
+    amplified = math.log1p(result.n_users_group1 / result.n_users_group2 * math.expm1(1.0))
+    assert amplified <= 0.1
+
+
+POINTS = [
+    (k, a, e1, e2)
+    for k in (2, 10, 1000, 10**6)
+    for a in (0.01, 0.2, 1.0)
+    for e1, e2 in ((1.0, 0.1), (0.5, 0.5), (0.05, 0.2))
+]
+
+
+@pytest.mark.parametrize("model", ["local", "shuffle"])
+def test_public_coin_never_needs_more_than_private_coin(model: str) -> None:
+    for k, a, e1, e2 in POINTS:
+        private = plan(make_query(f"{model}-private", k=k, alpha=a, eps1=e1, eps2=e2))
+        public = plan(make_query(f"{model}-public", k=k, alpha=a, eps1=e1, eps2=e2))
+        assert public.n_users_group1 <= private.n_users_group1
+        assert public.n_users_group2 <= private.n_users_group2
+        assert 2 <= public.compression.L <= k
+
+
+def test_closed_form_and_numeric_L_agree_within_rounding() -> None:
+    interior = 0
+    for k, a, e1, e2 in POINTS:
+        for e1_, e2_ in ((e1, e2), (0.9, 0.9)):
+            result = plan(make_query("shuffle-public", k=k, alpha=a, eps1=e1_, eps2=e2_))
+            c = result.compression
+            assert 2 <= c.L <= k
+            assert abs(c.L - c.L_closed_form) <= 1
+            interior += 2 < c.L < k
+    assert interior >= 5
+
+
+def test_closed_form_L_is_the_root_sympy_finds() -> None:
+    import sympy
+
+    from formulas.compression import closed_form_L
+
+    L = sympy.Symbol("L", positive=True)
+    k, alpha, mu1, mu2 = 10**5, sympy.Rational(1, 10), 40, 700
+    n1 = (
+        k / (sympy.sqrt(L) * alpha**2)
+        + L ** sympy.Rational(1, 4) * sympy.sqrt(k * mu1) / alpha
+        + k**2 / (L**2 * alpha**4 * mu1 * mu2)
+    )
+    stationary = sympy.nsolve(sympy.diff(n1, L), L, 5000)
+    assert closed_form_L(k, 0.1, 40.0, 700.0) == pytest.approx(float(stationary), rel=1e-9)
+
+
+def test_integer_argmin_is_exact_against_brute_force() -> None:
+    bound = BOUNDS["shuffle-public-compressed"]
+    for k in (3, 50, 5000, 20000):
+        for a, mu1, mu2 in ((0.1, 40.0, 900.0), (0.9, 3.0, 3.0), (0.01, 2000.0, 2100.0)):
+            values = {"k": k, "alpha": a, "mu1": mu1, "mu2": mu2}
+            import numpy as np
+
+            everything = bound.evaluate(**values, L=np.arange(2, k + 1))
+            best = 2 + int(np.argmin(everything))
+            assert integer_argmin(lambda L, v=values: bound.evaluate(**v, L=L), 2, k) == best
+
+
+# Property-based monotonicity over the theorems' range (ε ≤ 1, δ ≤ 1e-2).
+ks = st.integers(min_value=2, max_value=10**6)
+alphas = st.floats(min_value=0.01, max_value=1.0)
+epsilons = st.floats(min_value=0.05, max_value=1.0)
+deltas = st.floats(min_value=1e-10, max_value=1e-2)
+keys = st.sampled_from(SETTING_KEYS)
+PROPERTY = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
+
+
+@PROPERTY
+@given(
+    key=keys,
+    k=ks,
+    alpha=alphas,
+    eps1=epsilons,
+    eps2=epsilons,
+    delta=deltas,
+    factor=st.floats(min_value=1.01, max_value=4.0),
+)
+def test_monotone_in_k_alpha_delta_beta(key, k, alpha, eps1, eps2, delta, factor) -> None:
+    base_query = make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2, delta=delta)
+    base = plan(base_query)
+
+    def at_most(changed) -> bool:  # no group needs more users after the change
+        result = plan(changed)
+        return (
+            result.n_users_group1 <= base.n_users_group1
+            and result.n_users_group2 <= base.n_users_group2
+        )
+
+    def at_least(changed) -> bool:
+        result = plan(changed)
+        return (
+            result.n_users_group1 >= base.n_users_group1
+            and result.n_users_group2 >= base.n_users_group2
+        )
+
+    assert at_least(replace(base_query, k=min(10**7, math.ceil(k * factor))))
+    assert at_most(replace(base_query, alpha=min(1.0, alpha * factor)))
+    assert at_least(replace(base_query, beta=base_query.beta / factor))
+    if base_query.delta is not None:
+        assert at_most(replace(base_query, delta=min(1e-2, delta * factor)))
+
+
+@PROPERTY
+@given(
+    key=keys,
+    k=ks,
+    alpha=alphas,
+    eps1=epsilons,
+    eps2=epsilons,
+    delta=deltas,
+    factor=st.floats(min_value=1.01, max_value=4.0),
+)
+def test_monotone_in_own_epsilon(key, k, alpha, eps1, eps2, delta, factor) -> None:
+    """More privacy for a group never lowers that group's count.
+
+    (Under the paper's allocation the *other* group's count can move either way: in the
+    shuffle and central models group 2's count grows with ε1 — n2 = (μ2/μ1)·n1 and
+    n2 = n1·(e^{ε1}−1)/(e^{ε2}−1) — which the plan reports against the baseline.)
+    """
+    base = plan(make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2, delta=delta))
+    stricter1 = plan(make_query(key, k=k, alpha=alpha, eps1=eps1 / factor, eps2=eps2, delta=delta))
+    stricter2 = plan(make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2 / factor, delta=delta))
+    assert stricter1.n_users_group1 >= base.n_users_group1
+    assert stricter2.n_users_group2 >= base.n_users_group2
+
+
+@PROPERTY
+@given(
+    key=keys,
+    k=st.integers(min_value=2, max_value=10**5),
+    alpha=alphas,
+    eps1=epsilons,
+    eps2=epsilons,
+    delta=deltas,
+)
+def test_solve_round_trips(key, k, alpha, eps1, eps2, delta) -> None:
+    query = make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2, delta=delta)
+    base = plan(query)
+    n1, n2 = base.n_users_group1, base.n_users_group2
+
+    solved_n1 = solve(query, Unknown.N1, n2=n2)
+    assert solved_n1.value == n1
+    solved_n2 = solve(query, Unknown.N2, n1=n1)
+    assert solved_n2.value == n2
+
+    solved_alpha = solve(query, Unknown.ALPHA, n1=n1, n2=n2)
+    assert solved_alpha.feasible and solved_alpha.value <= alpha * (1 + 1e-8)
+    refit = solved_alpha.plan
+    assert refit.n_users_group1 <= n1 and refit.n_users_group2 <= n2
+
+    solved_eps2 = solve(query, Unknown.EPS2, n1=n1, n2=n2)
+    assert solved_eps2.feasible and solved_eps2.value <= eps2 * (1 + 1e-8)
+    refit = solved_eps2.plan
+    assert refit.n_users_group1 <= n1 and refit.n_users_group2 <= n2
+
+
+def test_solve_reports_infeasible_asks() -> None:
+    query = make_query("local-private", k=100, alpha=0.2)
+    needed = plan(query)
+    too_few = solve(query, Unknown.N1, n2=needed.n_users_group2 - 1)
+    assert not too_few.feasible and "below" in too_few.reason
+    hopeless = solve(query, Unknown.ALPHA, n1=10, n2=10)
+    assert not hopeless.feasible and "α = 1" in hopeless.reason
+    no_eps = solve(query, Unknown.EPS2, n1=needed.n_users_group1, n2=5)
+    assert not no_eps.feasible and hopeless.value is None and no_eps.value is None
+
+
+def test_beta_below_a_third_multiplies_by_the_exact_run_count() -> None:
+    third = plan(make_query("central"))
+    five_percent = plan(make_query("central", beta=0.05))
+    # P(Bin(r, 1/3) ≥ (r+1)/2): r = 21 → 0.0557, r = 23 → 0.0480 (checked with scipy)
+    assert five_percent.runs == 23
+    assert five_percent.n_users_group1 == 23 * third.n_users_group1
