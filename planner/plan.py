@@ -16,7 +16,7 @@ from formulas.accounting import poisson_mu_exact
 from formulas.compression import closed_form_L, integer_argmin, paper_L
 from formulas.hadamard import hadamard_order
 from formulas.poisson import poisson_mu_paper
-from formulas.registry import BOUNDS, LOWER_BOUND_KEY, UPPER_BOUND_KEY, Bound
+from formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY, Bound
 from formulas.repetition import majority_vote_runs
 from formulas.settings import Coin, Model
 from formulas.subsampling import subsampling_population
@@ -129,29 +129,35 @@ def noise_mu(eps: float, delta: float, accounting: Accounting) -> float:
 
 
 def _local_sizes(
-    query: Query, eps_strong: float, eps_weak: float, multiplier: float, bound_key: str | None
+    query: Query,
+    eps_strong: float,
+    eps_weak: float,
+    multiplier: float,
+    bound_key: str | None,
+    compression: tuple[int, int],
 ) -> _RunSizes:
-    order_bound = BOUNDS[UPPER_BOUND_KEY[query.setting.key]]
+    """Per-group sizes, local model; public coin hashes onto ``compression = (L, R)``.
+
+    The public-coin number is C·k/(α²ε²) (Cor. ``theo:ldp_public_ns``); the tester's L
+    and R are chosen by calibration (the bound's own argmin, L = 2, cannot reach error
+    1/3 with one hash, SPEC §2), so L and R live with the constant, not in the bound.
+    """
+    order_bound = BOUNDS[DISPLAY_BOUND_KEY[query.setting.key]]  # k^{3/2} or k, /(α²ε²)
     bound = BOUNDS[bound_key] if bound_key else order_bound
-    values: dict[str, Any] = {"alpha": query.alpha}
-    compression = None
+    details = None
     if query.setting.coin is Coin.PUBLIC:
-        # k·√L/(α²ε²) increases with L: the exact argmin over [2, k] is L = 2.
-        L = integer_argmin(
-            lambda L: order_bound.evaluate(k=query.k, alpha=query.alpha, eps=1.0, L=L), 2, query.k
-        )
-        compression = Compression(L=L, L_closed_form=2.0, L_paper=2.0)
-        values["L"] = L
+        L, hashes = compression
+        details = Compression(L=min(L, query.k), L_closed_form=2.0, L_paper=2.0, hashes=hashes)
     sizes = []
     for eps in (eps_strong, eps_weak):
-        size_values = {**values, "eps": eps}
+        values: dict[str, Any] = {"alpha": query.alpha, "eps": eps}
         if "K" in bound.parameters:
-            size_values["K"] = hadamard_order(query.k)
+            values["K"] = hadamard_order(query.k)
         else:
-            size_values["k"] = query.k
-        sizes.append(multiplier * float(bound.evaluate(**size_values)))
+            values["k"] = query.k
+        sizes.append(multiplier * float(bound.evaluate(**values)))
     order = [
-        float(order_bound.evaluate(**{**values, "k": query.k, "eps": eps}))
+        float(order_bound.evaluate(k=query.k, alpha=query.alpha, eps=eps))
         for eps in (eps_strong, eps_weak)
     ]
     return _RunSizes(
@@ -160,8 +166,8 @@ def _local_sizes(
         order_strong=order[0],
         order_weak=order[1],
         bound=order_bound,
-        bound_values={**values, "k": query.k, "eps": eps_strong},
-        compression=compression,
+        bound_values={"k": query.k, "alpha": query.alpha, "eps": eps_strong},
+        compression=details,
     )
 
 
@@ -225,11 +231,15 @@ def run_sizes(
     multiplier: float,
     bound_key: str | None,
     accounting: Accounting,
+    compression: tuple[int, int] = (2, 1),
 ) -> _RunSizes:
-    """Users per group for one run of the setting's protocol at error 1/3."""
+    """Users per group for one run of the setting's protocol at error 1/3.
+
+    ``compression`` = (L, R) is used by the local public-coin protocol only.
+    """
     model = query.setting.model
     if model is Model.LOCAL:
-        return _local_sizes(query, eps_strong, eps_weak, multiplier, bound_key)
+        return _local_sizes(query, eps_strong, eps_weak, multiplier, bound_key, compression)
     if model is Model.SHUFFLE:
         return _shuffle_sizes(query, eps_strong, eps_weak, multiplier, accounting)
     return _central_sizes(query, eps_strong, eps_weak, multiplier)
@@ -243,8 +253,12 @@ def plan(query: Query, constants: ConstantTable | None = None) -> Plan:
     eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
     runs = majority_vote_runs(query.beta, PER_RUN_ERROR) if query.beta < PER_RUN_ERROR else 1
 
+    compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
+
     def sizes(eps_s: float, eps_w: float, accounting: Accounting) -> _RunSizes:
-        return run_sizes(query, eps_s, eps_w, constant.multiplier, constant.bound, accounting)
+        return run_sizes(
+            query, eps_s, eps_w, constant.multiplier, constant.bound, accounting, compression
+        )
 
     main = sizes(eps_strong, eps_weak, query.accounting)
     baseline = sizes(eps_weak, eps_weak, query.accounting)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.inputs import Query
 from planner.plan import Plan
 from planner.solve import Solution
 
@@ -15,8 +16,8 @@ PLAN_SCHEMA = "planner.plan/1"
 SOLUTION_SCHEMA = "planner.solve/1"
 
 
-def query_to_dict(plan: Plan) -> dict[str, Any]:
-    query = plan.query
+def query_to_dict(query: Query) -> dict[str, Any]:
+    """Every input of a query (echoed in each JSON document)."""
     return {
         "model": query.setting.model.value,
         "coin": query.setting.coin.value,
@@ -53,7 +54,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     alternative = plan.alternative_accounting
     return {
         "schema": PLAN_SCHEMA,
-        "inputs": query_to_dict(plan),
+        "inputs": query_to_dict(plan.query),
         "setting": plan.query.setting.key,
         "n_users_group1": plan.n_users_group1,
         "n_users_group2": plan.n_users_group2,

@@ -1,0 +1,169 @@
+"""Check a plan (or explicit group sizes) against the real tester by Monte Carlo."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from planner.constants import ConstantTable, default_constants
+from planner.inputs import InputError, Query, check_integer
+from planner.plan import Plan, plan
+from planner.report import query_to_dict
+from planner.testers import build_tester, describe_tester
+from validators.engine import Verification, verify
+from validators.instances import FAMILIES, Instance
+from validators.protocol import SimulationPath
+
+VALIDATE_SCHEMA = "planner.validate/1"
+USER_PATH_BUDGET = 5_000_000
+"""``auto`` simulates real per-user messages when trials·(n1 + n2) is at most this."""
+
+
+class PathChoice(StrEnum):
+    USER = "user"
+    FAST = "fast"
+    AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    query: Query
+    plan: Plan | None
+    """The plan checked, or None when the sizes were given explicitly."""
+    tester: dict[str, Any]
+    verification: Verification
+    constants_version: str
+
+    @property
+    def passed(self) -> bool:
+        return self.verification.passed
+
+
+def resolve_path(choice: PathChoice, n1: int, n2: int, trials: int) -> SimulationPath:
+    if choice is PathChoice.AUTO:
+        small = trials * (n1 + n2) <= USER_PATH_BUDGET
+        return SimulationPath.USER if small else SimulationPath.FAST
+    return SimulationPath(choice.value)
+
+
+def validate(
+    query: Query,
+    *,
+    n1: int | None = None,
+    n2: int | None = None,
+    trials: int = 400,
+    seed: int = 0,
+    path: PathChoice = PathChoice.FAST,
+    families: Sequence[str] | None = None,
+    extra: Sequence[Instance] = (),
+    constants: ConstantTable | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ValidationReport:
+    """Run the plan's tester (or one with the given sizes) on every family."""
+    table = constants or default_constants()
+    checked = plan(query, table)
+    if (n1 is None) != (n2 is None):
+        raise InputError("n1" if n1 is None else "n2", None, "given together with the other")
+    if n1 is not None and n2 is not None:
+        size1, size2 = check_integer("n1", n1, 1), check_integer("n2", n2, 1)
+        plan_used = None
+    else:
+        size1, size2, plan_used = checked.n_users_group1, checked.n_users_group2, checked
+    trials = check_integer("trials", trials, 1, 10**7)
+    compression = checked.compression
+    tester = build_tester(
+        query,
+        L=compression.L if compression else None,
+        hashes=compression.hashes if compression else 1,
+        runs=checked.runs if plan_used is not None else 1,
+        constants=table,
+    )
+    for name in families or ():
+        if name not in FAMILIES:
+            raise InputError("family", name, "one of " + ", ".join(FAMILIES))
+    verification = verify(
+        tester,
+        query.k,
+        query.alpha,
+        size1,
+        size2,
+        trials=trials,
+        seed=seed,
+        target=query.beta,
+        path=resolve_path(path, size1, size2, trials),
+        families=families,
+        extra=extra,
+        progress=progress,
+    )
+    return ValidationReport(query, plan_used, describe_tester(tester), verification, table.version)
+
+
+def code_version() -> str:
+    try:
+        return metadata.version("hetero-closeness-planner")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
+        return "unknown"
+
+
+def report_to_dict(report: ValidationReport) -> dict[str, Any]:
+    """Everything needed to re-run the validation bit for bit (schema planner.validate/1)."""
+    v = report.verification
+    return {
+        "schema": VALIDATE_SCHEMA,
+        "inputs": query_to_dict(report.query),
+        "sizes_from": "plan" if report.plan is not None else "explicit",
+        "n_users_group1": v.n1,
+        "n_users_group2": v.n2,
+        "tester": report.tester,
+        "trials": v.trials,
+        "seed": v.seed,
+        "path": v.path.value,
+        "target_error": v.target,
+        "families": [
+            {
+                "family": o.family,
+                "kind": o.kind,
+                "applicable": o.applicable,
+                "tv": o.tv,
+                "trials": o.trials,
+                "errors": o.errors,
+                "error_rate": o.error_rate if o.applicable else None,
+                "wilson95": [o.ci_low, o.ci_high] if o.applicable else None,
+                "mean_statistic": o.mean_statistic,
+                "passed": o.passes(v.target),
+            }
+            for o in v.outcomes
+        ],
+        "passed": report.passed,
+        "elapsed_seconds": v.elapsed_seconds,
+        "constants_version": report.constants_version,
+        "code_version": code_version(),
+        "python": sys.version.split()[0],
+    }
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write via a temporary file in the same folder and rename: never half-written."""
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or Path(".")
+    )
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def report_json(report: ValidationReport) -> str:
+    return json.dumps(report_to_dict(report), indent=2, ensure_ascii=False) + "\n"

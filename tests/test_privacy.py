@@ -1,0 +1,147 @@
+"""Privacy of the real protocols, checked exactly on small cases."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from formulas.accounting import poisson_histogram_delta
+from planner.plan import noise_mu
+from tests.conftest import make_query
+from validators import central, local_private, shuffle_private
+from validators.hadamard import in_block_set
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 3.0])
+def test_randomized_response_ratio_is_exactly_e_to_the_eps(eps: float) -> None:
+    flip = local_private.flip_probability(eps)
+    law = {
+        truth: {output: (1 - flip) if output == truth else flip for output in (0, 1)}
+        for truth in (0, 1)
+    }
+    ratios = [law[a][o] / law[b][o] for a in (0, 1) for b in (0, 1) for o in (0, 1)]
+    assert max(ratios) == pytest.approx(math.exp(eps), rel=1e-12)
+
+
+@pytest.mark.parametrize("k", [3, 5, 8])
+def test_hadamard_response_message_is_eps_ldp_over_every_pair_of_inputs(k: int) -> None:
+    eps = 0.7
+    flip = local_private.flip_probability(eps)
+    order = 1 << (k - 1).bit_length()
+    worst = 0.0
+    for block in range(1, order):
+        for x, y in itertools.product(range(k), repeat=2):
+            bx = in_block_set(np.array([x]), np.array([block]))[0]
+            by = in_block_set(np.array([y]), np.array([block]))[0]
+            for output in (0, 1):
+                px = (1 - flip) if output == bx else flip
+                py = (1 - flip) if output == by else flip
+                worst = max(worst, px / py)
+    assert worst == pytest.approx(math.exp(eps), rel=1e-12)
+
+
+def test_randomizer_flips_at_the_stated_rate() -> None:
+    rng = np.random.default_rng(5)
+    eps = 0.5
+    messages = local_private.randomize(np.zeros(200_000, dtype=int), eps, 8, rng)
+    truthful = in_block_set(np.zeros(200_000, dtype=int), messages.block)  # x = 0: always in
+    observed = np.mean(messages.bit != truthful)
+    expected = local_private.flip_probability(eps)
+    assert abs(observed - expected) < 4 * math.sqrt(expected * (1 - expected) / 200_000)
+
+
+def _z(values1: tuple, values2: tuple, k: int) -> float:
+    half1, half2 = len(values1) // 2, len(values2) // 2
+    hist = [
+        np.bincount(np.array(part, dtype=int), minlength=k)
+        for part in (values1[:half1], values1[half1:], values2[:half2], values2[half2:])
+    ]
+    return float(central.zhang_statistic(*hist))
+
+
+def _neighbours(values: tuple, k: int):
+    for position in range(len(values)):
+        for replacement in range(k):
+            if replacement != values[position]:
+                yield (*values[:position], replacement, *values[position + 1 :])
+
+
+def test_central_statistic_sensitivity_is_four_under_replacement() -> None:
+    k, other = 3, (0, 1, 2, 2)
+    changes = [
+        abs(_z(d, other, k) - _z(n, other, k))
+        for d in itertools.product(range(k), repeat=4)
+        for n in _neighbours(d, k)
+    ]
+    assert max(changes) == 4  # attained: the paper's "2" holds for add/remove only
+
+
+def _reject_probability(values1: tuple, values2: tuple, k: int, tester) -> float:
+    """Exact reject probability: average over group 2's uniform ordered subsample."""
+    used = min(len(values1), len(values2))
+    eps = central.test_epsilon(len(values1), len(values2), tester.eps1, tester.eps2)
+    total, count = 0.0, 0
+    for chosen in itertools.permutations(range(len(values2)), used):
+        subsample = tuple(values2[i] for i in chosen)
+        z = _z(values1, subsample, k)
+        total += float(
+            central.reject_probability(
+                np.array(z), used, eps, tester.shift_scale, tester.shift_privacy
+            )
+        )
+        count += 1
+    return total / count
+
+
+def test_central_reject_probability_ratio_is_within_each_groups_epsilon() -> None:
+    k = 2
+    tester = central.CentralTester(k, eps1=1.0, eps2=0.4, shift_scale=1.0, shift_privacy=4.0)
+    group2_sizes = central.test_epsilon(4, 6, 1.0, 0.4)
+    assert group2_sizes <= 1.0 + 1e-12
+    worst1 = worst2 = 0.0
+    fixed2 = (0, 1, 1, 0, 1, 0)
+    for d in itertools.product(range(k), repeat=4):
+        base = _reject_probability(d, fixed2, k, tester)
+        for n in _neighbours(d, k):
+            other = _reject_probability(n, fixed2, k, tester)
+            worst1 = max(worst1, base / other, (1 - base) / (1 - other))
+    fixed1 = (0, 1, 0, 1)
+    for d in itertools.product(range(k), repeat=6):
+        base = _reject_probability(fixed1, d, k, tester)
+        for n in _neighbours(d, k):
+            other = _reject_probability(fixed1, n, k, tester)
+            worst2 = max(worst2, base / other, (1 - base) / (1 - other))
+    eps_test = central.test_epsilon(4, 6, 1.0, 0.4)
+    assert worst1 <= math.exp(eps_test) * (1 + 1e-9)
+    # group 2 is subsampled 4 of 6: ε2 = ln(1 + (4/6)(e^{ε_test} − 1)) ≤ 0.4
+    amplified = math.log1p(4 / 6 * math.expm1(eps_test))
+    assert amplified <= 0.4 + 1e-12
+    assert worst2 <= math.exp(amplified) * (1 + 1e-9)
+
+
+def test_shuffle_noise_gives_each_group_its_epsilon_delta() -> None:
+    query = make_query("shuffle-private", k=200, eps1=1.0, eps2=0.3, delta=1e-6)
+    mu_min = [noise_mu(e, 1e-6, query.accounting) for e in (1.0, 0.3)]
+    for n1, n2 in [(5000, 80000), (5000, 5000), (123, 99999)]:
+        used = shuffle_private.noise_levels(n1, n2, *mu_min)
+        assert used[0] / n1 == pytest.approx(used[1] / n2)  # equal mixing weights
+        for eps, mu in zip((1.0, 0.3), used, strict=True):
+            assert poisson_histogram_delta(eps, mu) <= 1e-6
+
+
+def test_shuffle_randomizer_adds_poisson_mu_noise_per_bin() -> None:
+    rng = np.random.default_rng(11)
+    k, mu, n = 20, 7.5, 500
+    totals = np.array(
+        [
+            np.bincount(shuffle_private.randomize(np.zeros(n, dtype=int), k, mu, rng), minlength=k)[
+                1:
+            ]
+            for _ in range(400)
+        ]
+    ).ravel()
+    assert totals.mean() == pytest.approx(mu, rel=0.03)
+    assert totals.var() == pytest.approx(mu, rel=0.1)  # Poisson: variance = mean

@@ -1,0 +1,122 @@
+"""The testers: both simulation paths agree, reports are reproducible, plans are met."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from planner.calibrate import Criterion, error_at, smallest_multiplier, table_with
+from planner.testers import build_tester
+from planner.validate import report_json, validate
+from tests.conftest import SETTING_KEYS, make_query
+from validators.instances import FAMILIES, Kind, PmfFileError, build, file_instance, load_pmf
+from validators.protocol import SimulationPath, simulate
+
+
+@pytest.mark.parametrize("key", SETTING_KEYS)
+@pytest.mark.parametrize("family", ["zipf-1", "paninski"])
+def test_user_level_and_fast_paths_give_the_same_statistic_law(key: str, family: str) -> None:
+    query = make_query(key, k=16, alpha=0.3, eps1=1.0, eps2=0.5, delta=1e-3)
+    tester = build_tester(query, L=8, hashes=2)
+    instance = build(family, 16, 0.3)
+    n1, n2 = 3000, 6000
+    user = simulate(
+        tester, instance.p, instance.q, n1, n2, 300, np.random.default_rng(1), SimulationPath.USER
+    )
+    fast = simulate(
+        tester, instance.p, instance.q, n1, n2, 300, np.random.default_rng(2), SimulationPath.FAST
+    )
+    assert stats.ks_2samp(user.statistics, fast.statistics).pvalue > 1e-3
+    assert (
+        stats.ks_2samp(user.statistics, fast.statistics + 10 * fast.statistics.std() + 1).pvalue
+        < 1e-6
+    )  # the comparison has power
+
+
+@pytest.mark.parametrize("key", SETTING_KEYS)
+def test_same_seed_same_report_and_family_streams_are_independent(key: str) -> None:
+    query = make_query(key, k=32, alpha=0.3)
+    first = validate(query, n1=2000, n2=9000, trials=50, seed=7)
+    again = validate(query, n1=2000, n2=9000, trials=50, seed=7)
+    strip = lambda text: [line for line in text.splitlines() if "elapsed" not in line]  # noqa: E731
+    assert strip(report_json(first)) == strip(report_json(again))
+    subset = validate(query, n1=2000, n2=9000, trials=50, seed=7, families=["paninski"])
+    full = {o.family: o for o in first.verification.outcomes}
+    assert subset.verification.outcomes[0] == full["paninski"]
+
+
+def test_every_far_family_is_far_and_every_null_family_is_null() -> None:
+    for k in (2, 3, 16, 1000):
+        for alpha in (0.05, 0.25, 0.5, 1.0):
+            for name, (kind, _) in FAMILIES.items():
+                instance = build(name, k, alpha)
+                if instance is None:
+                    continue
+                if kind is Kind.NULL:
+                    assert instance.tv == 0.0
+                else:
+                    assert instance.tv >= alpha * (1 - 1e-9)
+    assert build("paninski", 100, 0.1).tv == pytest.approx(0.1, rel=1e-12)
+    assert build("paninski", 100, 0.6) is None  # reported as not applicable, not dropped
+
+
+def test_pmf_files_are_validated(tmp_path) -> None:
+    good = tmp_path / "p.csv"
+    good.write_text("0.25, 0.25\n0.5\n")
+    assert load_pmf(good).tolist() == [0.25, 0.25, 0.5]
+    (tmp_path / "q.json").write_text("[0.5, 0.25, 0.25]")
+    np.save(tmp_path / "r.npy", np.array([0.2, 0.8]))
+    assert file_instance(good, tmp_path / "q.json").kind is Kind.FAR
+    for name, text, message in [
+        ("bad.csv", "0.5, nan, 0.5", "finite"),
+        ("neg.csv", "1.5, -0.5", "non-negative"),
+        ("sum.json", "[0.5, 0.6]", "sum"),
+        ("junk.csv", "a, b", "cannot read"),
+        ("pmf.xml", "<x/>", "unknown format"),
+    ]:
+        path = tmp_path / name
+        path.write_text(text)
+        with pytest.raises(PmfFileError, match=message):
+            load_pmf(path)
+    (tmp_path / "unnormalised.csv").write_text("2, 2")
+    assert load_pmf(tmp_path / "unnormalised.csv", normalize=True).tolist() == [0.5, 0.5]
+    with pytest.raises(PmfFileError, match="different k"):
+        file_instance(good, tmp_path / "r.npy")
+
+
+MEASURE = {  # (k, α, ε1, ε2): small-k points for the multiple-of-the-order-bound test
+    "local-private": dict(k=64, alpha=0.25, eps1=1.0, eps2=0.5),
+    "local-public": dict(k=64, alpha=0.25, eps1=1.0, eps2=0.5),
+    "shuffle-private": dict(k=64, alpha=0.25, eps1=1.0, eps2=0.5),
+    "shuffle-public": dict(k=64, alpha=0.25, eps1=1.0, eps2=0.5),
+    "central": dict(k=64, alpha=0.25, eps1=1.0, eps2=0.5),
+}
+PUBLIC_HASHING = {"local-public": {"L": 8, "hashes": 1}}
+
+
+@pytest.mark.parametrize("key", SETTING_KEYS)
+def test_multiple_of_the_order_bound_works_at_one_and_a_half_and_fails_at_a_tenth(key) -> None:
+    """M: smallest C (order bound) with error ≤ 1/3 on every family; then fresh seeds."""
+    query = make_query(key, **MEASURE[key])
+    extra = PUBLIC_HASHING.get(key, {})
+    search = smallest_multiplier(
+        query,
+        trials=300,
+        seed=101,
+        criterion=Criterion.POINT,
+        low=0.01,
+        high=1000,
+        rel_tol=0.05,
+        **extra,
+    )
+    multiple = search.multiplier
+    assert multiple is not None and 0.05 < multiple < 100
+    above = error_at(query, table_with(key, 1.5 * multiple, **extra), trials=1500, seed=202)
+    for outcome in above.outcomes:
+        if outcome.applicable:
+            assert outcome.ci_high <= 1 / 3, (outcome.family, outcome.error_rate)
+    below = error_at(
+        query, table_with(key, multiple / 10, **extra), trials=600, seed=303, families=["paninski"]
+    )
+    assert below.outcomes[0].ci_low > 1 / 3  # it fails on Paninski, not trivially accepting

@@ -1,0 +1,216 @@
+"""Instance families for validation (SPEC §8), and user-supplied pmf files.
+
+A family builds a pair (p, q) over [k] for a distance α: null families have p = q;
+far families have TV(p, q) ≥ α, and report the exact TV. A family that cannot be
+built at some (k, α) (e.g. Paninski needs α ≤ 1/2) returns None and is reported as
+not applicable, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import numpy as np
+
+
+class Kind(StrEnum):
+    NULL = "null"
+    FAR = "far"
+
+
+@dataclass(frozen=True)
+class Instance:
+    family: str
+    kind: Kind
+    p: np.ndarray
+    q: np.ndarray
+
+    @property
+    def tv(self) -> float:
+        """Exact total-variation distance ½‖p − q‖₁."""
+        return 0.5 * float(np.abs(self.p - self.q).sum())
+
+
+Builder = Callable[[int, float], tuple[np.ndarray, np.ndarray] | None]
+
+
+def _normalised(weights: np.ndarray) -> np.ndarray:
+    return weights / weights.sum()
+
+
+def zipf(k: int, exponent: float) -> np.ndarray:
+    return _normalised(1.0 / np.arange(1, k + 1) ** exponent)
+
+
+def _same(pmf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return pmf, pmf.copy()
+
+
+def _uniform(k: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    return _same(np.full(k, 1.0 / k))
+
+
+def _one_heavy(k: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    pmf = np.full(k, 0.5 / (k - 1))
+    pmf[0] = 0.5
+    return _same(pmf)
+
+
+def _few_heavy_many_light(k: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    heavy = max(1, min(k - 1, round(k ** (1 / 3))))
+    pmf = np.full(k, 0.5 / (k - heavy))
+    pmf[:heavy] = 0.5 / heavy
+    return _same(pmf)
+
+
+def _point_mass_heavy(k: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    pmf = np.full(k, 0.05 / (k - 1))
+    pmf[0] = 0.95
+    return _same(pmf)
+
+
+def _paninski(k: int, alpha: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """p uniform; q = (1 ± δ)/k on paired elements, TV exactly α (needs α ≤ (paired)/2k·...)."""
+    paired = k - k % 2
+    step = 2 * alpha / paired  # each paired element moves by step, TV = paired·step/2 = α
+    if step > 1.0 / k:
+        return None
+    p = np.full(k, 1.0 / k)
+    q = p.copy()
+    q[0:paired:2] += step
+    q[1:paired:2] -= step
+    return p, q
+
+
+def _perturbed_zipf(k: int, alpha: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """p = Zipf(1); q moves mass c·min(p_i, p_{i+1}) inside adjacent pairs, TV = α."""
+    p = zipf(k, 1.0)
+    paired = k - k % 2
+    movable = np.minimum(p[0:paired:2], p[1:paired:2])
+    scale = alpha / movable.sum()
+    if scale > 1.0:
+        return None
+    q = p.copy()
+    q[0:paired:2] -= scale * movable
+    q[1:paired:2] += scale * movable
+    return p, q
+
+
+def _light_difference(k: int, alpha: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """Shared heavy-ish half; p and q each put mass α on *disjoint* light quarters.
+
+    The difference is spread over light elements: the k^{2/3}/α^{4/3} regime, where
+    only collisions among light elements reveal it.
+    """
+    if k < 4 or alpha >= 1.0:
+        return None
+    common = k // 2
+    quarter = (k - common) // 2
+    p = np.zeros(k)
+    q = np.zeros(k)
+    p[:common] = q[:common] = (1 - alpha) / common
+    p[common : common + quarter] = alpha / quarter
+    q[common + quarter : common + 2 * quarter] = alpha / quarter
+    return p, q
+
+
+def _heavy_difference(k: int, alpha: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """Four heavy elements carry the whole difference (+, +, −, − swapped between p, q).
+
+    A random hash onto L = 2 bins cancels it with probability 3/8 (SPEC §2).
+    """
+    if k < 5 or alpha > 0.5:
+        return None
+    base = np.full(k, 0.5 / (k - 4))
+    base[:4] = 0.125
+    shift = np.array([1, 1, -1, -1]) * alpha / 4
+    p, q = base.copy(), base.copy()
+    p[:4] += shift
+    q[:4] -= shift
+    return p, q
+
+
+FAMILIES: dict[str, tuple[Kind, Builder]] = {
+    "uniform": (Kind.NULL, _uniform),
+    "zipf-0.5": (Kind.NULL, lambda k, a: _same(zipf(k, 0.5))),
+    "zipf-1": (Kind.NULL, lambda k, a: _same(zipf(k, 1.0))),
+    "zipf-1.5": (Kind.NULL, lambda k, a: _same(zipf(k, 1.5))),
+    "one-heavy": (Kind.NULL, _one_heavy),
+    "few-heavy-many-light": (Kind.NULL, _few_heavy_many_light),
+    "point-mass-heavy": (Kind.NULL, _point_mass_heavy),
+    "paninski": (Kind.FAR, _paninski),
+    "perturbed-zipf": (Kind.FAR, _perturbed_zipf),
+    "light-difference": (Kind.FAR, _light_difference),
+    "heavy-difference": (Kind.FAR, _heavy_difference),
+}
+
+
+def build(family: str, k: int, alpha: float) -> Instance | None:
+    """The family's instance at (k, α), or None where it cannot be built."""
+    kind, builder = FAMILIES[family]
+    pair = builder(k, alpha)
+    if pair is None:
+        return None
+    p, q = (np.clip(x, 0.0, None) for x in pair)
+    instance = Instance(family, kind, _normalised(p), _normalised(q))
+    if kind is Kind.FAR and instance.tv < alpha * (1 - 1e-9):
+        raise AssertionError(f"family {family} built TV {instance.tv} < α = {alpha}")
+    return instance
+
+
+class PmfFileError(ValueError):
+    """A user pmf file that cannot be used; ``str()`` is the one line shown to users."""
+
+
+def load_pmf(path: str | Path, *, normalize: bool = False, tolerance: float = 1e-9) -> np.ndarray:
+    """Read a pmf from CSV (one value per line or comma-separated), JSON (a list) or NPY.
+
+    It must be finite and non-negative and sum to 1 within ``tolerance``; with
+    ``normalize`` a positive total is rescaled to 1 first.
+    """
+    path = Path(path)
+    try:
+        if path.suffix.lower() == ".npy":
+            values = np.load(path, allow_pickle=False)
+        elif path.suffix.lower() == ".json":
+            values = np.asarray(json.loads(path.read_text("utf-8")), dtype=float)
+        elif path.suffix.lower() in (".csv", ".txt"):
+            text = path.read_text("utf-8").replace(",", " ").split()
+            values = np.asarray([float(token) for token in text], dtype=float)
+        else:
+            raise PmfFileError(f"pmf file {path}: unknown format (use .csv, .json or .npy)")
+    except PmfFileError:
+        raise
+    except (OSError, ValueError, TypeError) as error:
+        raise PmfFileError(f"pmf file {path}: cannot read it ({error})") from None
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 1 or values.size < 2:
+        raise PmfFileError(f"pmf file {path}: must hold a flat list of at least 2 numbers")
+    if not np.all(np.isfinite(values)):
+        raise PmfFileError(f"pmf file {path}: values must be finite")
+    if np.any(values < 0):
+        raise PmfFileError(f"pmf file {path}: values must be non-negative")
+    total = float(values.sum())
+    if normalize and total > 0:
+        values = values / total
+        total = 1.0
+    if not math.isclose(total, 1.0, rel_tol=0.0, abs_tol=tolerance):
+        raise PmfFileError(
+            f"pmf file {path}: values sum to {total!r}, not 1 within "
+            f"{tolerance:g} (pass --normalize to rescale)"
+        )
+    return values
+
+
+def file_instance(p_path: str | Path, q_path: str | Path, *, normalize: bool = False) -> Instance:
+    """A user-supplied pair; null if the two pmfs are equal, far otherwise."""
+    p, q = load_pmf(p_path, normalize=normalize), load_pmf(q_path, normalize=normalize)
+    if p.size != q.size:
+        raise PmfFileError(f"pmf files have different k: {p.size} and {q.size}")
+    kind = Kind.NULL if np.array_equal(p, q) else Kind.FAR
+    return Instance(f"file:{Path(p_path).name}|{Path(q_path).name}", kind, p, q)
