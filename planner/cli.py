@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -246,6 +247,109 @@ def solve(
         typer.echo(f"infeasible: {solution.reason}")
     if not solution.feasible:
         raise typer.Exit(1)
+
+
+@app.command()
+def validate(
+    model: Model,
+    k: KOpt,
+    alpha: AlphaOpt,
+    eps1: Eps1Opt,
+    eps2: Eps2Opt,
+    coin: CoinOpt = "private",
+    delta: DeltaOpt = None,
+    beta: BetaOpt = "0.3333333333333333",
+    accounting: AccountingOpt = "exact",
+    n1: Annotated[
+        str | None,
+        typer.Option("--n1", metavar="INT", help="Check these sizes instead of the plan's."),
+    ] = None,
+    n2: Annotated[str | None, typer.Option("--n2", metavar="INT")] = None,
+    trials: Annotated[
+        str, typer.Option("--trials", metavar="INT", help="Monte Carlo trials per family.")
+    ] = "400",
+    seed: Annotated[str, typer.Option("--seed", metavar="INT", help="Run seed.")] = "0",
+    path: Annotated[
+        str, typer.Option("--path", metavar="user|fast|auto", help="Simulation path.")
+    ] = "auto",
+    family: Annotated[
+        list[str] | None,
+        typer.Option("--family", metavar="NAME", help="Only these families (repeatable)."),
+    ] = None,
+    p_file: Annotated[
+        Path | None, typer.Option("--p-file", help="Group 1's pmf (CSV/JSON/NPY).")
+    ] = None,
+    q_file: Annotated[Path | None, typer.Option("--q-file", help="Group 2's pmf.")] = None,
+    normalize: Annotated[
+        bool, typer.Option("--normalize", help="Rescale pmf files to sum to 1.")
+    ] = False,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the JSON report here (atomically).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run the real private tester on every instance family and report its error rates."""
+    from planner.inputs import check_choice, check_integer
+    from planner.validate import PathChoice, report_json
+    from planner.validate import validate as run_validation
+    from validators.instances import PmfFileError, file_instance
+
+    query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
+    extra = []
+    if (p_file is None) != (q_file is None):
+        raise InputError(
+            "p-file" if p_file is None else "q-file", None, "given together with the other"
+        )
+    if p_file is not None and q_file is not None:
+        try:
+            instance = file_instance(p_file, q_file, normalize=normalize)
+        except PmfFileError as error:
+            raise InputError("pmf file", str(p_file), str(error)) from None
+        if instance.p.size != query.k:
+            raise InputError("k", query.k, f"the pmf files' size {instance.p.size}")
+        extra.append(instance)
+    path_choice = check_choice("path", path, PathChoice)
+    trial_count = check_integer("trials", trials, 1, 10**7)
+    run_seed = check_integer("seed", seed, 0, 2**63 - 1)
+    families = [] if extra and not family else family
+    report = _with_progress(
+        lambda progress: run_validation(
+            query,
+            n1=n1,
+            n2=n2,
+            trials=trial_count,
+            seed=run_seed,
+            path=path_choice,  # type: ignore[arg-type]
+            families=families,
+            extra=extra,
+            progress=progress,
+        ),
+        len(families or []) or None,
+    )
+    text = report_json(report)
+    if output is not None:
+        from planner.validate import write_atomically
+
+        write_atomically(output, text)
+    if as_json:
+        sys.stdout.write(text)
+    else:
+        from planner.report import validation_renderable
+
+        _console().print(validation_renderable(report))
+    if not report.passed:
+        raise typer.Exit(1)
+
+
+def _with_progress(work: Any, total: int | None) -> Any:
+    """Run ``work(progress)`` under a transient progress bar on a terminal."""
+    from rich.progress import Progress
+
+    from validators.instances import FAMILIES
+
+    with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+        task = progress.add_task("validating", total=total or len(FAMILIES))
+        return work(lambda name: progress.update(task, advance=1, description=name))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,7 @@ other *weak*), and the answer is reported back per named group.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from formulas.accounting import poisson_mu_exact
@@ -18,7 +18,7 @@ from formulas.hadamard import hadamard_order
 from formulas.poisson import poisson_mu_paper
 from formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY, Bound
 from formulas.repetition import majority_vote_runs
-from formulas.settings import Coin, Model
+from formulas.settings import Coin, Model, Setting
 from formulas.subsampling import subsampling_population
 from planner.constants import ConstantSource, ConstantTable, default_constants
 from planner.inputs import DEFAULT_BETA, Accounting, Query
@@ -76,6 +76,8 @@ class GroupPlan:
 @dataclass(frozen=True)
 class Plan:
     query: Query
+    protocol: str
+    """Setting key of the protocol that runs (a public-coin ask may run the private one)."""
     groups: tuple[GroupPlan, GroupPlan]
     bound_key: str
     reference: str
@@ -172,20 +174,27 @@ def _local_sizes(
 
 
 def _shuffle_sizes(
-    query: Query, eps_strong: float, eps_weak: float, multiplier: float, accounting: Accounting
+    query: Query,
+    eps_strong: float,
+    eps_weak: float,
+    multiplier: float,
+    accounting: Accounting,
+    compression: tuple[int, int],
 ) -> _RunSizes:
     assert query.delta is not None
     mu_strong = noise_mu(eps_strong, query.delta, accounting)
     mu_weak = noise_mu(eps_weak, query.delta, accounting)
     bound = BOUNDS[UPPER_BOUND_KEY[query.setting.key]]
     values: dict[str, Any] = {"k": query.k, "alpha": query.alpha, "mu1": mu_strong, "mu2": mu_weak}
-    compression = None
+    details = None
     if query.setting.coin is Coin.PUBLIC:
-        L = integer_argmin(lambda L: bound.evaluate(**values, L=L), 2, query.k)
-        compression = Compression(
+        floor, hashes = min(compression[0], query.k), compression[1]
+        L = max(floor, integer_argmin(lambda L: bound.evaluate(**values, L=L), 2, query.k))
+        details = Compression(
             L=L,
             L_closed_form=closed_form_L(query.k, query.alpha, mu_strong, mu_weak),
             L_paper=float(paper_L(query.k, query.alpha, mu_strong)),
+            hashes=hashes,
         )
         values["L"] = L
     order_strong = float(bound.evaluate(**values))
@@ -202,7 +211,7 @@ def _shuffle_sizes(
         bound_values=values,
         mu_strong=mu_strong,
         mu_weak=mu_weak,
-        compression=compression,
+        compression=details,
     )
 
 
@@ -235,30 +244,53 @@ def run_sizes(
 ) -> _RunSizes:
     """Users per group for one run of the setting's protocol at error 1/3.
 
-    ``compression`` = (L, R) is used by the local public-coin protocol only.
+    ``compression`` = (L, R): the local public-coin protocol's L and hashes R; for the
+    shuffle public-coin protocol, a floor on L (its bound's argmin is used above it) and R.
     """
     model = query.setting.model
     if model is Model.LOCAL:
         return _local_sizes(query, eps_strong, eps_weak, multiplier, bound_key, compression)
     if model is Model.SHUFFLE:
-        return _shuffle_sizes(query, eps_strong, eps_weak, multiplier, accounting)
+        return _shuffle_sizes(query, eps_strong, eps_weak, multiplier, accounting, compression)
     return _central_sizes(query, eps_strong, eps_weak, multiplier)
 
 
-def plan(query: Query, constants: ConstantTable | None = None) -> Plan:
-    """The number of users each named group needs, with everything that backs it."""
+def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool = True) -> Plan:
+    """The number of users each named group needs, with everything that backs it.
+
+    A public-coin protocol may ignore its coin: when the private-coin protocol of the same
+    model needs fewer users in total, it is the plan (``Plan.protocol`` says which runs),
+    unless ``fallback`` is off (calibration measures each protocol on its own).
+    """
     table = constants or default_constants()
-    constant = table.for_setting(query.setting.key)
+    own = _plan_protocol(query, query.setting, table)
+    if fallback and query.setting.coin is Coin.PUBLIC:
+        private = Setting(query.setting.model, Coin.PRIVATE)
+        other = _plan_protocol(query, private, table)
+        if other.total_users < own.total_users:
+            note = (
+                "the public coin saves nothing here: the private-coin protocol (it simply "
+                "ignores the coin) needs fewer users"
+            )
+            return replace(other, warnings=(*other.warnings, note))
+    return own
+
+
+def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Plan:
+    """The plan when the protocol of ``protocol`` runs (its constants, bound and tester)."""
+    asked = query
+    query = replace(query, setting=protocol, warnings=())
+    constant = table.for_setting(protocol.key)
     strong_is_group1 = query.eps1 >= query.eps2
     eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
     runs = majority_vote_runs(query.beta, PER_RUN_ERROR) if query.beta < PER_RUN_ERROR else 1
 
     compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
+    multiplier_used = constant.multiplier_at(query.k, query.alpha, eps_strong, eps_weak)
 
     def sizes(eps_s: float, eps_w: float, accounting: Accounting) -> _RunSizes:
-        return run_sizes(
-            query, eps_s, eps_w, constant.multiplier, constant.bound, accounting, compression
-        )
+        multiplier = constant.multiplier_at(query.k, query.alpha, eps_s, eps_w)
+        return run_sizes(query, eps_s, eps_w, multiplier, constant.bound, accounting, compression)
 
     main = sizes(eps_strong, eps_weak, query.accounting)
     baseline = sizes(eps_weak, eps_weak, query.accounting)
@@ -303,20 +335,28 @@ def plan(query: Query, constants: ConstantTable | None = None) -> Plan:
         for index, group in enumerate(ordered, start=1)
     )
     term_values = tuple(float(value) for value in main.bound.terms(**main.bound_values))
+    outside = constant.outside_grid(query.k, query.alpha, eps_strong, eps_weak)
+    extrapolated = (
+        f"outside the calibration grid in {', '.join(outside)}: the constant is "
+        "taken from the grid's nearest edge (check with planner validate)",
+    )
     return Plan(
-        query=query,
+        query=asked,
+        protocol=protocol.key,
         groups=named,  # type: ignore[arg-type]
         bound_key=main.bound.key,
         reference=main.bound.reference,
         terms=tuple(zip(main.bound.term_labels, term_values, strict=True)),
         dominant_term=main.bound.term_labels[term_values.index(max(term_values))],
         constant_source=constant.source,
-        constant_multiplier=constant.multiplier,
+        constant_multiplier=multiplier_used,
         constants_version=table.version,
         runs=runs,
         compression=main.compression,
         alternative_accounting=alternative,
-        warnings=query.warnings + _warnings(query, constant.source, main, named),
+        warnings=asked.warnings
+        + _warnings(query, constant.source, main, named)
+        + (extrapolated if outside else ()),
     )
 
 

@@ -218,3 +218,38 @@ def compare_renderable(plans: list[Plan], delta: float | None) -> Any:
             item.reference,
         )
     return table
+
+
+def validation_renderable(report: Any) -> Any:
+    """A table of per-family error rates with 95 % Wilson intervals and the verdict."""
+    from rich.table import Table
+
+    v = report.verification
+    query = report.query
+    title = (
+        f"validate {query.setting.key}: n1 = {v.n1:,}, n2 = {v.n2:,}, k = {query.k:,}, "
+        f"α = {query.alpha:g}; target error ≤ {v.target:.4g}; {v.trials} trials/family, "
+        f"seed {v.seed}, {v.path.value} path, {v.elapsed_seconds:.2f} s"
+    )
+    table = Table(title=title, title_justify="left")
+    for column in ("family", "kind", "TV", "error rate", "95% Wilson", "verdict"):
+        table.add_column(column, justify="left" if column in ("family", "kind") else "right")
+    for o in v.outcomes:
+        if not o.applicable:
+            table.add_row(o.family, o.kind, "—", "—", "—", "n/a at this α")
+            continue
+        verdict = "pass" if o.passes(v.target) else "FAIL"
+        table.add_row(
+            o.family,
+            o.kind,
+            f"{o.tv:.4g}",
+            f"{o.error_rate:.3f}",
+            f"[{o.ci_low:.3f}, {o.ci_high:.3f}]",
+            verdict,
+        )
+    table.caption = (
+        "verdict: PASS — every applicable family's upper 95% bound is within target"
+        if report.passed
+        else "verdict: FAIL — some family's error may exceed the target"
+    )
+    return table

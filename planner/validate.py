@@ -7,12 +7,13 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from formulas.settings import Setting
 from planner.constants import ConstantTable, default_constants
 from planner.inputs import InputError, Query, check_integer
 from planner.plan import Plan, plan
@@ -65,11 +66,19 @@ def validate(
     families: Sequence[str] | None = None,
     extra: Sequence[Instance] = (),
     constants: ConstantTable | None = None,
+    target: float | None = None,
+    fallback: bool = True,
+    stop_early: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> ValidationReport:
-    """Run the plan's tester (or one with the given sizes) on every family."""
+    """Run the plan's tester (or one with the given sizes) on every family.
+
+    ``target`` overrides the error target (default: the query's β); ``fallback`` lets a
+    public-coin plan run the private-coin protocol when that is cheaper (see ``plan``).
+    """
     table = constants or default_constants()
-    checked = plan(query, table)
+    checked = plan(query, table, fallback=fallback)
+    protocol_query = replace(query, setting=Setting.from_key(checked.protocol), warnings=())
     if (n1 is None) != (n2 is None):
         raise InputError("n1" if n1 is None else "n2", None, "given together with the other")
     if n1 is not None and n2 is not None:
@@ -80,7 +89,7 @@ def validate(
     trials = check_integer("trials", trials, 1, 10**7)
     compression = checked.compression
     tester = build_tester(
-        query,
+        protocol_query,
         L=compression.L if compression else None,
         hashes=compression.hashes if compression else 1,
         runs=checked.runs if plan_used is not None else 1,
@@ -97,10 +106,11 @@ def validate(
         size2,
         trials=trials,
         seed=seed,
-        target=query.beta,
+        target=query.beta if target is None else target,
         path=resolve_path(path, size1, size2, trials),
         families=families,
         extra=extra,
+        stop_early=stop_early,
         progress=progress,
     )
     return ValidationReport(query, plan_used, describe_tester(tester), verification, table.version)
@@ -120,6 +130,7 @@ def report_to_dict(report: ValidationReport) -> dict[str, Any]:
         "schema": VALIDATE_SCHEMA,
         "inputs": query_to_dict(report.query),
         "sizes_from": "plan" if report.plan is not None else "explicit",
+        "protocol": report.plan.protocol if report.plan is not None else report.query.setting.key,
         "n_users_group1": v.n1,
         "n_users_group2": v.n2,
         "tester": report.tester,

@@ -199,7 +199,9 @@ def test_monotone_in_own_epsilon(key, k, alpha, eps1, eps2, delta, factor) -> No
     assert stricter2.n_users_group2 >= base.n_users_group2
 
 
-@PROPERTY
+@settings(
+    max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(
     key=keys,
     k=st.integers(min_value=2, max_value=10**5),

@@ -57,7 +57,7 @@ def reject_probability(
 ) -> np.ndarray:
     """σ(ε·(Z − C1√m − C2/ε)/S)."""
     shifted = (statistic - shift_scale * math.sqrt(used) - shift_privacy / eps) / SENSITIVITY
-    return 1.0 / (1.0 + np.exp(-eps * shifted))
+    return 0.5 * (1.0 + np.tanh(eps * shifted / 2.0))  # σ(x) without overflow
 
 
 @dataclass(frozen=True)

@@ -112,9 +112,14 @@ def verify(
     path: SimulationPath = SimulationPath.FAST,
     families: Sequence[str] | None = None,
     extra: Sequence[Instance] = (),
+    stop_early: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> Verification:
-    """Error rates of ``tester`` with n1, n2 users on every family (and extra instances)."""
+    """Error rates of ``tester`` with n1, n2 users on every family (and extra instances).
+
+    With ``stop_early`` the run ends at the first family whose observed error exceeds
+    the target (a search only needs pass/fail); the report then lists fewer families.
+    """
     start = time.perf_counter()
     outcomes = []
     names = list(families if families is not None else FAMILIES)
@@ -137,6 +142,8 @@ def verify(
             )
         if progress is not None:
             progress(name)
+        if stop_early and outcomes[-1].applicable and outcomes[-1].error_rate > target:
+            break
     return Verification(
         n1, n2, trials, seed, path, target, tuple(outcomes), time.perf_counter() - start
     )
