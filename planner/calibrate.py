@@ -31,10 +31,13 @@ class Criterion(StrEnum):
 def table_with(
     setting_key: str, multiplier: float, base: ConstantTable | None = None, **extra: Any
 ) -> ConstantTable:
-    """A copy of the constants with this setting's C (order form) and tester extras."""
+    """A copy of the constants with this setting's C (order form) and tester extras.
+
+    A calibrated grid is dropped: the multiplier given here is the one used everywhere.
+    """
     table = base or default_constants()
     entry = table.for_setting(setting_key)
-    merged = {**entry.extra, **extra}
+    merged = {name: value for name, value in {**entry.extra, **extra}.items() if name != "grid"}
     changed = SettingConstant(ConstantSource.ORDER, multiplier, None, entry.note, merged)
     return replace(table, settings={**table.settings, setting_key: changed})
 
@@ -46,9 +49,19 @@ def error_at(
     trials: int,
     seed: int,
     families: Sequence[str] | None = None,
+    target: float | None = None,
+    stop_early: bool = False,
 ) -> Verification:
+    """The setting's own protocol (no public→private fallback) checked at ``table``'s C."""
     return validate(
-        query, trials=trials, seed=seed, families=families, constants=table
+        query,
+        trials=trials,
+        seed=seed,
+        families=families,
+        constants=table,
+        target=target,
+        fallback=False,
+        stop_early=stop_early,
     ).verification
 
 
@@ -76,33 +89,342 @@ def smallest_multiplier(
     high: float = 1e3,
     rel_tol: float = 0.02,
     families: Sequence[str] | None = None,
+    target: float | None = None,
     base: ConstantTable | None = None,
     **extra: Any,
 ) -> MultiplierSearch:
-    """Bisection on log C for the smallest C that passes the query's point."""
+    """Bisection on log C for the smallest C that passes the query's point.
+
+    ``target`` is the error every family must meet (default: the query's β); the sizes
+    come from the query as given (its β also sets majority-vote runs).
+    """
     key = query.setting.key
 
-    def check(multiplier: float) -> Verification:
+    def check(multiplier: float, stop_early: bool = True) -> Verification:
         return error_at(
             query,
             table_with(key, multiplier, base, **extra),
             trials=trials,
             seed=seed,
             families=families,
+            target=target,
+            stop_early=stop_early,
         )
 
-    top = check(high)
+    top = check(high, stop_early=False)
     if not passes(top, criterion):
         return MultiplierSearch(None, top)
-    best = top
-    bottom = check(low)
-    if passes(bottom, criterion):
-        return MultiplierSearch(low, bottom)
+    if passes(check(low), criterion):
+        return MultiplierSearch(low, check(low, stop_early=False))
+    first_high = high
     while high / low > 1 + rel_tol:
         middle = math.sqrt(low * high)
-        outcome = check(middle)
-        if passes(outcome, criterion):
-            high, best = middle, outcome
+        if passes(check(middle), criterion):
+            high = middle
         else:
             low = middle
-    return MultiplierSearch(high, best)
+    # the winner's full report (a search check may have stopped at a failing family)
+    return MultiplierSearch(high, top if high == first_high else check(high, stop_early=False))
+
+
+# --- the calibration grid -------------------------------------------------------------
+
+DEFAULT_AXES: dict[str, list[float]] = {
+    "k": [16, 256, 4096],
+    "alpha": [0.05, 0.15, 0.5],
+    "eps_strong": [0.25, 1.0],
+    "eps_ratio": [0.25, 1.0],
+}
+"""Grid axes (see ``planner.constants.GRID_AXES``); δ is fixed at ``GRID_DELTA``."""
+
+GRID_DELTA = 1e-6
+CALIBRATION_TARGET = 0.26
+"""Observed worst-family error the calibrated C must reach (below 1/3, so that a fresh
+400-trial ``planner validate`` passes with its Wilson bound)."""
+SAFETY_MARGIN = 1.15
+"""Multiplies the interpolated C: covers interpolation between grid points."""
+SEARCH_RANGE: dict[str, tuple[float, float]] = {
+    "local-private": (0.2, 200.0),
+    "local-public": (1.0, 2000.0),
+    "shuffle-private": (0.02, 100.0),
+    "shuffle-public": (0.02, 100.0),
+    "central": (0.05, 100.0),
+}
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    setting: str
+    k: int
+    alpha: float
+    eps_strong: float
+    eps_ratio: float
+
+    def query(self) -> Query:
+        from formulas.settings import Model, Setting
+
+        setting = Setting.from_key(self.setting)
+        delta = GRID_DELTA if setting.model is Model.SHUFFLE else None
+        return Query(
+            setting, self.k, self.alpha, self.eps_strong, self.eps_strong * self.eps_ratio, delta
+        )
+
+
+@dataclass(frozen=True)
+class PointResult:
+    point: GridPoint
+    multiplier: float | None
+    worst_family: str | None
+    n1: int | None
+    n2: int | None
+
+
+def grid_points(setting: str, axes: dict[str, list[float]] | None = None) -> list[GridPoint]:
+    import itertools
+
+    axes = axes or DEFAULT_AXES
+    return [
+        GridPoint(setting, int(k), float(a), float(e), float(r))
+        for k, a, e, r in itertools.product(
+            axes["k"], axes["alpha"], axes["eps_strong"], axes["eps_ratio"]
+        )
+    ]
+
+
+def point_seed(seed: int, point: GridPoint) -> int:
+    """The grid point's seed, from the run seed and the point alone (not the worker)."""
+    import zlib
+
+    import numpy as np
+
+    key = zlib.crc32(repr(point).encode("utf-8"))
+    return int(np.random.SeedSequence(seed, spawn_key=(key,)).generate_state(1)[0])
+
+
+def calibrate_point(point: GridPoint, trials: int, seed: int, extra: dict[str, Any]) -> PointResult:
+    """The smallest passing C at one grid point (a top-level function: picklable)."""
+    low, high = SEARCH_RANGE[point.setting]
+    search = smallest_multiplier(
+        point.query(),
+        trials=trials,
+        seed=point_seed(seed, point),
+        criterion=Criterion.POINT,
+        low=low,
+        high=high,
+        rel_tol=0.03,
+        target=CALIBRATION_TARGET,
+        **extra,
+    )
+    if search.multiplier is None or search.verification is None:
+        return PointResult(point, None, None, None, None)
+    worst = max(
+        (o for o in search.verification.outcomes if o.applicable), key=lambda o: o.error_rate
+    )
+    return PointResult(
+        point, search.multiplier, worst.family, search.verification.n1, search.verification.n2
+    )
+
+
+def _run_point(arguments: tuple[GridPoint, int, int, dict[str, Any]]) -> PointResult:
+    return calibrate_point(*arguments)
+
+
+def calibrate(
+    settings: Sequence[str],
+    *,
+    trials: int = 500,
+    seed: int = 0,
+    axes: dict[str, list[float]] | None = None,
+    executor: Any = None,
+    workers: int = 1,
+    base: ConstantTable | None = None,
+    progress: Any = None,
+) -> list[PointResult]:
+    """C at every grid point of every setting, in grid order (independent of the executor).
+
+    ``executor`` is any ``concurrent.futures.Executor`` (e.g. a Dask client's); by default
+    a local process pool with ``workers`` processes (or in-process when workers = 1).
+    """
+    table = base or default_constants()
+    tasks = []
+    for setting in settings:
+        entry = table.for_setting(setting)
+        extra = {
+            name: entry.extra[name] for name in ("tester", "L", "hashes") if name in entry.extra
+        }
+        tasks += [(point, trials, seed, extra) for point in grid_points(setting, axes)]
+    if executor is None and workers <= 1:
+        mapped = map(_run_point, tasks)
+        return _collect(mapped, progress)
+    if executor is None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            return _collect(pool.map(_run_point, tasks), progress)
+    return _collect(executor.map(_run_point, tasks), progress)
+
+
+def _collect(results: Any, progress: Any) -> list[PointResult]:
+    collected = []
+    for result in results:
+        collected.append(result)
+        if progress is not None:
+            progress(result)
+    return collected
+
+
+def monotone_envelope(
+    setting: str,
+    axes: dict[str, list[float]],
+    multipliers: Sequence[float],
+    compression: tuple[int, int],
+) -> list[float]:
+    """The least change to the grid's C that makes n = C·bound monotone across the nodes.
+
+    n never decreases towards harder nodes: larger k, smaller α, smaller ε_strong, larger
+    ε_weak/ε_strong (the directions in which the paper's group 1 needs more users); outside
+    the shuffle model it is taken constant along ε_weak/ε_strong. The
+    running maximum is taken on n at the nodes and turned back into C; between nodes the
+    plan interpolates log n (``planner.plan.calibrated_multiplier``), so it stays monotone.
+    """
+    import itertools
+
+    import numpy as np
+
+    from formulas.settings import Model, Setting
+    from planner.inputs import Accounting
+    from planner.plan import _order_strong
+
+    protocol = Setting.from_key(setting)
+    delta = GRID_DELTA if protocol.model is Model.SHUFFLE else None
+    shape = [len(axes[name]) for name in axes]
+    order = np.empty(shape)
+    for index in itertools.product(*(range(size) for size in shape)):
+        k, alpha, eps_s, ratio = (axes[name][i] for name, i in zip(axes, index, strict=True))
+        order[index] = _order_strong(
+            protocol,
+            int(k),
+            float(alpha),
+            float(eps_s),
+            float(eps_s * ratio),
+            delta,
+            Accounting.EXACT,
+            compression,
+        )
+    users = np.asarray(multipliers, dtype=float).reshape(shape) * order
+    if protocol.model is not Model.SHUFFLE:
+        # local groups are independent and central subsampling is exact: the stronger
+        # group's need does not depend on ε_weak, so one value across the ratio axis
+        users = np.broadcast_to(users.max(axis=3, keepdims=True), users.shape).copy()
+    users = np.maximum.accumulate(users, axis=0)  # k increasing
+    users = np.flip(np.maximum.accumulate(np.flip(users, axis=1), axis=1), axis=1)  # α ↓
+    users = np.flip(np.maximum.accumulate(np.flip(users, axis=2), axis=2), axis=2)  # ε_s ↓
+    users = np.maximum.accumulate(users, axis=3)  # ε_w/ε_s increasing
+    return [float(value) for value in (users / order).ravel()]
+
+
+def constants_document(
+    results: Sequence[PointResult],
+    *,
+    trials: int,
+    seed: int,
+    axes: dict[str, list[float]] | None = None,
+    base: ConstantTable | None = None,
+    created: str,
+    code_version: str,
+) -> dict[str, Any]:
+    """The constants file: per calibrated setting a grid of C, with provenance."""
+    import json
+    from importlib import resources
+
+    axes = axes or DEFAULT_AXES
+    document = (
+        json.loads(resources.files("planner").joinpath("data/constants.json").read_text("utf-8"))
+        if base is None
+        else None
+    )
+    settings = dict(document["settings"]) if document else {}
+    by_setting: dict[str, list[PointResult]] = {}
+    for result in results:
+        by_setting.setdefault(result.point.setting, []).append(result)
+    for setting, points in by_setting.items():
+        previous = dict(settings.get(setting, {}))
+        failed = [p for p in points if p.multiplier is None]
+        high = SEARCH_RANGE[setting][1]
+        raw = [p.multiplier if p.multiplier is not None else high for p in points]
+        compression = (int(previous.get("L", 2)), int(previous.get("hashes", 1)))
+        multipliers = monotone_envelope(setting, axes, raw, compression)
+        kept = {name: previous[name] for name in ("tester", "L", "hashes") if name in previous}
+        settings[setting] = {
+            "source": "calibrated",
+            "multiplier": SAFETY_MARGIN * max(multipliers),
+            **kept,
+            "note": (
+                f"Monte Carlo calibration: smallest C with every family's observed error ≤ "
+                f"{CALIBRATION_TARGET} at each grid point; plans use the log-space "
+                f"interpolation × {SAFETY_MARGIN}"
+            ),
+            "provenance": {
+                "command": f"planner calibrate --setting {setting} --trials {trials} --seed {seed}",
+                "trials_per_family": trials,
+                "seed": seed,
+                "created": created,
+                "code_version": code_version,
+            },
+            "grid": {
+                "axes": {name: list(values) for name, values in axes.items()},
+                "multipliers": multipliers,
+                "raw_multipliers": raw,
+                "safety_margin": SAFETY_MARGIN,
+                "worst_families": [p.worst_family for p in points],
+                "never_passed": [repr(p.point) for p in failed],
+            },
+        }
+    return {
+        "format": 1,
+        "version": f"calibrated-{created}-seed{seed}",
+        "created": created,
+        "description": (
+            "Multipliers C applied to the bound with C = 1 (formulas.registry). "
+            "source = calibrated: fitted by Monte Carlo on the real testers; "
+            "proof: the paper's proof constants; order: C = 1, not a guarantee."
+        ),
+        "provenance": {
+            "command": f"planner calibrate --trials {trials} --seed {seed}",
+            "trials_per_family": trials,
+            "seed": seed,
+            "criterion": f"observed error ≤ {CALIBRATION_TARGET} on every instance family",
+            "grid_delta": GRID_DELTA,
+            "safety_margin": SAFETY_MARGIN,
+            "code_version": code_version,
+            "simulation_path": "fast (exact sufficient statistics)",
+        },
+        "settings": settings,
+    }
+
+
+def exact_search(
+    query: Query, *, trials: int = 600, seed: int = 0, base: ConstantTable | None = None
+) -> MultiplierSearch:
+    """Per-query search: the smallest C (order bound) whose plan passes with confidence.
+
+    The tester runs once (no majority vote) and must have every family's 95 % Wilson
+    upper bound ≤ β: this is direct calibration at β.
+    """
+    table = base or default_constants()
+    entry = table.for_setting(query.setting.key)
+    extra = {name: entry.extra[name] for name in ("tester", "L", "hashes") if name in entry.extra}
+    low, high = SEARCH_RANGE[query.setting.key]
+    sizing = replace(query, beta=1 / 3)
+    return smallest_multiplier(
+        sizing,
+        trials=trials,
+        seed=seed,
+        criterion=Criterion.WILSON,
+        low=low / 4,
+        high=high * 4,
+        rel_tol=0.02,
+        target=query.beta,
+        base=table,
+        **extra,
+    )

@@ -56,6 +56,16 @@ AccountingOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the documented JSON document.")]
+AllocationOpt = Annotated[
+    str,
+    typer.Option(
+        "--allocation",
+        metavar="paper|cost|fixed-n2",
+        help="Split of users: the paper's rule, cheapest cost1·n1 + cost2·n2, or a given n2.",
+    ),
+]
+Cost1Opt = Annotated[str, typer.Option("--cost1", metavar="FLOAT", help="Cost per group-1 user.")]
+Cost2Opt = Annotated[str, typer.Option("--cost2", metavar="FLOAT", help="Cost per group-2 user.")]
 
 
 def _print_json(document: dict[str, Any]) -> None:
@@ -79,19 +89,63 @@ def plan(
     delta: DeltaOpt = None,
     beta: BetaOpt = "0.3333333333333333",
     accounting: AccountingOpt = "exact",
+    exact: Annotated[
+        bool,
+        typer.Option(
+            "--exact", help="Also search this very query's minimal n by simulation (seconds)."
+        ),
+    ] = False,
+    trials: Annotated[
+        str, typer.Option("--trials", metavar="INT", help="--exact: trials per family per check.")
+    ] = "600",
+    seed: Annotated[str, typer.Option("--seed", metavar="INT", help="--exact: seed.")] = "0",
+    allocation: AllocationOpt = "paper",
+    cost1: Cost1Opt = "1",
+    cost2: Cost2Opt = "1",
+    n2: Annotated[
+        str | None,
+        typer.Option("--n2", metavar="INT", help="Group 2's given size (--allocation fixed-n2)."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """How many users each group needs (n1 for ε1, n2 for ε2)."""
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
     result = make_plan(query)
-    from planner.report import plan_renderables, plan_to_dict
+    allocated = _allocation(result, allocation, cost1, cost2, n2)
+    from planner.report import (
+        allocation_renderable,
+        allocation_to_dict,
+        exact_renderable,
+        exact_to_dict,
+        plan_renderables,
+        plan_to_dict,
+    )
 
+    exact_result = None
+    if exact:
+        from planner.exact import exact_plan
+        from planner.inputs import check_integer
+
+        exact_result = exact_plan(
+            query,
+            trials=check_integer("trials", trials, 50, 10**6),
+            seed=check_integer("seed", seed, 0, 2**63 - 1),
+        )
     if as_json:
-        _print_json(plan_to_dict(result))
+        document = plan_to_dict(result)
+        if exact_result is not None:
+            document["exact"] = exact_to_dict(exact_result, result)
+        if allocated is not None:
+            document["allocation"] = allocation_to_dict(allocated)
+        _print_json(document)
         return
     console = _console()
     for renderable in plan_renderables(result):
         console.print(renderable)
+    if exact_result is not None:
+        console.print(exact_renderable(exact_result, result))
+    if allocated is not None:
+        console.print(allocation_renderable(allocated, result))
 
 
 @app.command()
@@ -286,15 +340,28 @@ def validate(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the JSON report here (atomically).")
     ] = None,
+    allocation: AllocationOpt = "paper",
+    cost1: Cost1Opt = "1",
+    cost2: Cost2Opt = "1",
     as_json: JsonOpt = False,
 ) -> None:
-    """Run the real private tester on every instance family and report its error rates."""
+    """Run the real private tester on every instance family and report its error rates.
+
+    With --allocation cost|fixed-n2 the allocated sizes are checked (fixed-n2 takes group
+    2's size from --n2).
+    """
     from planner.inputs import check_choice, check_integer
     from planner.validate import PathChoice, report_json
     from planner.validate import validate as run_validation
     from validators.instances import PmfFileError, file_instance
 
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
+    allocated = _allocation(make_plan(query), allocation, cost1, cost2, n2)
+    if allocated is not None:
+        if not allocated.feasible:
+            typer.echo(f"infeasible: {allocated.reason}")
+            raise typer.Exit(1)
+        n1, n2 = str(allocated.n_users_group1), str(allocated.n_users_group2)
     extra = []
     if (p_file is None) != (q_file is None):
         raise InputError(
@@ -339,6 +406,93 @@ def validate(
         _console().print(validation_renderable(report))
     if not report.passed:
         raise typer.Exit(1)
+
+
+@app.command()
+def calibrate(
+    setting: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--setting", metavar="KEY", help="Settings to calibrate (repeatable; default all)."
+        ),
+    ] = None,
+    trials: Annotated[
+        str, typer.Option("--trials", metavar="INT", help="Trials per family per check.")
+    ] = "500",
+    seed: Annotated[str, typer.Option("--seed", metavar="INT")] = "0",
+    workers: Annotated[
+        str, typer.Option("--workers", metavar="INT", help="Local worker processes.")
+    ] = "2",
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Constants file to write (atomically).")
+    ] = Path("constants.json"),
+    quick: Annotated[bool, typer.Option("--quick", help="A 2-point grid (smoke test).")] = False,
+) -> None:
+    """Fit each setting's constant C on a grid by Monte Carlo; write the constants file."""
+    import datetime
+    import json
+
+    from formulas.settings import ALL_SETTINGS
+    from planner import calibrate as calibration
+    from planner.inputs import check_integer
+    from planner.validate import code_version, write_atomically
+
+    keys = [s.key for s in ALL_SETTINGS]
+    chosen = setting or keys
+    for key in chosen:
+        if key not in keys:
+            raise InputError("setting", key, "one of " + ", ".join(keys))
+    axes = (
+        {"k": [16, 64], "alpha": [0.25], "eps_strong": [1.0], "eps_ratio": [0.5]}
+        if quick
+        else calibration.DEFAULT_AXES
+    )
+    trial_count = check_integer("trials", trials, 10, 10**6)
+    run_seed = check_integer("seed", seed, 0, 2**63 - 1)
+    worker_count = check_integer("workers", workers, 1, 256)
+    total = sum(len(calibration.grid_points(key, axes)) for key in chosen)
+    from rich.progress import Progress
+
+    with Progress(disable=not sys.stderr.isatty()) as progress:
+        task = progress.add_task("calibrating", total=total)
+        results = calibration.calibrate(
+            chosen,
+            trials=trial_count,
+            seed=run_seed,
+            axes=axes,
+            workers=worker_count,
+            progress=lambda result: progress.update(
+                task, advance=1, description=f"{result.point.setting} k={result.point.k}"
+            ),
+        )
+    document = calibration.constants_document(
+        results,
+        trials=trial_count,
+        seed=run_seed,
+        axes=axes,
+        created=datetime.date.today().isoformat(),
+        code_version=code_version(),
+    )
+    write_atomically(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    for key in chosen:
+        entry = document["settings"][key]
+        values = entry["grid"]["multipliers"]
+        typer.echo(
+            f"{key}: C from {min(values):.3g} to {max(values):.3g} on "
+            f"{len(values)} grid points (× {entry['grid']['safety_margin']} margin)"
+        )
+    typer.echo(f"wrote {output}")
+
+
+def _allocation(result: Any, rule: str, cost1: str, cost2: str, n2: str | None) -> Any:
+    """The allocation asked for, or None for the paper's rule."""
+    from planner.allocation import AllocationRule, allocate
+    from planner.inputs import check_choice
+
+    chosen = check_choice("allocation", rule, AllocationRule)
+    if chosen is AllocationRule.PAPER:
+        return None
+    return allocate(result, chosen, cost1=cost1, cost2=cost2, n2=n2)  # type: ignore[arg-type]
 
 
 def _with_progress(work: Any, total: int | None) -> Any:

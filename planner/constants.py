@@ -35,33 +35,81 @@ class SettingConstant:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def multiplier_at(self, k: int, alpha: float, eps_strong: float, eps_weak: float) -> float:
-        """C at this point: the grid's interpolation (× its safety margin), else the scalar."""
+        """C at this point: the grid's interpolation (× its safety margin), else the scalar.
+
+        Plans use :meth:`grid_corners` instead (interpolation of n, not of C); this is the
+        number they report and the one allocations start from.
+        """
         grid = self.extra.get("grid")
         if not grid:
             return self.multiplier
-        point = {
-            "k": k,
-            "alpha": alpha,
-            "eps_strong": eps_strong,
-            "eps_ratio": eps_weak / eps_strong,
-        }
         axes = [grid["axes"][name] for name in GRID_AXES]
         values = np.asarray(grid["multipliers"], dtype=float).reshape([len(a) for a in axes])
         return float(grid["safety_margin"]) * log_multilinear(
-            axes, values, [point[name] for name in GRID_AXES]
+            axes, values, _grid_point(k, alpha, eps_strong, eps_weak)
         )
+
+    def grid_corners(
+        self, k: int, alpha: float, eps_strong: float, eps_weak: float
+    ) -> list[GridCorner] | None:
+        """The grid nodes around this point with their interpolation weights (None: no grid).
+
+        On an axis where the point lies outside the grid, the corner keeps the point's own
+        coordinate (the constant is the edge's; the bound is the point's).
+        """
+        grid = self.extra.get("grid")
+        if not grid:
+            return None
+        axes = [grid["axes"][name] for name in GRID_AXES]
+        values = np.asarray(grid["multipliers"], dtype=float).reshape([len(a) for a in axes])
+        point = _grid_point(k, alpha, eps_strong, eps_weak)
+        corners: list[tuple[list[int], list[float], float]] = [([], [], 1.0)]
+        for axis, coordinate in zip(axes, point, strict=True):
+            logs = np.log(np.asarray(axis, dtype=float))
+            x = float(np.log(coordinate))
+            inside = logs[0] <= x <= logs[-1]
+            if logs.size == 1 or not inside:
+                index = 0 if (logs.size == 1 or x < logs[0]) else logs.size - 1
+                corners = [
+                    ([*indices, index], [*coords, coordinate], weight)
+                    for indices, coords, weight in corners
+                ]
+                continue
+            index = int(min(np.searchsorted(logs, x, side="right") - 1, logs.size - 2))
+            fraction = (x - logs[index]) / (logs[index + 1] - logs[index])
+            corners = [
+                (
+                    [*indices, index + step],
+                    [*coords, float(axis[index + step])],
+                    weight * (fraction if step else 1 - fraction),
+                )
+                for indices, coords, weight in corners
+                for step in (0, 1)
+            ]
+        ratio_axis = np.log(np.asarray(grid["axes"]["eps_ratio"], dtype=float))
+        ratio_clamped = not ratio_axis[0] <= np.log(point[3]) <= ratio_axis[-1]
+        margin = float(grid["safety_margin"])
+        return [
+            GridCorner(
+                weight,
+                margin * float(values[tuple(indices)]),
+                round(c[0]),
+                c[1],
+                c[2],
+                # a clamped ratio keeps the point's own ε_weak (node ε_s × ratio could fall
+                # below the accepted range); an interior one is the node's ε_s × ratio
+                eps_weak if ratio_clamped else c[2] * c[3],
+            )
+            for indices, c, weight in corners
+            if weight > 0
+        ]
 
     def outside_grid(self, k: int, alpha: float, eps_strong: float, eps_weak: float) -> list[str]:
         """Names of the grid axes this point lies outside of (the constant is extrapolated)."""
         grid = self.extra.get("grid")
         if not grid:
             return []
-        point = {
-            "k": k,
-            "alpha": alpha,
-            "eps_strong": eps_strong,
-            "eps_ratio": eps_weak / eps_strong,
-        }
+        point = dict(zip(GRID_AXES, _grid_point(k, alpha, eps_strong, eps_weak), strict=True))
         return [
             name
             for name in GRID_AXES
@@ -69,6 +117,22 @@ class SettingConstant:
             <= point[name]
             <= max(grid["axes"][name]) * (1 + 1e-9)
         ]
+
+
+@dataclass(frozen=True)
+class GridCorner:
+    """A grid node used for one interpolation: weight, C there (with margin), coordinates."""
+
+    weight: float
+    multiplier: float
+    k: int
+    alpha: float
+    eps_strong: float
+    eps_weak: float
+
+
+def _grid_point(k: int, alpha: float, eps_strong: float, eps_weak: float) -> list[float]:
+    return [float(k), alpha, eps_strong, eps_weak / eps_strong]
 
 
 GRID_AXES = ("k", "alpha", "eps_strong", "eps_ratio")

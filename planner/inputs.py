@@ -33,6 +33,10 @@ ALLOWED: dict[str, str] = {
     "model": "one of local, shuffle, central",
     "coin": "one of private, public",
     "accounting": "one of paper, exact",
+    "allocation": "one of paper, cost, fixed-n2",
+    "cost1": "a number in (0, 1e12]",
+    "cost2": "a number in (0, 1e12]",
+    "path": "one of user, fast, auto",
 }
 
 
@@ -65,20 +69,23 @@ def check_number(
 
 def check_integer(name: str, value: object, low: int, high: int | None = None) -> int:
     """Return ``value`` as an int if it is an integer (2.0 is fine, 2.5 is not) in range."""
+    allowed = ALLOWED.get(name) or (
+        f"an integer ≥ {low}" if high is None else f"an integer in [{low}, {high}]"
+    )
     if isinstance(value, bool):
-        raise InputError(name, value)
+        raise InputError(name, value, allowed)
     if isinstance(value, int):
         integer = value
     else:
         try:
             number = float(value)  # type: ignore[arg-type]
         except (TypeError, ValueError):
-            raise InputError(name, value) from None
+            raise InputError(name, value, allowed) from None
         if not math.isfinite(number) or number != int(number):
-            raise InputError(name, value)
+            raise InputError(name, value, allowed)
         integer = int(number)
     if integer < low or (high is not None and integer > high):
-        raise InputError(name, value)
+        raise InputError(name, value, allowed)
     return integer
 
 

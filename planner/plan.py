@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from formulas.accounting import poisson_mu_exact
@@ -20,7 +21,7 @@ from formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_
 from formulas.repetition import majority_vote_runs
 from formulas.settings import Coin, Model, Setting
 from formulas.subsampling import subsampling_population
-from planner.constants import ConstantSource, ConstantTable, default_constants
+from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
 from planner.inputs import DEFAULT_BETA, Accounting, Query
 
 PER_RUN_ERROR = 1 / 3
@@ -32,13 +33,15 @@ class Compression:
     """Public-coin domain compression: hash [k] onto [L] (SPEC §1)."""
 
     L: int
-    """Compressed domain size used (the exact integer argmin)."""
+    """Compressed domain size used: the argmin, raised to the tester's calibrated floor."""
     L_closed_form: float
     """Stationary point of the bound in closed form (continuous, clipped to [2, k])."""
     L_paper: float
     """The paper's balance-point choice."""
     hashes: int = 1
     """Independent hashes R on disjoint users (priced by calibration; 1 = the paper's)."""
+    L_argmin: int | None = None
+    """Exact integer argmin of the bound over [2, k] (None where the bound is increasing)."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,12 @@ class _RunSizes:
     compression: Compression | None = None
 
 
+def mixing_scale(sizes: _RunSizes) -> float:
+    """s = max_g μ_g^min/n_g: every group's noise becomes s·n_g (equal mixing weights)."""
+    assert sizes.mu_strong is not None and sizes.mu_weak is not None
+    return max(sizes.mu_strong / sizes.n_strong, sizes.mu_weak / sizes.n_weak)
+
+
 def noise_mu(eps: float, delta: float, accounting: Accounting) -> float:
     """Per-bin Poisson noise for (ε, δ) under replace-one (SPEC §4)."""
     if accounting is Accounting.EXACT:
@@ -149,7 +158,9 @@ def _local_sizes(
     details = None
     if query.setting.coin is Coin.PUBLIC:
         L, hashes = compression
-        details = Compression(L=min(L, query.k), L_closed_form=2.0, L_paper=2.0, hashes=hashes)
+        details = Compression(
+            L=min(L, query.k), L_closed_form=2.0, L_paper=2.0, hashes=hashes, L_argmin=2
+        )
     sizes = []
     for eps in (eps_strong, eps_weak):
         values: dict[str, Any] = {"alpha": query.alpha, "eps": eps}
@@ -184,24 +195,38 @@ def _shuffle_sizes(
     assert query.delta is not None
     mu_strong = noise_mu(eps_strong, query.delta, accounting)
     mu_weak = noise_mu(eps_weak, query.delta, accounting)
+    return shuffle_sizes_for_noise(query, mu_strong, mu_weak, multiplier, compression)
+
+
+def shuffle_sizes_for_noise(
+    query: Query,
+    mu_strong: float,
+    mu_weak: float,
+    multiplier: float,
+    compression: tuple[int, int],
+) -> _RunSizes:
+    """Shuffle sizes when the groups' per-bin noise is (μ_strong ≤ μ_weak), n2 = (μ_w/μ_s)·n1."""
     bound = BOUNDS[UPPER_BOUND_KEY[query.setting.key]]
     values: dict[str, Any] = {"k": query.k, "alpha": query.alpha, "mu1": mu_strong, "mu2": mu_weak}
     details = None
     if query.setting.coin is Coin.PUBLIC:
         floor, hashes = min(compression[0], query.k), compression[1]
-        L = max(floor, integer_argmin(lambda L: bound.evaluate(**values, L=L), 2, query.k))
+        argmin = integer_argmin(lambda L: bound.evaluate(**values, L=L), 2, query.k)
+        L = max(floor, argmin)
         details = Compression(
             L=L,
             L_closed_form=closed_form_L(query.k, query.alpha, mu_strong, mu_weak),
             L_paper=float(paper_L(query.k, query.alpha, mu_strong)),
             hashes=hashes,
+            L_argmin=argmin,
         )
         values["L"] = L
     order_strong = float(bound.evaluate(**values))
+    # Both counts are rounded up from the same real value, so n_weak moves smoothly with
+    # the privacy levels; equal mixing weights are then restored by raising the noise of
+    # whichever group has the smaller μ_g/n_g (``mixing_scale``), as the protocol does.
     n_strong = math.ceil(multiplier * order_strong)
-    # Equal mixing weights need μ_g/n_g equal; rounding n_weak up keeps μ_strong/n_strong
-    # the larger ratio, so the weak group's noise is raised to n_weak·μ_strong/n_strong.
-    n_weak = math.ceil(n_strong * mu_weak / mu_strong)
+    n_weak = math.ceil(multiplier * order_strong * mu_weak / mu_strong)
     return _RunSizes(
         n_strong=n_strong,
         n_weak=n_weak,
@@ -255,6 +280,70 @@ def run_sizes(
     return _central_sizes(query, eps_strong, eps_weak, multiplier)
 
 
+@lru_cache(maxsize=65536)
+def _order_strong(
+    setting: Setting,
+    k: int,
+    alpha: float,
+    eps_strong: float,
+    eps_weak: float,
+    delta: float | None,
+    accounting: Accounting,
+    compression: tuple[int, int],
+) -> float:
+    """The strong group's size with C = 1 at a (grid) point: what a node's C multiplies."""
+    point = Query(setting, k, alpha, eps_strong, eps_weak, delta, accounting=accounting)
+    return run_sizes(point, eps_strong, eps_weak, 1.0, None, accounting, compression).order_strong
+
+
+def calibrated_multiplier(
+    query: Query,
+    constant: SettingConstant,
+    eps_strong: float,
+    eps_weak: float,
+    accounting: Accounting,
+    compression: tuple[int, int],
+) -> float:
+    """The multiplier that puts this point's n on the grid's geometric interpolation of n.
+
+    Interpolating log n = log(C·bound) between grid nodes (rather than log C, then times
+    the bound here) keeps n monotone inside every grid cell once the node values are
+    (``planner.calibrate.monotone_envelope``): the bound's own curvature cannot make a dip.
+    Without a grid the scalar constant is used.
+    """
+    corners = constant.grid_corners(query.k, query.alpha, eps_strong, eps_weak)
+    if corners is None:
+        return constant.multiplier
+    log_n = sum(
+        corner.weight
+        * math.log(
+            corner.multiplier
+            * _order_strong(
+                query.setting,
+                corner.k,
+                corner.alpha,
+                corner.eps_strong,
+                corner.eps_weak,
+                query.delta,
+                accounting,
+                compression,
+            )
+        )
+        for corner in corners
+    )
+    here = _order_strong(
+        query.setting,
+        query.k,
+        query.alpha,
+        eps_strong,
+        eps_weak,
+        query.delta,
+        accounting,
+        compression,
+    )
+    return math.exp(log_n) / here
+
+
 def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool = True) -> Plan:
     """The number of users each named group needs, with everything that backs it.
 
@@ -286,10 +375,9 @@ def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Pla
     runs = majority_vote_runs(query.beta, PER_RUN_ERROR) if query.beta < PER_RUN_ERROR else 1
 
     compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
-    multiplier_used = constant.multiplier_at(query.k, query.alpha, eps_strong, eps_weak)
 
     def sizes(eps_s: float, eps_w: float, accounting: Accounting) -> _RunSizes:
-        multiplier = constant.multiplier_at(query.k, query.alpha, eps_s, eps_w)
+        multiplier = calibrated_multiplier(query, constant, eps_s, eps_w, accounting, compression)
         return run_sizes(query, eps_s, eps_w, multiplier, constant.bound, accounting, compression)
 
     main = sizes(eps_strong, eps_weak, query.accounting)
@@ -307,7 +395,7 @@ def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Pla
     for role, eps in ((1, eps_strong), (2, eps_weak)):
         n_run = main.n_strong if role == 1 else main.n_weak
         mu_min = main.mu_strong if role == 1 else main.mu_weak
-        mu_used = None if mu_min is None else n_run * main.mu_strong / main.n_strong
+        mu_used = None if mu_min is None else n_run * mixing_scale(main)
         lower_value = float(lower.evaluate(k=query.k, alpha=query.alpha, eps=eps))
         order_value = main.order_strong if role == 1 else main.order_weak
         groups.append(
@@ -349,7 +437,7 @@ def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Pla
         terms=tuple(zip(main.bound.term_labels, term_values, strict=True)),
         dominant_term=main.bound.term_labels[term_values.index(max(term_values))],
         constant_source=constant.source,
-        constant_multiplier=multiplier_used,
+        constant_multiplier=main.n_strong / main.order_strong,
         constants_version=table.version,
         runs=runs,
         compression=main.compression,

@@ -82,6 +82,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             "L": compression.L,
             "L_closed_form": compression.L_closed_form,
             "L_paper": compression.L_paper,
+            "L_argmin": compression.L_argmin,
             "hashes": compression.hashes,
         },
         "alternative_accounting": None
@@ -253,3 +254,68 @@ def validation_renderable(report: Any) -> Any:
         else "verdict: FAIL — some family's error may exceed the target"
     )
     return table
+
+
+def exact_to_dict(exact: Any, default: Plan) -> dict[str, Any]:
+    found = exact.plan
+    return {
+        "found": found is not None,
+        "n_users_group1": found.n_users_group1 if found else None,
+        "n_users_group2": found.n_users_group2 if found else None,
+        "multiplier_of_order_bound": exact.multiplier,
+        "trials_per_family": exact.trials,
+        "seed": exact.seed,
+        "confidence": "every family's 95% Wilson upper bound on the error ≤ β "
+        "(one run of the tester: direct calibration at β)",
+        "worst_family": exact.worst_family,
+        "worst_upper_bound": exact.worst_upper_bound,
+        "default_over_exact_group1": (
+            default.n_users_group1 / found.n_users_group1 if found else None
+        ),
+    }
+
+
+def exact_renderable(exact: Any, default: Plan) -> Any:
+    from rich.text import Text
+
+    if exact.plan is None:
+        return Text(
+            "exact search: no multiplier in the search range met the target on every family",
+            style="red",
+        )
+    found = exact.plan
+    return Text(
+        f"exact search (this query, {exact.trials} trials/family, seed {exact.seed}): "
+        f"n1 = {found.n_users_group1:,}, n2 = {found.n_users_group2:,} — every family's 95% "
+        f"upper bound ≤ β (worst: {exact.worst_family}, {exact.worst_upper_bound:.3f}); "
+        f"default/exact = {default.n_users_group1 / found.n_users_group1:.2f} (group 1)"
+    )
+
+
+def allocation_to_dict(allocation: Any) -> dict[str, Any]:
+    return {
+        "rule": allocation.rule.value,
+        "feasible": allocation.feasible,
+        "n_users_group1": allocation.n_users_group1,
+        "n_users_group2": allocation.n_users_group2,
+        "cost1": allocation.cost1,
+        "cost2": allocation.cost2,
+        "cost": allocation.cost,
+        "reason": allocation.reason,
+    }
+
+
+def allocation_renderable(allocation: Any, plan: Plan) -> Any:
+    from rich.text import Text
+
+    if not allocation.feasible:
+        return Text(
+            f"allocation {allocation.rule.value}: infeasible — {allocation.reason}", style="red"
+        )
+    paper_cost = allocation.cost1 * plan.n_users_group1 + allocation.cost2 * plan.n_users_group2
+    return Text(
+        f"allocation {allocation.rule.value}: n1 = {allocation.n_users_group1:,}, n2 = "
+        f"{allocation.n_users_group2:,}, cost {allocation.cost:,.6g} vs {paper_cost:,.6g} with "
+        f"the paper's rule ({allocation.reason}); check it with planner validate "
+        f"--allocation {allocation.rule.value}"
+    )

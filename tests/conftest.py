@@ -23,3 +23,14 @@ def make_query(
 
 
 SETTING_KEYS = [setting.key for setting in ALL_SETTINGS]
+
+
+def order_table():
+    """The shipped constants with every setting at C = 1 (the O(·) bound itself)."""
+    from planner.calibrate import table_with
+    from planner.constants import default_constants
+
+    table = default_constants()
+    for key in SETTING_KEYS:
+        table = table_with(key, 1.0, table)
+    return table

@@ -11,9 +11,12 @@ from hypothesis import strategies as st
 
 from formulas.compression import integer_argmin
 from formulas.registry import BOUNDS
+from planner.constants import default_constants
 from planner.plan import noise_mu, plan
 from planner.solve import Unknown, solve
-from tests.conftest import SETTING_KEYS, make_query
+from tests.conftest import SETTING_KEYS, make_query, order_table
+
+ORDER = order_table()
 
 
 @pytest.mark.parametrize("key", SETTING_KEYS)
@@ -28,20 +31,20 @@ def test_swapping_the_groups_swaps_the_answer(key: str) -> None:
 
 
 def test_doubling_k_scales_local_private_by_two_to_the_three_halves() -> None:
-    small, large = (plan(make_query("local-private", k=k)) for k in (1024, 2048))
+    small, large = (plan(make_query("local-private", k=k), ORDER) for k in (1024, 2048))
     assert large.n_users_group1 / small.n_users_group1 == pytest.approx(2**1.5, rel=1e-6)
     assert large.n_users_group2 / small.n_users_group2 == pytest.approx(2**1.5, rel=1e-6)
 
 
 def test_doubling_k_doubles_local_public() -> None:
-    small, large = (plan(make_query("local-public", k=k)) for k in (1000, 2000))
+    small, large = (plan(make_query("local-public", k=k), ORDER) for k in (1000, 2000))
     assert large.n_users_group1 / small.n_users_group1 == pytest.approx(2, rel=1e-5)
 
 
 @pytest.mark.parametrize("key", ["local-private", "local-public"])
 def test_halving_eps1_quadruples_local_n1(key: str) -> None:
-    base = plan(make_query(key, eps1=0.8, eps2=0.2))
-    halved = plan(make_query(key, eps1=0.4, eps2=0.2))
+    base = plan(make_query(key, eps1=0.8, eps2=0.2), ORDER)
+    halved = plan(make_query(key, eps1=0.4, eps2=0.2), ORDER)
     assert halved.n_users_group1 / base.n_users_group1 == pytest.approx(4, rel=1e-5)
     assert halved.n_users_group2 == base.n_users_group2
 
@@ -53,7 +56,7 @@ def test_shuffle_group_ratio_is_the_noise_ratio(key: str, accounting: str) -> No
     result = plan(query)
     mu_ratio = noise_mu(0.2, 1e-6, query.accounting) / noise_mu(1.0, 1e-6, query.accounting)
     assert result.n_users_group2 / result.n_users_group1 == pytest.approx(
-        mu_ratio, abs=1 / result.n_users_group1
+        mu_ratio, abs=(mu_ratio + 1) / result.n_users_group1
     )
     # equal mixing weights μ_g / n_g, each group at least its own minimum noise
     g1, g2 = result.groups
@@ -86,18 +89,21 @@ def test_public_coin_never_needs_more_than_private_coin(model: str) -> None:
         public = plan(make_query(f"{model}-public", k=k, alpha=a, eps1=e1, eps2=e2))
         assert public.n_users_group1 <= private.n_users_group1
         assert public.n_users_group2 <= private.n_users_group2
-        assert 2 <= public.compression.L <= k
+        hashed = plan(make_query(f"{model}-public", k=k, alpha=a, eps1=e1, eps2=e2), fallback=False)
+        assert 2 <= hashed.compression.L <= k
 
 
 def test_closed_form_and_numeric_L_agree_within_rounding() -> None:
     interior = 0
     for k, a, e1, e2 in POINTS:
         for e1_, e2_ in ((e1, e2), (0.9, 0.9)):
-            result = plan(make_query("shuffle-public", k=k, alpha=a, eps1=e1_, eps2=e2_))
+            result = plan(
+                make_query("shuffle-public", k=k, alpha=a, eps1=e1_, eps2=e2_), fallback=False
+            )
             c = result.compression
-            assert 2 <= c.L <= k
-            assert abs(c.L - c.L_closed_form) <= 1
-            interior += 2 < c.L < k
+            assert 2 <= c.L_argmin <= c.L <= k
+            assert abs(c.L_argmin - c.L_closed_form) <= 1
+            interior += 2 < c.L_argmin < k
     assert interior >= 5
 
 
@@ -129,74 +135,94 @@ def test_integer_argmin_is_exact_against_brute_force() -> None:
             assert integer_argmin(lambda L, v=values: bound.evaluate(**v, L=L), 2, k) == best
 
 
-# Property-based monotonicity over the theorems' range (ε ≤ 1, δ ≤ 1e-2).
+# Property-based monotonicity. Formulas (C = 1): over the theorems' range (ε ≤ 1,
+# δ ≤ 1e-2). Calibrated plans: inside the calibration grid (k ∈ [16, 4096], α ∈ [0.05, 0.5],
+# ε_strong ∈ [0.25, 1], ε_weak/ε_strong ≥ 0.25), where n is monotone by construction;
+# outside it the constant is extrapolated from the grid's edge and the plan says so.
 ks = st.integers(min_value=2, max_value=10**6)
 alphas = st.floats(min_value=0.01, max_value=1.0)
 epsilons = st.floats(min_value=0.05, max_value=1.0)
 deltas = st.floats(min_value=1e-10, max_value=1e-2)
 keys = st.sampled_from(SETTING_KEYS)
+grid_ks = st.integers(min_value=16, max_value=4096)
+grid_alphas = st.floats(min_value=0.05, max_value=0.5)
+grid_epsilons = st.floats(min_value=0.25, max_value=1.0)
+grid_ratios = st.floats(min_value=0.25, max_value=1.0)
 PROPERTY = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
+CALIBRATED = default_constants()
 
 
-@PROPERTY
-@given(
-    key=keys,
-    k=ks,
-    alpha=alphas,
-    eps1=epsilons,
-    eps2=epsilons,
-    delta=deltas,
-    factor=st.floats(min_value=1.01, max_value=4.0),
-)
-def test_monotone_in_k_alpha_delta_beta(key, k, alpha, eps1, eps2, delta, factor) -> None:
-    base_query = make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2, delta=delta)
-    base = plan(base_query)
-
-    def at_most(changed) -> bool:  # no group needs more users after the change
-        result = plan(changed)
-        return (
-            result.n_users_group1 <= base.n_users_group1
-            and result.n_users_group2 <= base.n_users_group2
-        )
-
-    def at_least(changed) -> bool:
-        result = plan(changed)
-        return (
-            result.n_users_group1 >= base.n_users_group1
-            and result.n_users_group2 >= base.n_users_group2
-        )
-
-    assert at_least(replace(base_query, k=min(10**7, math.ceil(k * factor))))
-    assert at_most(replace(base_query, alpha=min(1.0, alpha * factor)))
-    assert at_least(replace(base_query, beta=base_query.beta / factor))
-    if base_query.delta is not None:
-        assert at_most(replace(base_query, delta=min(1e-2, delta * factor)))
+def no_group_needs_more(first, second) -> bool:
+    return (
+        second.n_users_group1 <= first.n_users_group1
+        and second.n_users_group2 <= first.n_users_group2
+    )
 
 
-@PROPERTY
-@given(
-    key=keys,
-    k=ks,
-    alpha=alphas,
-    eps1=epsilons,
-    eps2=epsilons,
-    delta=deltas,
-    factor=st.floats(min_value=1.01, max_value=4.0),
-)
-def test_monotone_in_own_epsilon(key, k, alpha, eps1, eps2, delta, factor) -> None:
+def check_monotone_in_k_alpha_delta_beta(
+    query, table, factor: float, *, k_cap: int, alpha_cap: float
+) -> None:
+    base = plan(query, table)
+    harder_k = plan(replace(query, k=min(k_cap, math.ceil(query.k * factor))), table)
+    easier_alpha = plan(replace(query, alpha=min(alpha_cap, query.alpha * factor)), table)
+    stricter_beta = plan(replace(query, beta=query.beta / factor), table)
+    assert no_group_needs_more(harder_k, base)
+    assert no_group_needs_more(base, easier_alpha)
+    assert no_group_needs_more(stricter_beta, base)
+    if query.delta is not None:
+        looser_delta = plan(replace(query, delta=min(1e-2, query.delta * factor)), table)
+        assert no_group_needs_more(base, looser_delta)
+
+
+def check_monotone_in_own_epsilon(query, table, factor: float, eps_floor: float) -> None:
     """More privacy for a group never lowers that group's count.
 
     (Under the paper's allocation the *other* group's count can move either way: in the
     shuffle and central models group 2's count grows with ε1 — n2 = (μ2/μ1)·n1 and
     n2 = n1·(e^{ε1}−1)/(e^{ε2}−1) — which the plan reports against the baseline.)
     """
-    base = plan(make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2, delta=delta))
-    stricter1 = plan(make_query(key, k=k, alpha=alpha, eps1=eps1 / factor, eps2=eps2, delta=delta))
-    stricter2 = plan(make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2 / factor, delta=delta))
+    base = plan(query, table)
+    stricter1 = plan(replace(query, eps1=max(eps_floor, query.eps1 / factor)), table)
+    stricter2 = plan(replace(query, eps2=max(eps_floor, query.eps2 / factor)), table)
     assert stricter1.n_users_group1 >= base.n_users_group1
     assert stricter2.n_users_group2 >= base.n_users_group2
+
+
+factors = st.floats(min_value=1.01, max_value=4.0)
+
+
+@PROPERTY
+@given(key=keys, k=ks, alpha=alphas, eps1=epsilons, eps2=epsilons, delta=deltas, factor=factors)
+def test_formulas_are_monotone(key, k, alpha, eps1, eps2, delta, factor) -> None:
+    query = make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2, delta=delta)
+    check_monotone_in_k_alpha_delta_beta(query, ORDER, factor, k_cap=10**7, alpha_cap=1.0)
+    check_monotone_in_own_epsilon(query, ORDER, factor, 1e-4)
+
+
+@PROPERTY
+@given(
+    key=keys,
+    k=grid_ks,
+    alpha=grid_alphas,
+    eps_strong=grid_epsilons,
+    ratio=grid_ratios,
+    swap=st.booleans(),
+    delta=deltas,
+    factor=st.floats(min_value=1.01, max_value=1.5),
+)
+def test_calibrated_plans_are_monotone_inside_the_grid(
+    key, k, alpha, eps_strong, ratio, swap, delta, factor
+) -> None:
+    eps1, eps2 = (eps_strong * ratio, eps_strong) if swap else (eps_strong, eps_strong * ratio)
+    query = make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2, delta=delta)
+    harder_ok = k * factor <= 4096 and alpha / factor >= 0.05
+    if harder_ok:
+        check_monotone_in_k_alpha_delta_beta(query, CALIBRATED, factor, k_cap=4096, alpha_cap=0.5)
+    weak = min(eps1, eps2)
+    if weak / factor >= 0.25 * eps_strong and eps_strong / factor >= 0.25:
+        check_monotone_in_own_epsilon(query, CALIBRATED, factor, 1e-4)
 
 
 @settings(
@@ -204,21 +230,20 @@ def test_monotone_in_own_epsilon(key, k, alpha, eps1, eps2, delta, factor) -> No
 )
 @given(
     key=keys,
-    k=st.integers(min_value=2, max_value=10**5),
-    alpha=alphas,
-    eps1=epsilons,
-    eps2=epsilons,
+    k=grid_ks,
+    alpha=grid_alphas,
+    eps_strong=grid_epsilons,
+    ratio=grid_ratios,
     delta=deltas,
 )
-def test_solve_round_trips(key, k, alpha, eps1, eps2, delta) -> None:
-    query = make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2, delta=delta)
+def test_solve_round_trips(key, k, alpha, eps_strong, ratio, delta) -> None:
+    eps2 = eps_strong * ratio
+    query = make_query(key, k=k, alpha=alpha, eps1=eps_strong, eps2=eps2, delta=delta)
     base = plan(query)
     n1, n2 = base.n_users_group1, base.n_users_group2
 
-    solved_n1 = solve(query, Unknown.N1, n2=n2)
-    assert solved_n1.value == n1
-    solved_n2 = solve(query, Unknown.N2, n1=n1)
-    assert solved_n2.value == n2
+    assert solve(query, Unknown.N1, n2=n2).value == n1
+    assert solve(query, Unknown.N2, n1=n1).value == n2
 
     solved_alpha = solve(query, Unknown.ALPHA, n1=n1, n2=n2)
     assert solved_alpha.feasible and solved_alpha.value <= alpha * (1 + 1e-8)

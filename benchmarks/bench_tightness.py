@@ -1,0 +1,165 @@
+"""How close the default (calibrated) plan is to the minimum, and what it saves.
+
+1. default n1 / ``--exact`` minimal n1 on a fixed table of points (goal ≤ 1.25, ≥ 1);
+2. the proof-constant plan (local, private coin) against the default (goal ≥ 200×);
+3. implied constants at the issue's 18 reference points against an independent
+   straightforward implementation (medians), and the users that means;
+4. exact vs lemma μ: users and messages per user.
+
+Run: python benchmarks/bench_tightness.py [--quick]
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import sys
+from dataclasses import replace
+
+from formulas.registry import BOUNDS
+from formulas.settings import Model, Setting
+from planner.constants import parse_constant_table
+from planner.exact import exact_plan
+from planner.inputs import Accounting, Query
+from planner.plan import noise_mu, plan
+
+TIGHTNESS_POINTS = [
+    ("local-private", 128, 0.2, 1.0, 0.5),
+    ("local-private", 1000, 0.1, 0.5, 0.5),
+    ("local-public", 300, 0.2, 1.0, 0.3),
+    ("local-public", 2000, 0.1, 0.8, 0.8),
+    ("shuffle-private", 100, 0.3, 1.0, 0.25),
+    ("shuffle-private", 2000, 0.1, 0.5, 0.5),
+    ("shuffle-public", 500, 0.2, 1.0, 0.4),
+    ("shuffle-public", 3000, 0.1, 0.7, 0.7),
+    ("central", 100, 0.3, 1.0, 0.2),
+    ("central", 2000, 0.1, 0.5, 0.5),
+]
+
+REFERENCE = {
+    "local-private": 12.0,
+    "local-public": 23.0,
+    "shuffle-private": 1.4,
+    "shuffle-public": 5.6,
+    "central": 2.2,
+}
+"""Issue #4's medians for an independent straightforward implementation (n1 / bound, C = 1);
+shuffle-private with exact μ, shuffle-public with the lemma's μ."""
+
+
+def query(
+    key: str,
+    k: int,
+    alpha: float,
+    eps1: float,
+    eps2: float,
+    accounting: Accounting = Accounting.EXACT,
+) -> Query:
+    setting = Setting.from_key(key)
+    return Query(
+        setting,
+        k,
+        alpha,
+        eps1,
+        eps2,
+        1e-6 if setting.model is Model.SHUFFLE else None,
+        accounting=accounting,
+    )
+
+
+def order_n1(q: Query) -> float:
+    """The bound with C = 1 for group 1 (the larger ε), at the query's own μ accounting."""
+    key = q.setting.key
+    if q.setting.model is Model.SHUFFLE:
+        mu1, mu2 = (noise_mu(e, q.delta, q.accounting) for e in (q.eps1, q.eps2))
+        values = {"k": q.k, "alpha": q.alpha, "mu1": mu1, "mu2": mu2}
+        if q.setting.coin.value == "public":
+            from formulas.compression import integer_argmin
+
+            bound = BOUNDS["shuffle-public-compressed"]
+            values["L"] = integer_argmin(lambda L: bound.evaluate(**values, L=L), 2, q.k)
+            return float(bound.evaluate(**values))
+        return float(BOUNDS["shuffle-private"].evaluate(**values))
+    bound = BOUNDS["central" if key == "central" else key]
+    return float(bound.evaluate(k=q.k, alpha=q.alpha, eps=q.eps1))
+
+
+def main(quick: bool) -> None:
+    print("1. default plan vs --exact (600 trials/family, Wilson 95% ≤ 1/3):")
+    print(
+        f"  {'setting':16s} {'k':>5s} {'α':>5s} {'ε1':>4s} {'ε2':>4s} {'default n1':>12s} "
+        f"{'exact n1':>12s} {'ratio':>6s}"
+    )
+    ratios = []
+    for key, k, alpha, eps1, eps2 in TIGHTNESS_POINTS[: 4 if quick else None]:
+        q = query(key, k, alpha, eps1, eps2)
+        default = plan(q)
+        exact = exact_plan(replace(q), trials=600, seed=11)
+        if exact.plan is None:
+            print(f"  {key:16s} {k:5d} {alpha:5.2f} {eps1:4.2f} {eps2:4.2f}  exact: none found")
+            continue
+        ratio = default.n_users_group1 / exact.plan.n_users_group1
+        ratios.append(ratio)
+        print(
+            f"  {key:16s} {k:5d} {alpha:5.2f} {eps1:4.2f} {eps2:4.2f} "
+            f"{default.n_users_group1:12,d} {exact.plan.n_users_group1:12,d} {ratio:6.2f}"
+            + ("" if default.protocol == key else f"  (runs {default.protocol})")
+        )
+    if ratios:
+        print(
+            f"  ratio: min {min(ratios):.2f}, median {statistics.median(ratios):.2f}, "
+            f"max {max(ratios):.2f}"
+        )
+
+    print("2. proof constants vs default, local private coin:")
+    import json
+    from importlib import resources
+
+    shipped = json.loads(
+        resources.files("planner").joinpath("data/constants.json").read_text("utf-8")
+    )
+    proof_doc = json.loads(json.dumps(shipped))
+    proof_doc["settings"]["local-private"] = {
+        "source": "proof",
+        "multiplier": 1.0,
+        "bound": "local-private-proof",
+    }
+    proof_table = parse_constant_table(proof_doc)
+    for k, alpha in ((64, 0.25), (1000, 0.1), (4096, 0.05)):
+        q = query("local-private", k, alpha, 1.0, 0.5)
+        factor = plan(q, proof_table).n_users_group1 / plan(q).n_users_group1
+        print(f"  k = {k:5d}, α = {alpha}: proof plan / default = {factor:,.0f}×")
+
+    print("3. implied constants at the 18 reference points (n1 / bound with C = 1), medians:")
+    grid = list(itertools.product((64, 256, 1024), (0.25, 0.1), ((1, 0.5), (1, 0.1), (0.5, 0.5))))
+    for key, reference in REFERENCE.items():
+        implied, user_ratio = [], []
+        for k, alpha, (eps1, eps2) in grid:
+            q = query(key, k, alpha, eps1, eps2)
+            ours = plan(q).n_users_group1
+            implied.append(ours / order_n1(q))
+            reference_accounting = Accounting.PAPER if key == "shuffle-public" else Accounting.EXACT
+            reference_n1 = reference * order_n1(replace(q, accounting=reference_accounting))
+            user_ratio.append(ours / reference_n1)
+        print(
+            f"  {key:16s} ours {statistics.median(implied):7.2f}  reference {reference:5.1f}"
+            f"   users ours/reference: median {statistics.median(user_ratio):.2f}, "
+            f"max {max(user_ratio):.2f}"
+        )
+
+    print("4. exact vs lemma μ (shuffle, private coin, δ = 1e-6):")
+    for k, alpha, eps1, eps2 in ((1000, 0.1, 1.0, 0.25), (10**4, 0.05, 0.5, 0.1)):
+        exact_q = query("shuffle-private", k, alpha, eps1, eps2)
+        paper_q = replace(exact_q, accounting=Accounting.PAPER)
+        e, p = plan(exact_q), plan(paper_q)
+        print(
+            f"  k = {k}, α = {alpha}, ε = ({eps1}, {eps2}): μ1 {e.groups[0].noise_mu_minimum:.1f}"
+            f" vs {p.groups[0].noise_mu_minimum:.1f}; n1 {e.n_users_group1:,} vs "
+            f"{p.n_users_group1:,} ({p.n_users_group1 / e.n_users_group1:.1f}× fewer); "
+            f"messages/user {e.groups[0].messages_per_user:.2f} vs "
+            f"{p.groups[0].messages_per_user:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main("--quick" in sys.argv)

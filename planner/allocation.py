@@ -1,0 +1,189 @@
+"""How the users are split between the groups: the paper's rule and two alternatives.
+
+* ``paper`` — the theorems' rule (local n_g ∝ 1/ε_g²; shuffle n2 = (μ2/μ1)·n1; central
+  n2 = n1·(e^{ε1}−1)/(e^{ε2}−1)).
+* ``cost`` — the cheapest c1·n1 + c2·n2 that keeps the tester's guarantee.
+* ``fixed-n2`` — group 2's size is given; the fewest group-1 users, or infeasible.
+
+Local model: the Hadamard tester's null variance per block is v = γ1²/(4m1) + γ2²/(4m2)
+(m_g users per block), so every (n1, n2) with the same W = γ1²/n1 + γ2²/n2 as the paper's
+plan tests alike; the cheapest is n_g = (γ_g/√c_g)·(Σ_h γ_h√c_h)/W (SPEC §2), and a given
+n2 needs n1 = γ1²/(W − γ2²/n2) (infeasible when n2 ≤ γ2²/W).
+
+Shuffle and central models: each has a one-parameter family of valid protocols that
+contains both the paper's rule and the homogeneous protocol. Shuffle: give the stronger
+group noise μ′ ∈ [μ_s, μ_w] (more than its own minimum), then n_s = C·bound(μ′, μ_w) and
+n_w = (μ_w/μ′)·n_s. Central: run Zhang's tester at ε′ ∈ [ε_w, ε_s] on n′ = C·bound(ε′)
+users of each group and subsample the weaker group from n′·(e^{ε′}−1)/(e^{ε_w}−1). The
+family is scanned on a geometric grid (64 points) and the best member is returned.
+Every allocation is a pair of sizes that ``planner validate --n1 --n2`` checks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+
+from formulas.registry import BOUNDS
+from formulas.settings import Model, Setting
+from formulas.subsampling import subsampling_population
+from planner.constants import ConstantTable, default_constants
+from planner.inputs import InputError, Query, check_integer, check_number
+from planner.plan import Plan, noise_mu, shuffle_sizes_for_noise
+from validators.local_private import debias_factor
+
+FAMILY_POINTS = 64
+
+
+class AllocationRule(StrEnum):
+    PAPER = "paper"
+    COST = "cost"
+    FIXED_N2 = "fixed-n2"
+
+
+@dataclass(frozen=True)
+class Allocation:
+    rule: AllocationRule
+    n_users_group1: int | None
+    n_users_group2: int | None
+    reason: str
+    cost1: float
+    cost2: float
+
+    @property
+    def feasible(self) -> bool:
+        return self.n_users_group1 is not None
+
+    @property
+    def cost(self) -> float | None:
+        if self.n_users_group1 is None or self.n_users_group2 is None:
+            return None
+        return self.cost1 * self.n_users_group1 + self.cost2 * self.n_users_group2
+
+
+def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
+    """(n1, n2, description) for the members of the setting's family of valid protocols."""
+    query = replace_setting(plan.query, Setting.from_key(plan.protocol))
+    constant = table.for_setting(plan.protocol)
+    eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
+    strong_first = query.eps1 >= query.eps2
+    members = []
+    if query.setting.model is Model.SHUFFLE:
+        assert query.delta is not None
+        mu_s = noise_mu(eps_strong, query.delta, query.accounting)
+        mu_w = noise_mu(eps_weak, query.delta, query.accounting)
+        compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
+        for mu in np.unique(np.geomspace(mu_s, mu_w, FAMILY_POINTS)):
+            # μ ∝ 1/ε²: this member behaves like ε_strong′ = ε_w·√(μ_w/μ′) (C is read there)
+            eps_effective = eps_weak * math.sqrt(mu_w / float(mu))
+            multiplier = constant.multiplier_at(query.k, query.alpha, eps_effective, eps_weak)
+            sizes = shuffle_sizes_for_noise(query, float(mu), mu_w, multiplier, compression)
+            pair = (plan.runs * sizes.n_strong, plan.runs * sizes.n_weak)
+            members.append(
+                (
+                    *(pair if strong_first else pair[::-1]),
+                    f"stronger group's noise raised to μ = {mu:.4g}",
+                )
+            )
+    elif query.setting.model is Model.CENTRAL:
+        for eps in np.unique(np.geomspace(eps_weak, eps_strong, FAMILY_POINTS)):
+            multiplier = constant.multiplier_at(query.k, query.alpha, float(eps), eps_weak)
+            used = math.ceil(
+                multiplier
+                * float(BOUNDS["central"].evaluate(k=query.k, alpha=query.alpha, eps=float(eps)))
+            )
+            pair = (
+                plan.runs * used,
+                plan.runs * subsampling_population(used, float(eps), eps_weak),
+            )
+            members.append(
+                (*(pair if strong_first else pair[::-1]), f"tester run at ε′ = {eps:.4g}")
+            )
+    return members
+
+
+def replace_setting(query: Query, setting: Setting) -> Query:
+    from dataclasses import replace
+
+    return replace(query, setting=setting, warnings=())
+
+
+def allocate(
+    plan: Plan,
+    rule: AllocationRule,
+    *,
+    cost1: float = 1.0,
+    cost2: float = 1.0,
+    n2: int | None = None,
+    constants: ConstantTable | None = None,
+) -> Allocation:
+    """Split the users between the groups by ``rule`` (see the module docstring)."""
+    cost1 = check_number("cost1", cost1, 0.0, 1e12, low_open=True, high_open=False)
+    cost2 = check_number("cost2", cost2, 0.0, 1e12, low_open=True, high_open=False)
+    table = constants or default_constants()
+    paper = (plan.n_users_group1, plan.n_users_group2)
+    if rule is AllocationRule.PAPER:
+        return Allocation(rule, *paper, "the paper's rule", cost1, cost2)
+    if rule is AllocationRule.FIXED_N2:
+        if n2 is None:
+            raise InputError("n2", None, "given with --allocation fixed-n2")
+        n2 = check_integer("n2", n2, 1)
+    model = Setting.from_key(plan.protocol).model
+    if model is Model.LOCAL:
+        gamma1, gamma2 = debias_factor(plan.query.eps1), debias_factor(plan.query.eps2)
+        budget = gamma1**2 / paper[0] + gamma2**2 / paper[1]  # W: the variance to keep
+        if rule is AllocationRule.COST:
+            spread = gamma1 * math.sqrt(cost1) + gamma2 * math.sqrt(cost2)
+            sizes = (
+                math.ceil(gamma1 / math.sqrt(cost1) * spread / budget),
+                math.ceil(gamma2 / math.sqrt(cost2) * spread / budget),
+            )
+            return Allocation(
+                rule, *sizes, "n_g ∝ γ_g/√c_g at the paper plan's variance", cost1, cost2
+            )
+        assert n2 is not None
+        remaining = budget - gamma2**2 / n2
+        if remaining <= 0:
+            return Allocation(
+                rule,
+                None,
+                None,
+                (
+                    f"n2 = {n2:,} leaves no variance budget: group 2 needs more than "
+                    f"{math.ceil(gamma2**2 / budget):,} users"
+                ),
+                cost1,
+                cost2,
+            )
+        return Allocation(
+            rule,
+            math.ceil(gamma1**2 / remaining),
+            n2,
+            "same variance W = γ1²/n1 + γ2²/n2 as the paper's plan",
+            cost1,
+            cost2,
+        )
+    members = [*_family(plan, table), (*paper, "the paper's rule")]
+    if rule is AllocationRule.COST:
+        n1_best, n2_best, how = min(members, key=lambda m: (cost1 * m[0] + cost2 * m[1], m[0]))
+        return Allocation(rule, n1_best, n2_best, how, cost1, cost2)
+    assert n2 is not None
+    fitting = [m for m in members if m[1] <= n2]
+    if not fitting:
+        fewest = min(m[1] for m in members)
+        return Allocation(
+            rule,
+            None,
+            None,
+            (
+                f"n2 = {n2:,} is below every member of the family of valid protocols (the "
+                f"fewest group-2 users is {fewest:,})"
+            ),
+            cost1,
+            cost2,
+        )
+    n1_best, _, how = min(fitting, key=lambda m: (m[0], m[1]))
+    return Allocation(rule, n1_best, n2, how, cost1, cost2)

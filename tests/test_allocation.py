@@ -1,0 +1,62 @@
+"""Allocations: cheaper than the paper's rule where they can be, and still valid."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from planner.allocation import AllocationRule, allocate
+from planner.plan import plan
+from planner.validate import validate
+from tests.conftest import make_query
+from validators.local_private import debias_factor
+
+
+def test_local_cost_optimal_matches_the_closed_form_and_saves_about_forty_percent() -> None:
+    query = make_query("local-private", k=1000, alpha=0.1, eps1=1.0, eps2=0.1)
+    paper = plan(query)
+    cheap = allocate(paper, AllocationRule.COST)
+    g1, g2 = debias_factor(1.0), debias_factor(0.1)
+    budget = g1**2 / paper.n_users_group1 + g2**2 / paper.n_users_group2
+    assert cheap.n_users_group1 == math.ceil(g1 * (g1 + g2) / budget)
+    assert cheap.n_users_group2 == math.ceil(g2 * (g1 + g2) / budget)
+    # same variance budget, fewer users: SPEC §2 says ~40 % for ε = (1, 0.1), equal costs
+    assert g1**2 / cheap.n_users_group1 + g2**2 / cheap.n_users_group2 <= budget * (1 + 1e-9)
+    saving = 1 - cheap.cost / (paper.n_users_group1 + paper.n_users_group2)
+    assert 0.35 < saving < 0.5
+
+
+def test_costs_move_users_towards_the_cheaper_group() -> None:
+    paper = plan(make_query("local-private", k=200, alpha=0.2, eps1=1.0, eps2=0.5))
+    group2_cheap = allocate(paper, AllocationRule.COST, cost1=10.0, cost2=1.0)
+    group1_cheap = allocate(paper, AllocationRule.COST, cost1=1.0, cost2=10.0)
+    assert group2_cheap.n_users_group2 > group1_cheap.n_users_group2
+    assert group2_cheap.n_users_group1 < group1_cheap.n_users_group1
+
+
+def test_fixed_n2_needs_fewer_group1_users_when_group2_is_larger() -> None:
+    paper = plan(make_query("local-private", k=200, alpha=0.2, eps1=1.0, eps2=0.5))
+    more = allocate(paper, AllocationRule.FIXED_N2, n2=3 * paper.n_users_group2)
+    assert more.n_users_group1 < paper.n_users_group1
+    too_few = allocate(paper, AllocationRule.FIXED_N2, n2=paper.n_users_group2 // 3)
+    assert not too_few.feasible and "budget" in too_few.reason
+
+
+@pytest.mark.parametrize("key", ["shuffle-private", "central"])
+def test_family_contains_the_paper_rule_and_never_costs_more(key: str) -> None:
+    query = make_query(key, k=1000, alpha=0.1, eps1=1.0, eps2=0.1)
+    paper = plan(query)
+    cheap = allocate(paper, AllocationRule.COST)
+    assert cheap.cost <= paper.n_users_group1 + paper.n_users_group2
+    fixed = allocate(paper, AllocationRule.FIXED_N2, n2=paper.n_users_group2)
+    assert fixed.n_users_group1 <= paper.n_users_group1
+
+
+@pytest.mark.parametrize("key", ["local-private", "shuffle-private", "central"])
+def test_allocated_sizes_pass_validation(key: str) -> None:
+    query = make_query(key, k=64, alpha=0.25, eps1=1.0, eps2=0.25)
+    paper = plan(query)
+    cheap = allocate(paper, AllocationRule.COST)
+    report = validate(query, n1=cheap.n_users_group1, n2=cheap.n_users_group2, trials=300, seed=17)
+    assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
