@@ -466,7 +466,8 @@ def _warnings(
         if group.saving_users < 0:
             notes.append(
                 f"{group.name} needs {-group.saving_users:,} more users than the "
-                "homogeneous protocol at ε = min(ε1, ε2)"
+                "homogeneous protocol at ε = min(ε1, ε2); --allocation cost finds the "
+                "cheapest valid split"
             )
     if query.beta > PER_RUN_ERROR:
         notes.append(f"β = {query.beta:g} > 1/3: planned for β = 1/3 (the theorems' target)")
