@@ -141,8 +141,18 @@ GRID_DELTA = 1e-6
 CALIBRATION_TARGET = 0.26
 """Observed worst-family error the calibrated C must reach (below 1/3, so that a fresh
 400-trial ``planner validate`` passes with its Wilson bound)."""
-SAFETY_MARGIN = 1.15
-"""Multiplies the interpolated C: covers interpolation between grid points."""
+SAFETY_MARGINS: dict[str, float] = {"local-private": 1.15}
+DEFAULT_SAFETY_MARGIN = 1.05
+"""Multiplies the interpolated n: covers interpolation and Monte Carlo noise. Chosen on
+120 random off-grid points (validate, 400 trials, fresh seeds): every setting passed all
+of them at 1.05 except local-private, whose eight families all sit near the threshold at
+once (5 of 12 points failed at 1.0, 1 at 1.05, none at 1.15)."""
+
+
+def safety_margin(setting: str) -> float:
+    return SAFETY_MARGINS.get(setting, DEFAULT_SAFETY_MARGIN)
+
+
 SEARCH_RANGE: dict[str, tuple[float, float]] = {
     "local-private": (0.2, 200.0),
     "local-public": (1.0, 2000.0),
@@ -357,12 +367,12 @@ def constants_document(
         kept = {name: previous[name] for name in ("tester", "L", "hashes") if name in previous}
         settings[setting] = {
             "source": "calibrated",
-            "multiplier": SAFETY_MARGIN * max(multipliers),
+            "multiplier": safety_margin(setting) * max(multipliers),
             **kept,
             "note": (
                 f"Monte Carlo calibration: smallest C with every family's observed error ≤ "
                 f"{CALIBRATION_TARGET} at each grid point; plans use the log-space "
-                f"interpolation × {SAFETY_MARGIN}"
+                f"interpolation × {safety_margin(setting)}"
             ),
             "provenance": {
                 "command": f"planner calibrate --setting {setting} --trials {trials} --seed {seed}",
@@ -375,7 +385,7 @@ def constants_document(
                 "axes": {name: list(values) for name, values in axes.items()},
                 "multipliers": multipliers,
                 "raw_multipliers": raw,
-                "safety_margin": SAFETY_MARGIN,
+                "safety_margin": safety_margin(setting),
                 "worst_families": [p.worst_family for p in points],
                 "never_passed": [repr(p.point) for p in failed],
             },
@@ -395,7 +405,7 @@ def constants_document(
             "seed": seed,
             "criterion": f"observed error ≤ {CALIBRATION_TARGET} on every instance family",
             "grid_delta": GRID_DELTA,
-            "safety_margin": SAFETY_MARGIN,
+            "safety_margins": {**{s: DEFAULT_SAFETY_MARGIN for s in by_setting}, **SAFETY_MARGINS},
             "code_version": code_version,
             "simulation_path": "fast (exact sufficient statistics)",
         },

@@ -7,7 +7,10 @@ not a guarantee) — and the multiplier applied to the registry bound.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import json
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
@@ -55,54 +58,64 @@ class SettingConstant:
         """The grid nodes around this point with their interpolation weights (None: no grid).
 
         On an axis where the point lies outside the grid, the corner keeps the point's own
-        coordinate (the constant is the edge's; the bound is the point's).
+        coordinate (the constant is the edge's; the bound is the point's); a clamped ratio
+        keeps the point's own ε_weak.
         """
-        grid = self.extra.get("grid")
-        if not grid:
+        grid = self._parsed_grid
+        if grid is None:
             return None
-        axes = [grid["axes"][name] for name in GRID_AXES]
-        values = np.asarray(grid["multipliers"], dtype=float).reshape([len(a) for a in axes])
+        axes, log_axes, values, margin = grid
         point = _grid_point(k, alpha, eps_strong, eps_weak)
-        corners: list[tuple[list[int], list[float], float]] = [([], [], 1.0)]
-        for axis, coordinate in zip(axes, point, strict=True):
-            logs = np.log(np.asarray(axis, dtype=float))
-            x = float(np.log(coordinate))
-            inside = logs[0] <= x <= logs[-1]
-            if logs.size == 1 or not inside:
-                index = 0 if (logs.size == 1 or x < logs[0]) else logs.size - 1
-                corners = [
-                    ([*indices, index], [*coords, coordinate], weight)
-                    for indices, coords, weight in corners
-                ]
+        corners: list[tuple[tuple[int, ...], tuple[float, ...], float]] = [((), (), 1.0)]
+        ratio_clamped = False
+        for position, (axis, logs, coordinate) in enumerate(
+            zip(axes, log_axes, point, strict=True)
+        ):
+            x = math.log(coordinate)
+            if len(logs) == 1 or not logs[0] <= x <= logs[-1]:
+                index = 0 if (len(logs) == 1 or x < logs[0]) else len(logs) - 1
+                ratio_clamped = ratio_clamped or position == 3
+                corners = [((*ix, index), (*co, coordinate), w) for ix, co, w in corners]
                 continue
-            index = int(min(np.searchsorted(logs, x, side="right") - 1, logs.size - 2))
+            index = min(bisect.bisect_right(logs, x) - 1, len(logs) - 2)
             fraction = (x - logs[index]) / (logs[index + 1] - logs[index])
             corners = [
                 (
-                    [*indices, index + step],
-                    [*coords, float(axis[index + step])],
-                    weight * (fraction if step else 1 - fraction),
+                    (*ix, index + step),
+                    (*co, axis[index + step]),
+                    w * (fraction if step else 1 - fraction),
                 )
-                for indices, coords, weight in corners
+                for ix, co, w in corners
                 for step in (0, 1)
             ]
-        ratio_axis = np.log(np.asarray(grid["axes"]["eps_ratio"], dtype=float))
-        ratio_clamped = not ratio_axis[0] <= np.log(point[3]) <= ratio_axis[-1]
-        margin = float(grid["safety_margin"])
         return [
             GridCorner(
-                weight,
-                margin * float(values[tuple(indices)]),
-                round(c[0]),
-                c[1],
-                c[2],
-                # a clamped ratio keeps the point's own ε_weak (node ε_s × ratio could fall
-                # below the accepted range); an interior one is the node's ε_s × ratio
-                eps_weak if ratio_clamped else c[2] * c[3],
+                w,
+                margin * values[ix],
+                round(co[0]),
+                co[1],
+                co[2],
+                eps_weak if ratio_clamped else co[2] * co[3],
             )
-            for indices, c, weight in corners
-            if weight > 0
+            for ix, co, w in corners
+            if w > 0
         ]
+
+    @functools.cached_property
+    def _parsed_grid(self) -> tuple[list[list[float]], list[list[float]], dict, float] | None:
+        """Axes, their logs, node values by index tuple, and the margin (parsed once)."""
+        grid = self.extra.get("grid")
+        if not grid:
+            return None
+        axes = [[float(value) for value in grid["axes"][name]] for name in GRID_AXES]
+        flat = np.asarray(grid["multipliers"], dtype=float).reshape([len(a) for a in axes])
+        values = {index: float(flat[index]) for index in np.ndindex(flat.shape)}
+        return (
+            axes,
+            [[math.log(v) for v in axis] for axis in axes],
+            values,
+            float(grid["safety_margin"]),
+        )
 
     def outside_grid(self, k: int, alpha: float, eps_strong: float, eps_weak: float) -> list[str]:
         """Names of the grid axes this point lies outside of (the constant is extrapolated)."""
