@@ -32,7 +32,7 @@ from formulas.settings import Model, Setting
 from formulas.subsampling import subsampling_population
 from planner.constants import ConstantTable, default_constants
 from planner.inputs import InputError, Query, check_integer, check_number
-from planner.plan import Plan, noise_mu, shuffle_sizes_for_noise
+from planner.plan import Plan, calibrated_multiplier, noise_mu, shuffle_sizes_for_noise
 from validators.local_private import debias_factor
 
 FAMILY_POINTS = 64
@@ -79,7 +79,9 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
         for mu in np.unique(np.geomspace(mu_s, mu_w, FAMILY_POINTS)):
             # μ ∝ 1/ε²: this member behaves like ε_strong′ = ε_w·√(μ_w/μ′) (C is read there)
             eps_effective = eps_weak * math.sqrt(mu_w / float(mu))
-            multiplier = constant.multiplier_at(query.k, query.alpha, eps_effective, eps_weak)
+            multiplier = calibrated_multiplier(
+                query, constant, eps_effective, eps_weak, query.accounting, compression
+            )
             sizes = shuffle_sizes_for_noise(query, float(mu), mu_w, multiplier, compression)
             pair = (plan.runs * sizes.n_strong, plan.runs * sizes.n_weak)
             members.append(
@@ -90,7 +92,9 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
             )
     elif query.setting.model is Model.CENTRAL:
         for eps in np.unique(np.geomspace(eps_weak, eps_strong, FAMILY_POINTS)):
-            multiplier = constant.multiplier_at(query.k, query.alpha, float(eps), eps_weak)
+            multiplier = calibrated_multiplier(
+                query, constant, float(eps), eps_weak, query.accounting, (2, 1)
+            )
             used = math.ceil(
                 multiplier
                 * float(BOUNDS["central"].evaluate(k=query.k, alpha=query.alpha, eps=float(eps)))

@@ -37,21 +37,6 @@ class SettingConstant:
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def multiplier_at(self, k: int, alpha: float, eps_strong: float, eps_weak: float) -> float:
-        """C at this point: the grid's interpolation (× its safety margin), else the scalar.
-
-        Plans use :meth:`grid_corners` instead (interpolation of n, not of C); this is the
-        number they report and the one allocations start from.
-        """
-        grid = self.extra.get("grid")
-        if not grid:
-            return self.multiplier
-        axes = [grid["axes"][name] for name in GRID_AXES]
-        values = np.asarray(grid["multipliers"], dtype=float).reshape([len(a) for a in axes])
-        return float(grid["safety_margin"]) * log_multilinear(
-            axes, values, _grid_point(k, alpha, eps_strong, eps_weak)
-        )
-
     def grid_corners(
         self, k: int, alpha: float, eps_strong: float, eps_weak: float
     ) -> list[GridCorner] | None:
@@ -150,33 +135,6 @@ def _grid_point(k: int, alpha: float, eps_strong: float, eps_weak: float) -> lis
 
 GRID_AXES = ("k", "alpha", "eps_strong", "eps_ratio")
 """Axes of a calibration grid: domain size, distance, the larger ε, and ε_weak/ε_strong."""
-
-
-def log_multilinear(axes: list[list[float]], values: np.ndarray, point: list[float]) -> float:
-    """Multilinear interpolation of log(values) in log-coordinates, clamped to the grid.
-
-    Outside the grid the nearest edge is used (no extrapolation of the trend).
-    """
-    result = 0.0
-    corners: list[tuple[list[int], float]] = [([], 1.0)]
-    for axis, coordinate in zip(axes, point, strict=True):
-        logs = np.log(np.asarray(axis, dtype=float))
-        x = float(np.clip(np.log(coordinate), logs[0], logs[-1]))
-        if logs.size == 1:
-            index, fraction = 0, 0.0
-        else:
-            index = int(min(np.searchsorted(logs, x, side="right") - 1, logs.size - 2))
-            fraction = (x - logs[index]) / (logs[index + 1] - logs[index])
-        corners = [
-            ([*indices, index + step], weight * (fraction if step else 1 - fraction))
-            for indices, weight in corners
-            for step in (0, 1)
-            if logs.size > 1 or step == 0
-        ]
-    for indices, weight in corners:
-        if weight:
-            result += weight * float(np.log(values[tuple(indices)]))
-    return float(np.exp(result))
 
 
 @dataclass(frozen=True)

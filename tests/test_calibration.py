@@ -11,24 +11,39 @@ from planner.calibrate import (
     grid_points,
     point_seed,
 )
-from planner.constants import GRID_AXES, log_multilinear, parse_constant_table
+from planner.constants import GRID_AXES, ConstantSource, parse_constant_table
 from planner.plan import plan
 from planner.validate import validate
 
 QUICK_AXES = {"k": [16, 64], "alpha": [0.3], "eps_strong": [1.0], "eps_ratio": [0.5]}
 
 
-def test_log_multilinear_by_hand() -> None:
-    axis = [1.0, 100.0]
-    values = np.array([2.0, 8.0])
-    assert log_multilinear([axis], values, [10.0]) == pytest.approx(4.0)  # geometric middle
-    assert log_multilinear([axis], values, [1e4]) == pytest.approx(8.0)  # clamped
-    assert log_multilinear([axis], values, [0.01]) == pytest.approx(2.0)
-    grid = np.array([[1.0, 4.0], [16.0, 64.0]])
-    assert log_multilinear([axis, [1.0, 4.0]], grid, [10.0, 2.0]) == pytest.approx(8.0)
-    assert log_multilinear([[5.0], axis], np.array([[3.0, 12.0]]), [7.0, 10.0]) == pytest.approx(
-        6.0
-    )
+def test_grid_corners_by_hand() -> None:
+    """Weights are log-linear per axis, clamped axes keep the point's own coordinate."""
+    from planner.constants import SettingConstant
+
+    multipliers = list(range(1, 17))  # node (i, j, l, m) holds 1 + 8i + 4j + 2l + m
+    grid = {
+        "axes": {
+            "k": [16, 256],
+            "alpha": [0.1, 0.4],
+            "eps_strong": [0.25, 1.0],
+            "eps_ratio": [0.25, 1.0],
+        },
+        "multipliers": multipliers,
+        "safety_margin": 1.0,
+    }
+    entry = SettingConstant(ConstantSource.CALIBRATED, 1.0, extra={"grid": grid})
+    corners = entry.grid_corners(64, 0.2, 1.0, 0.5)  # k and α halfway in log, ε on a node
+    assert sum(c.weight for c in corners) == pytest.approx(1.0)
+    assert {(c.k, c.alpha, c.eps_strong, c.eps_weak) for c in corners} == {
+        (k, a, 1.0, w) for k in (16, 256) for a in (0.1, 0.4) for w in (0.25, 1.0)
+    }
+    assert all(c.weight == pytest.approx(1 / 8) for c in corners)
+    outside = entry.grid_corners(10**6, 1.0, 1.0, 0.01)  # k, α and ratio clamped
+    assert [(c.k, c.alpha, c.eps_weak, c.multiplier) for c in outside] == [
+        (10**6, 1.0, 0.01, 8 + 4 + 2 + 1)
+    ]
 
 
 def test_grid_seeds_depend_on_the_point_not_on_the_order() -> None:
@@ -54,8 +69,8 @@ def test_one_worker_and_two_workers_give_identical_constants() -> None:
     entry = table.for_setting("central")
     grid = entry.extra["grid"]
     assert list(grid["axes"]) == list(GRID_AXES)
-    at_grid_point = entry.multiplier_at(16, 0.3, 1.0, 0.5)
-    assert at_grid_point == pytest.approx(grid["safety_margin"] * grid["multipliers"][0])
+    (corner,) = entry.grid_corners(16, 0.3, 1.0, 0.5)  # exactly on the first node
+    assert corner.multiplier == pytest.approx(grid["safety_margin"] * grid["multipliers"][0])
     assert plan(grid_points("central", QUICK_AXES)[0].query(), table).constant_source.value == (
         "calibrated"
     )
