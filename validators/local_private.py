@@ -28,7 +28,7 @@ import numpy as np
 
 from formulas.hadamard import hadamard_order
 from validators.hadamard import block_probabilities, in_block_set
-from validators.protocol import TestResult, TrialBatch, as_trial_stack
+from validators.protocol import TestResult, TrialBatch
 
 
 def flip_probability(eps: float) -> float:
@@ -139,9 +139,9 @@ class LocalPrivateTester:
         ones = []
         sizes = []
         for pmf, n_users, eps in ((p, n1, self.eps1), (q, n2, self.eps2)):
-            prob_one = block_probabilities(as_trial_stack(pmf, trials)) / debias_factor(
-                eps
-            ) + flip_probability(eps)
+            # one transform for a fixed pmf, one per trial for a per-trial stack (hashing)
+            per_block = np.broadcast_to(block_probabilities(pmf), (trials, order - 1))
+            prob_one = per_block / debias_factor(eps) + flip_probability(eps)
             size = block_sizes(n_users, order)
             ones.append(rng.binomial(size[None, :, :], prob_one[:, None, :]))
             sizes.append(size)
