@@ -99,6 +99,14 @@ def plan(
         str, typer.Option("--trials", metavar="INT", help="--exact: trials per family per check.")
     ] = "600",
     seed: Annotated[str, typer.Option("--seed", metavar="INT", help="--exact: seed.")] = "0",
+    constants: Annotated[
+        str,
+        typer.Option(
+            "--constants",
+            metavar="calibrated|proof|order",
+            help="Source of C: Monte Carlo (default), the paper's proofs, or C = 1.",
+        ),
+    ] = "calibrated",
     allocation: AllocationOpt = "paper",
     cost1: Cost1Opt = "1",
     cost2: Cost2Opt = "1",
@@ -110,7 +118,11 @@ def plan(
 ) -> None:
     """How many users each group needs (n1 for ε1, n2 for ε2)."""
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
-    result = make_plan(query)
+    from planner.constants import ConstantSource, constants_with_source
+    from planner.inputs import check_choice
+
+    table = constants_with_source(check_choice("constants", constants, ConstantSource))  # type: ignore[arg-type]
+    result = make_plan(query, table)
     allocated = _allocation(result, allocation, cost1, cost2, n2)
     from planner.report import (
         allocation_renderable,

@@ -166,3 +166,35 @@ def default_constants() -> ConstantTable:
     """The constants shipped inside the package."""
     text = resources.files("planner").joinpath("data/constants.json").read_text("utf-8")
     return parse_constant_table(json.loads(text))
+
+
+def constants_with_source(
+    source: ConstantSource, base: ConstantTable | None = None
+) -> ConstantTable:
+    """The shipped table, or a variant whose every setting uses ``source``.
+
+    ``order``: C = 1 everywhere (the O(·) bound itself). ``proof``: the paper's proof
+    constants where it gives them (local private coin, ``theo:l2_mean_flip``), C = 1
+    elsewhere. Tester parameters are kept.
+    """
+    table = base or default_constants()
+    if source is ConstantSource.CALIBRATED:
+        return table
+    settings = {}
+    for key, entry in table.settings.items():
+        kept = {
+            name: value for name, value in entry.extra.items() if name in ("tester", "L", "hashes")
+        }
+        if source is ConstantSource.PROOF and key == "local-private":
+            settings[key] = SettingConstant(
+                ConstantSource.PROOF,
+                1.0,
+                "local-private-proof",
+                "appendix proof of theo:l2_mean_flip",
+                kept,
+            )
+        else:
+            settings[key] = SettingConstant(
+                ConstantSource.ORDER, 1.0, None, "C = 1: not a guarantee", kept
+            )
+    return ConstantTable(version=f"{table.version}+{source.value}", settings=settings)

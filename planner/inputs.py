@@ -34,6 +34,7 @@ ALLOWED: dict[str, str] = {
     "coin": "one of private, public",
     "accounting": "one of paper, exact",
     "allocation": "one of paper, cost, fixed-n2",
+    "constants": "one of calibrated, proof, order",
     "cost1": "a number in (0, 1e12]",
     "cost2": "a number in (0, 1e12]",
     "path": "one of user, fast, auto",

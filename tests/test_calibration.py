@@ -100,8 +100,9 @@ def test_hold_out_points_pass_validation_with_the_shipped_constants() -> None:
     assert not failures, failures
 
 
-@pytest.mark.parametrize("setting", ["local-private", "local-public", "shuffle-private",
-                                     "shuffle-public", "central"])
+@pytest.mark.parametrize(
+    "setting", ["local-private", "local-public", "shuffle-private", "shuffle-public", "central"]
+)
 def test_shipped_constants_are_reproduced_from_their_provenance(setting: str) -> None:
     """`planner calibrate` with the recorded seed and trials gives the shipped raw C back
     (within Monte Carlo tolerance: code changes since may move a count by one user)."""
@@ -113,8 +114,9 @@ def test_shipped_constants_are_reproduced_from_their_provenance(setting: str) ->
     axes = grid["axes"]
     extra = {name: entry.extra[name] for name in ("tester", "L", "hashes") if name in entry.extra}
     # the cheapest node: k = 16, α = 0.5, ε_strong = 1, ratio = 1 (last index on each axis)
-    point = GridPoint(setting, int(axes["k"][0]), axes["alpha"][-1], axes["eps_strong"][-1],
-                      axes["eps_ratio"][-1])
+    point = GridPoint(
+        setting, int(axes["k"][0]), axes["alpha"][-1], axes["eps_strong"][-1], axes["eps_ratio"][-1]
+    )
     shape = [len(axes[name]) for name in axes]
     flat_index = int(np.ravel_multi_index((0, shape[1] - 1, shape[2] - 1, shape[3] - 1), shape))
     result = calibrate_point(point, provenance["trials_per_family"], provenance["seed"], extra)

@@ -205,3 +205,29 @@ def test_usage_errors_are_one_line_without_traceback(args) -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_constants_sources_are_selectable_and_ordered(capsys) -> None:
+    base = [
+        "plan",
+        "--model",
+        "local",
+        "-k",
+        "1000",
+        "--alpha",
+        "0.1",
+        "--eps1",
+        "1",
+        "--eps2",
+        "0.5",
+        "--json",
+    ]
+    sizes = {}
+    for source in ("calibrated", "proof", "order"):
+        code, out, _ = run([*base, "--constants", source], capsys)
+        assert code == 0
+        document = json.loads(out)
+        assert document["constant"]["source"] == source
+        sizes[source] = document["n_users_group1"]
+    # the proof's constants are valid but huge; C = 1 is below what a tester needs
+    assert sizes["proof"] > 100 * sizes["calibrated"] > 100 * sizes["order"]

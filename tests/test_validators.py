@@ -120,3 +120,19 @@ def test_multiple_of_the_order_bound_works_at_one_and_a_half_and_fails_at_a_tent
         query, table_with(key, multiple / 10, **extra), trials=600, seed=303, families=["paninski"]
     )
     assert below.outcomes[0].ci_low > 1 / 3  # it fails on Paninski, not trivially accepting
+
+
+def test_public_seed_fixes_the_hashes_and_only_them() -> None:
+    from validators.local_public import local_public_tester
+
+    tester = local_public_tester(64, 0.3, 1.0, 0.5, L=8, hashes=2)
+    instance = build("paninski", 64, 0.3)
+    samples = [
+        np.random.default_rng(s).choice(64, 4000, p=pmf)
+        for s, pmf in ((1, instance.p), (2, instance.q))
+    ]
+    same_coin = [
+        tester.run(*samples, np.random.default_rng(9), public_seed=42).statistic for _ in range(2)
+    ]
+    other_coin = tester.run(*samples, np.random.default_rng(9), public_seed=43).statistic
+    assert same_coin[0] == same_coin[1] != other_coin

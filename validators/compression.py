@@ -64,9 +64,19 @@ class CompressedTester:
         return cls(k, L, hashes, make_base(L, compressed_alpha(alpha, k, L)))
 
     def run(
-        self, samples1: np.ndarray, samples2: np.ndarray, rng: np.random.Generator
+        self,
+        samples1: np.ndarray,
+        samples2: np.ndarray,
+        rng: np.random.Generator,
+        public_seed: int | None = None,
     ) -> TestResult:
-        table = draw_hashes(self.k, self.L, self.hashes, rng)
+        """One execution; ``public_seed`` is the public coin (drawn from ``rng`` if None).
+
+        Every party derives the same hashes from the public seed; the users' own
+        randomness (randomized response, noise) always comes from ``rng``.
+        """
+        coin = rng if public_seed is None else np.random.default_rng(public_seed)
+        table = draw_hashes(self.k, self.L, self.hashes, coin)
         scores = [
             self.base.run(
                 table[r][samples1[r :: self.hashes]], table[r][samples2[r :: self.hashes]], rng
