@@ -20,7 +20,7 @@ from formulas.poisson import poisson_mu_paper
 from formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY, Bound
 from formulas.repetition import majority_vote_runs
 from formulas.settings import Coin, Model, Setting
-from formulas.subsampling import subsampling_population
+from formulas.subsampling import subsampling_population, subsampling_population_ratio
 from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
 from planner.inputs import DEFAULT_BETA, Accounting, Query
 
@@ -247,7 +247,7 @@ def _central_sizes(
     values = {"k": query.k, "alpha": query.alpha, "eps": eps_strong}
     order_strong = float(bound.evaluate(**values))
     n_strong = math.ceil(multiplier * order_strong)
-    ratio = math.expm1(eps_strong) / math.expm1(eps_weak)
+    ratio = float(subsampling_population_ratio(eps_strong, eps_weak))
     return _RunSizes(
         n_strong=n_strong,
         n_weak=subsampling_population(n_strong, eps_strong, eps_weak),
