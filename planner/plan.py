@@ -41,7 +41,7 @@ class Compression:
     hashes: int = 1
     """Independent hashes R on disjoint users (priced by calibration; 1 = the paper's)."""
     L_argmin: int | None = None
-    """Exact integer argmin of the bound over [2, k] (None where the bound is increasing)."""
+    """Exact integer argmin of the bound over [2, k] (2 for the local bound, increasing in L)."""
 
 
 @dataclass(frozen=True)

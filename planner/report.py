@@ -56,6 +56,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "schema": PLAN_SCHEMA,
         "inputs": query_to_dict(plan.query),
         "setting": plan.query.setting.key,
+        "protocol": plan.protocol,
         "n_users_group1": plan.n_users_group1,
         "n_users_group2": plan.n_users_group2,
         "total_users": plan.total_users,

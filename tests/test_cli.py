@@ -50,6 +50,7 @@ def test_plan_json_echoes_every_input_and_has_the_documented_fields(capsys) -> N
         "accounting": "exact",
     }
     for field in (
+        "protocol",
         "n_users_group1",
         "n_users_group2",
         "total_users",
