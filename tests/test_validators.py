@@ -136,3 +136,21 @@ def test_public_seed_fixes_the_hashes_and_only_them() -> None:
     ]
     other_coin = tester.run(*samples, np.random.default_rng(9), public_seed=43).statistic
     assert same_coin[0] == same_coin[1] != other_coin
+
+
+def test_an_interrupted_report_write_leaves_nothing_behind(tmp_path, monkeypatch) -> None:
+    import os
+
+    from planner.validate import write_atomically
+
+    target = tmp_path / "report.json"
+    write_atomically(target, "old report\n")
+
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically(target, "new report that must not appear half-written\n")
+    assert target.read_text() == "old report\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
