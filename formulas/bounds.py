@@ -35,6 +35,17 @@ def local_private_proof(K: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms
     return (1600 * K ** ops.fraction(3, 2) / (alpha**2 * eps**2),)
 
 
+def local_private_hadamard(k: Any, K: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
+    """Local private coin in the shape of its tester: k·√K/(α²ε²), K = power of two ≥ k.
+
+    The same order as ``theo:ldp_ns`` (K < 2k), with the Hadamard padding kept: the
+    statistic's mean is ≥ (K/k)α² and its null s.d. ∝ γ²K^{3/2}/n (the variance in the
+    proof of ``theo:l2_mean_flip``), so the tester needs n ∝ k·√K·γ²/α². Calibrated
+    constants multiply this form, so that k = 68 (K = 128) is not priced like k = 64.
+    """
+    return (k * ops.sqrt(K) / (alpha**2 * eps**2),)
+
+
 def local_public(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
     """Per-group users, local public-coin (``theo:ldp_public_ns``): k/(α²ε²)."""
     return (k / (alpha**2 * eps**2),)

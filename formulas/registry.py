@@ -127,6 +127,16 @@ BOUNDS: dict[str, Bound] = {
             validity=_PER_GROUP_LOCAL + "; K = smallest power of two ≥ k",
         ),
         Bound(
+            key="local-private-hadamard",
+            title="Local DP, private coin, in the tester's shape (Hadamard padding kept)",
+            reference="theo:l2_mean_flip",
+            parameters=("k", "K", "alpha", "eps"),
+            term_labels=("k·√K/(α²ε²)",),
+            combine=Combine.SUM,
+            function=bounds.local_private_hadamard,
+            validity=_PER_GROUP_LOCAL + "; K = smallest power of two ≥ k",
+        ),
+        Bound(
             key="local-public",
             title="Local DP, public coin",
             reference="theo:ldp_public_ns",

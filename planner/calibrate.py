@@ -33,12 +33,15 @@ def table_with(
 ) -> ConstantTable:
     """A copy of the constants with this setting's C (order form) and tester extras.
 
-    A calibrated grid is dropped: the multiplier given here is the one used everywhere.
+    A calibrated grid is dropped: the multiplier given here is the one used everywhere; a
+    bound override that gives the tester's shape (not the proof's constants) is kept, so
+    that calibration and plans multiply the same expression.
     """
     table = base or default_constants()
     entry = table.for_setting(setting_key)
     merged = {name: value for name, value in {**entry.extra, **extra}.items() if name != "grid"}
-    changed = SettingConstant(ConstantSource.ORDER, multiplier, None, entry.note, merged)
+    shape = None if entry.source is ConstantSource.PROOF else entry.bound  # keep a shape
+    changed = SettingConstant(ConstantSource.ORDER, multiplier, shape, entry.note, merged)
     return replace(table, settings={**table.settings, setting_key: changed})
 
 
@@ -288,6 +291,7 @@ def monotone_envelope(
     axes: dict[str, list[float]],
     multipliers: Sequence[float],
     compression: tuple[int, int],
+    bound_key: str | None = None,
 ) -> list[float]:
     """The least change to the grid's C that makes n = C·bound monotone across the nodes.
 
@@ -320,6 +324,7 @@ def monotone_envelope(
             delta,
             Accounting.EXACT,
             compression,
+            bound_key,
         )
     users = np.asarray(multipliers, dtype=float).reshape(shape) * order
     if protocol.model is not Model.SHUFFLE:
@@ -363,8 +368,10 @@ def constants_document(
         high = SEARCH_RANGE[setting][1]
         raw = [p.multiplier if p.multiplier is not None else high for p in points]
         compression = (int(previous.get("L", 2)), int(previous.get("hashes", 1)))
-        multipliers = monotone_envelope(setting, axes, raw, compression)
-        kept = {name: previous[name] for name in ("tester", "L", "hashes") if name in previous}
+        multipliers = monotone_envelope(setting, axes, raw, compression, previous.get("bound"))
+        kept = {
+            name: previous[name] for name in ("bound", "tester", "L", "hashes") if name in previous
+        }
         settings[setting] = {
             "source": "calibrated",
             "multiplier": safety_margin(setting) * max(multipliers),

@@ -124,6 +124,13 @@ class _RunSizes:
     mu_strong: float | None = None
     mu_weak: float | None = None
     compression: Compression | None = None
+    shaped_strong: float | None = None
+    """C = 1 size of the strong group under the bound the multiplier applies to (a
+    constant's override, e.g. the tester-shaped local bound); None: ``order_strong``."""
+
+    @property
+    def base_strong(self) -> float:
+        return self.order_strong if self.shaped_strong is None else self.shaped_strong
 
 
 def mixing_scale(sizes: _RunSizes) -> float:
@@ -161,26 +168,27 @@ def _local_sizes(
         details = Compression(
             L=min(L, query.k), L_closed_form=2.0, L_paper=2.0, hashes=hashes, L_argmin=2
         )
-    sizes = []
+    shaped = []
     for eps in (eps_strong, eps_weak):
         values: dict[str, Any] = {"alpha": query.alpha, "eps": eps}
         if "K" in bound.parameters:
             values["K"] = hadamard_order(query.k)
-        else:
+        if "k" in bound.parameters:
             values["k"] = query.k
-        sizes.append(multiplier * float(bound.evaluate(**values)))
+        shaped.append(float(bound.evaluate(**values)))
     order = [
         float(order_bound.evaluate(k=query.k, alpha=query.alpha, eps=eps))
         for eps in (eps_strong, eps_weak)
     ]
     return _RunSizes(
-        n_strong=math.ceil(sizes[0]),
-        n_weak=math.ceil(sizes[1]),
+        n_strong=math.ceil(multiplier * shaped[0]),
+        n_weak=math.ceil(multiplier * shaped[1]),
         order_strong=order[0],
         order_weak=order[1],
         bound=order_bound,
         bound_values={"k": query.k, "alpha": query.alpha, "eps": eps_strong},
         compression=details,
+        shaped_strong=shaped[0],
     )
 
 
@@ -290,10 +298,13 @@ def _order_strong(
     delta: float | None,
     accounting: Accounting,
     compression: tuple[int, int],
+    bound_key: str | None = None,
 ) -> float:
     """The strong group's size with C = 1 at a (grid) point: what a node's C multiplies."""
     point = Query(setting, k, alpha, eps_strong, eps_weak, delta, accounting=accounting)
-    return run_sizes(point, eps_strong, eps_weak, 1.0, None, accounting, compression).order_strong
+    return run_sizes(
+        point, eps_strong, eps_weak, 1.0, bound_key, accounting, compression
+    ).base_strong
 
 
 def calibrated_multiplier(
@@ -308,8 +319,9 @@ def calibrated_multiplier(
 
     Interpolating log n = log(C·bound) between grid nodes (rather than log C, then times
     the bound here) keeps n monotone inside every grid cell once the node values are
-    (``planner.calibrate.monotone_envelope``): the bound's own curvature cannot make a dip.
-    Without a grid the scalar constant is used.
+    (``planner.calibrate.monotone_envelope``): a log-convex bound's curvature cannot make a
+    dip. Where the bound is not log-convex (the local tester's k·√K), the interpolated C
+    times the bound here is used when larger. Without a grid the scalar constant is used.
     """
     corners = constant.grid_corners(query.k, query.alpha, eps_strong, eps_weak)
     if corners is None:
@@ -327,6 +339,7 @@ def calibrated_multiplier(
                 query.delta,
                 accounting,
                 compression,
+                constant.bound,
             )
         )
         for corner in corners
@@ -340,8 +353,15 @@ def calibrated_multiplier(
         query.delta,
         accounting,
         compression,
+        constant.bound,
     )
-    return math.exp(log_n) / here
+    interpolated_constant = math.exp(
+        sum(corner.weight * math.log(corner.multiplier) for corner in corners)
+    )
+    # The chord is safe for log-convex bounds (it lies above them); a staircase bound such
+    # as k·√K (K jumps at powers of two) can rise above its chord between nodes, where the
+    # interpolated constant times this point's own bound is the larger.
+    return max(math.exp(log_n) / here, interpolated_constant)
 
 
 def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool = True) -> Plan:

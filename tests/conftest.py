@@ -26,11 +26,7 @@ SETTING_KEYS = [setting.key for setting in ALL_SETTINGS]
 
 
 def order_table():
-    """The shipped constants with every setting at C = 1 (the O(·) bound itself)."""
-    from planner.calibrate import table_with
-    from planner.constants import default_constants
+    """Every setting at C = 1 on the theorem's own bound (``--constants order``)."""
+    from planner.constants import ConstantSource, constants_with_source
 
-    table = default_constants()
-    for key in SETTING_KEYS:
-        table = table_with(key, 1.0, table)
-    return table
+    return constants_with_source(ConstantSource.ORDER)
