@@ -60,7 +60,10 @@ class Bound:
 
     def evaluate(self, **values: Any) -> Any:
         """Numeric value of the bound (vectorised over array arguments)."""
-        terms = np.broadcast_arrays(*self.terms(**values))
+        raw = self.terms(**values)
+        if all(np.ndim(term) == 0 for term in raw):  # scalars: no array machinery
+            return float(sum(raw)) if self.combine is Combine.SUM else float(max(raw))
+        terms = np.broadcast_arrays(*raw)
         stacked = np.stack(terms)
         total = stacked.sum(axis=0) if self.combine is Combine.SUM else stacked.max(axis=0)
         return total[()] if total.ndim == 0 else total
