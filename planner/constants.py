@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -51,7 +52,7 @@ class SettingConstant:
             return None
         axes, log_axes, values, margin = grid
         point = _grid_point(k, alpha, eps_strong, eps_weak)
-        corners: list[tuple[tuple[int, ...], tuple[float, ...], float]] = [((), (), 1.0)]
+        choices: list[tuple[tuple[int, float, float], ...]] = []  # (index, coordinate, weight)
         ratio_clamped = False
         for position, (axis, logs, coordinate) in enumerate(
             zip(axes, log_axes, point, strict=True)
@@ -60,31 +61,28 @@ class SettingConstant:
             if len(logs) == 1 or not logs[0] <= x <= logs[-1]:
                 index = 0 if (len(logs) == 1 or x < logs[0]) else len(logs) - 1
                 ratio_clamped = ratio_clamped or position == 3
-                corners = [((*ix, index), (*co, coordinate), w) for ix, co, w in corners]
+                choices.append(((index, coordinate, 1.0),))
                 continue
             index = min(bisect.bisect_right(logs, x) - 1, len(logs) - 2)
             fraction = (x - logs[index]) / (logs[index + 1] - logs[index])
-            corners = [
-                (
-                    (*ix, index + step),
-                    (*co, axis[index + step]),
-                    w * (fraction if step else 1 - fraction),
-                )
-                for ix, co, w in corners
-                for step in (0, 1)
-            ]
-        return [
-            GridCorner(
-                w,
-                margin * values[ix],
-                round(co[0]),
-                co[1],
-                co[2],
-                eps_weak if ratio_clamped else co[2] * co[3],
+            choices.append(
+                ((index, axis[index], 1.0 - fraction), (index + 1, axis[index + 1], fraction))
             )
-            for ix, co, w in corners
-            if w > 0
-        ]
+        corners = []
+        for (i0, k0, w0), (i1, a1, w1), (i2, e2, w2), (i3, r3, w3) in itertools.product(*choices):
+            weight = w0 * w1 * w2 * w3
+            if weight > 0:
+                corners.append(
+                    GridCorner(
+                        weight,
+                        margin * values[(i0, i1, i2, i3)],
+                        round(k0),
+                        a1,
+                        e2,
+                        eps_weak if ratio_clamped else e2 * r3,
+                    )
+                )
+        return corners
 
     @functools.cached_property
     def _parsed_grid(self) -> tuple[list[list[float]], list[list[float]], dict, float] | None:
