@@ -22,7 +22,7 @@ Every allocation is a pair of sizes that ``planner validate --n1 --n2`` checks.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import numpy as np
@@ -31,7 +31,7 @@ from formulas.registry import BOUNDS
 from formulas.settings import Model, Setting
 from formulas.subsampling import subsampling_population
 from planner.constants import ConstantTable, default_constants
-from planner.inputs import InputError, Query, check_integer, check_number
+from planner.inputs import InputError, check_integer, check_number
 from planner.plan import Plan, calibrated_multiplier, noise_mu, shuffle_sizes_for_noise
 from validators.local_private import debias_factor
 
@@ -66,7 +66,7 @@ class Allocation:
 
 def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
     """(n1, n2, description) for the members of the setting's family of valid protocols."""
-    query = replace_setting(plan.query, Setting.from_key(plan.protocol))
+    query = replace(plan.query, setting=Setting.from_key(plan.protocol), warnings=())
     constant = table.for_setting(plan.protocol)
     eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
     strong_first = query.eps1 >= query.eps2
@@ -107,12 +107,6 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
                 (*(pair if strong_first else pair[::-1]), f"tester run at ε′ = {eps:.4g}")
             )
     return members
-
-
-def replace_setting(query: Query, setting: Setting) -> Query:
-    from dataclasses import replace
-
-    return replace(query, setting=setting, warnings=())
 
 
 def allocate(

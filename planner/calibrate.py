@@ -9,14 +9,29 @@ on log C with common random numbers (the same seed at every C).
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
+import zlib
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from importlib import resources
 from typing import Any
 
-from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
-from planner.inputs import Query
+import numpy as np
+
+from formulas.settings import Model, Setting
+from planner.constants import (
+    TESTER_EXTRAS,
+    ConstantSource,
+    ConstantTable,
+    SettingConstant,
+    default_constants,
+)
+from planner.inputs import Accounting, Query
+from planner.plan import strong_order_size
 from planner.validate import validate
 from validators.engine import Verification
 
@@ -174,7 +189,6 @@ class GridPoint:
     eps_ratio: float
 
     def query(self) -> Query:
-        from formulas.settings import Model, Setting
 
         setting = Setting.from_key(self.setting)
         delta = GRID_DELTA if setting.model is Model.SHUFFLE else None
@@ -193,7 +207,6 @@ class PointResult:
 
 
 def grid_points(setting: str, axes: dict[str, list[float]] | None = None) -> list[GridPoint]:
-    import itertools
 
     axes = axes or DEFAULT_AXES
     return [
@@ -206,9 +219,6 @@ def grid_points(setting: str, axes: dict[str, list[float]] | None = None) -> lis
 
 def point_seed(seed: int, point: GridPoint) -> int:
     """The grid point's seed, from the run seed and the point alone (not the worker)."""
-    import zlib
-
-    import numpy as np
 
     key = zlib.crc32(repr(point).encode("utf-8"))
     return int(np.random.SeedSequence(seed, spawn_key=(key,)).generate_state(1)[0])
@@ -262,16 +272,12 @@ def calibrate(
     tasks = []
     for setting in settings:
         entry = table.for_setting(setting)
-        extra = {
-            name: entry.extra[name] for name in ("tester", "L", "hashes") if name in entry.extra
-        }
+        extra = entry.tester_extras
         tasks += [(point, trials, seed, extra) for point in grid_points(setting, axes)]
     if executor is None and workers <= 1:
         mapped = map(_run_point, tasks)
         return _collect(mapped, progress)
     if executor is None:
-        from concurrent.futures import ProcessPoolExecutor
-
         with ProcessPoolExecutor(max_workers=workers) as pool:
             return _collect(pool.map(_run_point, tasks), progress)
     return _collect(executor.map(_run_point, tasks), progress)
@@ -301,13 +307,6 @@ def monotone_envelope(
     running maximum is taken on n at the nodes and turned back into C; between nodes the
     plan interpolates log n (``planner.plan.calibrated_multiplier``), so it stays monotone.
     """
-    import itertools
-
-    import numpy as np
-
-    from formulas.settings import Model, Setting
-    from planner.inputs import Accounting
-    from planner.plan import _order_strong
 
     protocol = Setting.from_key(setting)
     delta = GRID_DELTA if protocol.model is Model.SHUFFLE else None
@@ -315,7 +314,7 @@ def monotone_envelope(
     order = np.empty(shape)
     for index in itertools.product(*(range(size) for size in shape)):
         k, alpha, eps_s, ratio = (axes[name][i] for name, i in zip(axes, index, strict=True))
-        order[index] = _order_strong(
+        order[index] = strong_order_size(
             protocol,
             int(k),
             float(alpha),
@@ -349,8 +348,6 @@ def constants_document(
     code_version: str,
 ) -> dict[str, Any]:
     """The constants file: per calibrated setting a grid of C, with provenance."""
-    import json
-    from importlib import resources
 
     axes = axes or DEFAULT_AXES
     document = (
@@ -369,9 +366,7 @@ def constants_document(
         raw = [p.multiplier if p.multiplier is not None else high for p in points]
         compression = (int(previous.get("L", 2)), int(previous.get("hashes", 1)))
         multipliers = monotone_envelope(setting, axes, raw, compression, previous.get("bound"))
-        kept = {
-            name: previous[name] for name in ("bound", "tester", "L", "hashes") if name in previous
-        }
+        kept = {name: previous[name] for name in ("bound", *TESTER_EXTRAS) if name in previous}
         settings[setting] = {
             "source": "calibrated",
             "multiplier": safety_margin(setting) * max(multipliers),
@@ -430,7 +425,7 @@ def exact_search(
     """
     table = base or default_constants()
     entry = table.for_setting(query.setting.key)
-    extra = {name: entry.extra[name] for name in ("tester", "L", "hashes") if name in entry.extra}
+    extra = entry.tester_extras
     low, high = SEARCH_RANGE[query.setting.key]
     sizing = replace(query, beta=1 / 3)
     return smallest_multiplier(

@@ -84,6 +84,11 @@ class SettingConstant:
                 )
         return corners
 
+    @property
+    def tester_extras(self) -> dict[str, Any]:
+        """The tester's free parameters kept with the constant: thresholds, L, hashes."""
+        return {name: self.extra[name] for name in TESTER_EXTRAS if name in self.extra}
+
     @functools.cached_property
     def _parsed_grid(self) -> tuple[list[list[float]], list[list[float]], dict, float] | None:
         """Axes, their logs, node values by index tuple, and the margin (parsed once)."""
@@ -132,6 +137,8 @@ def _grid_point(k: int, alpha: float, eps_strong: float, eps_weak: float) -> lis
 
 
 GRID_AXES = ("k", "alpha", "eps_strong", "eps_ratio")
+TESTER_EXTRAS = ("tester", "L", "hashes")
+"""Entries of a setting's constant that configure its tester (not the multiplier)."""
 """Axes of a calibration grid: domain size, distance, the larger ε, and ε_weak/ε_strong."""
 
 
@@ -180,9 +187,7 @@ def constants_with_source(
         return table
     settings = {}
     for key, entry in table.settings.items():
-        kept = {
-            name: value for name, value in entry.extra.items() if name in ("tester", "L", "hashes")
-        }
+        kept = entry.tester_extras
         if source is ConstantSource.PROOF and key == "local-private":
             settings[key] = SettingConstant(
                 ConstantSource.PROOF,

@@ -22,7 +22,7 @@ from formulas.repetition import majority_vote_runs
 from formulas.settings import Coin, Model, Setting
 from formulas.subsampling import subsampling_population, subsampling_population_ratio
 from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
-from planner.inputs import DEFAULT_BETA, Accounting, Query
+from planner.inputs import Accounting, Query
 
 PER_RUN_ERROR = 1 / 3
 """Error probability the theorems (and the constants) are stated for."""
@@ -289,7 +289,7 @@ def run_sizes(
 
 
 @lru_cache(maxsize=65536)
-def _order_strong(
+def strong_order_size(
     setting: Setting,
     k: int,
     alpha: float,
@@ -330,7 +330,7 @@ def calibrated_multiplier(
         corner.weight
         * math.log(
             corner.multiplier
-            * _order_strong(
+            * strong_order_size(
                 query.setting,
                 corner.k,
                 corner.alpha,
@@ -344,7 +344,7 @@ def calibrated_multiplier(
         )
         for corner in corners
     )
-    here = _order_strong(
+    here = strong_order_size(
         query.setting,
         query.k,
         query.alpha,
@@ -501,4 +501,4 @@ def _warnings(
     return tuple(notes)
 
 
-__all__ = ["DEFAULT_BETA", "Compression", "GroupPlan", "Plan", "noise_mu", "plan", "run_sizes"]
+__all__ = ["Compression", "GroupPlan", "Plan", "noise_mu", "plan", "run_sizes"]

@@ -112,7 +112,7 @@ def test_shipped_constants_are_reproduced_from_their_provenance(setting: str) ->
     entry = default_constants().for_setting(setting)
     grid, provenance = entry.extra["grid"], entry.extra["provenance"]
     axes = grid["axes"]
-    extra = {name: entry.extra[name] for name in ("tester", "L", "hashes") if name in entry.extra}
+    extra = entry.tester_extras
     # the cheapest node: k = 16, α = 0.5, ε_strong = 1, ratio = 1 (last index on each axis)
     point = GridPoint(
         setting, int(axes["k"][0]), axes["alpha"][-1], axes["eps_strong"][-1], axes["eps_ratio"][-1]
