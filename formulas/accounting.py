@@ -94,3 +94,26 @@ def poisson_mu_exact(eps: float, delta: float, rel_tol: float = 1e-6) -> float:
         else:
             low = middle
     return high
+
+
+@lru_cache(maxsize=4096)
+def poisson_epsilon_exact(mu: float, delta: float, rel_tol: float = 1e-6) -> float:
+    """Smallest ε with δ(ε; μ) ≤ δ: the exact privacy a given noise level μ buys.
+
+    The inverse of :func:`poisson_mu_exact` in ε (δ(ε; μ) decreases in ε). Infinite when
+    even ε → ∞ fails, i.e. when P(X1 = 0) = e^{−μ} exceeds δ.
+    """
+    if not delta >= DELTA_FLOOR:
+        raise ValueError(f"exact accounting needs delta ≥ {DELTA_FLOOR:g}")
+    if math.exp(-mu) + _ROUNDING_ALLOWANCE > delta:
+        return math.inf
+    low, high = 1e-9, 1.0
+    while poisson_histogram_delta(high, mu) > delta:
+        low, high = high, 2 * high
+    while high / low > 1.0 + rel_tol:
+        middle = math.sqrt(low * high)
+        if poisson_histogram_delta(middle, mu) <= delta:
+            high = middle
+        else:
+            low = middle
+    return high

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from formulas.accounting import poisson_mu_exact
+from formulas.accounting import poisson_epsilon_exact, poisson_mu_exact
 from formulas.compression import closed_form_L, integer_argmin, paper_L
 from formulas.hadamard import hadamard_order
 from formulas.poisson import poisson_mu_paper
@@ -307,6 +307,25 @@ def strong_order_size(
     ).base_strong
 
 
+def grid_position(
+    query: Query, eps_strong: float, eps_weak: float, accounting: Accounting
+) -> tuple[float, float, Accounting]:
+    """Where a point sits on the calibration grid (which was fitted with exact accounting).
+
+    The shuffle tester sees only the noise μ: with the lemma's μ at ε, it is the protocol
+    that exact accounting gives at the smaller ε′ = the exact privacy of that μ. So a
+    ``paper``-accounting plan reads its constant at ε′, not at ε.
+    """
+    if query.setting.model is not Model.SHUFFLE or accounting is Accounting.EXACT:
+        return eps_strong, eps_weak, accounting
+    assert query.delta is not None
+    strong, weak = (
+        poisson_epsilon_exact(noise_mu(eps, query.delta, accounting), query.delta)
+        for eps in (eps_strong, eps_weak)
+    )
+    return strong, weak, Accounting.EXACT
+
+
 def calibrated_multiplier(
     query: Query,
     constant: SettingConstant,
@@ -323,6 +342,7 @@ def calibrated_multiplier(
     dip. Where the bound is not log-convex (the local tester's k·√K), the interpolated C
     times the bound here is used when larger. Without a grid the scalar constant is used.
     """
+    eps_strong, eps_weak, accounting = grid_position(query, eps_strong, eps_weak, accounting)
     corners = constant.grid_corners(query.k, query.alpha, eps_strong, eps_weak)
     if corners is None:
         return constant.multiplier
@@ -443,7 +463,8 @@ def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Pla
         for index, group in enumerate(ordered, start=1)
     )
     term_values = tuple(float(value) for value in main.bound.terms(**main.bound_values))
-    outside = constant.outside_grid(query.k, query.alpha, eps_strong, eps_weak)
+    grid_strong, grid_weak, _ = grid_position(query, eps_strong, eps_weak, query.accounting)
+    outside = constant.outside_grid(query.k, query.alpha, grid_strong, grid_weak)
     extrapolated = (
         f"outside the calibration grid in {', '.join(outside)}: the constant is "
         "taken from the grid's nearest edge (check with planner validate)",

@@ -114,3 +114,12 @@ def test_dp_accounting_cross_check() -> None:
     )
     theirs = bin_a.compose(bin_b).get_delta_for_epsilon(eps)
     assert poisson_histogram_delta(eps, mu) == pytest.approx(theirs, rel=1e-3)
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.3, 1.0, 4.0])
+def test_exact_epsilon_inverts_exact_mu(eps: float) -> None:
+    from formulas.accounting import poisson_epsilon_exact
+
+    mu = poisson_mu_exact(eps, 1e-6)
+    assert poisson_epsilon_exact(mu, 1e-6) == pytest.approx(eps, rel=1e-4)
+    assert poisson_epsilon_exact(0.5, 1e-6) == math.inf  # e^{-0.5} > δ: no ε is enough

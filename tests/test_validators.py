@@ -154,3 +154,10 @@ def test_an_interrupted_report_write_leaves_nothing_behind(tmp_path, monkeypatch
         write_atomically(target, "new report that must not appear half-written\n")
     assert target.read_text() == "old report\n"
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_a_paper_accounting_shuffle_plan_is_met() -> None:
+    """The lemma's larger μ reads its constant at the exact privacy of that μ (ε′ < ε)."""
+    query = make_query("shuffle-private", k=300, alpha=0.15, eps1=1.0, eps2=0.3, accounting="paper")
+    report = validate(query, trials=600, seed=3)
+    assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
