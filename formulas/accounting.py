@@ -117,3 +117,39 @@ def poisson_epsilon_exact(mu: float, delta: float, rel_tol: float = 1e-6) -> flo
         else:
             low = middle
     return high
+
+
+GAUSSIAN_REGIME_MU = 1e6
+"""Above this μ, Poisson(μ) noise on two bins is the Gaussian mechanism (σ² = μ, L2
+sensitivity √2) to within 1e-4 relative in μ (tested against the exact accounting)."""
+
+
+def gaussian_histogram_delta(eps: float, mu: float) -> float:
+    """δ(ε) of the analytic Gaussian mechanism (Balle & Wang 2018), σ² = μ, sensitivity √2."""
+    sigma, sensitivity = math.sqrt(mu), math.sqrt(2.0)
+    a, b = sensitivity / (2 * sigma), eps * sigma / sensitivity
+
+    def normal_cdf(x: float) -> float:
+        return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+    return normal_cdf(a - b) - math.exp(eps) * normal_cdf(-a - b)
+
+
+def epsilon_for_noise(mu: float, delta: float, rel_tol: float = 1e-3) -> float:
+    """The privacy ε that noise μ buys at δ: exact below ``GAUSSIAN_REGIME_MU``, Gaussian above.
+
+    For locating a point on the calibration grid (not for guarantees: use
+    :func:`poisson_epsilon_exact` for those).
+    """
+    if mu < GAUSSIAN_REGIME_MU:
+        return poisson_epsilon_exact(mu, delta, rel_tol)
+    low, high = 1e-12, 1.0
+    while gaussian_histogram_delta(high, mu) > delta:
+        low, high = high, 2 * high
+    while high / low > 1.0 + rel_tol:
+        middle = math.sqrt(low * high)
+        if gaussian_histogram_delta(middle, mu) <= delta:
+            high = middle
+        else:
+            low = middle
+    return high

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from formulas.accounting import poisson_epsilon_exact, poisson_mu_exact
+from formulas.accounting import epsilon_for_noise, poisson_mu_exact
 from formulas.compression import closed_form_L, integer_argmin, paper_L
 from formulas.hadamard import hadamard_order
 from formulas.poisson import poisson_mu_paper
@@ -22,7 +22,7 @@ from formulas.repetition import majority_vote_runs
 from formulas.settings import Coin, Model, Setting
 from formulas.subsampling import subsampling_population, subsampling_population_ratio
 from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
-from planner.inputs import Accounting, Query
+from planner.inputs import EPS_MIN, Accounting, Query
 
 PER_RUN_ERROR = 1 / 3
 """Error probability the theorems (and the constants) are stated for."""
@@ -314,13 +314,17 @@ def grid_position(
 
     The shuffle tester sees only the noise μ: with the lemma's μ at ε, it is the protocol
     that exact accounting gives at the smaller ε′ = the exact privacy of that μ. So a
-    ``paper``-accounting plan reads its constant at ε′, not at ε.
+    ``paper``-accounting plan reads its constant at ε′, not at ε (to 0.1 %: a grid
+    position, not a privacy guarantee).
     """
     if query.setting.model is not Model.SHUFFLE or accounting is Accounting.EXACT:
         return eps_strong, eps_weak, accounting
     assert query.delta is not None
     strong, weak = (
-        poisson_epsilon_exact(noise_mu(eps, query.delta, accounting), query.delta)
+        max(
+            EPS_MIN,
+            epsilon_for_noise(noise_mu(eps, query.delta, accounting), query.delta),
+        )
         for eps in (eps_strong, eps_weak)
     )
     return strong, weak, Accounting.EXACT

@@ -142,7 +142,10 @@ def test_integer_argmin_is_exact_against_brute_force() -> None:
 ks = st.integers(min_value=2, max_value=10**6)
 alphas = st.floats(min_value=0.01, max_value=1.0)
 epsilons = st.floats(min_value=0.05, max_value=1.0)
-deltas = st.floats(min_value=1e-10, max_value=1e-2)
+# δ ≤ 1e-3: nearer 1e-2 the theorem's own shuffle bound can grow with δ, because its
+# term 1/(α⁴μ1μ2) rises as μ shrinks (k = 16, α = 0.078, ε = (1, 0.5): δ = 0.0078 → 0.01
+# takes n1 from 1093 to 1097 with C = 1) — a property of the paper's formula.
+deltas = st.floats(min_value=1e-10, max_value=1e-3)
 keys = st.sampled_from(SETTING_KEYS)
 grid_ks = st.integers(min_value=16, max_value=4096)
 grid_alphas = st.floats(min_value=0.05, max_value=0.5)
@@ -172,7 +175,7 @@ def check_monotone_in_k_alpha_delta_beta(
     assert no_group_needs_more(base, easier_alpha)
     assert no_group_needs_more(stricter_beta, base)
     if query.delta is not None:
-        looser_delta = plan(replace(query, delta=min(1e-2, query.delta * factor)), table)
+        looser_delta = plan(replace(query, delta=min(1e-3, query.delta * factor)), table)
         assert no_group_needs_more(base, looser_delta)
 
 
