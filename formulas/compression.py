@@ -55,20 +55,41 @@ def closed_form_L(k: float, alpha: float, mu1: float, mu2: float) -> float:
     return float(min(k, max(2.0, stationary)))
 
 
-def integer_argmin(cost: Callable[[np.ndarray], np.ndarray], lower: int, upper: int) -> int:
+def integer_argmin(cost: Callable[[np.ndarray], np.ndarray], lower: Any, upper: Any) -> Any:
     """Exact minimiser over the integers of [lower, upper] of a unimodal ``cost``.
 
-    ``cost`` is vectorised (takes an integer array). Windows of ≤ 4096 integers are
-    searched exhaustively; wider ones are sampled on a geometric grid of 512 points
-    and the search recurses between the best grid point's neighbours, which bracket the
-    minimiser of a unimodal function. The public-coin shuffle bound is unimodal in L:
-    its derivative is L^{-3/4}·(b/4 − a/2·L^{-3/4} − 2c·L^{-9/4}·1[min on its first
-    branch]) with a bracket increasing in L, so it changes sign at most once. Ties go to
-    the smaller L (fewer bins, less noise in total).
+    Unimodal here means: strictly decreasing, then never decreasing. The minimiser (ties go
+    to the smaller argument: fewer bins, less noise in total) is then the first m with
+    cost(m + 1) ≥ cost(m), a monotone predicate, found by a many-way search: each step
+    tests ``fan`` evenly spaced m and keeps the gap where the predicate turns true; a
+    window narrower than ``fan`` is searched exhaustively. ``lower`` and ``upper`` may be
+    arrays, searched elementwise at once (fan 4096 for one search; for many, a fan that
+    keeps each step near 2^16 evaluations). ``cost`` takes an integer array of shape
+    (m, *points) and returns values of that shape. Scalars in, int out.
+
+    The public-coin shuffle bound is unimodal in L: its derivative is L^{-3/4}·(b/4 −
+    a/2·L^{-3/4} − 2c·L^{-9/4}·1[min on its first branch]) with a bracket increasing in L,
+    so it changes sign at most once.
     """
-    while upper - lower > 4096:
-        grid = np.unique(np.geomspace(lower, upper, 512).round().astype(np.int64))
-        best = int(np.argmin(cost(grid)))
-        lower, upper = int(grid[max(best - 1, 0)]), int(grid[min(best + 1, grid.size - 1)])
-    candidates = np.arange(lower, upper + 1, dtype=np.int64)
-    return int(candidates[int(np.argmin(cost(candidates)))])
+    low, high = (np.array(bound, dtype=np.int64) for bound in np.broadcast_arrays(lower, upper))
+    fan = 4096 if low.ndim == 0 else max(4, 2**16 // max(low.size, 1))
+    column = (-1,) + (1,) * low.ndim
+    while np.any(low < high):
+        width = int((high - low).max())
+        if width < fan:  # consecutive integers: look at every one
+            candidates = np.minimum(low + np.arange(width + 1).reshape(column), high)
+            best = np.argmin(cost(candidates), axis=0)
+            low = np.take_along_axis(candidates, best[None], axis=0)[0]
+            break
+        candidates = low + ((high - low) * np.arange(fan).reshape(column)) // fan  # < high
+        values = cost(np.concatenate([candidates, candidates + 1]))
+        rising = values[fan:] >= values[:fan]
+        first = np.argmax(rising, axis=0)  # the first rising candidate (0 if none)
+        chosen = np.take_along_axis(candidates, first[None], axis=0)[0]
+        before = np.take_along_axis(candidates, np.maximum(first - 1, 0)[None], axis=0)[0]
+        searching = low < high
+        found = rising.any(axis=0)
+        new_low = np.where(found, np.where(first > 0, before + 1, low), candidates[-1] + 1)
+        low = np.where(searching, new_low, low)
+        high = np.where(searching & found, chosen, high)
+    return int(low) if low.ndim == 0 else low

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
 
-def hadamard_order(k: int) -> int:
-    """K = the smallest power of two ≥ k.
+import numpy as np
+
+
+def hadamard_order(k: Any) -> Any:
+    """K = the smallest power of two ≥ k (elementwise for an array of k < 2^53).
 
     The paper writes K = 2^{⌊log2(k+1)⌋}, which is not that (k = 5 gives 4 < 5); see
     SPEC §9.
     """
-    if k < 1:
-        raise ValueError("k must be a positive integer")
-    return 1 << (k - 1).bit_length()
+    if np.ndim(k) == 0:
+        if k < 1:
+            raise ValueError("k must be a positive integer")
+        return 1 << (int(k) - 1).bit_length()
+    # frexp's exponent of a positive integer x is its bit length (exact below 2^53).
+    bit_lengths = np.frexp(np.asarray(k, dtype=np.float64) - 1.0)[1]
+    return np.left_shift(np.int64(1), bit_lengths.astype(np.int64))

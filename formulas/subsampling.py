@@ -7,8 +7,9 @@ users) is subsampled uniformly to n1, which makes it ε2-DP with
 
 from __future__ import annotations
 
-import math
 from typing import Any
+
+import numpy as np
 
 from formulas.ops import NUMPY, Ops
 
@@ -23,15 +24,18 @@ def subsampling_population_ratio(eps_base: Any, eps_target: Any, ops: Ops = NUMP
     return (ops.exp(eps_base) - 1) / (ops.exp(eps_target) - 1)
 
 
-def subsampling_population(n_used: int, eps_base: float, eps_target: float) -> int:
+def subsampling_population(n_used: Any, eps_base: Any, eps_target: Any) -> Any:
     """Smallest integer n_total with ``subsampled_epsilon(eps_base, n_used, n_total) ≤ eps_target``.
 
-    No subsampling is needed when ε_target ≥ ε_base (then n_total = n_used).
+    No subsampling is needed when ε_target ≥ ε_base (then n_total = n_used). Elementwise
+    over arrays (exact for n below 2^53); scalars in, int out.
     """
-    if eps_target >= eps_base:
-        return n_used
-    ratio = math.expm1(eps_base) / math.expm1(eps_target)
-    n_total = math.ceil(n_used * ratio * (1 - 1e-15))
-    while math.log1p(n_used / n_total * math.expm1(eps_base)) > eps_target:
-        n_total += 1
-    return n_total
+    used, base, target = np.broadcast_arrays(
+        np.asarray(n_used, dtype=np.float64), eps_base, eps_target
+    )
+    needed = target < base
+    ratio = np.expm1(base) / np.expm1(np.where(needed, target, base))
+    n_total = np.where(needed, np.ceil(used * ratio * (1 - 1e-15)), used)
+    while np.any(short := needed & (np.log1p(used / n_total * np.expm1(base)) > target)):
+        n_total = n_total + short
+    return int(n_total) if n_total.ndim == 0 else n_total

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,6 +16,13 @@ import typer
 
 from planner.inputs import InputError, Query
 from planner.plan import plan as make_plan
+
+
+class OutputFormat(StrEnum):
+    TABLE = "table"
+    CSV = "csv"
+    JSON = "json"
+
 
 _USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
 """click's UsageError, from wherever this typer takes click (vendored or not)."""
@@ -42,7 +50,7 @@ Eps1Opt = Annotated[str, typer.Option("--eps1", metavar="FLOAT", help="Group 1's
 Eps2Opt = Annotated[str, typer.Option("--eps2", metavar="FLOAT", help="Group 2's ε > 0.")]
 DeltaOpt = Annotated[
     str | None,
-    typer.Option("--delta", "-d", metavar="FLOAT", help="δ in (0, 1); shuffle model only."),
+    typer.Option("--delta", "-d", metavar="FLOAT", help="δ in [1e-12, 1); shuffle model only."),
 ]
 BetaOpt = Annotated[
     str, typer.Option("--beta", "-b", metavar="FLOAT", help="Target error probability in (0, 0.5).")
@@ -201,6 +209,187 @@ def compare(
     console.print(compare_renderable(plans, None if delta is None else float(delta)))
     if delta is None:
         console.print("shuffle settings left out: give --delta to include them")
+
+
+SettingsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--setting",
+        "-s",
+        metavar="KEY",
+        help="A setting to sweep (repeat for several): local-private, local-public, "
+        "shuffle-private, shuffle-public, central. Default: all (shuffle ones need --delta).",
+    ),
+]
+SPEC_HELP = " One value, a list a,b,c, or a range start:stop:count[log]."
+FormatOpt = Annotated[
+    str, typer.Option("--format", "-f", metavar="table|csv|json", help="Output format.")
+]
+OutputOpt = Annotated[
+    Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (whole).")
+]
+
+
+def _sweep_from_options(
+    settings: list[str] | None,
+    k: str,
+    alpha: str,
+    eps1: str,
+    eps2: str,
+    delta: str | None,
+    beta: str,
+    accounting: str,
+) -> Any:
+    from formulas.settings import ALL_SETTINGS, Model
+    from planner.inputs import Accounting, check_choice
+    from planner.sweep import sweep
+
+    by_key = {setting.key: setting for setting in ALL_SETTINGS}
+    if settings:
+        unknown = [key for key in settings if key not in by_key]
+        if unknown:
+            raise InputError("setting", unknown[0], "one of " + ", ".join(by_key))
+        chosen = [by_key[key] for key in dict.fromkeys(settings)]
+    else:
+        chosen = [s for s in ALL_SETTINGS if s.model is not Model.SHUFFLE or delta is not None]
+    return sweep(
+        chosen,
+        k=k,
+        alpha=alpha,
+        eps1=eps1,
+        eps2=eps2,
+        delta=delta,
+        beta=beta,
+        accounting=check_choice("accounting", accounting, Accounting),  # type: ignore[arg-type]
+    )
+
+
+@app.command()
+def sweep(
+    k: Annotated[str, typer.Option("-k", "--k", metavar="SPEC", help="Domain size." + SPEC_HELP)],
+    alpha: Annotated[
+        str, typer.Option("--alpha", "-a", metavar="SPEC", help="Distance." + SPEC_HELP)
+    ],
+    eps1: Annotated[str, typer.Option("--eps1", metavar="SPEC", help="Group 1's ε." + SPEC_HELP)],
+    eps2: Annotated[str, typer.Option("--eps2", metavar="SPEC", help="Group 2's ε." + SPEC_HELP)],
+    settings: SettingsOpt = None,
+    delta: Annotated[
+        str | None,
+        typer.Option("--delta", "-d", metavar="SPEC", help="δ (shuffle model)." + SPEC_HELP),
+    ] = None,
+    beta: Annotated[
+        str, typer.Option("--beta", "-b", metavar="SPEC", help="Target error." + SPEC_HELP)
+    ] = "0.3333333333333333",
+    accounting: AccountingOpt = "exact",
+    output_format: FormatOpt = "table",
+    output: OutputOpt = None,
+) -> None:
+    """Plans over a range or list of values of one or more parameters, a row each.
+
+    Example: planner sweep -s local-private -s shuffle-private -k 1000 --alpha 0.1
+    --eps1 1 --eps2 0.05:1:20log --delta 1e-6 --format csv
+    """
+    from planner.inputs import check_choice
+    from planner.report import sweep_renderable
+    from planner.sweep import sweep_to_csv, sweep_to_dict
+
+    chosen_format = check_choice("format", output_format, OutputFormat)
+    result = _sweep_from_options(settings, k, alpha, eps1, eps2, delta, beta, accounting)
+    if chosen_format is OutputFormat.TABLE:
+        if output is not None:
+            raise InputError("format", output_format, "csv or json with --output")
+        _console().print(sweep_renderable(result))
+        return
+    text = (
+        sweep_to_csv(result)
+        if chosen_format is OutputFormat.CSV
+        else json.dumps(sweep_to_dict(result), indent=2, ensure_ascii=False) + "\n"
+    )
+    _emit(text, output)
+
+
+@app.command()
+def plot(
+    k: Annotated[str, typer.Option("-k", "--k", metavar="SPEC", help="Domain size." + SPEC_HELP)],
+    alpha: Annotated[
+        str, typer.Option("--alpha", "-a", metavar="SPEC", help="Distance." + SPEC_HELP)
+    ],
+    eps1: Annotated[str, typer.Option("--eps1", metavar="SPEC", help="Group 1's ε." + SPEC_HELP)],
+    eps2: Annotated[str, typer.Option("--eps2", metavar="SPEC", help="Group 2's ε." + SPEC_HELP)],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", metavar="FILE.png|FILE.svg", help="The figure.")
+    ],
+    settings: SettingsOpt = None,
+    delta: Annotated[
+        str | None,
+        typer.Option("--delta", "-d", metavar="SPEC", help="δ (shuffle model)." + SPEC_HELP),
+    ] = None,
+    beta: Annotated[
+        str, typer.Option("--beta", "-b", metavar="SPEC", help="Target error." + SPEC_HELP)
+    ] = "0.3333333333333333",
+    accounting: AccountingOpt = "exact",
+) -> None:
+    """Users per group against the one swept parameter, a line per setting (needs [plot]).
+
+    Example: planner plot -k 1000 --alpha 0.1 --eps1 1 --eps2 0.05:1:30log --delta 1e-6
+    -o eps2.png
+    """
+    from planner.plot import plot_sweep, save_figure, sweep_title
+
+    result = _sweep_from_options(settings, k, alpha, eps1, eps2, delta, beta, accounting)
+    fixed = {
+        name: float(value)
+        for name, value in (
+            ("k", k),
+            ("alpha", alpha),
+            ("eps1", eps1),
+            ("eps2", eps2),
+            ("delta", delta),
+            ("beta", beta),
+        )
+        if value is not None and name not in result.varied and name != "beta"
+    }
+    save_figure(plot_sweep(result, sweep_title(fixed)), output)
+    typer.echo(f"wrote {output} ({len(result)} plans, {int(result.ok().sum())} ok)")
+
+
+@app.command()
+def batch(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="Scenarios: a .toml or .csv file.")],
+    output_format: FormatOpt = "table",
+    output: OutputOpt = None,
+) -> None:
+    """One row per scenario (a plan, or a solve with one of n1, n2, alpha, eps2 left out).
+
+    TOML: [[scenario]] tables; CSV: a header row. Fields: name, model, coin, k, alpha,
+    eps1, eps2, delta, beta, accounting, n1, n2 (see README).
+    """
+    from planner.batch import batch_to_csv, batch_to_dict, read_scenarios, run_batch
+    from planner.inputs import check_choice
+    from planner.report import batch_renderable
+
+    chosen_format = check_choice("format", output_format, OutputFormat)
+    rows = run_batch(read_scenarios(file))
+    if chosen_format is OutputFormat.TABLE:
+        if output is not None:
+            raise InputError("format", output_format, "csv or json with --output")
+        _console().print(batch_renderable(rows))
+        return
+    text = (
+        batch_to_csv(rows)
+        if chosen_format is OutputFormat.CSV
+        else json.dumps(batch_to_dict(rows), indent=2, ensure_ascii=False) + "\n"
+    )
+    _emit(text, output)
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    from planner.files import write_atomically
+
+    write_atomically(output, text)
 
 
 @app.command()
@@ -407,7 +596,7 @@ def validate(
     )
     text = report_json(report)
     if output is not None:
-        from planner.validate import write_atomically
+        from planner.files import write_atomically
 
         write_atomically(output, text)
     if as_json:
@@ -446,8 +635,9 @@ def calibrate(
 
     from formulas.settings import ALL_SETTINGS
     from planner import calibrate as calibration
+    from planner.files import write_atomically
     from planner.inputs import check_integer
-    from planner.validate import code_version, write_atomically
+    from planner.validate import code_version
 
     keys = [s.key for s in ALL_SETTINGS]
     chosen = setting or keys
@@ -525,6 +715,9 @@ def main(argv: list[str] | None = None) -> int:
         result = app(args=args or ["--help"], standalone_mode=False, prog_name="planner")
     except InputError as error:
         sys.stderr.write(f"error: {error}\n")
+        return 2
+    except OSError as error:  # e.g. --output into a folder that does not exist
+        sys.stderr.write(f"error: cannot write {error.filename}: {error.strerror}\n")
         return 2
     except _USAGE_ERROR as error:
         sys.stderr.write(f"error: {error.format_message()}\n")  # type: ignore[attr-defined]

@@ -43,6 +43,9 @@ class SettingConstant:
     ) -> list[GridCorner] | None:
         """The grid nodes around this point with their interpolation weights (None: no grid).
 
+        The scalar fast path of :meth:`grid_corner_arrays` (same corners, same order, zero
+        weights left out; tested equal), in plain Python for the one-plan latency.
+
         On an axis where the point lies outside the grid, the corner keeps the point's own
         coordinate (the constant is the edge's; the bound is the point's); a clamped ratio
         keeps the point's own ε_weak.
@@ -75,7 +78,7 @@ class SettingConstant:
                 corners.append(
                     GridCorner(
                         weight,
-                        margin * values[(i0, i1, i2, i3)],
+                        margin * float(values[i0, i1, i2, i3]),
                         round(k0),
                         a1,
                         e2,
@@ -84,20 +87,81 @@ class SettingConstant:
                 )
         return corners
 
+    def grid_corner_arrays(
+        self, k: Any, alpha: Any, eps_strong: Any, eps_weak: Any
+    ) -> list[GridCorner] | None:
+        """All 16 corners of each point's grid cell (multilinear in the logs), elementwise.
+
+        Fields are arrays of the points' shape; a corner's weight is 0 where the point sits
+        on its cell's other face. On an axis where the point lies outside the grid, both
+        corners of that axis take the point's own coordinate and the edge's constant (the
+        constant is the edge's, the bound is the point's), with weights 1 and 0; a clamped
+        ratio keeps the point's own ε_weak.
+        """
+        grid = self._parsed_grid
+        if grid is None:
+            return None
+        axes, log_axes, values, margin = grid
+        point = [np.asarray(value, dtype=np.float64) for value in (k, alpha, eps_strong)]
+        point.append(np.asarray(eps_weak, dtype=np.float64) / point[2])
+        sides = []  # per axis: ((index, coordinate, weight) of the lower and upper corner)
+        for axis, logs, coordinate in zip(axes, log_axes, point, strict=True):
+            x = np.log(coordinate)
+            outside = (x < logs[0]) | (x > logs[-1]) | (len(logs) == 1)
+            edge = np.where(x < logs[0], 0, len(logs) - 1)
+            inner = np.clip(np.searchsorted(logs, x, side="right") - 1, 0, max(len(logs) - 2, 0))
+            upper_index = np.minimum(inner + 1, len(logs) - 1)
+            span = np.asarray(logs)[upper_index] - np.asarray(logs)[inner]
+            fraction = (x - np.asarray(logs)[inner]) / np.where(span > 0, span, 1.0)
+            nodes = np.asarray(axis)
+            sides.append(
+                (
+                    (
+                        np.where(outside, edge, inner),
+                        np.where(outside, coordinate, nodes[inner]),
+                        np.where(outside, 1.0, 1.0 - fraction),
+                    ),
+                    (
+                        np.where(outside, edge, upper_index),
+                        np.where(outside, coordinate, nodes[upper_index]),
+                        np.where(outside, 0.0, fraction),
+                    ),
+                )
+            )
+        log_ratio = np.log(point[3])
+        ratio_clamped = (
+            (log_ratio < log_axes[3][0]) | (log_ratio > log_axes[3][-1]) | (len(log_axes[3]) == 1)
+        )
+        own_weak = np.asarray(eps_weak, dtype=np.float64)
+        corners = []
+        for (i0, k0, w0), (i1, a1, w1), (i2, e2, w2), (i3, r3, w3) in itertools.product(*sides):
+            corners.append(
+                GridCorner(
+                    w0 * w1 * w2 * w3,
+                    margin * values[i0, i1, i2, i3],
+                    np.round(k0).astype(np.int64),
+                    a1,
+                    e2,
+                    np.where(ratio_clamped, own_weak, e2 * r3),
+                )
+            )
+        return corners
+
     @property
     def tester_extras(self) -> dict[str, Any]:
         """The tester's free parameters kept with the constant: thresholds, L, hashes."""
         return {name: self.extra[name] for name in TESTER_EXTRAS if name in self.extra}
 
     @functools.cached_property
-    def _parsed_grid(self) -> tuple[list[list[float]], list[list[float]], dict, float] | None:
+    def _parsed_grid(
+        self,
+    ) -> tuple[list[list[float]], list[list[float]], np.ndarray, float] | None:
         """Axes, their logs, node values by index tuple, and the margin (parsed once)."""
         grid = self.extra.get("grid")
         if not grid:
             return None
         axes = [[float(value) for value in grid["axes"][name]] for name in GRID_AXES]
-        flat = np.asarray(grid["multipliers"], dtype=float).reshape([len(a) for a in axes])
-        values = {index: float(flat[index]) for index in np.ndindex(flat.shape)}
+        values = np.asarray(grid["multipliers"], dtype=float).reshape([len(a) for a in axes])
         return (
             axes,
             [[math.log(v) for v in axis] for axis in axes],
@@ -122,14 +186,17 @@ class SettingConstant:
 
 @dataclass(frozen=True)
 class GridCorner:
-    """A grid node used for one interpolation: weight, C there (with margin), coordinates."""
+    """A grid node used for one interpolation: weight, C there (with margin), coordinates.
 
-    weight: float
-    multiplier: float
-    k: int
-    alpha: float
-    eps_strong: float
-    eps_weak: float
+    Scalars for one point, or arrays of the points' shape (``grid_corner_arrays``).
+    """
+
+    weight: Any
+    multiplier: Any
+    k: Any
+    alpha: Any
+    eps_strong: Any
+    eps_weak: Any
 
 
 def _grid_point(k: int, alpha: float, eps_strong: float, eps_weak: float) -> list[float]:

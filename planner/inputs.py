@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from formulas.accounting import DELTA_FLOOR
 from formulas.settings import Coin, Model, Setting
 
 K_MAX = 10**12
@@ -26,7 +27,7 @@ ALLOWED: dict[str, str] = {
     "alpha": "a number in (0, 1]",
     "eps1": f"a number in [{EPS_MIN:g}, {EPS_MAX:g}]",
     "eps2": f"a number in [{EPS_MIN:g}, {EPS_MAX:g}]",
-    "delta": "a number in (0, 1)",
+    "delta": f"a number in [{DELTA_FLOOR:g}, 1)",
     "beta": "a number in (0, 0.5)",
     "n1": "an integer ≥ 1",
     "n2": "an integer ≥ 1",
@@ -38,6 +39,7 @@ ALLOWED: dict[str, str] = {
     "cost1": "a number in (0, 1e12]",
     "cost2": "a number in (0, 1e12]",
     "path": "one of user, fast, auto",
+    "format": "one of table, csv, json",
 }
 
 
@@ -106,7 +108,8 @@ def check_eps(name: str, value: object) -> float:
 
 
 def check_delta(value: object) -> float:
-    return check_number("delta", value, 0.0, 1.0, low_open=True, high_open=True)
+    """δ down to the exact accounting's floor (both accountings locate the grid with it)."""
+    return check_number("delta", value, DELTA_FLOOR, 1.0, low_open=False, high_open=True)
 
 
 def check_beta(value: object) -> float:
@@ -146,7 +149,9 @@ class Query:
         warnings = list(self.warnings)
         if setting.model is Model.SHUFFLE:
             if self.delta is None:
-                raise InputError("delta", None, "given for the shuffle model: a number in (0, 1)")
+                raise InputError(
+                    "delta", None, f"given for the shuffle model: a number in [{DELTA_FLOOR:g}, 1)"
+                )
             set_(self, "delta", check_delta(self.delta))
         elif self.delta is not None:
             check_delta(self.delta)

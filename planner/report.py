@@ -320,3 +320,74 @@ def allocation_renderable(allocation: Any, plan: Plan) -> Any:
         f"the paper's rule ({allocation.reason}); check it with planner validate "
         f"--allocation {allocation.rule.value}"
     )
+
+
+def _count(value: Any) -> str:
+    return "—" if value is None else f"{value:,}"
+
+
+def _rows_table(title: str, headers: list[str], rows: list[list[str]]) -> Any:
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+    for header in headers:
+        table.add_column(
+            header, justify="left" if header in ("setting", "name", "status") else "right"
+        )
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def sweep_renderable(result: Any) -> Any:
+    """A sweep as a table: the setting, the varied inputs, status and users per group."""
+    shown = [
+        [
+            row["setting"]
+            if row["protocol"] in (None, row["setting"])
+            else f"{row['setting']} (runs {row['protocol']})",
+            *(f"{row[name]:g}" for name in result.varied),
+            row["status"],
+            _count(row["n_users_group1"]),
+            _count(row["n_users_group2"]),
+            _count(row["total_users"]),
+        ]
+        for row in result.rows()
+    ]
+    varied = ", ".join(result.varied) or "nothing"
+    return _rows_table(
+        f"sweep over {varied}: {len(result)} plans",
+        ["setting", *result.varied, "status", "group 1", "group 2", "total"],
+        shown,
+    )
+
+
+def batch_renderable(rows: list[dict[str, Any]]) -> Any:
+    """A batch as a table: each scenario's name, kind, status and answer."""
+    shown = []
+    for number, row in enumerate(rows, start=1):
+        solved = "" if row["solved_for"] is None else f"{row['solved_for']} = "
+        value = row["solved_value"]
+        shown.append(
+            [
+                str(row["name"] or number),
+                f"{row['kind']} {row['model'] or ''}-{row['coin'] or 'private'}",
+                row["status"],
+                solved
+                + (
+                    ""
+                    if value is None
+                    else f"{value:,}"
+                    if isinstance(value, int)
+                    else f"{value:.6g}"
+                ),
+                _count(row["n_users_group1"]),
+                _count(row["n_users_group2"]),
+            ]
+        )
+    return _rows_table(
+        f"batch: {len(rows)} scenarios",
+        ["name", "query", "status", "solved", "group 1", "group 2"],
+        shown,
+    )

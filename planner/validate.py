@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 from formulas.settings import Setting
@@ -159,21 +156,6 @@ def report_to_dict(report: ValidationReport) -> dict[str, Any]:
         "code_version": code_version(),
         "python": sys.version.split()[0],
     }
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and rename: never half-written."""
-    path = Path(path)
-    handle, temporary = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or Path(".")
-    )
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def report_json(report: ValidationReport) -> str:

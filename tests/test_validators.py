@@ -141,7 +141,7 @@ def test_public_seed_fixes_the_hashes_and_only_them() -> None:
 def test_an_interrupted_report_write_leaves_nothing_behind(tmp_path, monkeypatch) -> None:
     import os
 
-    from planner.validate import write_atomically
+    from planner.files import write_atomically
 
     target = tmp_path / "report.json"
     write_atomically(target, "old report\n")

@@ -1,0 +1,198 @@
+"""``planner batch``: a file of scenarios, one result row each.
+
+A scenario is a plan query (``model``, ``coin``, ``k``, ``alpha``, ``eps1``, ``eps2``,
+``delta``, ``beta``, ``accounting``), or a solve query when ``n1`` or ``n2`` is given:
+then exactly one of ``n1``, ``n2``, ``alpha``, ``eps2`` is left out and solved for
+(:func:`planner.solve.solve`). ``name`` labels the row. TOML files hold ``[[scenario]]``
+tables; CSV files a header row of field names (an empty cell: not given). A malformed
+file stops with one line naming it; a scenario with bad values gets an error row and
+the others still run.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from planner.inputs import DEFAULT_BETA, InputError, Query
+from planner.plan import plan
+from planner.solve import Unknown, solve
+
+BATCH_SCHEMA = "planner.batch/1"
+FIELDS = (
+    "name",
+    "model",
+    "coin",
+    "k",
+    "alpha",
+    "eps1",
+    "eps2",
+    "delta",
+    "beta",
+    "accounting",
+    "n1",
+    "n2",
+)
+"""What a scenario may say (model, k, eps1 always; see the module doc for the rest)."""
+RESULT_FIELDS = (
+    "kind",
+    "status",
+    "protocol",
+    "n_users_group1",
+    "n_users_group2",
+    "total_users",
+    "solved_for",
+    "solved_value",
+)
+"""What a row adds to its scenario's fields (stable within ``planner.batch/1``)."""
+
+
+def read_scenarios(path: Path | str) -> list[dict[str, Any]]:
+    """The scenarios of a ``.toml`` or ``.csv`` file (values as written: checked later)."""
+    path = Path(path)
+    allowed = "a readable .toml file of [[scenario]] tables or a .csv file with a header row"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError("file", str(path), f"{allowed} ({error.__class__.__name__})") from None
+    suffix = path.suffix.lower()
+    if suffix == ".toml":
+        try:
+            document = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise InputError("file", str(path), f"valid TOML ({error})") from None
+        scenarios = document.get("scenario")
+        if not isinstance(scenarios, list) or set(document) != {"scenario"}:
+            raise InputError("file", str(path), "TOML with [[scenario]] tables only")
+    elif suffix == ".csv":
+        reader = csv.DictReader(io.StringIO(text))
+        if not reader.fieldnames:
+            raise InputError("file", str(path), "CSV with a header row of field names")
+        scenarios = [
+            {key: value.strip() for key, value in row.items() if value and value.strip()}
+            for row in reader
+        ]
+        if any(None in row for row in scenarios):
+            raise InputError("file", str(path), "CSV rows no longer than the header")
+    else:
+        raise InputError("file", str(path), allowed)
+    if not scenarios:
+        raise InputError("file", str(path), "at least one scenario")
+    for number, scenario in enumerate(scenarios, start=1):
+        unknown = sorted(set(scenario) - set(FIELDS))
+        if unknown:
+            raise InputError(
+                "file",
+                str(path),
+                f"scenarios with fields among {', '.join(FIELDS)} "
+                f"(scenario {number} has {unknown[0]!r})",
+            )
+    return scenarios
+
+
+def run_batch(scenarios: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per scenario: its fields, then the result (or why there is none)."""
+    return [_run_one(scenario) for scenario in scenarios]
+
+
+def _run_one(scenario: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {name: scenario.get(name) for name in FIELDS}
+    row.update(dict.fromkeys(RESULT_FIELDS))
+    solving = scenario.get("n1") is not None or scenario.get("n2") is not None
+    row["kind"] = "solve" if solving else "plan"
+    try:
+        if solving:
+            _solve_into(row, scenario)
+        else:
+            _plan_into(row, scenario)
+    except (InputError, ValueError, ArithmeticError) as error:
+        row["status"] = f"error: {error}"
+    return row
+
+
+def _query(scenario: dict[str, Any], alpha: Any, eps2: Any) -> Query:
+    for required in ("model", "k", "eps1"):
+        if scenario.get(required) is None:
+            raise InputError(required, None, "given in every scenario")
+    return Query.build(
+        scenario["model"],
+        scenario.get("coin", "private"),
+        scenario["k"],
+        alpha,
+        scenario["eps1"],
+        eps2,
+        scenario.get("delta"),
+        scenario.get("beta", DEFAULT_BETA),
+        scenario.get("accounting", "exact"),
+    )
+
+
+def _plan_into(row: dict[str, Any], scenario: dict[str, Any]) -> None:
+    for required in ("alpha", "eps2"):
+        if scenario.get(required) is None:
+            raise InputError(required, None, "given in a plan scenario (no n1, n2)")
+    result = plan(_query(scenario, scenario["alpha"], scenario["eps2"]))
+    row.update(
+        status="ok",
+        protocol=result.protocol,
+        n_users_group1=result.n_users_group1,
+        n_users_group2=result.n_users_group2,
+        total_users=result.total_users,
+    )
+
+
+def _solve_into(row: dict[str, Any], scenario: dict[str, Any]) -> None:
+    missing = [name for name in ("n1", "n2", "alpha", "eps2") if scenario.get(name) is None]
+    if len(missing) != 1:
+        raise InputError(
+            "unknown", ",".join(missing) or "none", "exactly one of n1, n2, alpha, eps2 left out"
+        )
+    unknown = Unknown(missing[0])
+    template = _query(
+        scenario,
+        scenario.get("alpha", 0.5),
+        scenario.get("eps2", scenario["eps1"]),
+    )
+    solution = solve(template, unknown, n1=scenario.get("n1"), n2=scenario.get("n2"))
+    row["solved_for"] = unknown.value
+    if not solution.feasible:
+        row["status"] = f"infeasible: {solution.reason}"
+        return
+    assert solution.plan is not None and solution.value is not None
+    value = solution.value
+    row.update(
+        status="ok",
+        protocol=solution.plan.protocol,
+        n_users_group1=solution.plan.n_users_group1,
+        n_users_group2=solution.plan.n_users_group2,
+        total_users=solution.plan.total_users,
+        solved_value=int(value) if unknown in (Unknown.N1, Unknown.N2) else value,
+    )
+
+
+def batch_to_dict(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The rows as JSON-ready data (schema ``planner.batch/1``)."""
+    return {"schema": BATCH_SCHEMA, "rows": rows}
+
+
+def batch_to_csv(rows: list[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=FIELDS + RESULT_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({name: "" if value is None else value for name, value in row.items()})
+    return buffer.getvalue()
+
+
+__all__ = [
+    "BATCH_SCHEMA",
+    "FIELDS",
+    "RESULT_FIELDS",
+    "batch_to_csv",
+    "batch_to_dict",
+    "read_scenarios",
+    "run_batch",
+]

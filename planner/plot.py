@@ -1,0 +1,119 @@
+"""``planner plot``: users per group against one swept parameter (matplotlib, optional).
+
+Two panels, group 1 and group 2, sharing the x axis. Per setting one colour: the plan
+(solid), the homogeneous protocol at ε = min(ε1, ε2) (dashed) and the group's
+identity-testing lower bound with C = 1 (dotted). Users on a log axis; the x axis is
+logarithmic for k, α, ε and δ (where the bounds are power laws). Error rows leave gaps.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from planner.files import write_atomically
+from planner.inputs import InputError
+from planner.sweep import Sweep
+
+FORMATS = ("png", "svg")
+AXIS_LABELS = {
+    "k": "domain size k",
+    "alpha": "distance α (total variation)",
+    "eps1": "group 1's privacy ε1",
+    "eps2": "group 2's privacy ε2",
+    "delta": "δ (shuffle model)",
+    "beta": "target error β",
+}
+LOG_AXES = ("k", "alpha", "eps1", "eps2", "delta")
+STYLE_KEY = (
+    ("-", "plan (this setting's protocol)"),
+    ("--", "homogeneous protocol at min(ε1, ε2)"),
+    (":", "lower bound, C = 1 (identity testing)"),
+)
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as pyplot
+    except ImportError:
+        raise InputError(
+            "plot",
+            "matplotlib",
+            "installed: pip install 'hetero-closeness-planner[plot]' (matplotlib)",
+        ) from None
+    return pyplot
+
+
+def plot_sweep(result: Sweep, title: str) -> Any:
+    """The figure of a sweep over exactly one parameter (a matplotlib ``Figure``)."""
+    if len(result.varied) != 1:
+        raise InputError(
+            "vary",
+            ",".join(result.varied) or "nothing",
+            "exactly one parameter given as a list or range (the x axis)",
+        )
+    (parameter,) = result.varied
+    pyplot = _pyplot()
+    figure, axes = pyplot.subplots(1, 2, figsize=(11, 5.6), sharex=True, sharey=True)
+    columns = result.columns
+    settings = list(dict.fromkeys(columns["setting"].tolist()))
+    colours = pyplot.get_cmap("tab10")
+    for index, setting in enumerate(settings):
+        rows = columns["setting"] == setting
+        x = columns[parameter][rows].astype(float)
+        order = np.argsort(x)
+        colour = colours(index)
+        for group, axis in ((1, axes[0]), (2, axes[1])):
+            series = (
+                (f"n_users_group{group}", "-", 2.0, setting),
+                (f"baseline_n_users_group{group}", "--", 1.2, "_nolegend_"),
+                (f"lower_bound_group{group}", ":", 1.2, "_nolegend_"),
+            )
+            for column, style, width, label in series:
+                y = columns[column][rows].astype(float)[order]
+                axis.plot(x[order], y, style, color=colour, linewidth=width, label=label)
+    for group, axis in ((1, axes[0]), (2, axes[1])):
+        axis.set_yscale("log")
+        if parameter in LOG_AXES:
+            axis.set_xscale("log")
+        axis.set_xlabel(AXIS_LABELS[parameter])
+        axis.set_title(f"group {group}")
+        axis.grid(True, which="major", alpha=0.3)
+    axes[0].set_ylabel("users needed (per group)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    for style, label in STYLE_KEY:
+        handles.append(axes[0].plot([], [], style, color="grey")[0])
+        labels.append(label)
+    figure.legend(handles, labels, loc="lower center", ncol=4, fontsize="small", frameon=False)
+    figure.suptitle(title, fontsize="medium")
+    figure.tight_layout(rect=(0, 0.09, 1, 1))
+    return figure
+
+
+def save_figure(figure: Any, path: Path | str) -> None:
+    """Write the figure as PNG or SVG (by the file's suffix), atomically."""
+    path = Path(path)
+    kind = path.suffix.lower().lstrip(".")
+    if kind not in FORMATS:
+        raise InputError("output", str(path), "a file name ending in .png or .svg")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=kind, dpi=120)
+    write_atomically(path, buffer.getvalue())
+
+
+def sweep_title(fixed: dict[str, Any]) -> str:
+    """The fixed inputs, for the figure's title (so it reads without the command)."""
+    names = {"k": "k", "alpha": "α", "eps1": "ε1", "eps2": "ε2", "delta": "δ", "beta": "β"}
+    shown = []
+    for name, value in fixed.items():
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        shown.append(f"{names[name]} = {value:g}")
+    return "Users needed for closeness testing: " + ", ".join(shown)

@@ -1,0 +1,278 @@
+"""What-if sweeps: plans over a product of parameter values, one row each, vectorised.
+
+A parameter is varied by giving a sequence of values (the API) or a value spec (the CLI,
+:func:`parse_values`). Rows run setting by setting, then over the product of the varied
+values in the order k, alpha, eps1, eps2, delta, beta (the last varies fastest). Each row
+echoes its inputs and has a status: ``ok``, or the one-line reason its query is invalid —
+a bad row never aborts the sweep. The numbers come from :func:`planner.vectorised.
+plan_columns` (rows that it does not answer exactly go through :func:`planner.plan.plan`),
+so every row equals a single ``plan`` call.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from formulas.settings import Setting
+from planner.constants import ConstantTable, default_constants
+from planner.inputs import DEFAULT_BETA, Accounting, InputError, Query
+from planner.plan import plan
+from planner.vectorised import plan_columns
+
+SWEEP_SCHEMA = "planner.sweep/1"
+PARAMETERS = ("k", "alpha", "eps1", "eps2", "delta", "beta")
+"""The numeric inputs of a plan, in the order rows vary (the last fastest)."""
+INTEGER_PARAMETERS = ("k",)
+MAX_ROWS = 10**7
+VALUE_SPEC = (
+    "a number, a list a,b,c, or a range start:stop:count (linear) or start:stop:countlog "
+    "(geometric), e.g. 0.05:1:20log"
+)
+COLUMNS = (
+    "setting",
+    "protocol",
+    *PARAMETERS,
+    "accounting",
+    "status",
+    "n_users_group1",
+    "n_users_group2",
+    "total_users",
+    "baseline_n_users_group1",
+    "baseline_n_users_group2",
+    "lower_bound_group1",
+    "lower_bound_group2",
+)
+"""Field names of a row, in order (stable within ``planner.sweep/1``)."""
+COUNT_COLUMNS = (
+    "n_users_group1",
+    "n_users_group2",
+    "total_users",
+    "baseline_n_users_group1",
+    "baseline_n_users_group2",
+)
+
+
+def parse_values(name: str, spec: str) -> list[float]:
+    """The values a spec names: ``1000``, ``64,256,1024``, ``0.1:0.5:5`` or ``0.05:1:20log``.
+
+    Ranges include both ends. Integer parameters (k) are rounded, duplicates dropped.
+    """
+    text = str(spec).strip()
+    try:
+        if ":" in text:
+            start, stop, count = text.split(":")
+            geometric = count.lower().endswith("log")
+            points = int(count[:-3] if geometric else count)
+            low, high = float(start), float(stop)
+            if points < 1 or not (math.isfinite(low) and math.isfinite(high)):
+                raise ValueError
+            if geometric and not (low > 0 and high > 0):
+                raise ValueError
+            values = (np.geomspace if geometric else np.linspace)(low, high, points).tolist()
+        else:
+            values = [float(item) for item in text.split(",")]
+    except ValueError:
+        raise InputError(name, spec, VALUE_SPEC) from None
+    if name in INTEGER_PARAMETERS:
+        values = list(dict.fromkeys(float(round(value)) for value in values))
+    return values
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A sweep's rows as columns (numpy arrays, NaN counts on error rows)."""
+
+    varied: tuple[str, ...]
+    """The parameters given more than one value."""
+    columns: dict[str, np.ndarray]
+    exact_counts: dict[int, dict[str, int]] = field(default_factory=dict)
+    """Counts of rows at or above 2^53 users, as exact integers (the columns round them)."""
+
+    def __len__(self) -> int:
+        return len(self.columns["status"])
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per row with the fields of :data:`COLUMNS` (counts as ints or None)."""
+        listed = {name: self.columns[name].tolist() for name in COLUMNS}
+        rows = []
+        for index in range(len(self)):
+            row = {name: listed[name][index] for name in COLUMNS}
+            for name in COUNT_COLUMNS:
+                value = row[name]
+                row[name] = None if value is None or math.isnan(value) else int(value)
+            for name in ("lower_bound_group1", "lower_bound_group2", "delta"):
+                if row[name] is not None and math.isnan(row[name]):
+                    row[name] = None
+            if row["k"] == row["k"] and float(row["k"]).is_integer():  # not NaN, whole
+                row["k"] = int(row["k"])
+            row.update(self.exact_counts.get(index, {}))
+            if row["protocol"] == "":
+                row["protocol"] = None
+            rows.append(row)
+        return rows
+
+    def ok(self) -> np.ndarray:
+        return self.columns["status"] == "ok"
+
+
+def sweep(
+    settings: Sequence[Setting],
+    *,
+    k: Any,
+    alpha: Any,
+    eps1: Any,
+    eps2: Any,
+    delta: Any = None,
+    beta: Any = DEFAULT_BETA,
+    accounting: Accounting | str = Accounting.EXACT,
+    constants: ConstantTable | None = None,
+) -> Sweep:
+    """Plans for every setting and every combination of the varied values.
+
+    Each parameter is one value or a sequence of values (varied). ``delta=None`` means
+    not given (rows of the shuffle model then report that they need it).
+    """
+    table = constants or default_constants()
+    accounting = Accounting(str(accounting).lower()) if accounting else Accounting.EXACT
+    given: Mapping[str, Any] = {
+        "k": k,
+        "alpha": alpha,
+        "eps1": eps1,
+        "eps2": eps2,
+        "delta": delta,
+        "beta": beta,
+    }
+    values = {name: _as_values(name, value) for name, value in given.items()}
+    varied = tuple(name for name in PARAMETERS if len(values[name]) > 1)
+    per_setting = math.prod(len(values[name]) for name in PARAMETERS)
+    if per_setting * len(settings) > MAX_ROWS:
+        raise InputError(
+            "vary", f"{per_setting * len(settings):,} rows", f"at most {MAX_ROWS:,} rows"
+        )
+    mesh = np.meshgrid(*(np.asarray(values[name]) for name in PARAMETERS), indexing="ij")
+    grid = {name: axis.ravel() for name, axis in zip(PARAMETERS, mesh, strict=True)}
+    blocks = [_setting_block(setting, grid, accounting, table) for setting in settings]
+    columns = {name: np.concatenate([block[0][name] for block in blocks]) for name in COLUMNS}
+    exact_counts = {}
+    for offset, (_, block_exact) in zip(
+        itertools.accumulate([0] + [len(grid["k"])] * len(blocks)), blocks, strict=False
+    ):
+        exact_counts.update({offset + row: counts for row, counts in block_exact.items()})
+    return Sweep(varied, columns, exact_counts)
+
+
+def _as_values(name: str, value: Any) -> list[float]:
+    if value is None:
+        return [math.nan]
+    if isinstance(value, str):
+        return parse_values(name, value)
+    if isinstance(value, (Sequence, np.ndarray)):
+        try:
+            return [float(item) for item in value] or [math.nan]
+        except (TypeError, ValueError):
+            raise InputError(name, value, VALUE_SPEC) from None
+    try:
+        return [float(value)]
+    except (TypeError, ValueError):
+        raise InputError(name, value, VALUE_SPEC) from None
+
+
+def _setting_block(
+    setting: Setting, grid: dict[str, np.ndarray], accounting: Accounting, table: ConstantTable
+) -> tuple[dict[str, np.ndarray], dict[int, dict[str, int]]]:
+    numbers = plan_columns(setting, *(grid[name] for name in PARAMETERS), accounting, table)
+    size = len(grid["k"])
+    columns: dict[str, np.ndarray] = {
+        "setting": np.full(size, setting.key, dtype=object),
+        "protocol": numbers.protocol.astype(object),
+        **{name: grid[name].copy() for name in PARAMETERS},
+        "accounting": np.full(size, accounting.value, dtype=object),
+        "status": np.full(size, "ok", dtype=object),
+        "n_users_group1": numbers.n_users_group1,
+        "n_users_group2": numbers.n_users_group2,
+        "total_users": numbers.n_users_group1 + numbers.n_users_group2,
+        "baseline_n_users_group1": numbers.baseline_n_users_group1,
+        "baseline_n_users_group2": numbers.baseline_n_users_group2,
+        "lower_bound_group1": numbers.lower_bound_group1,
+        "lower_bound_group2": numbers.lower_bound_group2,
+    }
+    exact_counts: dict[int, dict[str, int]] = {}
+    for row in np.flatnonzero(~numbers.regular):
+        _answer_one(setting, grid, accounting, table, int(row), columns, exact_counts)
+    return columns, exact_counts
+
+
+def _answer_one(
+    setting: Setting,
+    grid: dict[str, np.ndarray],
+    accounting: Accounting,
+    table: ConstantTable,
+    row: int,
+    columns: dict[str, np.ndarray],
+    exact_counts: dict[int, dict[str, int]],
+) -> None:
+    """A row the vectorised path left open: ``plan`` answers it, or says why it can't."""
+    inputs = {name: float(grid[name][row]) for name in PARAMETERS}
+    delta = None if math.isnan(inputs["delta"]) else inputs["delta"]
+    try:
+        query = Query(
+            setting,
+            inputs["k"],  # type: ignore[arg-type]
+            inputs["alpha"],
+            inputs["eps1"],
+            inputs["eps2"],
+            delta,
+            inputs["beta"],
+            accounting=accounting,
+        )
+        result = plan(query, table)
+    except (InputError, ValueError, ArithmeticError, OverflowError) as error:
+        columns["status"][row] = f"error: {error}"
+        return
+    counts = {
+        "n_users_group1": result.n_users_group1,
+        "n_users_group2": result.n_users_group2,
+        "total_users": result.total_users,
+        "baseline_n_users_group1": result.groups[0].baseline_n_users,
+        "baseline_n_users_group2": result.groups[1].baseline_n_users,
+    }
+    for name, value in counts.items():
+        columns[name][row] = float(value)
+    columns["lower_bound_group1"][row] = result.groups[0].lower_bound
+    columns["lower_bound_group2"][row] = result.groups[1].lower_bound
+    columns["protocol"][row] = result.protocol
+    exact_counts[row] = counts
+
+
+def sweep_to_dict(result: Sweep) -> dict[str, Any]:
+    """The sweep as JSON-ready data (schema ``planner.sweep/1``)."""
+    return {"schema": SWEEP_SCHEMA, "varied": list(result.varied), "rows": result.rows()}
+
+
+def sweep_to_csv(result: Sweep) -> str:
+    """One CSV line per row, the fields of :data:`COLUMNS` as header (empty: none)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in result.rows():
+        writer.writerow({name: "" if value is None else value for name, value in row.items()})
+    return buffer.getvalue()
+
+
+__all__ = [
+    "COLUMNS",
+    "SWEEP_SCHEMA",
+    "Sweep",
+    "parse_values",
+    "sweep",
+    "sweep_to_csv",
+    "sweep_to_dict",
+]

@@ -1,0 +1,357 @@
+"""The numbers of :func:`planner.plan.plan` for many queries at once (numpy arrays).
+
+:func:`plan_columns` is the array twin of ``plan``: the same bounds (the registry's
+vectorised evaluation), the same calibrated constants (the grid's corners as arrays,
+:meth:`~planner.constants.SettingConstant.grid_corner_arrays`), the same rounding, the same
+public-to-private fallback, and its rows equal single ``plan`` calls (tested on random
+points of every setting). What costs a root-find — the exact Poisson noise μ(ε, δ), the
+majority-vote runs r(β) — is computed once per distinct value. ``plan`` stays scalar
+because one plan must cost microseconds; this is for sweeps (10⁵ rows in milliseconds).
+
+Columns are float64: counts are exact integers below 2^53 users. Rows outside that, or
+with invalid inputs, are flagged (``regular`` false) for the caller to answer with
+``plan`` itself (:mod:`planner.sweep` does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from formulas.accounting import DELTA_FLOOR, epsilon_for_noise
+from formulas.compression import integer_argmin
+from formulas.hadamard import hadamard_order
+from formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY
+from formulas.repetition import majority_vote_runs
+from formulas.settings import Coin, Model, Setting
+from formulas.subsampling import subsampling_population
+from planner.constants import ConstantTable, SettingConstant
+from planner.inputs import EPS_MAX, EPS_MIN, K_MAX, Accounting
+from planner.plan import PER_RUN_ERROR, noise_mu
+
+EXACT_COUNT_LIMIT = 2.0**53
+"""Counts at or above this are not exact in float64: such rows go to ``plan``."""
+
+
+@dataclass(frozen=True)
+class PlanColumns:
+    """One array per plan field, a row per query (NaN where a row is not ``regular``)."""
+
+    protocol: np.ndarray
+    """Setting key of the protocol that runs (a public-coin ask may run the private one)."""
+    n_users_group1: np.ndarray
+    n_users_group2: np.ndarray
+    baseline_n_users_group1: np.ndarray
+    baseline_n_users_group2: np.ndarray
+    lower_bound_group1: np.ndarray
+    lower_bound_group2: np.ndarray
+    regular: np.ndarray
+    """Valid inputs and exact counts: the row equals ``plan``'s. Others: ask ``plan``."""
+
+
+def plan_columns(
+    setting: Setting,
+    k: Any,
+    alpha: Any,
+    eps1: Any,
+    eps2: Any,
+    delta: Any,
+    beta: Any,
+    accounting: Accounting,
+    table: ConstantTable,
+) -> PlanColumns:
+    """``plan(Query(setting, k[i], alpha[i], …))``'s numbers for every i, vectorised."""
+    k, alpha, eps1, eps2, delta, beta = np.broadcast_arrays(
+        *(np.asarray(value, dtype=np.float64) for value in (k, alpha, eps1, eps2, delta, beta))
+    )
+    valid = _valid_rows(setting, k, alpha, eps1, eps2, delta, beta)
+    # Invalid rows compute on harmless stand-ins and are flagged, never answered here.
+    stand_in = {"k": 16.0, "alpha": 0.5, "eps": 1.0, "delta": 1e-6, "beta": PER_RUN_ERROR}
+    k = np.where(valid, k, stand_in["k"]).astype(np.int64)
+    alpha = np.where(valid, alpha, stand_in["alpha"])
+    eps1, eps2 = (np.where(valid, eps, stand_in["eps"]) for eps in (eps1, eps2))
+    delta = np.where(valid & (setting.model is Model.SHUFFLE), delta, stand_in["delta"])
+    beta = np.where(valid, beta, stand_in["beta"])
+    points = _Points(k, alpha, eps1, eps2, delta, beta, accounting)
+
+    columns = _protocol_columns(points, setting, table)
+    if setting.coin is Coin.PUBLIC:  # plan's fallback: the private coin when cheaper
+        private = _protocol_columns(points, Setting(setting.model, Coin.PRIVATE), table)
+        cheaper = private[0] + private[1] < columns[0] + columns[1]
+        columns = tuple(
+            np.where(cheaper, other, own) for own, other in zip(columns, private, strict=True)
+        )
+    n1, n2, base1, base2, lower1, lower2, protocol = columns
+    exact = np.maximum(n1, n2) < EXACT_COUNT_LIMIT
+    regular = valid & exact
+    blank = np.where(regular, 1.0, np.nan)
+    return PlanColumns(
+        protocol=np.where(regular, protocol, ""),
+        n_users_group1=n1 * blank,
+        n_users_group2=n2 * blank,
+        baseline_n_users_group1=base1 * blank,
+        baseline_n_users_group2=base2 * blank,
+        lower_bound_group1=lower1 * blank,
+        lower_bound_group2=lower2 * blank,
+        regular=regular,
+    )
+
+
+@dataclass(frozen=True)
+class _Points:
+    k: np.ndarray
+    alpha: np.ndarray
+    eps1: np.ndarray
+    eps2: np.ndarray
+    delta: np.ndarray
+    beta: np.ndarray
+    accounting: Accounting
+
+
+def _valid_rows(setting: Setting, k, alpha, eps1, eps2, delta, beta) -> np.ndarray:
+    """Rows that ``Query`` accepts (the ranges of :mod:`planner.inputs`; NaN δ: not given)."""
+    with np.errstate(invalid="ignore"):
+        valid = (k == np.floor(k)) & (k >= 2) & (k <= K_MAX)
+        valid &= (alpha > 0) & (alpha <= 1)
+        for eps in (eps1, eps2):
+            valid &= (eps >= EPS_MIN) & (eps <= EPS_MAX)
+        valid &= (beta > 0) & (beta < 0.5)
+        delta_accepted = (delta >= DELTA_FLOOR) & (delta < 1)
+        if setting.model is Model.SHUFFLE:
+            valid &= delta_accepted
+        else:  # δ is ignored, but a given one must still be valid
+            valid &= np.isnan(delta) | delta_accepted
+    return valid
+
+
+def _protocol_columns(points: _Points, protocol: Setting, table: ConstantTable) -> tuple:
+    """(n1, n2, baseline n1, baseline n2, lower bound 1, lower bound 2, protocol key)."""
+    constant = table.for_setting(protocol.key)
+    compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
+    strong = np.maximum(points.eps1, points.eps2)
+    weak = np.minimum(points.eps1, points.eps2)
+    runs = _per_distinct(
+        points.beta,
+        lambda beta: majority_vote_runs(beta, PER_RUN_ERROR) if beta < PER_RUN_ERROR else 1,
+    )
+
+    def sizes(eps_s: np.ndarray, eps_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        multiplier = _calibrated_multiplier(
+            points, protocol, constant, eps_s, eps_w, points.accounting, compression
+        )
+        return _run_sizes(
+            points,
+            protocol,
+            eps_s,
+            eps_w,
+            multiplier,
+            constant.bound,
+            points.accounting,
+            compression,
+        )
+
+    main_strong, main_weak = sizes(strong, weak)
+    base_strong, base_weak = sizes(weak, weak)
+    strong_is_group1 = points.eps1 >= points.eps2
+    lower = BOUNDS[LOWER_BOUND_KEY[protocol.key]]
+    lower_strong, lower_weak = (
+        lower.evaluate(k=points.k, alpha=points.alpha, eps=eps) for eps in (strong, weak)
+    )
+
+    def by_group(for_strong: np.ndarray, for_weak: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return (
+            np.where(strong_is_group1, for_strong, for_weak),
+            np.where(strong_is_group1, for_weak, for_strong),
+        )
+
+    return (
+        *by_group(runs * main_strong, runs * main_weak),
+        *by_group(runs * base_strong, runs * base_weak),
+        *by_group(np.asarray(lower_strong, float), np.asarray(lower_weak, float)),
+        np.full(points.k.shape, protocol.key, dtype=object),
+    )
+
+
+def _per_distinct(values: np.ndarray, function: Any) -> np.ndarray:
+    """``function`` (a scalar function) applied once per distinct value of ``values``."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    return np.array([function(float(value)) for value in distinct], dtype=np.float64)[
+        inverse.reshape(values.shape)
+    ]
+
+
+def _noise(eps: np.ndarray, delta: np.ndarray, accounting: Accounting) -> np.ndarray:
+    """Per-bin Poisson noise μ(ε_g, δ), one root-find per distinct (ε, δ)."""
+    return _per_distinct_pairs(eps, delta, lambda e, d: noise_mu(e, d, accounting))
+
+
+def _unit_strong(
+    points: _Points,
+    protocol: Setting,
+    k: np.ndarray,
+    alpha: np.ndarray,
+    eps_s: np.ndarray,
+    eps_w: np.ndarray,
+    accounting: Accounting,
+    compression: tuple[int, int],
+    bound_key: str | None,
+) -> np.ndarray:
+    """The strong group's C = 1 size (``planner.plan.strong_order_size``), elementwise."""
+    return _run_sizes(
+        points, protocol, eps_s, eps_w, None, bound_key, accounting, compression, at=(k, alpha)
+    )
+
+
+def _calibrated_multiplier(
+    points: _Points,
+    protocol: Setting,
+    constant: SettingConstant,
+    eps_s: np.ndarray,
+    eps_w: np.ndarray,
+    accounting: Accounting,
+    compression: tuple[int, int],
+) -> np.ndarray:
+    """``planner.plan.calibrated_multiplier``, elementwise (the same log-n chord)."""
+    if protocol.model is Model.SHUFFLE and accounting is Accounting.PAPER:
+        # grid_position: the lemma's μ read at the exact privacy it buys.
+        eps_s, eps_w = (
+            np.maximum(
+                EPS_MIN,
+                _per_distinct_pairs(
+                    eps,
+                    points.delta,
+                    lambda e, d: epsilon_for_noise(noise_mu(e, d, Accounting.PAPER), d),
+                ),
+            )
+            for eps in (eps_s, eps_w)
+        )
+        accounting = Accounting.EXACT
+    corners = constant.grid_corner_arrays(points.k, points.alpha, eps_s, eps_w)
+    if corners is None:
+        return np.full(points.k.shape, constant.multiplier)
+    shape = points.k.shape
+    corner_points = _Points(
+        *(
+            np.stack([np.broadcast_to(getattr(corner, name), shape) for corner in corners])
+            for name in ("k", "alpha", "eps_strong", "eps_weak")
+        ),
+        np.broadcast_to(points.delta, (len(corners), *shape)),
+        np.broadcast_to(points.beta, (len(corners), *shape)),
+        accounting,
+    )
+    unit = _unit_strong(
+        corner_points,
+        protocol,
+        corner_points.k,
+        corner_points.alpha,
+        corner_points.eps1,
+        corner_points.eps2,
+        accounting,
+        compression,
+        constant.bound,
+    )
+    log_n = 0
+    log_constant = 0
+    for corner, corner_unit in zip(corners, unit, strict=True):
+        log_n = log_n + corner.weight * np.log(corner.multiplier * corner_unit)
+        log_constant = log_constant + corner.weight * np.log(corner.multiplier)
+    here = _unit_strong(
+        points,
+        protocol,
+        points.k,
+        points.alpha,
+        eps_s,
+        eps_w,
+        accounting,
+        compression,
+        constant.bound,
+    )
+    return np.maximum(np.exp(log_n) / here, np.exp(log_constant))
+
+
+def _per_distinct_pairs(first: np.ndarray, second: np.ndarray, function: Any) -> np.ndarray:
+    """``function(a, b)`` once per distinct pair of ``(first, second)``, elementwise."""
+    representatives, inverse = _distinct_rows(first, second)
+    results = np.array(
+        [function(float(first.flat[i]), float(second.flat[i])) for i in representatives],
+        dtype=np.float64,
+    )
+    return results[inverse].reshape(first.shape)
+
+
+def _distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a flat index of each distinct tuple, each element's tuple number) over ``columns``.
+
+    Column by column (1-d sorts, codes kept dense), not ``np.unique(axis=0)``'s slow
+    lexicographic sort of rows.
+    """
+    code = np.zeros(columns[0].size, dtype=np.int64)
+    for column in columns:
+        _, column_code = np.unique(np.ravel(column), return_inverse=True)
+        _, code = np.unique(
+            code * (int(column_code.max(initial=0)) + 1) + column_code, return_inverse=True
+        )
+    _, representatives = np.unique(code, return_index=True)
+    return representatives, code
+
+
+def _run_sizes(
+    points: _Points,
+    protocol: Setting,
+    eps_s: np.ndarray,
+    eps_w: np.ndarray,
+    multiplier: np.ndarray | None,
+    bound_key: str | None,
+    accounting: Accounting,
+    compression: tuple[int, int],
+    at: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Any:
+    """``planner.plan.run_sizes``, elementwise: (n_strong, n_weak) for a ``multiplier``;
+    with ``multiplier=None``, the strong group's C = 1 size at ``at = (k, α)``."""
+    k, alpha = at if at is not None else (points.k, points.alpha)
+    if protocol.model is Model.LOCAL:
+        order_bound = BOUNDS[DISPLAY_BOUND_KEY[protocol.key]]
+        bound = BOUNDS[bound_key] if bound_key else order_bound
+        shaped = []
+        for eps in (eps_s, eps_w) if multiplier is not None else (eps_s,):
+            values: dict[str, Any] = {"alpha": alpha, "eps": eps}
+            if "K" in bound.parameters:
+                values["K"] = hadamard_order(k)
+            if "k" in bound.parameters:
+                values["k"] = k
+            shaped.append(bound.evaluate(**values))
+        if multiplier is None:
+            return shaped[0]
+        return np.ceil(multiplier * shaped[0]), np.ceil(multiplier * shaped[1])
+    if protocol.model is Model.SHUFFLE:
+        mu_s, mu_w = (_noise(eps, points.delta, accounting) for eps in (eps_s, eps_w))
+        bound = BOUNDS[UPPER_BOUND_KEY[protocol.key]]
+        values = {"k": k, "alpha": alpha, "mu1": mu_s, "mu2": mu_w}
+        if protocol.coin is Coin.PUBLIC:  # the argmin search once per distinct point
+            columns = np.broadcast_arrays(k, alpha, mu_s, mu_w)
+            representatives, inverse = _distinct_rows(*columns)
+            distinct = {
+                name: column.flat[representatives]
+                for name, column in zip(("k", "alpha", "mu1", "mu2"), columns, strict=True)
+            }
+            argmin = integer_argmin(lambda L: bound.evaluate(**distinct, L=L), 2, distinct["k"])[
+                inverse
+            ].reshape(columns[0].shape)
+            values["L"] = np.maximum(np.minimum(compression[0], k), argmin)
+        order_strong = bound.evaluate(**values)
+        if multiplier is None:
+            return order_strong
+        return (
+            np.ceil(multiplier * order_strong),
+            np.ceil(multiplier * order_strong * mu_w / mu_s),
+        )
+    order_strong = BOUNDS["central"].evaluate(k=k, alpha=alpha, eps=eps_s)
+    if multiplier is None:
+        return order_strong
+    n_strong = np.ceil(multiplier * order_strong)
+    return n_strong, subsampling_population(n_strong, eps_s, eps_w)
+
+
+__all__ = ["EXACT_COUNT_LIMIT", "PlanColumns", "plan_columns"]

@@ -1,0 +1,357 @@
+"""Sweeps, plots and batch files: every row is what a single plan (or solve) call says."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+
+from formulas.compression import integer_argmin
+from formulas.registry import BOUNDS
+from formulas.settings import ALL_SETTINGS, Coin, Model, Setting
+from planner.cli import main
+from planner.constants import default_constants
+from planner.inputs import Accounting, InputError, Query
+from planner.plan import plan
+from planner.solve import Unknown, solve
+from planner.sweep import COLUMNS, parse_values, sweep, sweep_to_csv, sweep_to_dict
+
+
+def _expected_row(setting: Setting, row: dict, accounting: Accounting) -> dict:
+    """What single plan() calls say for a sweep row's inputs."""
+    try:
+        query = Query(
+            setting,
+            row["k"],
+            row["alpha"],
+            row["eps1"],
+            row["eps2"],
+            row["delta"],
+            row["beta"],
+            accounting=accounting,
+        )
+        result = plan(query)
+    except InputError as error:
+        return {"status": f"error: {error}", "n_users_group1": None, "n_users_group2": None}
+    return {
+        "status": "ok",
+        "protocol": result.protocol,
+        "n_users_group1": result.n_users_group1,
+        "n_users_group2": result.n_users_group2,
+        "total_users": result.total_users,
+        "baseline_n_users_group1": result.groups[0].baseline_n_users,
+        "baseline_n_users_group2": result.groups[1].baseline_n_users,
+        "lower_bound_group1": pytest.approx(result.groups[0].lower_bound, rel=1e-12),
+        "lower_bound_group2": pytest.approx(result.groups[1].lower_bound, rel=1e-12),
+    }
+
+
+@pytest.mark.parametrize("setting", ALL_SETTINGS, ids=lambda s: s.key)
+def test_sweep_rows_equal_single_plan_calls(setting: Setting) -> None:
+    """Random points inside and outside the calibration grid, β < 1/3, and bad rows."""
+    rng = np.random.default_rng(20261126)
+    k = np.unique(np.round(np.exp(rng.uniform(np.log(2), np.log(2e6), 12))))
+    alpha = [*np.exp(rng.uniform(np.log(0.01), 0, 5)).tolist(), 1.5]  # 1.5: an error row
+    eps2 = [0.03, 0.2, 0.7, 2.5]
+    shuffle = setting.model is Model.SHUFFLE
+    result = sweep(
+        [setting],
+        k=k.tolist(),
+        alpha=alpha,
+        eps1=0.9,
+        eps2=eps2,
+        delta=1e-6 if shuffle else None,
+        beta=[1 / 3, 0.05],
+    )
+    rows = result.rows()
+    assert len(rows) == len(k) * len(alpha) * len(eps2) * 2
+    statuses = {row["status"] == "ok" for row in rows}
+    assert statuses == {True, False}
+    for row in rows:
+        expected = _expected_row(setting, row, Accounting.EXACT)
+        assert {name: row[name] for name in expected} == expected, row
+
+
+def test_paper_accounting_and_public_fallback_rows_equal_plan() -> None:
+    setting = Setting(Model.SHUFFLE, Coin.PUBLIC)
+    result = sweep(
+        [setting, Setting(Model.LOCAL, Coin.PUBLIC)],
+        k=[20, 300, 5000],
+        alpha=[0.08, 0.4],
+        eps1=1.0,
+        eps2=[0.3, 1.0],
+        delta=1e-7,
+        accounting="paper",
+    )
+    protocols = set()
+    for row in result.rows():
+        chosen = Setting(*(part for part in row["setting"].split("-")))  # type: ignore[arg-type]
+        expected = _expected_row(chosen, row, Accounting.PAPER)
+        assert {name: row[name] for name in expected} == expected
+        protocols.add((row["setting"], row["protocol"]))
+    # The public-coin shuffle ask falls back to the private-coin protocol at some points.
+    assert {
+        ("shuffle-public", "shuffle-private"),
+        ("shuffle-public", "shuffle-public"),
+    } <= protocols
+
+
+def test_shuffle_rows_without_delta_report_it_and_the_others_run() -> None:
+    result = sweep(ALL_SETTINGS, k=100, alpha=0.2, eps1=1.0, eps2=[0.5, 1.0])
+    by_setting = {}
+    for row in result.rows():
+        by_setting.setdefault(row["setting"], set()).add(row["status"].split(" =")[0])
+    assert by_setting["shuffle-private"] == {"error: invalid delta"}
+    assert by_setting["central"] == {"ok"}
+
+
+def test_huge_counts_are_exact_integers() -> None:
+    """Rows beyond float64's exact integers are answered by plan itself (big ints)."""
+    result = sweep([Setting(Model.LOCAL, Coin.PRIVATE)], k=10**12, alpha=0.001, eps1=1e-4, eps2=1.0)
+    (row,) = result.rows()
+    query = Query(Setting(Model.LOCAL, Coin.PRIVATE), 10**12, 0.001, 1e-4, 1.0)
+    assert row["n_users_group1"] == plan(query).n_users_group1 > 2**53
+
+
+def test_value_specs() -> None:
+    assert parse_values("eps2", "0.1:0.5:5") == pytest.approx([0.1, 0.2, 0.3, 0.4, 0.5])
+    assert parse_values("eps2", "0.01:1:3log") == pytest.approx([0.01, 0.1, 1.0])
+    assert parse_values("alpha", "0.1,0.2") == [0.1, 0.2]
+    assert parse_values("k", "10:20:30") == [float(v) for v in range(10, 21)]  # rounded, unique
+    for bad in ("1:2", "a,b", "0:1:5log", "1:2:0", "1:inf:3"):
+        with pytest.raises(InputError, match="start:stop:count"):
+            parse_values("eps2", bad)
+
+
+def test_vectorised_argmin_equals_one_search_per_point() -> None:
+    bound = BOUNDS["shuffle-public-compressed"]
+    rng = np.random.default_rng(7)
+    size = 300
+    k = rng.integers(2, 10**7, size)
+    values = {
+        "k": k,
+        "alpha": rng.uniform(0.01, 1, size),
+        "mu1": np.exp(rng.uniform(0, 9, size)),
+    }
+    values["mu2"] = values["mu1"] * np.exp(rng.uniform(0, 3, size))
+    together = integer_argmin(lambda L: bound.evaluate(**values, L=L), 2, k)
+    for index in range(size):
+        one = {name: float(column[index]) for name, column in values.items()}
+        one["k"] = int(k[index])
+        assert together[index] == integer_argmin(
+            lambda L, v=one: bound.evaluate(**v, L=L), 2, one["k"]
+        )
+
+
+def test_grid_corner_arrays_match_the_scalar_corners() -> None:
+    rng = np.random.default_rng(11)
+    for key in ("local-private", "shuffle-public", "central"):
+        constant = default_constants().for_setting(key)
+        points = (
+            np.round(np.exp(rng.uniform(0, 12, 200))) + 2,
+            np.exp(rng.uniform(np.log(0.01), 0, 200)),
+            np.exp(rng.uniform(np.log(0.05), np.log(3), 200)),
+        )
+        eps_weak = points[2] * np.exp(rng.uniform(np.log(0.05), 0, 200))
+        arrays = constant.grid_corner_arrays(*points, eps_weak)
+        for index in range(200):
+            scalar = constant.grid_corners(
+                int(points[0][index]), points[1][index], points[2][index], eps_weak[index]
+            )
+            from_arrays = [
+                (
+                    float(c.weight[index]),
+                    float(c.multiplier[index]),
+                    int(c.k[index]),
+                    float(c.alpha[index]),
+                    float(c.eps_strong[index]),
+                    float(c.eps_weak[index]),
+                )
+                for c in arrays
+                if c.weight[index] > 0
+            ]
+            assert from_arrays == [
+                (c.weight, c.multiplier, c.k, c.alpha, c.eps_strong, c.eps_weak) for c in scalar
+            ]
+
+
+def test_cli_sweep_csv_and_json_are_the_api_rows(tmp_path, capsys) -> None:
+    arguments = [
+        "-s",
+        "central",
+        "-s",
+        "local-private",
+        "-k",
+        "64,1000",
+        "--alpha",
+        "0.1",
+        "--eps1",
+        "1",
+        "--eps2",
+        "0.1:1:4log",
+    ]
+    assert main(["sweep", *arguments, "--format", "csv"]) == 0
+    printed = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    api = sweep(
+        [Setting(Model.CENTRAL, Coin.PRIVATE), Setting(Model.LOCAL, Coin.PRIVATE)],
+        k=[64, 1000],
+        alpha=0.1,
+        eps1=1.0,
+        eps2="0.1:1:4log",
+    )
+    assert [int(row["n_users_group2"]) for row in printed] == [
+        row["n_users_group2"] for row in api.rows()
+    ]
+    assert list(printed[0]) == list(COLUMNS)
+    target = tmp_path / "sweep.json"
+    assert main(["sweep", *arguments, "--format", "json", "--output", str(target)]) == 0
+    document = json.loads(target.read_text())
+    assert document == json.loads(json.dumps(sweep_to_dict(api)))
+    assert document["schema"] == "planner.sweep/1" and document["varied"] == ["k", "eps2"]
+    assert sweep_to_csv(api).count("\n") == len(api) + 1
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        (["-k", "10:x", "--alpha", "0.1", "--eps1", "1", "--eps2", "1"], "invalid k"),
+        (["-s", "nope", "-k", "10", "--alpha", "0.1", "--eps1", "1", "--eps2", "1"], "setting"),
+        (["-k", "10", "--alpha", "0.1", "--eps1", "1", "--eps2", "1", "-f", "xml"], "format"),
+    ],
+)
+def test_cli_sweep_bad_input_is_one_line(arguments, named, capsys) -> None:
+    assert main(["sweep", *arguments]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and named in error and "Traceback" not in error
+
+
+def test_plot_file_and_its_data_match_the_sweep(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib import image
+
+    from planner.plot import plot_sweep, save_figure
+
+    settings = [Setting(Model.LOCAL, Coin.PRIVATE), Setting(Model.SHUFFLE, Coin.PRIVATE)]
+    result = sweep(settings, k=1000, alpha=0.1, eps1=1.0, eps2="0.05:1:12log", delta=1e-6)
+    figure = plot_sweep(result, "test")
+    target = tmp_path / "plot.png"
+    save_figure(figure, target)
+    assert 20_000 < target.stat().st_size < 500_000
+    height, width, _ = image.imread(target).shape
+    assert (width, height) == (1320, 672)  # 11 × 5.6 inches at 120 dpi
+    columns = result.columns
+    for group, axis in enumerate(figure.axes[:2], start=1):
+        lines = [line for line in axis.get_lines() if len(line.get_xdata())]
+        assert len(lines) == 3 * len(settings)
+        for index, setting in enumerate(settings):
+            rows = columns["setting"] == setting.key
+            plan_line, baseline_line, lower_line = lines[3 * index : 3 * index + 3]
+            np.testing.assert_array_equal(plan_line.get_xdata(), columns["eps2"][rows])
+            for line, column in (
+                (plan_line, f"n_users_group{group}"),
+                (baseline_line, f"baseline_n_users_group{group}"),
+                (lower_line, f"lower_bound_group{group}"),
+            ):
+                np.testing.assert_array_equal(line.get_ydata(), columns[column][rows])
+        assert axis.get_yscale() == "log" and axis.get_xscale() == "log"
+        assert axis.get_xlabel() == "group 2's privacy ε2"
+
+
+def test_plot_needs_exactly_one_varied_parameter(tmp_path, capsys) -> None:
+    arguments = ["-k", "10,20", "--alpha", "0.1,0.2", "--eps1", "1", "--eps2", "1"]
+    assert main(["plot", *arguments, "-o", str(tmp_path / "x.png")]) == 2
+    assert "exactly one parameter" in capsys.readouterr().err
+    assert not (tmp_path / "x.png").exists()
+    bad_suffix = ["-k", "10,20", "--alpha", "0.1", "--eps1", "1", "--eps2", "1", "-o", "x.pdf"]
+    assert main(["plot", *bad_suffix]) == 2
+    assert ".png or .svg" in capsys.readouterr().err
+
+
+SCENARIOS_TOML = """
+[[scenario]]
+name = "shuffle plan"
+model = "shuffle"
+k = 1000
+alpha = 0.1
+eps1 = 1.0
+eps2 = 0.25
+delta = 1e-6
+
+[[scenario]]
+name = "smallest eps2 for 50k users each"
+model = "central"
+k = 1000
+alpha = 0.1
+eps1 = 1.0
+n1 = 50000
+n2 = 50000
+
+[[scenario]]
+name = "too few users"
+model = "local"
+k = 1000
+alpha = 0.1
+eps1 = 1.0
+eps2 = 0.5
+n1 = 10
+
+[[scenario]]
+name = "typo"
+model = "local"
+k = 1000
+alpha = 1.5
+eps1 = 1.0
+eps2 = 0.5
+"""
+
+
+def test_batch_rows_equal_plan_and_solve(tmp_path, capsys) -> None:
+    from planner.batch import read_scenarios, run_batch
+
+    path = tmp_path / "scenarios.toml"
+    path.write_text(SCENARIOS_TOML)
+    rows = run_batch(read_scenarios(path))
+    shuffle = plan(Query(Setting(Model.SHUFFLE, Coin.PRIVATE), 1000, 0.1, 1.0, 0.25, 1e-6))
+    assert (rows[0]["kind"], rows[0]["status"]) == ("plan", "ok")
+    assert (rows[0]["n_users_group1"], rows[0]["n_users_group2"]) == (
+        shuffle.n_users_group1,
+        shuffle.n_users_group2,
+    )
+    template = Query(Setting(Model.CENTRAL, Coin.PRIVATE), 1000, 0.1, 1.0, 1.0)
+    solution = solve(template, Unknown.EPS2, n1=50000, n2=50000)
+    assert rows[1]["solved_for"] == "eps2" and rows[1]["solved_value"] == solution.value
+    assert rows[2]["status"].startswith("infeasible") and rows[2]["solved_for"] == "n2"
+    assert rows[3]["status"] == "error: invalid alpha = 1.5: must be a number in (0, 1]"
+
+    csv_path = tmp_path / "scenarios.csv"
+    csv_path.write_text(
+        "name,model,k,alpha,eps1,eps2,delta\nshuffle plan,shuffle,1000,0.1,1.0,0.25,1e-6\n"
+    )
+    assert run_batch(read_scenarios(csv_path))[0]["n_users_group2"] == shuffle.n_users_group2
+
+    assert main(["batch", str(path), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["schema"] == "planner.batch/1"
+    assert [row["status"][:5] for row in document["rows"]] == ["ok", "ok", "infea", "error"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "named"),
+    [
+        ("bad.toml", "[[scenario]\nmodel = 1", "valid TOML"),
+        ("extra.toml", '[[scenario]]\nmodel = "local"\nepsilon = 1\n', "'epsilon'"),
+        ("empty.csv", "", "header row"),
+        ("scenarios.txt", "model\nlocal\n", ".toml"),
+    ],
+)
+def test_batch_malformed_file_is_one_line(tmp_path, capsys, name, text, named) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    assert main(["batch", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: invalid file") and named in error
+    assert error.count("\n") == 1 and not math.isnan(len(error))
