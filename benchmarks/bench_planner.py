@@ -1,4 +1,4 @@
-"""Planner speed: one API plan, a 10^5-point vectorised evaluation, CLI cold start.
+"""Planner speed: one API plan, 10^5-point bound evaluation and sweeps, CLI cold start.
 
 Run: python benchmarks/bench_planner.py
 """
@@ -15,6 +15,7 @@ import numpy as np
 from formulas.registry import BOUNDS
 from formulas.settings import ALL_SETTINGS, Model
 from planner import Query, plan
+from planner.sweep import sweep
 
 
 def time_plans(repeats: int = 2000) -> dict[str, float]:
@@ -69,6 +70,35 @@ def time_vectorised(points: int = 100_000) -> dict[str, float]:
     return result
 
 
+def time_sweeps() -> dict[str, tuple[int, float]]:
+    """Seconds for a 10^5-row sweep through the API, per setting (rows, seconds).
+
+    k × α (1000 × 100 log-spaced values; duplicates of integer k dropped) at ε = (1, 0.25),
+    δ = 1e-6, then ε2 × α (1000 × 100) — the shuffle model pays one exact-μ root-find per
+    distinct ε, reported separately.
+    """
+    result = {}
+    for setting in ALL_SETTINGS:
+        delta = 1e-6 if setting.model is Model.SHUFFLE else None
+        sweep([setting], k=1000.0, alpha=0.1, eps1=1.0, eps2=0.25, delta=delta)  # warm
+        start = time.perf_counter()
+        rows = sweep(
+            [setting],
+            k="10:1e6:1130log",
+            alpha="0.01:1:100log",
+            eps1=1.0,
+            eps2=0.25,
+            delta=delta,
+        )
+        result[f"{setting.key} k × α"] = (len(rows), time.perf_counter() - start)
+        start = time.perf_counter()
+        rows = sweep(
+            [setting], k=1000, alpha="0.01:1:100log", eps1=1.0, eps2="0.05:1:1000log", delta=delta
+        )
+        result[f"{setting.key} ε2 × α"] = (len(rows), time.perf_counter() - start)
+    return result
+
+
 def cold_start(command: list[str], repeats: int = 7) -> float:
     samples = []
     for _ in range(repeats):
@@ -85,6 +115,9 @@ def main() -> None:
     print("10^5-point vectorised bound evaluation, seconds:")
     for key, seconds in time_vectorised().items():
         print(f"  {key:26s} {seconds:.4f} s")
+    print("sweeps through the API (planner.sweep), seconds:")
+    for key, (rows, seconds) in time_sweeps().items():
+        print(f"  {key:28s} {rows:7,d} rows {seconds:7.3f} s")
     plan_cmd = [
         sys.executable,
         "-m",

@@ -12,6 +12,7 @@ from formulas.settings import Coin, Model, Setting
 from planner.inputs import Accounting, InputError, Query
 from planner.plan import GroupPlan, Plan, plan
 from planner.solve import Solution, Unknown, solve
+from planner.sweep import Sweep, sweep
 
 __all__ = [
     "Accounting",
@@ -23,7 +24,9 @@ __all__ = [
     "Query",
     "Setting",
     "Solution",
+    "Sweep",
     "Unknown",
     "plan",
     "solve",
+    "sweep",
 ]

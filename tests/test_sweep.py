@@ -355,3 +355,14 @@ def test_batch_malformed_file_is_one_line(tmp_path, capsys, name, text, named) -
     error = capsys.readouterr().err
     assert error.startswith("error: invalid file") and named in error
     assert error.count("\n") == 1 and not math.isnan(len(error))
+
+
+def test_readme_python_example_runs(capsys) -> None:
+    """The README's API example is real code with the documented objects."""
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("from planner import Query, Setting, Unknown")
+    exec(readme[start : readme.index("```", start)], {})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].endswith("calibrated") and printed[-1] == "True"
