@@ -17,6 +17,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from planner.files import csv_text
 from planner.inputs import DEFAULT_BETA, InputError, Query
 from planner.plan import plan
 from planner.solve import Unknown, solve
@@ -179,12 +180,7 @@ def batch_to_dict(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def batch_to_csv(rows: list[dict[str, Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=FIELDS + RESULT_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({name: "" if value is None else value for name, value in row.items()})
-    return buffer.getvalue()
+    return csv_text(rows, FIELDS + RESULT_FIELDS)
 
 
 __all__ = [

@@ -222,6 +222,19 @@ SettingsOpt = Annotated[
     ),
 ]
 SPEC_HELP = " One value, a list a,b,c, or a range start:stop:count[log]."
+SpecK = Annotated[str, typer.Option("-k", "--k", metavar="SPEC", help="Domain size." + SPEC_HELP)]
+SpecAlpha = Annotated[
+    str, typer.Option("--alpha", "-a", metavar="SPEC", help="Distance." + SPEC_HELP)
+]
+SpecEps1 = Annotated[str, typer.Option("--eps1", metavar="SPEC", help="Group 1's ε." + SPEC_HELP)]
+SpecEps2 = Annotated[str, typer.Option("--eps2", metavar="SPEC", help="Group 2's ε." + SPEC_HELP)]
+SpecDelta = Annotated[
+    str | None,
+    typer.Option("--delta", "-d", metavar="SPEC", help="δ (shuffle model)." + SPEC_HELP),
+]
+SpecBeta = Annotated[
+    str, typer.Option("--beta", "-b", metavar="SPEC", help="Target error." + SPEC_HELP)
+]
 FormatOpt = Annotated[
     str, typer.Option("--format", "-f", metavar="table|csv|json", help="Output format.")
 ]
@@ -266,20 +279,13 @@ def _sweep_from_options(
 
 @app.command()
 def sweep(
-    k: Annotated[str, typer.Option("-k", "--k", metavar="SPEC", help="Domain size." + SPEC_HELP)],
-    alpha: Annotated[
-        str, typer.Option("--alpha", "-a", metavar="SPEC", help="Distance." + SPEC_HELP)
-    ],
-    eps1: Annotated[str, typer.Option("--eps1", metavar="SPEC", help="Group 1's ε." + SPEC_HELP)],
-    eps2: Annotated[str, typer.Option("--eps2", metavar="SPEC", help="Group 2's ε." + SPEC_HELP)],
+    k: SpecK,
+    alpha: SpecAlpha,
+    eps1: SpecEps1,
+    eps2: SpecEps2,
     settings: SettingsOpt = None,
-    delta: Annotated[
-        str | None,
-        typer.Option("--delta", "-d", metavar="SPEC", help="δ (shuffle model)." + SPEC_HELP),
-    ] = None,
-    beta: Annotated[
-        str, typer.Option("--beta", "-b", metavar="SPEC", help="Target error." + SPEC_HELP)
-    ] = "0.3333333333333333",
+    delta: SpecDelta = None,
+    beta: SpecBeta = "0.3333333333333333",
     accounting: AccountingOpt = "exact",
     output_format: FormatOpt = "table",
     output: OutputOpt = None,
@@ -295,38 +301,21 @@ def sweep(
 
     chosen_format = check_choice("format", output_format, OutputFormat)
     result = _sweep_from_options(settings, k, alpha, eps1, eps2, delta, beta, accounting)
-    if chosen_format is OutputFormat.TABLE:
-        if output is not None:
-            raise InputError("format", output_format, "csv or json with --output")
-        _console().print(sweep_renderable(result))
-        return
-    text = (
-        sweep_to_csv(result)
-        if chosen_format is OutputFormat.CSV
-        else json.dumps(sweep_to_dict(result), indent=2, ensure_ascii=False) + "\n"
-    )
-    _emit(text, output)
+    _emit(chosen_format, output, result, sweep_renderable, sweep_to_csv, sweep_to_dict)
 
 
 @app.command()
 def plot(
-    k: Annotated[str, typer.Option("-k", "--k", metavar="SPEC", help="Domain size." + SPEC_HELP)],
-    alpha: Annotated[
-        str, typer.Option("--alpha", "-a", metavar="SPEC", help="Distance." + SPEC_HELP)
-    ],
-    eps1: Annotated[str, typer.Option("--eps1", metavar="SPEC", help="Group 1's ε." + SPEC_HELP)],
-    eps2: Annotated[str, typer.Option("--eps2", metavar="SPEC", help="Group 2's ε." + SPEC_HELP)],
+    k: SpecK,
+    alpha: SpecAlpha,
+    eps1: SpecEps1,
+    eps2: SpecEps2,
     output: Annotated[
         Path, typer.Option("--output", "-o", metavar="FILE.png|FILE.svg", help="The figure.")
     ],
     settings: SettingsOpt = None,
-    delta: Annotated[
-        str | None,
-        typer.Option("--delta", "-d", metavar="SPEC", help="δ (shuffle model)." + SPEC_HELP),
-    ] = None,
-    beta: Annotated[
-        str, typer.Option("--beta", "-b", metavar="SPEC", help="Target error." + SPEC_HELP)
-    ] = "0.3333333333333333",
+    delta: SpecDelta = None,
+    beta: SpecBeta = "0.3333333333333333",
     accounting: AccountingOpt = "exact",
 ) -> None:
     """Users per group against the one swept parameter, a line per setting (needs [plot]).
@@ -370,20 +359,28 @@ def batch(
 
     chosen_format = check_choice("format", output_format, OutputFormat)
     rows = run_batch(read_scenarios(file))
+    _emit(chosen_format, output, rows, batch_renderable, batch_to_csv, batch_to_dict)
+
+
+def _emit(
+    chosen_format: Any,
+    output: Path | None,
+    result: Any,
+    renderable: Any,
+    to_csv: Any,
+    to_dict: Any,
+) -> None:
+    """Print ``result`` as a table, or its CSV or JSON to stdout or whole into ``output``."""
     if chosen_format is OutputFormat.TABLE:
         if output is not None:
-            raise InputError("format", output_format, "csv or json with --output")
-        _console().print(batch_renderable(rows))
+            raise InputError("format", chosen_format.value, "csv or json with --output")
+        _console().print(renderable(result))
         return
     text = (
-        batch_to_csv(rows)
+        to_csv(result)
         if chosen_format is OutputFormat.CSV
-        else json.dumps(batch_to_dict(rows), indent=2, ensure_ascii=False) + "\n"
+        else json.dumps(to_dict(result), indent=2, ensure_ascii=False) + "\n"
     )
-    _emit(text, output)
-
-
-def _emit(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 
 def write_atomically(path: Path | str, data: str | bytes) -> None:
@@ -27,3 +31,13 @@ def write_atomically(path: Path | str, data: str | bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def csv_text(rows: Iterable[dict[str, Any]], fields: Sequence[str]) -> str:
+    """Rows as CSV with a header of ``fields`` (None: an empty cell)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(fields), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({name: "" if value is None else value for name, value in row.items()})
+    return buffer.getvalue()

@@ -11,8 +11,6 @@ so every row equals a single ``plan`` call.
 
 from __future__ import annotations
 
-import csv
-import io
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -23,6 +21,7 @@ import numpy as np
 
 from formulas.settings import Setting
 from planner.constants import ConstantTable, default_constants
+from planner.files import csv_text
 from planner.inputs import DEFAULT_BETA, Accounting, InputError, Query
 from planner.plan import plan
 from planner.vectorised import plan_columns
@@ -259,12 +258,7 @@ def sweep_to_dict(result: Sweep) -> dict[str, Any]:
 
 def sweep_to_csv(result: Sweep) -> str:
     """One CSV line per row, the fields of :data:`COLUMNS` as header (empty: none)."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in result.rows():
-        writer.writerow({name: "" if value is None else value for name, value in row.items()})
-    return buffer.getvalue()
+    return csv_text(result.rows(), COLUMNS)
 
 
 __all__ = [

@@ -6,7 +6,8 @@ vectorised evaluation), the same calibrated constants (the grid's corners as arr
 public-to-private fallback, and its rows equal single ``plan`` calls (tested on random
 points of every setting). What costs a root-find — the exact Poisson noise μ(ε, δ), the
 majority-vote runs r(β) — is computed once per distinct value. ``plan`` stays scalar
-because one plan must cost microseconds; this is for sweeps (10⁵ rows in milliseconds).
+because one plan must cost microseconds; this is for sweeps (10⁵ rows in a fraction of a
+second).
 
 Columns are float64: counts are exact integers below 2^53 users. Rows outside that, or
 with invalid inputs, are flagged (``regular`` false) for the caller to answer with
@@ -187,23 +188,6 @@ def _noise(eps: np.ndarray, delta: np.ndarray, accounting: Accounting) -> np.nda
     return _per_distinct_pairs(eps, delta, lambda e, d: noise_mu(e, d, accounting))
 
 
-def _unit_strong(
-    points: _Points,
-    protocol: Setting,
-    k: np.ndarray,
-    alpha: np.ndarray,
-    eps_s: np.ndarray,
-    eps_w: np.ndarray,
-    accounting: Accounting,
-    compression: tuple[int, int],
-    bound_key: str | None,
-) -> np.ndarray:
-    """The strong group's C = 1 size (``planner.plan.strong_order_size``), elementwise."""
-    return _run_sizes(
-        points, protocol, eps_s, eps_w, None, bound_key, accounting, compression, at=(k, alpha)
-    )
-
-
 def _calibrated_multiplier(
     points: _Points,
     protocol: Setting,
@@ -241,33 +225,23 @@ def _calibrated_multiplier(
         np.broadcast_to(points.beta, (len(corners), *shape)),
         accounting,
     )
-    unit = _unit_strong(
+    # The strong group's C = 1 size at each corner (plan.strong_order_size).
+    unit = _run_sizes(
         corner_points,
         protocol,
-        corner_points.k,
-        corner_points.alpha,
         corner_points.eps1,
         corner_points.eps2,
+        None,
+        constant.bound,
         accounting,
         compression,
-        constant.bound,
     )
     log_n = 0
     log_constant = 0
     for corner, corner_unit in zip(corners, unit, strict=True):
         log_n = log_n + corner.weight * np.log(corner.multiplier * corner_unit)
         log_constant = log_constant + corner.weight * np.log(corner.multiplier)
-    here = _unit_strong(
-        points,
-        protocol,
-        points.k,
-        points.alpha,
-        eps_s,
-        eps_w,
-        accounting,
-        compression,
-        constant.bound,
-    )
+    here = _run_sizes(points, protocol, eps_s, eps_w, None, constant.bound, accounting, compression)
     return np.maximum(np.exp(log_n) / here, np.exp(log_constant))
 
 
@@ -306,11 +280,10 @@ def _run_sizes(
     bound_key: str | None,
     accounting: Accounting,
     compression: tuple[int, int],
-    at: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Any:
     """``planner.plan.run_sizes``, elementwise: (n_strong, n_weak) for a ``multiplier``;
-    with ``multiplier=None``, the strong group's C = 1 size at ``at = (k, α)``."""
-    k, alpha = at if at is not None else (points.k, points.alpha)
+    with ``multiplier=None``, the strong group's C = 1 size (``strong_order_size``)."""
+    k, alpha = points.k, points.alpha
     if protocol.model is Model.LOCAL:
         order_bound = BOUNDS[DISPLAY_BOUND_KEY[protocol.key]]
         bound = BOUNDS[bound_key] if bound_key else order_bound
