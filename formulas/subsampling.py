@@ -7,6 +7,7 @@ users) is subsampled uniformly to n1, which makes it ε2-DP with
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -28,8 +29,17 @@ def subsampling_population(n_used: Any, eps_base: Any, eps_target: Any) -> Any:
     """Smallest integer n_total with ``subsampled_epsilon(eps_base, n_used, n_total) ≤ eps_target``.
 
     No subsampling is needed when ε_target ≥ ε_base (then n_total = n_used). Elementwise
-    over arrays (exact for n below 2^53); scalars in, int out.
+    over arrays (exact for n below 2^53); scalars in, int out (in plain Python, the same
+    steps: one plan must cost microseconds).
     """
+    if np.ndim(n_used) == np.ndim(eps_base) == np.ndim(eps_target) == 0:
+        if eps_target >= eps_base:
+            return int(n_used)
+        ratio = math.expm1(eps_base) / math.expm1(eps_target)
+        n_total = math.ceil(n_used * ratio * (1 - 1e-15))
+        while math.log1p(n_used / n_total * math.expm1(eps_base)) > eps_target:
+            n_total += 1
+        return n_total
     used, base, target = np.broadcast_arrays(
         np.asarray(n_used, dtype=np.float64), eps_base, eps_target
     )

@@ -78,7 +78,7 @@ class SettingConstant:
                 corners.append(
                     GridCorner(
                         weight,
-                        margin * float(values[i0, i1, i2, i3]),
+                        margin * values.item(i0, i1, i2, i3),
                         round(k0),
                         a1,
                         e2,
