@@ -161,3 +161,22 @@ def test_a_paper_accounting_shuffle_plan_is_met() -> None:
     query = make_query("shuffle-private", k=300, alpha=0.15, eps1=1.0, eps2=0.3, accounting="paper")
     report = validate(query, trials=600, seed=3)
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
+
+
+@pytest.mark.parametrize("equal", [True, False], ids=["null", "far"])
+def test_local_statistic_is_unbiased_for_the_block_distance(equal: bool) -> None:
+    """E[Z2] = Σ_j (p(C_j) − q(C_j))² exactly (the pooled U-statistic, eq:z2), including
+    unequal ε and block sizes that differ by one."""
+    from validators.hadamard import block_probabilities
+    from validators.local_private import LocalPrivateTester
+
+    rng = np.random.default_rng(5)
+    p = rng.dirichlet(np.ones(12))
+    q = p if equal else rng.dirichlet(np.ones(12))
+    tester = LocalPrivateTester(12, 0.2, 1.0, 0.4)
+    trials = 40_000
+    z2 = tester.simulate_fast(p, q, 1003, 2710, trials, rng).statistics * tester.threshold
+    truth = float(np.sum((block_probabilities(p) - block_probabilities(q)) ** 2))
+    standard_error = z2.std() / np.sqrt(trials)
+    assert abs(z2.mean() - truth) < 4 * standard_error
+    assert standard_error < 0.05 * max(truth, z2.std())  # the check has power

@@ -1,20 +1,26 @@
 """Local DP, private coin: Hadamard response with randomized response (``alg:local``).
 
-Randomizer (user of group g with value x, public block assignment by user index):
-users alternate between two halves (X and X′) and, within a half, cycle through the
-K − 1 informative Hadamard blocks j = 1..K−1 (K = smallest power of two ≥ k, SPEC §2),
-so block sizes differ by at most one. The user sends b = 1{x ∈ C_j}, flipped with
-probability 1/(e^{ε_g}+1): randomized response, exactly ε_g-LDP (``fact:RR``).
+Randomizer (user of group g with value x, public block assignment by user index): users
+cycle through the K − 1 informative Hadamard blocks j = 1..K−1 (K = smallest power of
+two ≥ k, SPEC §2), so block sizes differ by at most one. The user sends b = 1{x ∈ C_j},
+flipped with probability 1/(e^{ε_g}+1): randomized response, exactly ε_g-LDP
+(``fact:RR``).
 
-Analyzer: with γ_g = (e^{ε_g}+1)/(e^{ε_g}−1) and b_g = 1/(e^{ε_g}+1), each block's
-γ_g·(mean bit − b_g) is unbiased for p(C_j) (resp. q(C_j)), and
+Analyzer: with γ_g = (e^{ε_g}+1)/(e^{ε_g}−1) and b_g = 1/(e^{ε_g}+1), a block's
+e_g,j = γ_g·(mean bit − b_g) is unbiased for p(C_j) (resp. q(C_j)), and
 
-    Z2 = Σ_j (γ1(X̂_j − b1) − γ2(Ŷ_j − b2)) · (γ1(X̂′_j − b1) − γ2(Ŷ′_j − b2))
+    Z2 = Σ_j [(e_1,j − e_2,j)² − v_1,j − v_2,j],   v_g,j = γ_g²·x̄_g,j(1 − x̄_g,j)/(m_g,j − 1)
 
-has mean Σ_j (p(C_j) − q(C_j))² = (K/4)‖p − q‖²₂ (eq. ``eq:z2``): 0 under the null,
-≥ (K/k)α² when TV(p, q) ≥ α. It rejects when Z2 > c·(K/k)α², c = ``threshold_fraction``
-(the paper uses α²/2, i.e. c = k/(2K) ≤ 1/2; we default to the sharper c = 1/2, the
-midpoint of the two means). A block with no user in some half is skipped.
+(x̄ a block's mean bit, m its users) has mean Σ_j (p(C_j) − q(C_j))² = (K/4)‖p − q‖²₂, as
+eq. ``eq:z2``: 0 under the null, ≥ (K/k)α² when TV(p, q) ≥ α. Each subtracted term is
+the unbiased estimate of Var(e_g,j) (E[x̄(1 − x̄)] = π(1 − π)(1 − 1/m)). This is the
+U-statistic form of the paper's Z2: the paper splits each block's users into halves X,
+X′ and multiplies the two halves' differences, whose null variance is twice this one's,
+so the pooled form needs about √2 fewer users for the same error (measured: 1.35× at
+three points; the randomizer is unchanged but for the halves, privacy is the same).
+It rejects when Z2 > c·(K/k)α², c = ``threshold_fraction`` (the paper: α²/2, i.e.
+c = k/(2K) ≤ 1/2; calibrated per setting). A block with fewer than two users in a group
+is skipped.
 
 Fast path: a block's count of 1-bits is Binomial(m, γ_g⁻¹·p(C_j) + b_g) exactly.
 """
@@ -41,27 +47,22 @@ def debias_factor(eps: float) -> float:
     return (math.exp(eps) + 1.0) / math.expm1(eps)
 
 
-def assignment(n_users: int, order: int) -> tuple[np.ndarray, np.ndarray]:
-    """(half, block) of users 0..n−1: half = i mod 2, block = (i div 2) mod (K−1) + 1."""
-    index = np.arange(n_users)
-    return index % 2, (index // 2) % (order - 1) + 1
+def assignment(n_users: int, order: int) -> np.ndarray:
+    """Block of users 0..n−1: block = i mod (K−1) + 1."""
+    return np.arange(n_users) % (order - 1) + 1
 
 
 def block_sizes(n_users: int, order: int) -> np.ndarray:
-    """Users per (half, block), shape (2, K−1), matching :func:`assignment`."""
-    sizes = np.zeros((2, order - 1), dtype=np.int64)
-    for half in (0, 1):
-        in_half = (n_users - half + 1) // 2
-        sizes[half] = in_half // (order - 1)
-        sizes[half, : in_half % (order - 1)] += 1
+    """Users per block, shape (K−1,), matching :func:`assignment`."""
+    sizes = np.full(order - 1, n_users // (order - 1), dtype=np.int64)
+    sizes[: n_users % (order - 1)] += 1
     return sizes
 
 
 @dataclass(frozen=True)
 class LocalMessages:
-    """What the analyzer receives from one group: each user's half, block and bit."""
+    """What the analyzer receives from one group: each user's block and bit."""
 
-    half: np.ndarray
     block: np.ndarray
     bit: np.ndarray
 
@@ -71,16 +72,15 @@ def randomize(
 ) -> LocalMessages:
     """Every user's one-bit message (Hadamard response + randomized response)."""
     values = np.asarray(values, dtype=np.int64)
-    half, block = assignment(values.size, order)
+    block = assignment(values.size, order)
     truthful = in_block_set(values, block)
     flips = rng.random(values.size) < flip_probability(eps)
-    return LocalMessages(half, block, (truthful ^ flips).astype(np.int8))
+    return LocalMessages(block, (truthful ^ flips).astype(np.int8))
 
 
 def count_ones(messages: LocalMessages, order: int) -> np.ndarray:
-    """1-bits per (half, block), shape (2, K−1)."""
-    flat = messages.half * (order - 1) + (messages.block - 1)
-    return np.bincount(flat, weights=messages.bit, minlength=2 * (order - 1)).reshape(2, order - 1)
+    """1-bits per block, shape (K−1,)."""
+    return np.bincount(messages.block - 1, weights=messages.bit, minlength=order - 1)
 
 
 @dataclass(frozen=True)
@@ -105,13 +105,17 @@ class LocalPrivateTester:
     def statistic(
         self, ones1: np.ndarray, sizes1: np.ndarray, ones2: np.ndarray, sizes2: np.ndarray
     ) -> np.ndarray:
-        """Z2 from 1-bit counts (shape (..., 2, K−1)) and block sizes (2, K−1)."""
-        usable = np.all((sizes1 > 0) & (sizes2 > 0), axis=0)
-        safe1, safe2 = np.maximum(sizes1, 1), np.maximum(sizes2, 1)
-        estimate1 = debias_factor(self.eps1) * (ones1 / safe1 - flip_probability(self.eps1))
-        estimate2 = debias_factor(self.eps2) * (ones2 / safe2 - flip_probability(self.eps2))
-        difference = estimate1 - estimate2
-        return np.sum(difference[..., 0, :] * difference[..., 1, :] * usable, axis=-1)
+        """Z2 from 1-bit counts (shape (..., K−1)) and block sizes (K−1,)."""
+        estimates, variances = [], []
+        for eps, ones, sizes in ((self.eps1, ones1, sizes1), (self.eps2, ones2, sizes2)):
+            users = np.maximum(sizes, 2)
+            mean_bit = ones / users
+            gamma = debias_factor(eps)
+            estimates.append(gamma * (mean_bit - flip_probability(eps)))
+            variances.append(gamma**2 * mean_bit * (1 - mean_bit) / (users - 1))
+        unbiased_square = (estimates[0] - estimates[1]) ** 2 - variances[0] - variances[1]
+        usable = (sizes1 > 1) & (sizes2 > 1)
+        return np.sum(unbiased_square * usable, axis=-1)
 
     def analyze(self, messages1: LocalMessages, messages2: LocalMessages) -> TestResult:
         order = self.order
@@ -143,7 +147,7 @@ class LocalPrivateTester:
             per_block = np.broadcast_to(block_probabilities(pmf), (trials, order - 1))
             prob_one = per_block / debias_factor(eps) + flip_probability(eps)
             size = block_sizes(n_users, order)
-            ones.append(rng.binomial(size[None, :, :], prob_one[:, None, :]))
+            ones.append(rng.binomial(size[None, :], prob_one))
             sizes.append(size)
         scores = self.statistic(ones[0], sizes[0], ones[1], sizes[1]) / self.threshold
         return TrialBatch(scores, scores > 1.0)
