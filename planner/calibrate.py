@@ -150,8 +150,8 @@ def smallest_multiplier(
 DEFAULT_AXES: dict[str, list[float]] = {
     "k": [16, 256, 4096],
     "alpha": [0.05, 0.15, 0.5],
-    "eps_strong": [0.25, 1.0],
-    "eps_ratio": [0.25, 1.0],
+    "eps_strong": [0.25, 0.5, 1.0],
+    "eps_ratio": [0.25, 0.5, 1.0],
 }
 """Grid axes (see ``planner.constants.GRID_AXES``); δ is fixed at ``GRID_DELTA``."""
 
