@@ -105,9 +105,11 @@ class SettingConstant:
         point = [np.asarray(value, dtype=np.float64) for value in (k, alpha, eps_strong)]
         point.append(np.asarray(eps_weak, dtype=np.float64) / point[2])
         sides = []  # per axis: ((index, coordinate, weight) of the lower and upper corner)
+        on_nodes = np.ones(np.shape(point[0]), dtype=bool)
         for axis, logs, coordinate in zip(axes, log_axes, point, strict=True):
             x = np.log(coordinate)
             outside = (x < logs[0]) | (x > logs[-1]) | (len(logs) == 1)
+            on_nodes = on_nodes & ~outside
             edge = np.where(x < logs[0], 0, len(logs) - 1)
             inner = np.clip(np.searchsorted(logs, x, side="right") - 1, 0, max(len(logs) - 2, 0))
             upper_index = np.minimum(inner + 1, len(logs) - 1)
@@ -143,9 +145,19 @@ class SettingConstant:
                     a1,
                     e2,
                     np.where(ratio_clamped, own_weak, e2 * r3),
+                    (i0, i1, i2, i3),
+                    on_nodes,
                 )
             )
         return corners
+
+    def grid_nodes(self) -> tuple[np.ndarray, ...] | None:
+        """Every grid node's (k, α, ε_strong, ε_weak), arrays of the grid's shape."""
+        grid = self._parsed_grid
+        if grid is None:
+            return None
+        k, alpha, eps_strong, ratio = np.meshgrid(*grid[0], indexing="ij")
+        return np.round(k).astype(np.int64), alpha, eps_strong, eps_strong * ratio
 
     @property
     def tester_extras(self) -> dict[str, Any]:
@@ -197,6 +209,10 @@ class GridCorner:
     alpha: Any
     eps_strong: Any
     eps_weak: Any
+    index: Any = None
+    """Arrays only: the node's index on each grid axis."""
+    on_nodes: Any = None
+    """Arrays only: true where every corner of the point is a grid node (no axis outside)."""
 
 
 def _grid_point(k: int, alpha: float, eps_strong: float, eps_weak: float) -> list[float]:

@@ -139,9 +139,11 @@ def _protocol_columns(points: _Points, protocol: Setting, table: ConstantTable) 
     )
 
     def sizes(eps_s: np.ndarray, eps_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        multiplier = _calibrated_multiplier(
+        multiplier, unit = _calibrated_multiplier(
             points, protocol, constant, eps_s, eps_w, points.accounting, compression
         )
+        if _reads_grid_elsewhere(protocol, points.accounting):
+            unit = None  # the grid was read at another ε: size this point afresh
         return _run_sizes(
             points,
             protocol,
@@ -151,6 +153,7 @@ def _protocol_columns(points: _Points, protocol: Setting, table: ConstantTable) 
             constant.bound,
             points.accounting,
             compression,
+            unit,
         )
 
     main_strong, main_weak = sizes(strong, weak)
@@ -188,6 +191,11 @@ def _noise(eps: np.ndarray, delta: np.ndarray, accounting: Accounting) -> np.nda
     return _per_distinct_pairs(eps, delta, lambda e, d: noise_mu(e, d, accounting))
 
 
+def _reads_grid_elsewhere(protocol: Setting, accounting: Accounting) -> bool:
+    """Shuffle with the lemma's μ reads its constant at another ε (``plan.grid_position``)."""
+    return protocol.model is Model.SHUFFLE and accounting is Accounting.PAPER
+
+
 def _calibrated_multiplier(
     points: _Points,
     protocol: Setting,
@@ -196,9 +204,10 @@ def _calibrated_multiplier(
     eps_w: np.ndarray,
     accounting: Accounting,
     compression: tuple[int, int],
-) -> np.ndarray:
-    """``planner.plan.calibrated_multiplier``, elementwise (the same log-n chord)."""
-    if protocol.model is Model.SHUFFLE and accounting is Accounting.PAPER:
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """``planner.plan.calibrated_multiplier``, elementwise (the same log-n chord), and the
+    strong group's C = 1 size at the grid position (None without a grid)."""
+    if _reads_grid_elsewhere(protocol, accounting):
         # grid_position: the lemma's μ read at the exact privacy it buys.
         eps_s, eps_w = (
             np.maximum(
@@ -214,35 +223,79 @@ def _calibrated_multiplier(
         accounting = Accounting.EXACT
     corners = constant.grid_corner_arrays(points.k, points.alpha, eps_s, eps_w)
     if corners is None:
-        return np.full(points.k.shape, constant.multiplier)
-    shape = points.k.shape
-    corner_points = _Points(
-        *(
-            np.stack([np.broadcast_to(getattr(corner, name), shape) for corner in corners])
-            for name in ("k", "alpha", "eps_strong", "eps_weak")
-        ),
-        np.broadcast_to(points.delta, (len(corners), *shape)),
-        np.broadcast_to(points.beta, (len(corners), *shape)),
-        accounting,
-    )
-    # The strong group's C = 1 size at each corner (plan.strong_order_size).
-    unit = _run_sizes(
-        corner_points,
-        protocol,
-        corner_points.eps1,
-        corner_points.eps2,
-        None,
-        constant.bound,
-        accounting,
-        compression,
-    )
+        return np.full(points.k.shape, constant.multiplier), None
+    unit = _corner_units(points, protocol, constant, corners, accounting, compression)
     log_n = 0
     log_constant = 0
     for corner, corner_unit in zip(corners, unit, strict=True):
         log_n = log_n + corner.weight * np.log(corner.multiplier * corner_unit)
         log_constant = log_constant + corner.weight * np.log(corner.multiplier)
     here = _run_sizes(points, protocol, eps_s, eps_w, None, constant.bound, accounting, compression)
-    return np.maximum(np.exp(log_n) / here, np.exp(log_constant))
+    return np.maximum(np.exp(log_n) / here, np.exp(log_constant)), here
+
+
+def _corner_units(
+    points: _Points,
+    protocol: Setting,
+    constant: SettingConstant,
+    corners: list,
+    accounting: Accounting,
+    compression: tuple[int, int],
+) -> np.ndarray:
+    """The strong group's C = 1 size at each corner (``plan.strong_order_size``), shape
+    (corners, *points): read from a table of the grid's nodes (one per distinct δ) where
+    every corner is a node, computed corner by corner elsewhere."""
+    shape = points.k.shape
+    unit = np.empty((len(corners), *shape))
+    on_nodes = np.broadcast_to(corners[0].on_nodes, shape)
+    if on_nodes.any():
+        nodes = constant.grid_nodes()
+        assert nodes is not None
+        deltas, delta_code = np.unique(points.delta[on_nodes], return_inverse=True)
+        grid_shape = nodes[0].shape
+        table_points = _Points(
+            *(np.broadcast_to(node, (len(deltas), *grid_shape)) for node in nodes),
+            np.broadcast_to(
+                deltas.reshape(-1, *(1,) * len(grid_shape)), (len(deltas), *grid_shape)
+            ),
+            np.full((len(deltas), *grid_shape), PER_RUN_ERROR),
+            accounting,
+        )
+        table = _run_sizes(
+            table_points,
+            protocol,
+            table_points.eps1,
+            table_points.eps2,
+            None,
+            constant.bound,
+            accounting,
+            compression,
+        )
+        for position, corner in enumerate(corners):
+            index = tuple(np.broadcast_to(axis, shape)[on_nodes] for axis in corner.index)
+            unit[position][on_nodes] = table[(delta_code, *index)]
+    off = ~on_nodes
+    if off.any():
+        corner_points = _Points(
+            *(
+                np.stack([np.broadcast_to(getattr(corner, name), shape)[off] for corner in corners])
+                for name in ("k", "alpha", "eps_strong", "eps_weak")
+            ),
+            np.broadcast_to(points.delta[off], (len(corners), int(off.sum()))),
+            np.broadcast_to(points.beta[off], (len(corners), int(off.sum()))),
+            accounting,
+        )
+        unit[:, off] = _run_sizes(
+            corner_points,
+            protocol,
+            corner_points.eps1,
+            corner_points.eps2,
+            None,
+            constant.bound,
+            accounting,
+            compression,
+        )
+    return unit
 
 
 def _per_distinct_pairs(first: np.ndarray, second: np.ndarray, function: Any) -> np.ndarray:
@@ -280,21 +333,26 @@ def _run_sizes(
     bound_key: str | None,
     accounting: Accounting,
     compression: tuple[int, int],
+    unit_strong: np.ndarray | None = None,
 ) -> Any:
     """``planner.plan.run_sizes``, elementwise: (n_strong, n_weak) for a ``multiplier``;
-    with ``multiplier=None``, the strong group's C = 1 size (``strong_order_size``)."""
+    with ``multiplier=None``, the strong group's C = 1 size (``strong_order_size``).
+    ``unit_strong``: that size, when already known (it is not recomputed)."""
     k, alpha = points.k, points.alpha
     if protocol.model is Model.LOCAL:
         order_bound = BOUNDS[DISPLAY_BOUND_KEY[protocol.key]]
         bound = BOUNDS[bound_key] if bound_key else order_bound
         shaped = []
-        for eps in (eps_s, eps_w) if multiplier is not None else (eps_s,):
+        wanted = (eps_s, eps_w) if multiplier is not None else (eps_s,)
+        for eps in wanted[1:] if unit_strong is not None else wanted:
             values: dict[str, Any] = {"alpha": alpha, "eps": eps}
             if "K" in bound.parameters:
                 values["K"] = hadamard_order(k)
             if "k" in bound.parameters:
                 values["k"] = k
             shaped.append(bound.evaluate(**values))
+        if unit_strong is not None:
+            shaped.insert(0, unit_strong)
         if multiplier is None:
             return shaped[0]
         return np.ceil(multiplier * shaped[0]), np.ceil(multiplier * shaped[1])
@@ -302,28 +360,30 @@ def _run_sizes(
         mu_s, mu_w = (_noise(eps, points.delta, accounting) for eps in (eps_s, eps_w))
         bound = BOUNDS[UPPER_BOUND_KEY[protocol.key]]
         values = {"k": k, "alpha": alpha, "mu1": mu_s, "mu2": mu_w}
-        if protocol.coin is Coin.PUBLIC:  # the argmin search once per distinct point
-            columns = np.broadcast_arrays(k, alpha, mu_s, mu_w)
-            representatives, inverse = _distinct_rows(*columns)
-            distinct = {
-                name: column.flat[representatives]
-                for name, column in zip(("k", "alpha", "mu1", "mu2"), columns, strict=True)
-            }
-            argmin = integer_argmin(lambda L: bound.evaluate(**distinct, L=L), 2, distinct["k"])[
-                inverse
-            ].reshape(columns[0].shape)
-            values["L"] = np.maximum(np.minimum(compression[0], k), argmin)
-        order_strong = bound.evaluate(**values)
+        if unit_strong is None:
+            if protocol.coin is Coin.PUBLIC:  # the argmin search once per distinct point
+                columns = np.broadcast_arrays(k, alpha, mu_s, mu_w)
+                representatives, inverse = _distinct_rows(*columns)
+                distinct = {
+                    name: column.flat[representatives]
+                    for name, column in zip(("k", "alpha", "mu1", "mu2"), columns, strict=True)
+                }
+                argmin = integer_argmin(
+                    lambda L: bound.evaluate(**distinct, L=L), 2, distinct["k"]
+                )[inverse].reshape(columns[0].shape)
+                values["L"] = np.maximum(np.minimum(compression[0], k), argmin)
+            unit_strong = bound.evaluate(**values)
         if multiplier is None:
-            return order_strong
+            return unit_strong
         return (
-            np.ceil(multiplier * order_strong),
-            np.ceil(multiplier * order_strong * mu_w / mu_s),
+            np.ceil(multiplier * unit_strong),
+            np.ceil(multiplier * unit_strong * mu_w / mu_s),
         )
-    order_strong = BOUNDS["central"].evaluate(k=k, alpha=alpha, eps=eps_s)
+    if unit_strong is None:
+        unit_strong = BOUNDS["central"].evaluate(k=k, alpha=alpha, eps=eps_s)
     if multiplier is None:
-        return order_strong
-    n_strong = np.ceil(multiplier * order_strong)
+        return unit_strong
+    n_strong = np.ceil(multiplier * unit_strong)
     return n_strong, subsampling_population(n_strong, eps_s, eps_w)
 
 
