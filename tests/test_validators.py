@@ -35,6 +35,25 @@ def test_user_level_and_fast_paths_give_the_same_statistic_law(key: str, family:
 
 
 @pytest.mark.parametrize("key", SETTING_KEYS)
+def test_user_level_and_fast_paths_reject_at_the_same_rate(key: str) -> None:
+    """The decisions too (central: real Laplace noise vs its exact rejection probability)."""
+    query = make_query(key, k=16, alpha=0.3, eps1=1.0, eps2=0.5, delta=1e-3)
+    tester = build_tester(query, L=8, hashes=2)
+    instance = build("zipf-1", 16, 0.3)
+    n1, n2, trials = 400, 700, 1500
+    rates = [
+        simulate(
+            tester, instance.p, instance.q, n1, n2, trials, np.random.default_rng(seed), path
+        ).rejects.mean()
+        for seed, path in ((3, SimulationPath.USER), (4, SimulationPath.FAST))
+    ]
+    pooled = np.mean(rates)
+    standard_error = np.sqrt(2 * pooled * (1 - pooled) / trials)
+    assert 0.005 < pooled < 0.995  # neither path is degenerate at this size
+    assert abs(rates[0] - rates[1]) < 4 * standard_error
+
+
+@pytest.mark.parametrize("key", SETTING_KEYS)
 def test_same_seed_same_report_and_family_streams_are_independent(key: str) -> None:
     query = make_query(key, k=32, alpha=0.3)
     first = validate(query, n1=2000, n2=9000, trials=50, seed=7)
