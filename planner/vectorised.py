@@ -6,8 +6,8 @@ vectorised evaluation), the same calibrated constants (the grid's corners as arr
 public-to-private fallback, and its rows equal single ``plan`` calls (tested on random
 points of every setting). What costs a root-find — the exact Poisson noise μ(ε, δ), the
 majority-vote runs r(β) — is computed once per distinct value. ``plan`` stays scalar
-because one plan must cost microseconds; this is for sweeps (10⁵ rows in a fraction of a
-second).
+because one plan must cost microseconds; this is for sweeps (10⁵ rows: 0.2–0.6 s, the
+shuffle model's exact μ and integer L searches aside, see ``benchmarks/bench_planner.py``).
 
 Columns are float64: counts are exact integers below 2^53 users. Rows outside that, or
 with invalid inputs, are flagged (``regular`` false) for the caller to answer with
