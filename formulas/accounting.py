@@ -31,6 +31,7 @@ from functools import lru_cache
 import numpy as np
 
 from formulas.poisson import poisson_mu_paper
+from formulas.search import least_passing
 
 DELTA_FLOOR = 1e-12
 """Smallest δ the exact computation supports (float rounding of the sum is ~1e-15)."""
@@ -86,14 +87,7 @@ def poisson_mu_exact(eps: float, delta: float, rel_tol: float = 1e-6) -> float:
     high = float(poisson_mu_paper(eps, delta))
     if poisson_histogram_delta(eps, high) > delta:  # pragma: no cover - lemma is valid
         raise ArithmeticError("the lemma's μ fails the exact check; accounting bug")
-    low = 1e-9
-    while high / low > 1.0 + rel_tol:
-        middle = math.sqrt(low * high)
-        if poisson_histogram_delta(eps, middle) <= delta:
-            high = middle
-        else:
-            low = middle
-    return high
+    return least_passing(lambda mu: poisson_histogram_delta(eps, mu) <= delta, 1e-9, high, rel_tol)
 
 
 @lru_cache(maxsize=4096)
@@ -107,16 +101,9 @@ def poisson_epsilon_exact(mu: float, delta: float, rel_tol: float = 1e-6) -> flo
         raise ValueError(f"exact accounting needs delta ≥ {DELTA_FLOOR:g}")
     if math.exp(-mu) + _ROUNDING_ALLOWANCE > delta:
         return math.inf
-    low, high = 1e-9, 1.0
-    while poisson_histogram_delta(high, mu) > delta:
-        low, high = high, 2 * high
-    while high / low > 1.0 + rel_tol:
-        middle = math.sqrt(low * high)
-        if poisson_histogram_delta(middle, mu) <= delta:
-            high = middle
-        else:
-            low = middle
-    return high
+    return least_passing(
+        lambda eps: poisson_histogram_delta(eps, mu) <= delta, 1e-9, 1.0, rel_tol, grow=True
+    )
 
 
 GAUSSIAN_REGIME_MU = 1e6
@@ -143,13 +130,6 @@ def epsilon_for_noise(mu: float, delta: float, rel_tol: float = 1e-3) -> float:
     """
     if mu < GAUSSIAN_REGIME_MU:
         return poisson_epsilon_exact(mu, delta, rel_tol)
-    low, high = 1e-12, 1.0
-    while gaussian_histogram_delta(high, mu) > delta:
-        low, high = high, 2 * high
-    while high / low > 1.0 + rel_tol:
-        middle = math.sqrt(low * high)
-        if gaussian_histogram_delta(middle, mu) <= delta:
-            high = middle
-        else:
-            low = middle
-    return high
+    return least_passing(
+        lambda eps: gaussian_histogram_delta(eps, mu) <= delta, 1e-12, 1.0, rel_tol, grow=True
+    )

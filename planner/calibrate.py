@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import zlib
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -22,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from formulas.search import least_passing
 from formulas.settings import Model, Setting
 from planner.constants import (
     TESTER_EXTRAS,
@@ -134,15 +134,11 @@ def smallest_multiplier(
         return MultiplierSearch(None, top)
     if passes(check(low), criterion):
         return MultiplierSearch(low, check(low, stop_early=False))
-    first_high = high
-    while high / low > 1 + rel_tol:
-        middle = math.sqrt(low * high)
-        if passes(check(middle), criterion):
-            high = middle
-        else:
-            low = middle
+    found = least_passing(
+        lambda multiplier: passes(check(multiplier), criterion), low, high, rel_tol
+    )
     # the winner's full report (a search check may have stopped at a failing family)
-    return MultiplierSearch(high, top if high == first_high else check(high, stop_early=False))
+    return MultiplierSearch(found, top if found == high else check(found, stop_early=False))
 
 
 # --- the calibration grid -------------------------------------------------------------

@@ -10,11 +10,11 @@ is reported as infeasible with the reason, never as a bracket endpoint.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from formulas.search import least_passing
 from planner.constants import ConstantTable
 from planner.inputs import EPS_MAX, EPS_MIN, InputError, Query, check_integer
 from planner.plan import Plan, plan
@@ -60,13 +60,7 @@ def _smallest_satisfying(
         return None
     if accept(make_plan(low)):
         return low
-    while high / low > 1 + RELATIVE_PRECISION:
-        middle = math.sqrt(low * high)
-        if accept(make_plan(middle)):
-            high = middle
-        else:
-            low = middle
-    return high
+    return least_passing(lambda x: accept(make_plan(x)), low, high, RELATIVE_PRECISION)
 
 
 def solve(
