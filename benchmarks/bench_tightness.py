@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from formulas.registry import BOUNDS
 from formulas.settings import Model, Setting
+from planner.calibrate import exact_target
 from planner.constants import parse_constant_table
 from planner.exact import exact_plan
 from planner.inputs import Accounting, Query
@@ -35,6 +36,8 @@ TIGHTNESS_POINTS = [
     ("central", 100, 0.3, 1.0, 0.2),
     ("central", 2000, 0.1, 0.5, 0.5),
 ]
+
+EXACT_SEEDS = (11, 12, 13)
 
 REFERENCE = {
     "local-private": 12.0,
@@ -85,24 +88,36 @@ def order_n1(q: Query) -> float:
 
 
 def main(quick: bool) -> None:
-    print("1. default plan vs --exact (600 trials/family, Wilson 95% ≤ 1/3):")
+    print(
+        "1. default plan vs --exact (1000 trials/family; every family's observed error ≤ "
+        f"{exact_target(1 / 3):.3f}, the level a fresh planner validate passes 90% of the time):"
+    )
+    print(
+        "  --exact is itself a Monte Carlo estimate (±15 % on the flattest curve at 1000 "
+        f"trials), so each point is searched with seeds {EXACT_SEEDS}; the ratio uses "
+        "their median, the range shows the spread."
+    )
     print(
         f"  {'setting':16s} {'k':>5s} {'α':>5s} {'ε1':>4s} {'ε2':>4s} {'default n1':>12s} "
-        f"{'exact n1':>12s} {'ratio':>6s}"
+        f"{'exact n1 (median)':>18s} {'ratio':>6s}  range"
     )
     ratios = []
     for key, k, alpha, eps1, eps2 in TIGHTNESS_POINTS[: 4 if quick else None]:
         q = query(key, k, alpha, eps1, eps2)
         default = plan(q)
-        exact = exact_plan(replace(q), trials=600, seed=11)
-        if exact.plan is None:
+        found = [exact_plan(q, seed=seed).plan for seed in EXACT_SEEDS]
+        if any(sizes is None for sizes in found):
             print(f"  {key:16s} {k:5d} {alpha:5.2f} {eps1:4.2f} {eps2:4.2f}  exact: none found")
             continue
-        ratio = default.n_users_group1 / exact.plan.n_users_group1
+        exact_n1 = [sizes.n_users_group1 for sizes in found if sizes is not None]
+        median_n1 = statistics.median(exact_n1)
+        ratio = default.n_users_group1 / median_n1
         ratios.append(ratio)
         print(
             f"  {key:16s} {k:5d} {alpha:5.2f} {eps1:4.2f} {eps2:4.2f} "
-            f"{default.n_users_group1:12,d} {exact.plan.n_users_group1:12,d} {ratio:6.2f}"
+            f"{default.n_users_group1:12,d} {median_n1:18,.0f} {ratio:6.2f}  "
+            f"{default.n_users_group1 / max(exact_n1):.2f}–"
+            f"{default.n_users_group1 / min(exact_n1):.2f}"
             + ("" if default.protocol == key else f"  (runs {default.protocol})")
         )
     if ratios:

@@ -32,8 +32,9 @@ from planner.constants import (
 )
 from planner.inputs import Accounting, Query
 from planner.plan import strong_order_size
-from planner.validate import validate
+from planner.validate import VALIDATION_TRIALS, validate
 from validators.engine import Verification
+from validators.stats import reliably_passing_error
 
 
 class Criterion(StrEnum):
@@ -153,8 +154,10 @@ DEFAULT_AXES: dict[str, list[float]] = {
 
 GRID_DELTA = 1e-6
 CALIBRATION_TARGET = 0.26
-"""Observed worst-family error the calibrated C must reach (below 1/3, so that a fresh
-400-trial ``planner validate`` passes with its Wilson bound)."""
+"""Observed worst-family error the calibrated C must reach: below 1/3, so that a fresh
+400-trial ``planner validate`` passes with its Wilson bound. It is ``exact_target(1/3)``
+= 0.258 (pass probability 0.9) to two decimals, so that ``--exact`` and the grid hold
+the tester to the same error."""
 SAFETY_MARGINS: dict[str, float] = {"local-private": 1.1, "local-public": 1.1, "central": 1.0}
 DEFAULT_SAFETY_MARGIN = 1.05
 """Multiplies the interpolated n: covers interpolation and Monte Carlo noise. Chosen on
@@ -414,13 +417,30 @@ def constants_document(
     }
 
 
-def exact_search(
-    query: Query, *, trials: int = 600, seed: int = 0, base: ConstantTable | None = None
-) -> MultiplierSearch:
-    """Per-query search: the smallest C (order bound) whose plan passes with confidence.
+EXACT_PASS_PROBABILITY = 0.9
+"""``--exact`` sizes must pass a fresh default ``planner validate`` with this probability."""
 
-    The tester runs once (no majority vote) and must have every family's 95 % Wilson
-    upper bound ≤ β: this is direct calibration at β.
+
+def exact_target(beta: float) -> float:
+    """The error ``--exact`` holds every family to: the largest true error at which a fresh
+    ``planner validate`` (its default trials, Wilson 95 % upper bound ≤ β) passes with
+    probability ``EXACT_PASS_PROBABILITY`` — 0.258 at β = 1/3, as ``CALIBRATION_TARGET``.
+
+    A number the planner prints must survive its own validation: stopping where a single
+    sample first certifies error ≤ β lands on a true error near β, which a fresh
+    validation then fails about half the time.
+    """
+    return reliably_passing_error(beta, VALIDATION_TRIALS, EXACT_PASS_PROBABILITY)
+
+
+def exact_search(
+    query: Query, *, trials: int = 1000, seed: int = 0, base: ConstantTable | None = None
+) -> MultiplierSearch:
+    """Per-query search: the smallest C (order bound) whose plan passes reliably.
+
+    The tester runs once (no majority vote: for β < 1/3 this is direct calibration at β)
+    and every family's observed error must be at most ``exact_target(β)`` — the
+    calibration's criterion, at this very query (common random numbers across C).
     """
     table = base or default_constants()
     entry = table.for_setting(query.setting.key)
@@ -431,11 +451,11 @@ def exact_search(
         sizing,
         trials=trials,
         seed=seed,
-        criterion=Criterion.WILSON,
+        criterion=Criterion.POINT,
         low=low / 4,
         high=high * 4,
         rel_tol=0.02,
-        target=query.beta,
+        target=exact_target(query.beta),
         base=table,
         **extra,
     )

@@ -105,7 +105,7 @@ def plan(
     ] = False,
     trials: Annotated[
         str, typer.Option("--trials", metavar="INT", help="--exact: trials per family per check.")
-    ] = "600",
+    ] = "1000",
     seed: Annotated[str, typer.Option("--seed", metavar="INT", help="--exact: seed.")] = "0",
     constants: Annotated[
         str,

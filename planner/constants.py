@@ -220,9 +220,9 @@ def _grid_point(k: int, alpha: float, eps_strong: float, eps_weak: float) -> lis
 
 
 GRID_AXES = ("k", "alpha", "eps_strong", "eps_ratio")
+"""Axes of a calibration grid: domain size, distance, the larger ε, and ε_weak/ε_strong."""
 TESTER_EXTRAS = ("tester", "L", "hashes")
 """Entries of a setting's constant that configure its tester (not the multiplier)."""
-"""Axes of a calibration grid: domain size, distance, the larger ε, and ε_weak/ε_strong."""
 
 
 @dataclass(frozen=True)

@@ -2,16 +2,24 @@
 
 The search runs the setting's real tester once (no majority vote, so for β < 1/3 it is
 direct calibration at β) and bisects on the multiplier C of the order bound until every
-instance family's 95 % Wilson upper bound on the error is at most β.
+instance family's observed error is at most ``exact_target(β)``: the largest error at
+which a fresh default ``planner validate`` passes with probability 0.9. So the sizes it
+prints meet the same promise as the default plan's, and default ÷ exact measures what
+the calibrated grid costs (interpolation, safety margin), not a looser criterion.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from planner.calibrate import exact_search, table_with
+from planner.calibrate import EXACT_PASS_PROBABILITY, exact_search, exact_target, table_with
 from planner.inputs import Query
 from planner.plan import Plan, plan
+from planner.validate import VALIDATION_TRIALS
+from validators.engine import FamilyOutcome
+
+EXACT_TRIALS = 1000
+"""Default trials per family per check of the search."""
 
 
 @dataclass(frozen=True)
@@ -22,16 +30,30 @@ class ExactPlan:
     multiplier: float | None
     trials: int
     seed: int
-    worst_family: str | None
-    worst_upper_bound: float | None
+    target: float
+    """Every family's observed error is at most this (``exact_target(β)``)."""
+    worst: FamilyOutcome | None
+    """The family with the highest observed error at the plan found."""
+
+    @property
+    def confidence(self) -> str:
+        return (
+            f"every family's observed error ≤ {self.target:.3f} over {self.trials} trials: "
+            f"a fresh {VALIDATION_TRIALS}-trial planner validate (95% Wilson upper bound ≤ "
+            f"β = {self.query.beta:.4g}) then passes with probability ≈ "
+            f"{EXACT_PASS_PROBABILITY:.0%}"
+        )
 
 
-def exact_plan(query: Query, *, trials: int = 600, seed: int = 0) -> ExactPlan:
+def exact_plan(query: Query, *, trials: int = EXACT_TRIALS, seed: int = 0) -> ExactPlan:
+    target = exact_target(query.beta)
     search = exact_search(query, trials=trials, seed=seed)
     if search.multiplier is None or search.verification is None:
-        return ExactPlan(query, None, None, trials, seed, None, None)
+        return ExactPlan(query, None, None, trials, seed, target, None)
     sized = plan(
         replace(query, beta=1 / 3), table_with(query.setting.key, search.multiplier), fallback=False
     )
-    worst = max((o for o in search.verification.outcomes if o.applicable), key=lambda o: o.ci_high)
-    return ExactPlan(query, sized, search.multiplier, trials, seed, worst.family, worst.ci_high)
+    worst = max(
+        (o for o in search.verification.outcomes if o.applicable), key=lambda o: o.error_rate
+    )
+    return ExactPlan(query, sized, search.multiplier, trials, seed, target, worst)

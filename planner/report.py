@@ -259,6 +259,7 @@ def validation_renderable(report: Any) -> Any:
 
 def exact_to_dict(exact: Any, default: Plan) -> dict[str, Any]:
     found = exact.plan
+    worst = exact.worst
     return {
         "found": found is not None,
         "n_users_group1": found.n_users_group1 if found else None,
@@ -266,10 +267,11 @@ def exact_to_dict(exact: Any, default: Plan) -> dict[str, Any]:
         "multiplier_of_order_bound": exact.multiplier,
         "trials_per_family": exact.trials,
         "seed": exact.seed,
-        "confidence": "every family's 95% Wilson upper bound on the error ≤ β "
-        "(one run of the tester: direct calibration at β)",
-        "worst_family": exact.worst_family,
-        "worst_upper_bound": exact.worst_upper_bound,
+        "target_error": exact.target,
+        "confidence": exact.confidence,
+        "worst_family": worst.family if worst else None,
+        "worst_error_rate": worst.error_rate if worst else None,
+        "worst_wilson95": [worst.ci_low, worst.ci_high] if worst else None,
         "default_over_exact_group1": (
             default.n_users_group1 / found.n_users_group1 if found else None
         ),
@@ -284,12 +286,13 @@ def exact_renderable(exact: Any, default: Plan) -> Any:
             "exact search: no multiplier in the search range met the target on every family",
             style="red",
         )
-    found = exact.plan
+    found, worst = exact.plan, exact.worst
     return Text(
         f"exact search (this query, {exact.trials} trials/family, seed {exact.seed}): "
-        f"n1 = {found.n_users_group1:,}, n2 = {found.n_users_group2:,} — every family's 95% "
-        f"upper bound ≤ β (worst: {exact.worst_family}, {exact.worst_upper_bound:.3f}); "
-        f"default/exact = {default.n_users_group1 / found.n_users_group1:.2f} (group 1)"
+        f"n1 = {found.n_users_group1:,}, n2 = {found.n_users_group2:,} — {exact.confidence} "
+        f"(worst: {worst.family}, {worst.error_rate:.3f}, 95% CI [{worst.ci_low:.3f}, "
+        f"{worst.ci_high:.3f}]); default/exact = "
+        f"{default.n_users_group1 / found.n_users_group1:.2f} (group 1)"
     )
 
 

@@ -21,6 +21,8 @@ from validators.instances import FAMILIES, Instance
 from validators.protocol import SimulationPath
 
 VALIDATE_SCHEMA = "planner.validate/1"
+VALIDATION_TRIALS = 400
+"""``planner validate``'s default trials per family."""
 USER_PATH_BUDGET = 5_000_000
 """``auto`` simulates real per-user messages when trials·(n1 + n2) is at most this."""
 
@@ -57,7 +59,7 @@ def validate(
     *,
     n1: int | None = None,
     n2: int | None = None,
-    trials: int = 400,
+    trials: int = VALIDATION_TRIALS,
     seed: int = 0,
     path: PathChoice = PathChoice.FAST,
     families: Sequence[str] | None = None,
