@@ -165,7 +165,8 @@ def plan_renderables(plan: Plan) -> list[Any]:
     if plan.runs > 1:
         lines.append(
             f"repetition: majority vote over {plan.runs} runs on disjoint users "
-            f"(exact binomial, per-run error 1/3)"
+            f"(exact binomial, per-run error 1/3); --exact tries one run calibrated "
+            f"directly at β, often several times fewer users"
         )
     if plan.compression is not None:
         c = plan.compression
@@ -282,8 +283,15 @@ def exact_renderable(exact: Any, default: Plan) -> Any:
     from rich.text import Text
 
     if exact.plan is None:
+        floor = (
+            f"; at β < 1/3 a tester whose constants are tuned for 1/3 can have an error floor "
+            f"above {exact.target:.3g} — the default's majority vote still meets β"
+            if exact.query.beta < 1 / 3
+            else ""
+        )
         return Text(
-            "exact search: no multiplier in the search range met the target on every family",
+            "exact search: no multiplier in the search range met the target on every family"
+            + floor,
             style="red",
         )
     found, worst = exact.plan, exact.worst
