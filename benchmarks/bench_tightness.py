@@ -4,7 +4,8 @@
 2. the proof-constant plan (local, private coin) against the default (goal ≥ 200×);
 3. implied constants at the issue's 18 reference points against an independent
    straightforward implementation (medians), and the users that means;
-4. exact vs lemma μ: users and messages per user.
+4. exact vs lemma μ: users and messages per user;
+5. β < 1/3: direct calibration against the majority vote and against ``--exact``.
 
 Run: python benchmarks/bench_tightness.py [--quick]
 """
@@ -174,6 +175,26 @@ def main(quick: bool) -> None:
             f"messages/user {e.groups[0].messages_per_user:.2f} vs "
             f"{p.groups[0].messages_per_user:.2f}"
         )
+
+    print("5. β < 1/3: the plan (direct calibration or vote) against the vote and --exact")
+    print("   (k = 100, α = 0.2, ε = (1, 0.5), δ = 1e-6; totals n1 + n2):")
+    for key in ("local-private", "shuffle-private", "shuffle-public", "central"):
+        for beta in (0.2, 0.05):
+            q = replace(query(key, 100, 0.2, 1.0, 0.5), beta=beta)
+            chosen = plan(q)
+            rep = chosen.repetition
+            vote_total = chosen.total_users if rep.runs > 1 else rep.other_total_users
+            exact = exact_plan(q, seed=11)
+            versus = (
+                "--exact: none (an error floor above the target)"
+                if exact.plan is None
+                else f"--exact {exact.plan.total_users:>10,} "
+                f"(plan/exact {chosen.total_users / exact.plan.total_users:.2f})"
+            )
+            print(
+                f"  {key:16s} β = {beta:<4g} {rep.method.value:19s} {chosen.total_users:>10,}; "
+                f"vote {vote_total:>10,}; {versus}"
+            )
 
 
 if __name__ == "__main__":

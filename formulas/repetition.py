@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import math
 
+PER_RUN_ERROR = 1 / 3
+"""The error every theorem's bound is stated for (β = 1/3)."""
+
 
 def majority_vote_error(runs: int, per_run_error: float) -> float:
     """P(Binomial(runs, per_run_error) ≥ runs/2) for odd ``runs``: the vote is wrong.

@@ -79,7 +79,7 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
         for mu in np.unique(np.geomspace(mu_s, mu_w, FAMILY_POINTS)):
             # μ ∝ 1/ε²: this member behaves like ε_strong′ = ε_w·√(μ_w/μ′) (C is read there)
             eps_effective = eps_weak * math.sqrt(mu_w / float(mu))
-            multiplier = calibrated_multiplier(
+            multiplier = plan.repetition.factor * calibrated_multiplier(
                 query, constant, eps_effective, eps_weak, query.accounting, compression
             )
             sizes = shuffle_sizes_for_noise(query, float(mu), mu_w, multiplier, compression)
@@ -92,7 +92,7 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
             )
     elif query.setting.model is Model.CENTRAL:
         for eps in np.unique(np.geomspace(eps_weak, eps_strong, FAMILY_POINTS)):
-            multiplier = calibrated_multiplier(
+            multiplier = plan.repetition.factor * calibrated_multiplier(
                 query, constant, float(eps), eps_weak, query.accounting, (2, 1)
             )
             used = math.ceil(

@@ -276,22 +276,151 @@ def calibrate(
         entry = table.for_setting(setting)
         extra = entry.tester_extras
         tasks += [(point, trials, seed, extra) for point in grid_points(setting, axes)]
+    return _map_points(_run_point, tasks, executor, workers, progress)
+
+
+def _map_points(
+    function: Any, tasks: list[Any], executor: Any, workers: int, progress: Any
+) -> list[Any]:
+    """``function`` over the tasks, in task order, on the executor (or a process pool)."""
     if executor is None and workers <= 1:
-        mapped = map(_run_point, tasks)
-        return _collect(mapped, progress)
+        return _collect(map(function, tasks), progress)
     if executor is None:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            return _collect(pool.map(_run_point, tasks), progress)
-    return _collect(executor.map(_run_point, tasks), progress)
+            return _collect(pool.map(function, tasks), progress)
+    return _collect(executor.map(function, tasks), progress)
 
 
-def _collect(results: Any, progress: Any) -> list[PointResult]:
+def _collect(results: Any, progress: Any) -> list[Any]:
     collected = []
     for result in results:
         collected.append(result)
         if progress is not None:
             progress(result)
     return collected
+
+
+# --- direct calibration at β < 1/3 (SPEC §6 (b)) --------------------------------------
+
+DIRECT_BETAS = (0.2, 0.1, 0.05)
+"""β values at which one run's C is calibrated directly; below the last, majority vote."""
+DIRECT_AXES: dict[str, list[float]] = {
+    "k": [16, 256],
+    "alpha": [0.15, 0.5],
+    "eps_strong": [0.25, 1.0],
+    "eps_ratio": [0.25, 1.0],
+}
+DIRECT_MARGIN = 1.1
+"""Multiplies the worst factor over the points (Monte Carlo noise, points off this grid).
+The factor falls as k grows (measured at k = 1024: local 3.1–3.6 against 4.5–5.5 at
+k = 16 for β = 0.05; shuffle private coin 1.8–2.0 against 2.0–2.7), so the small-k
+points set it."""
+DIRECT_MAX_FACTOR = 20.0
+"""A β whose factor exceeds this at some point is left to the majority vote."""
+
+
+@dataclass(frozen=True)
+class DirectResult:
+    point: GridPoint
+    multiplier: float | None
+    """C at the calibration target (β = 1/3) at this point, with the same seed."""
+    factors: tuple[float | None, ...]
+    """C(β)/C(1/3) for each of ``DIRECT_BETAS``; None where no C in range meets β."""
+
+
+def direct_point(point: GridPoint, trials: int, seed: int, extra: dict[str, Any]) -> DirectResult:
+    """How much larger one run's C must be to meet ``exact_target(β)`` than the calibration
+    target, at one point (common random numbers: the same seed for every search)."""
+    low, high = SEARCH_RANGE[point.setting]
+
+    def least(target: float, low: float, high: float) -> float | None:
+        return smallest_multiplier(
+            point.query(),
+            trials=trials,
+            seed=point_seed(seed, point),
+            criterion=Criterion.POINT,
+            low=low,
+            high=high,
+            rel_tol=0.02,
+            target=target,
+            **extra,
+        ).multiplier
+
+    base = least(CALIBRATION_TARGET, low, high)
+    factors: list[float | None] = []
+    for beta in DIRECT_BETAS:
+        previous = factors[-1] if factors else 1.0
+        if base is None or previous is None:
+            factors.append(None)
+            continue
+        # a stricter target needs at least the previous C: search above it only
+        found = least(exact_target(beta), base * previous, base * DIRECT_MAX_FACTOR)
+        factors.append(None if found is None else found / base)
+    return DirectResult(point, base, tuple(factors))
+
+
+def _run_direct_point(arguments: tuple[GridPoint, int, int, dict[str, Any]]) -> DirectResult:
+    return direct_point(*arguments)
+
+
+def calibrate_direct(
+    settings: Sequence[str],
+    *,
+    trials: int = 2000,
+    seed: int = 0,
+    axes: dict[str, list[float]] | None = None,
+    executor: Any = None,
+    workers: int = 1,
+    base: ConstantTable | None = None,
+    progress: Any = None,
+) -> list[DirectResult]:
+    """The direct-calibration factors at every point of ``DIRECT_AXES`` (task order)."""
+    table = base or default_constants()
+    tasks = [
+        (point, trials, seed, table.for_setting(setting).tester_extras)
+        for setting in settings
+        for point in grid_points(setting, axes or DIRECT_AXES)
+    ]
+    return _map_points(_run_direct_point, tasks, executor, workers, progress)
+
+
+def direct_entry(
+    results: Sequence[DirectResult],
+    *,
+    trials: int,
+    seed: int,
+    axes: dict[str, list[float]],
+    created: str,
+    code_version: str,
+) -> dict[str, Any]:
+    """One setting's ``direct`` entry: per β the margin times the worst factor, or None
+    when some point never met β (the tester's constants leave an error floor above it)."""
+    setting = results[0].point.setting
+    factors: list[float | None] = []
+    for index in range(len(DIRECT_BETAS)):
+        column = [r.factors[index] for r in results]
+        known = [value for value in column if value is not None]
+        usable = len(known) == len(column) and (index == 0 or factors[-1] is not None)
+        factors.append(DIRECT_MARGIN * max(known) if usable else None)
+    return {
+        "beta": list(DIRECT_BETAS),
+        "factor": factors,
+        "margin": DIRECT_MARGIN,
+        "criterion": (
+            "one run's C at every family's observed error ≤ exact_target(β), divided by its "
+            f"C at {CALIBRATION_TARGET}, worst over the points × margin"
+        ),
+        "axes": {name: list(values) for name, values in axes.items()},
+        "raw_factors": [list(r.factors) for r in results],
+        "provenance": {
+            "command": f"planner calibrate --direct --setting {setting} --trials {trials} "
+            f"--seed {seed}",
+            "trials_per_family": trials,
+            "seed": seed,
+            "created": created,
+            "code_version": code_version,
+        },
+    }
 
 
 def monotone_envelope(
@@ -368,7 +497,9 @@ def constants_document(
         raw = [p.multiplier if p.multiplier is not None else high for p in points]
         compression = (int(previous.get("L", 2)), int(previous.get("hashes", 1)))
         multipliers = monotone_envelope(setting, axes, raw, compression, previous.get("bound"))
-        kept = {name: previous[name] for name in ("bound", *TESTER_EXTRAS) if name in previous}
+        kept = {
+            name: previous[name] for name in ("bound", *TESTER_EXTRAS, "direct") if name in previous
+        }
         settings[setting] = {
             "source": "calibrated",
             "multiplier": safety_margin(setting) * max(multipliers),

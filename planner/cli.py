@@ -625,6 +625,13 @@ def calibrate(
         Path, typer.Option("--output", "-o", help="Constants file to write (atomically).")
     ] = Path("constants.json"),
     quick: Annotated[bool, typer.Option("--quick", help="A 2-point grid (smoke test).")] = False,
+    direct: Annotated[
+        bool,
+        typer.Option(
+            "--direct",
+            help="Instead: one run's factor at β = 0.2, 0.1, 0.05 (direct calibration at β).",
+        ),
+    ] = False,
 ) -> None:
     """Fit each setting's constant C on a grid by Monte Carlo; write the constants file."""
     import datetime
@@ -641,11 +648,9 @@ def calibrate(
     for key in chosen:
         if key not in keys:
             raise InputError("setting", key, "one of " + ", ".join(keys))
-    axes = (
-        {"k": [16, 64], "alpha": [0.25], "eps_strong": [1.0], "eps_ratio": [0.5]}
-        if quick
-        else calibration.DEFAULT_AXES
-    )
+    quick_axes = {"k": [16, 64], "alpha": [0.25], "eps_strong": [1.0], "eps_ratio": [0.5]}
+    grid = calibration.DIRECT_AXES if direct else calibration.DEFAULT_AXES
+    axes = quick_axes if quick else grid
     trial_count = check_integer("trials", trials, 10, 10**6)
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)
     worker_count = check_integer("workers", workers, 1, 256)
@@ -654,7 +659,7 @@ def calibrate(
 
     with Progress(disable=not sys.stderr.isatty()) as progress:
         task = progress.add_task("calibrating", total=total)
-        results = calibration.calibrate(
+        results = (calibration.calibrate_direct if direct else calibration.calibrate)(
             chosen,
             trials=trial_count,
             seed=run_seed,
@@ -664,6 +669,9 @@ def calibrate(
                 task, advance=1, description=f"{result.point.setting} k={result.point.k}"
             ),
         )
+    if direct:
+        _write_direct_factors(results, chosen, trial_count, run_seed, axes, output)
+        return
     document = calibration.constants_document(
         results,
         trials=trial_count,
@@ -680,6 +688,40 @@ def calibrate(
             f"{key}: C from {min(values):.3g} to {max(values):.3g} on "
             f"{len(values)} grid points (× {entry['grid']['safety_margin']} margin)"
         )
+    typer.echo(f"wrote {output}")
+
+
+def _write_direct_factors(
+    results: list[Any], chosen: list[str], trials: int, seed: int, axes: Any, output: Path
+) -> None:
+    """Put each setting's direct-calibration factors into (a copy of) the packaged file."""
+    import datetime
+    import json
+    from importlib import resources
+
+    from planner import calibrate as calibration
+    from planner.files import write_atomically
+    from planner.validate import code_version
+
+    document = json.loads(
+        resources.files("planner").joinpath("data/constants.json").read_text("utf-8")
+    )
+    for key in chosen:
+        entry = calibration.direct_entry(
+            [result for result in results if result.point.setting == key],
+            trials=trials,
+            seed=seed,
+            axes=axes,
+            created=datetime.date.today().isoformat(),
+            code_version=code_version(),
+        )
+        document["settings"][key]["direct"] = entry
+        shown = ", ".join(
+            f"β = {beta:g}: " + ("vote only" if factor is None else f"{factor:.3g}")
+            for beta, factor in zip(entry["beta"], entry["factor"], strict=True)
+        )
+        typer.echo(f"{key}: direct-calibration factor {shown}")
+    write_atomically(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     typer.echo(f"wrote {output}")
 
 

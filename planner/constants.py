@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from formulas.repetition import PER_RUN_ERROR
+
 
 class ConstantSource(StrEnum):
     PROOF = "proof"
@@ -158,6 +160,27 @@ class SettingConstant:
             return None
         k, alpha, eps_strong, ratio = np.meshgrid(*grid[0], indexing="ij")
         return np.round(k).astype(np.int64), alpha, eps_strong, eps_strong * ratio
+
+    def direct_factor(self, beta: float) -> float | None:
+        """How many times one run's C must grow to meet β by itself (SPEC §6 (b)).
+
+        From the ``direct`` entry (``planner calibrate --direct``): factors at β nodes,
+        1 at β = 1/3, interpolated linearly in log f against log β. None when there is no
+        entry, β is below the last node, or a node it needs has no factor (the tester's
+        constants leave an error floor above that β).
+        """
+        direct = self.extra.get("direct")
+        if not direct or not 0 < beta < PER_RUN_ERROR:
+            return None
+        betas = [PER_RUN_ERROR, *direct["beta"]]
+        factors = [1.0, *direct["factor"]]
+        for (high, f_high), (low, f_low) in itertools.pairwise(zip(betas, factors, strict=True)):
+            if low <= beta <= high:
+                if f_high is None or f_low is None:
+                    return None
+                weight = math.log(high / beta) / math.log(high / low)
+                return math.exp((1 - weight) * math.log(f_high) + weight * math.log(f_low))
+        return None
 
     @property
     def tester_extras(self) -> dict[str, Any]:

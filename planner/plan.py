@@ -9,7 +9,9 @@ other *weak*), and the answer is reported back per named group.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
@@ -18,14 +20,11 @@ from formulas.compression import closed_form_L, integer_argmin, paper_L
 from formulas.hadamard import hadamard_order
 from formulas.poisson import poisson_mu_paper
 from formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY, Bound
-from formulas.repetition import majority_vote_runs
+from formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from formulas.settings import Coin, Model, Setting
 from formulas.subsampling import subsampling_population, subsampling_population_ratio
 from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
 from planner.inputs import EPS_MIN, Accounting, Query
-
-PER_RUN_ERROR = 1 / 3
-"""Error probability the theorems (and the constants) are stated for."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +75,32 @@ class GroupPlan:
         return self.saving_users / self.baseline_n_users
 
 
+class RepetitionMethod(StrEnum):
+    NONE = "none"
+    """β ≥ 1/3: one run of the tester."""
+    MAJORITY_VOTE = "majority-vote"
+    """r runs on disjoint users, each at error 1/3; exact binomial r (SPEC §6 (a))."""
+    DIRECT = "direct-calibration"
+    """One run whose C is calibrated at β itself (SPEC §6 (b))."""
+
+
+@dataclass(frozen=True)
+class Repetition:
+    """How the plan meets β, and what the other way would cost."""
+
+    method: RepetitionMethod
+    runs: int
+    """Tester runs on disjoint users (r for the vote, else 1)."""
+    factor: float
+    """One run's C is multiplied by this (direct calibration's factor; else 1)."""
+    vote_runs: int
+    """r(β) of the majority vote (1 when β ≥ 1/3)."""
+    direct_factor: float | None
+    """Direct calibration's factor at β; None when not calibrated for this β."""
+    other_total_users: int | None
+    """n1 + n2 by the method not chosen; None when there is no other."""
+
+
 @dataclass(frozen=True)
 class Plan:
     query: Query
@@ -90,12 +115,16 @@ class Plan:
     constant_source: ConstantSource
     constant_multiplier: float
     constants_version: str
-    runs: int
-    """Majority-vote runs on disjoint users (1 when β ≥ 1/3)."""
+    repetition: Repetition
     compression: Compression | None
     alternative_accounting: tuple[Accounting, int, int] | None
     """Shuffle: (the other accounting, n1, n2) it would give."""
     warnings: tuple[str, ...]
+
+    @property
+    def runs(self) -> int:
+        """Tester runs on disjoint users (majority vote; 1 otherwise)."""
+        return self.repetition.runs
 
     @property
     def n_users_group1(self) -> int:
@@ -416,20 +445,23 @@ def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Pla
     constant = table.for_setting(protocol.key)
     strong_is_group1 = query.eps1 >= query.eps2
     eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
-    runs = majority_vote_runs(query.beta, PER_RUN_ERROR) if query.beta < PER_RUN_ERROR else 1
-
     compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
 
-    def sizes(eps_s: float, eps_w: float, accounting: Accounting) -> _RunSizes:
-        multiplier = calibrated_multiplier(query, constant, eps_s, eps_w, accounting, compression)
+    def sizes(eps_s: float, eps_w: float, accounting: Accounting, factor: float) -> _RunSizes:
+        multiplier = factor * calibrated_multiplier(
+            query, constant, eps_s, eps_w, accounting, compression
+        )
         return run_sizes(query, eps_s, eps_w, multiplier, constant.bound, accounting, compression)
 
-    main = sizes(eps_strong, eps_weak, query.accounting)
-    baseline = sizes(eps_weak, eps_weak, query.accounting)
+    repetition, main = _repetition(
+        query, constant, lambda factor: sizes(eps_strong, eps_weak, query.accounting, factor)
+    )
+    runs, factor = repetition.runs, repetition.factor
+    baseline = sizes(eps_weak, eps_weak, query.accounting, factor)
     alternative = None
     if query.setting.model is Model.SHUFFLE:
         other = Accounting.PAPER if query.accounting is Accounting.EXACT else Accounting.EXACT
-        other_sizes = sizes(eps_strong, eps_weak, other)
+        other_sizes = sizes(eps_strong, eps_weak, other, factor)
         n_other = (runs * other_sizes.n_strong, runs * other_sizes.n_weak)
         alternative = (other, *(n_other if strong_is_group1 else n_other[::-1]))
 
@@ -484,13 +516,40 @@ def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Pla
         constant_source=constant.source,
         constant_multiplier=main.n_strong / main.order_strong,
         constants_version=table.version,
-        runs=runs,
+        repetition=repetition,
         compression=main.compression,
         alternative_accounting=alternative,
         warnings=asked.warnings
         + _warnings(query, constant.source, main, named)
         + (extrapolated if outside else ()),
     )
+
+
+def _repetition(
+    query: Query, constant: SettingConstant, sized: Callable[[float], _RunSizes]
+) -> tuple[Repetition, _RunSizes]:
+    """Majority vote or direct calibration at β, whichever needs fewer users in total.
+
+    ``sized(factor)`` is one run's sizes with the calibrated C times ``factor``.
+    """
+    one_run = sized(1.0)
+    if query.beta >= PER_RUN_ERROR:
+        return Repetition(RepetitionMethod.NONE, 1, 1.0, 1, None, None), one_run
+    vote_runs = majority_vote_runs(query.beta, PER_RUN_ERROR)
+    vote_total = vote_runs * (one_run.n_strong + one_run.n_weak)
+    factor = constant.direct_factor(query.beta)
+    if factor is None:
+        vote = Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, 1.0, vote_runs, None, None)
+        return vote, one_run
+    direct = sized(factor)
+    direct_total = direct.n_strong + direct.n_weak
+    if direct_total <= vote_total:
+        chosen = Repetition(RepetitionMethod.DIRECT, 1, factor, vote_runs, factor, vote_total)
+        return chosen, direct
+    chosen = Repetition(
+        RepetitionMethod.MAJORITY_VOTE, vote_runs, 1.0, vote_runs, factor, direct_total
+    )
+    return chosen, one_run
 
 
 def _warnings(
@@ -526,4 +585,13 @@ def _warnings(
     return tuple(notes)
 
 
-__all__ = ["Compression", "GroupPlan", "Plan", "noise_mu", "plan", "run_sizes"]
+__all__ = [
+    "Compression",
+    "GroupPlan",
+    "Plan",
+    "Repetition",
+    "RepetitionMethod",
+    "noise_mu",
+    "plan",
+    "run_sizes",
+]

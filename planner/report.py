@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from planner.inputs import Query
-from planner.plan import Plan
+from planner.plan import Plan, RepetitionMethod
 from planner.solve import Solution
 
 PLAN_SCHEMA = "planner.plan/1"
@@ -73,9 +73,13 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             "version": plan.constants_version,
         },
         "repetition": {
-            "method": "majority-vote" if plan.runs > 1 else "none",
+            "method": plan.repetition.method.value,
             "runs": plan.runs,
             "per_run_error": 1 / 3,
+            "factor": plan.repetition.factor,
+            "vote_runs": plan.repetition.vote_runs,
+            "direct_factor": plan.repetition.direct_factor,
+            "other_method_total_users": plan.repetition.other_total_users,
         },
         "compression": None
         if compression is None
@@ -162,12 +166,9 @@ def plan_renderables(plan: Plan) -> list[Any]:
         f"constant: {plan.constant_source.value} (C = {plan.constant_multiplier:g}, "
         f"constants {plan.constants_version})",
     ]
-    if plan.runs > 1:
-        lines.append(
-            f"repetition: majority vote over {plan.runs} runs on disjoint users "
-            f"(exact binomial, per-run error 1/3); --exact tries one run calibrated "
-            f"directly at β, often several times fewer users"
-        )
+    line = repetition_line(plan)
+    if line:
+        lines.append(line)
     if plan.compression is not None:
         c = plan.compression
         lines.append(
@@ -256,6 +257,31 @@ def validation_renderable(report: Any) -> Any:
         else "verdict: FAIL — some family's error may exceed the target"
     )
     return table
+
+
+def repetition_line(plan: Plan) -> str | None:
+    """How β < 1/3 is met and what the other way costs (SPEC §6)."""
+    rep = plan.repetition
+    if rep.method is RepetitionMethod.NONE:
+        return None
+    vote = (
+        f"majority vote over {rep.vote_runs} runs on disjoint users (exact binomial, per-run "
+        "error 1/3)"
+    )
+    if rep.method is RepetitionMethod.DIRECT:
+        return (
+            f"target β: one run calibrated directly at β (C × {rep.factor:.3g}, planner "
+            f"calibrate --direct); a {vote} would need {rep.other_total_users:,} users in all"
+        )
+    if rep.direct_factor is None:
+        return (
+            f"target β: {vote}; direct calibration is not available at this β for this "
+            "tester (--exact tries it for this query)"
+        )
+    return (
+        f"target β: {vote}; direct calibration (C × {rep.direct_factor:.3g}) would need "
+        f"{rep.other_total_users:,} users in all"
+    )
 
 
 def exact_to_dict(exact: Any, default: Plan) -> dict[str, Any]:

@@ -9,9 +9,10 @@ majority-vote runs r(β) — is computed once per distinct value. ``plan`` stays
 because one plan must cost microseconds; this is for sweeps (10⁵ rows: 0.2–0.6 s, the
 shuffle model's exact μ and integer L searches aside, see ``benchmarks/bench_planner.py``).
 
-Columns are float64: counts are exact integers below 2^53 users. Rows outside that, or
-with invalid inputs, are flagged (``regular`` false) for the caller to answer with
-``plan`` itself (:mod:`planner.sweep` does).
+Columns are float64: counts are exact integers below 2^53 users. Rows outside that, with
+invalid inputs, or with a β < 1/3 at which ``plan`` weighs direct calibration against the
+majority vote, are flagged (``regular`` false) for the caller to answer with ``plan``
+itself (:mod:`planner.sweep` does).
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from formulas.accounting import DELTA_FLOOR, epsilon_for_noise
 from formulas.compression import integer_argmin
 from formulas.hadamard import hadamard_order
 from formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY
-from formulas.repetition import majority_vote_runs
+from formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from formulas.settings import Coin, Model, Setting
 from formulas.subsampling import subsampling_population
 from planner.constants import ConstantTable, SettingConstant
 from planner.inputs import EPS_MAX, EPS_MIN, K_MAX, Accounting
-from planner.plan import PER_RUN_ERROR, noise_mu
+from planner.plan import noise_mu
 
 EXACT_COUNT_LIMIT = 2.0**53
 """Counts at or above this are not exact in float64: such rows go to ``plan``."""
@@ -86,7 +87,7 @@ def plan_columns(
         )
     n1, n2, base1, base2, lower1, lower2, protocol = columns
     exact = np.maximum(n1, n2) < EXACT_COUNT_LIMIT
-    regular = valid & exact
+    regular = valid & exact & ~_may_calibrate_directly(points.beta, setting, table)
     blank = np.where(regular, 1.0, np.nan)
     return PlanColumns(
         protocol=np.where(regular, protocol, ""),
@@ -175,6 +176,16 @@ def _protocol_columns(points: _Points, protocol: Setting, table: ConstantTable) 
         *by_group(runs * base_strong, runs * base_weak),
         *by_group(np.asarray(lower_strong, float), np.asarray(lower_weak, float)),
         np.full(points.k.shape, protocol.key, dtype=object),
+    )
+
+
+def _may_calibrate_directly(beta: np.ndarray, setting: Setting, table: ConstantTable) -> np.ndarray:
+    """Rows where ``plan`` weighs direct calibration at β against the vote: left to it."""
+    keys = {setting.key, Setting(setting.model, Coin.PRIVATE).key}
+    entries = [table.for_setting(key) for key in keys]
+    return (
+        _per_distinct(beta, lambda b: any(entry.direct_factor(b) is not None for entry in entries))
+        > 0
     )
 
 

@@ -100,6 +100,43 @@ def test_hold_out_points_pass_validation_with_the_shipped_constants() -> None:
     assert not failures, failures
 
 
+@pytest.mark.slow
+def test_hold_out_points_below_a_third_pass_validation_with_direct_calibration() -> None:
+    """15 random points at β ∈ [0.05, 0.3], off both grids: the plan (direct calibration
+    wherever it beats the vote) passes a default validation at β on every family."""
+    from formulas.settings import Model, Setting
+    from planner.inputs import Query
+    from planner.plan import RepetitionMethod
+
+    rng = np.random.default_rng(20261126)
+    keys = ["local-private", "shuffle-private", "shuffle-public"]
+    failures, direct = [], 0
+    for index in range(15):
+        setting = Setting.from_key(keys[index % len(keys)])
+        k = int(np.exp(rng.uniform(np.log(20), np.log(3000))))
+        alpha = float(np.exp(rng.uniform(np.log(0.06), np.log(0.45))))
+        eps1 = float(np.exp(rng.uniform(np.log(0.3), np.log(1.0))))
+        eps2 = float(eps1 * np.exp(rng.uniform(np.log(0.3), 0.0)))
+        delta = float(np.exp(rng.uniform(np.log(1e-9), np.log(1e-4))))
+        beta = float(np.exp(rng.uniform(np.log(0.05), np.log(0.3))))
+        query = Query(
+            setting,
+            k,
+            alpha,
+            eps1,
+            eps2,
+            delta if setting.model is Model.SHUFFLE else None,
+            beta=beta,
+        )
+        report = validate(query, seed=2000 + index)
+        assert report.plan is not None
+        direct += report.plan.repetition.method is RepetitionMethod.DIRECT
+        if not report.passed:
+            failures.append((setting.key, k, alpha, eps1, eps2, beta, report.verification))
+    assert direct >= 12  # the points exercise direct calibration, not the vote
+    assert not failures, failures
+
+
 @pytest.mark.parametrize(
     "setting", ["local-private", "local-public", "shuffle-private", "shuffle-public", "central"]
 )

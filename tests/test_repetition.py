@@ -1,0 +1,73 @@
+"""β < 1/3 (SPEC §6): majority vote against direct calibration at β."""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib import resources
+
+import pytest
+
+from formulas.repetition import majority_vote_error
+from planner.constants import ConstantSource, SettingConstant, parse_constant_table
+from planner.plan import RepetitionMethod, plan
+from planner.report import plan_to_dict
+from tests.conftest import make_query
+
+
+def _entry(factors: list[float | None]) -> SettingConstant:
+    direct = {"beta": [0.2, 0.1, 0.05], "factor": factors}
+    return SettingConstant(ConstantSource.CALIBRATED, 1.0, extra={"direct": direct})
+
+
+def test_direct_factor_interpolates_in_log_log_by_hand() -> None:
+    entry = _entry([2.0, 4.0, 8.0])
+    assert entry.direct_factor(0.2) == pytest.approx(2.0)
+    assert entry.direct_factor(0.05) == pytest.approx(8.0)
+    assert entry.direct_factor(math.sqrt(0.2 * 0.1)) == pytest.approx(math.sqrt(8.0))
+    # between 1/3 (factor 1) and 0.2: weight ln(4/3)/ln(5/3) = 0.563171 on the 0.2 node
+    assert entry.direct_factor(0.25) == pytest.approx(2.0**0.563171, rel=1e-6)
+    assert entry.direct_factor(1 / 3) is None  # one run already meets 1/3
+    assert entry.direct_factor(0.04) is None  # below the last calibrated β: vote only
+    floor = _entry([2.0, None, None])
+    assert floor.direct_factor(0.25) == pytest.approx(2.0**0.563171, rel=1e-6)
+    assert floor.direct_factor(0.15) is None
+    assert SettingConstant(ConstantSource.CALIBRATED, 1.0).direct_factor(0.1) is None
+
+
+def _table_with_direct(setting: str, factors: list[float | None]):
+    document = json.loads(
+        resources.files("planner").joinpath("data/constants.json").read_text("utf-8")
+    )
+    document["settings"][setting]["direct"] = {"beta": [0.2, 0.1, 0.05], "factor": factors}
+    return parse_constant_table(document)
+
+
+def test_direct_calibration_is_chosen_when_cheaper_and_the_vote_is_priced() -> None:
+    query = make_query("local-private", k=1000, alpha=0.1, eps1=1.0, eps2=0.5, beta=0.05)
+    table = _table_with_direct("local-private", [1.5, 2.5, 4.0])
+    one_run = plan(make_query("local-private", k=1000, alpha=0.1, eps1=1.0, eps2=0.5), table)
+    chosen = plan(query, table)
+    assert chosen.repetition.method is RepetitionMethod.DIRECT
+    assert chosen.runs == 1 and chosen.repetition.factor == pytest.approx(4.0)
+    # local sizes are ⌈C·bound⌉ per group: four times one run's, up to the rounding
+    assert abs(chosen.n_users_group1 - 4 * one_run.n_users_group1) <= 4
+    vote_runs = chosen.repetition.vote_runs
+    assert majority_vote_error(vote_runs, 1 / 3) <= 0.05 < majority_vote_error(vote_runs - 2, 1 / 3)
+    assert chosen.repetition.other_total_users == vote_runs * one_run.total_users
+    # the homogeneous baseline is priced by the same method
+    assert abs(chosen.groups[0].baseline_n_users - 4 * one_run.groups[0].baseline_n_users) <= 4
+    document = plan_to_dict(chosen)["repetition"]
+    assert document["method"] == "direct-calibration" and document["runs"] == 1
+
+
+def test_the_vote_stays_when_direct_calibration_costs_more_or_is_unknown() -> None:
+    query = make_query("local-private", k=1000, alpha=0.1, eps1=1.0, eps2=0.5, beta=0.2)
+    vote_runs = plan(query).repetition.vote_runs
+    dearer = plan(query, _table_with_direct("local-private", [vote_runs + 1.0, 50.0, 90.0]))
+    assert dearer.repetition.method is RepetitionMethod.MAJORITY_VOTE
+    assert dearer.runs == vote_runs
+    assert dearer.repetition.other_total_users > dearer.total_users
+    floor = plan(query, _table_with_direct("local-private", [None, None, None]))
+    assert floor.repetition.method is RepetitionMethod.MAJORITY_VOTE
+    assert floor.repetition.direct_factor is None and floor.repetition.other_total_users is None
