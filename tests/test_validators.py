@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from planner.calibrate import Criterion, error_at, smallest_multiplier, table_with
+from planner.calibrate import error_at, smallest_multiplier, table_with
 from planner.testers import build_tester
 from planner.validate import report_json, validate
 from tests.conftest import SETTING_KEYS, make_query
@@ -123,7 +123,6 @@ def test_multiple_of_the_order_bound_works_at_one_and_a_half_and_fails_at_a_tent
         query,
         trials=300,
         seed=101,
-        criterion=Criterion.POINT,
         low=0.01,
         high=1000,
         rel_tol=0.05,
