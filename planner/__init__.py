@@ -10,7 +10,7 @@ The Python API::
 
 from formulas.settings import Coin, Model, Setting
 from planner.inputs import Accounting, InputError, Query
-from planner.plan import GroupPlan, Plan, plan
+from planner.plan import GroupPlan, Plan, Repetition, RepetitionMethod, plan
 from planner.solve import Solution, Unknown, solve
 from planner.sweep import Sweep, sweep
 
@@ -22,6 +22,8 @@ __all__ = [
     "Model",
     "Plan",
     "Query",
+    "Repetition",
+    "RepetitionMethod",
     "Setting",
     "Solution",
     "Sweep",
