@@ -252,19 +252,25 @@ def calibrate(
     workers: int = 1,
     base: ConstantTable | None = None,
     progress: Any = None,
-) -> list[PointResult]:
-    """C at every grid point of every setting, in grid order (independent of the executor).
+    direct: bool = False,
+) -> list[Any]:
+    """Every grid point of every setting, in grid order (independent of the executor):
+    its C (``PointResult``), or with ``direct`` its direct-calibration factors at
+    ``DIRECT_BETAS`` (``DirectResult``, on ``DIRECT_AXES`` by default).
 
     ``executor`` is any ``concurrent.futures.Executor`` (e.g. a Dask client's); by default
     a local process pool with ``workers`` processes (or in-process when workers = 1).
     """
     table = base or default_constants()
-    tasks = []
-    for setting in settings:
-        entry = table.for_setting(setting)
-        extra = entry.tester_extras
-        tasks += [(point, trials, seed, extra) for point in grid_points(setting, axes)]
-    return _map_points(_run_point, tasks, executor, workers, progress)
+    grid = axes or (DIRECT_AXES if direct else DEFAULT_AXES)
+    tasks = [
+        (point, trials, seed, table.for_setting(setting).tester_extras)
+        for setting in settings
+        for point in grid_points(setting, grid)
+    ]
+    return _map_points(
+        _run_direct_point if direct else _run_point, tasks, executor, workers, progress
+    )
 
 
 def _map_points(
@@ -348,27 +354,6 @@ def direct_point(point: GridPoint, trials: int, seed: int, extra: dict[str, Any]
 
 def _run_direct_point(arguments: tuple[GridPoint, int, int, dict[str, Any]]) -> DirectResult:
     return direct_point(*arguments)
-
-
-def calibrate_direct(
-    settings: Sequence[str],
-    *,
-    trials: int = 2000,
-    seed: int = 0,
-    axes: dict[str, list[float]] | None = None,
-    executor: Any = None,
-    workers: int = 1,
-    base: ConstantTable | None = None,
-    progress: Any = None,
-) -> list[DirectResult]:
-    """The direct-calibration factors at every point of ``DIRECT_AXES`` (task order)."""
-    table = base or default_constants()
-    tasks = [
-        (point, trials, seed, table.for_setting(setting).tester_extras)
-        for setting in settings
-        for point in grid_points(setting, axes or DIRECT_AXES)
-    ]
-    return _map_points(_run_direct_point, tasks, executor, workers, progress)
 
 
 def direct_entry(

@@ -659,8 +659,9 @@ def calibrate(
 
     with Progress(disable=not sys.stderr.isatty()) as progress:
         task = progress.add_task("calibrating", total=total)
-        results = (calibration.calibrate_direct if direct else calibration.calibrate)(
+        results = calibration.calibrate(
             chosen,
+            direct=direct,
             trials=trial_count,
             seed=run_seed,
             axes=axes,

@@ -158,3 +158,25 @@ def test_shipped_constants_are_reproduced_from_their_provenance(setting: str) ->
     flat_index = int(np.ravel_multi_index((0, shape[1] - 1, shape[2] - 1, shape[3] - 1), shape))
     result = calibrate_point(point, provenance["trials_per_family"], provenance["seed"], extra)
     assert result.multiplier == pytest.approx(grid["raw_multipliers"][flat_index], rel=0.1)
+
+
+def test_direct_factors_grow_as_beta_falls_and_the_entry_takes_the_worst() -> None:
+    """Stricter targets need larger C; the file keeps margin × the worst point, and a
+    point that never reaches a β leaves that β (and every smaller one) to the vote."""
+    from planner.calibrate import DIRECT_BETAS, DIRECT_MARGIN, DirectResult, direct_entry
+
+    axes = {"k": [16], "alpha": [0.5], "eps_strong": [1.0], "eps_ratio": [0.5, 1.0]}
+    results = calibrate(["local-private"], trials=300, seed=3, axes=axes, direct=True)
+    for result in results:
+        factors = result.factors
+        assert all(value is not None for value in factors)
+        # error 0.02 instead of 0.26 is ≈ 3× the users for a Gaussian-like statistic
+        # (z-ratio 2.06/0.64); 1.3 at β = 0.2 (target 0.139, z 1.09)
+        assert factors[0] > 1.3 and factors[2] > 2.0 and factors[2] < 20.0
+    entry = direct_entry(results, trials=300, seed=3, axes=axes, created="x", code_version="x")
+    assert entry["beta"] == list(DIRECT_BETAS)
+    for index, factor in enumerate(entry["factor"]):
+        assert factor == pytest.approx(DIRECT_MARGIN * max(r.factors[index] for r in results))
+    floor = DirectResult(results[0].point, 1.0, (1.5, None, 4.0))
+    entry = direct_entry([floor], trials=1, seed=0, axes=axes, created="x", code_version="x")
+    assert entry["factor"] == [pytest.approx(1.65), None, None]
