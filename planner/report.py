@@ -311,7 +311,7 @@ def exact_renderable(exact: Any, default: Plan) -> Any:
     if exact.plan is None:
         floor = (
             f"; at β < 1/3 a tester whose constants are tuned for 1/3 can have an error floor "
-            f"above {exact.target:.3g} — the default's majority vote still meets β"
+            f"above {exact.target:.3g} — the default plan still meets β (its 'target β' line)"
             if exact.query.beta < 1 / 3
             else ""
         )
