@@ -305,10 +305,11 @@ DIRECT_AXES: dict[str, list[float]] = {
     "eps_ratio": [0.25, 1.0],
 }
 DIRECT_MARGIN = 1.1
-"""Multiplies the worst factor over the points (Monte Carlo noise, points off this grid).
-The factor falls as k grows (measured at k = 1024 for β = 0.05: local 3.1–3.7 against
-4.5–5.5 at k = 16; shuffle private coin 1.8–2.0 against 2.0–2.7), so the small-k points
-set it."""
+"""Multiplies the worst factor over each k's points (Monte Carlo noise, points off this
+grid). The factor falls as k grows, so it is kept per k and plans keep the last row above
+it: with 1.1 × worst, local 6.14 / 4.49 / 4.12 and shuffle private coin 3.04 / 2.32 / 2.19
+at k = 16 / 256 / 1024 for β = 0.05 (a run with k = 1024 too took 19.6 min instead of
+4.6 on 2 cores, for about 8 % fewer users above k = 1024)."""
 DIRECT_MAX_FACTOR = 20.0
 """A β whose factor exceeds this at some point is left to the majority vote."""
 
@@ -365,22 +366,32 @@ def direct_entry(
     created: str,
     code_version: str,
 ) -> dict[str, Any]:
-    """One setting's ``direct`` entry: per β the margin times the worst factor, or None
-    when some point never met β (the tester's constants leave an error floor above it)."""
+    """One setting's ``direct`` entry: for each k of the axes and each β, the margin times
+    the worst factor over that k's points; None for a β (and every smaller one) at every
+    k when one point never met it (the tester's constants leave an error floor there)."""
     setting = results[0].point.setting
-    factors: list[float | None] = []
-    for index in range(len(DIRECT_BETAS)):
-        column = [r.factors[index] for r in results]
-        known = [value for value in column if value is not None]
-        usable = len(known) == len(column) and (index == 0 or factors[-1] is not None)
-        factors.append(DIRECT_MARGIN * max(known) if usable else None)
+    table = []
+    for k in axes["k"]:
+        at_k = [r for r in results if r.point.k == int(k)]
+        row: list[float | None] = []
+        for index in range(len(DIRECT_BETAS)):
+            column = [r.factors[index] for r in at_k]
+            known = [value for value in column if value is not None]
+            usable = len(known) == len(column) and (index == 0 or row[-1] is not None)
+            row.append(DIRECT_MARGIN * max(known) if usable else None)
+        table.append(row)
+    for index in range(len(DIRECT_BETAS)):  # a floor at one k: the vote for that β everywhere
+        if any(row[index] is None for row in table):
+            for row in table:
+                row[index:] = [None] * (len(DIRECT_BETAS) - index)
     return {
         "beta": list(DIRECT_BETAS),
-        "factor": factors,
+        "k": [int(k) for k in axes["k"]],
+        "factor": table,
         "margin": DIRECT_MARGIN,
         "criterion": (
             "one run's C at every family's observed error ≤ exact_target(β), divided by its "
-            f"C at {CALIBRATION_TARGET}, worst over the points × margin"
+            f"C at {CALIBRATION_TARGET}, worst over each k's points × margin"
         ),
         "axes": {name: list(values) for name, values in axes.items()},
         "raw_factors": [list(r.factors) for r in results],

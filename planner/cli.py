@@ -717,11 +717,12 @@ def _write_direct_factors(
             code_version=code_version(),
         )
         document["settings"][key]["direct"] = entry
-        shown = ", ".join(
-            f"β = {beta:g}: " + ("vote only" if factor is None else f"{factor:.3g}")
-            for beta, factor in zip(entry["beta"], entry["factor"], strict=True)
-        )
-        typer.echo(f"{key}: direct-calibration factor {shown}")
+        for k, row in zip(entry["k"], entry["factor"], strict=True):
+            shown = ", ".join(
+                f"β = {beta:g}: " + ("vote only" if factor is None else f"{factor:.3g}")
+                for beta, factor in zip(entry["beta"], row, strict=True)
+            )
+            typer.echo(f"{key}, k = {k}: direct-calibration factor {shown}")
     write_atomically(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     typer.echo(f"wrote {output}")
 

@@ -161,26 +161,21 @@ class SettingConstant:
         k, alpha, eps_strong, ratio = np.meshgrid(*grid[0], indexing="ij")
         return np.round(k).astype(np.int64), alpha, eps_strong, eps_strong * ratio
 
-    def direct_factor(self, beta: float) -> float | None:
+    def direct_factor(self, beta: float, k: int) -> float | None:
         """How many times one run's C must grow to meet β by itself (SPEC §6 (b)).
 
-        From the ``direct`` entry (``planner calibrate --direct``): factors at β nodes,
-        1 at β = 1/3, interpolated linearly in log f against log β. None when there is no
-        entry, β is below the last node, or a node it needs has no factor (the tester's
-        constants leave an error floor above that β).
+        From the ``direct`` entry (``planner calibrate --direct``): per calibrated k, factors
+        at β nodes and 1 at β = 1/3, interpolated linearly in log f against log β, then
+        against log k. Above the last k its row is used (the factor falls as k grows).
+        None when there is no entry, β is below the last node, k is below the first, or a
+        node it needs has no factor (the tester's constants leave an error floor there).
         """
         direct = self.extra.get("direct")
-        if not direct or not 0 < beta < PER_RUN_ERROR:
+        if not direct or not 0 < beta < PER_RUN_ERROR or k < direct["k"][0]:
             return None
         betas = [PER_RUN_ERROR, *direct["beta"]]
-        factors = [1.0, *direct["factor"]]
-        for (high, f_high), (low, f_low) in itertools.pairwise(zip(betas, factors, strict=True)):
-            if low <= beta <= high:
-                if f_high is None or f_low is None:
-                    return None
-                weight = math.log(high / beta) / math.log(high / low)
-                return math.exp((1 - weight) * math.log(f_high) + weight * math.log(f_low))
-        return None
+        rows = [_log_log_between(beta, betas, [1.0, *row]) for row in direct["factor"]]
+        return _log_log_between(min(k, direct["k"][-1]), direct["k"], rows)
 
     @property
     def tester_extras(self) -> dict[str, Any]:
@@ -236,6 +231,21 @@ class GridCorner:
     """Arrays only: the node's index on each grid axis."""
     on_nodes: Any = None
     """Arrays only: true where every corner of the point is a grid node (no axis outside)."""
+
+
+def _log_log_between(x: float, nodes: list[float], values: list[float | None]) -> float | None:
+    """Linear interpolation of log value against log x between the two nodes around x
+    (nodes monotone, either way): a node's own value at a node; None outside the nodes
+    or when a value it needs is None."""
+    if x in nodes:
+        return values[nodes.index(x)]
+    for (x0, v0), (x1, v1) in itertools.pairwise(zip(nodes, values, strict=True)):
+        if min(x0, x1) <= x <= max(x0, x1):
+            if v0 is None or v1 is None:
+                return None
+            weight = math.log(x / x0) / math.log(x1 / x0)
+            return math.exp((1 - weight) * math.log(v0) + weight * math.log(v1))
+    return None
 
 
 def _grid_point(k: int, alpha: float, eps_strong: float, eps_weak: float) -> list[float]:

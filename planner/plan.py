@@ -537,7 +537,7 @@ def _repetition(
         return Repetition(RepetitionMethod.NONE, 1, 1.0, 1, None, None), one_run
     vote_runs = majority_vote_runs(query.beta, PER_RUN_ERROR)
     vote_total = vote_runs * (one_run.n_strong + one_run.n_weak)
-    factor = constant.direct_factor(query.beta)
+    factor = constant.direct_factor(query.beta, query.k)
     if factor is None:
         vote = Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, 1.0, vote_runs, None, None)
         return vote, one_run

@@ -87,7 +87,7 @@ def plan_columns(
         )
     n1, n2, base1, base2, lower1, lower2, protocol = columns
     exact = np.maximum(n1, n2) < EXACT_COUNT_LIMIT
-    regular = valid & exact & ~_may_calibrate_directly(points.beta, setting, table)
+    regular = valid & exact & ~_may_calibrate_directly(points, setting, table)
     blank = np.where(regular, 1.0, np.nan)
     return PlanColumns(
         protocol=np.where(regular, protocol, ""),
@@ -179,14 +179,15 @@ def _protocol_columns(points: _Points, protocol: Setting, table: ConstantTable) 
     )
 
 
-def _may_calibrate_directly(beta: np.ndarray, setting: Setting, table: ConstantTable) -> np.ndarray:
+def _may_calibrate_directly(points: _Points, setting: Setting, table: ConstantTable) -> np.ndarray:
     """Rows where ``plan`` weighs direct calibration at β against the vote: left to it."""
     keys = {setting.key, Setting(setting.model, Coin.PRIVATE).key}
     entries = [table.for_setting(key) for key in keys]
-    return (
-        _per_distinct(beta, lambda b: any(entry.direct_factor(b) is not None for entry in entries))
-        > 0
-    )
+
+    def weighed(beta: float, k: float) -> bool:
+        return any(entry.direct_factor(beta, int(k)) is not None for entry in entries)
+
+    return _per_distinct_pairs(points.beta, points.k.astype(np.float64), weighed) > 0
 
 
 def _per_distinct(values: np.ndarray, function: Any) -> np.ndarray:

@@ -163,6 +163,8 @@ def test_shipped_constants_are_reproduced_from_their_provenance(setting: str) ->
 def test_direct_factors_grow_as_beta_falls_and_the_entry_takes_the_worst() -> None:
     """Stricter targets need larger C; the file keeps margin × the worst point, and a
     point that never reaches a β leaves that β (and every smaller one) to the vote."""
+    from dataclasses import replace
+
     from planner.calibrate import DIRECT_BETAS, DIRECT_MARGIN, DirectResult, direct_entry
 
     axes = {"k": [16], "alpha": [0.5], "eps_strong": [1.0], "eps_ratio": [0.5, 1.0]}
@@ -174,9 +176,18 @@ def test_direct_factors_grow_as_beta_falls_and_the_entry_takes_the_worst() -> No
         # (z-ratio 2.06/0.64); 1.3 at β = 0.2 (target 0.139, z 1.09)
         assert factors[0] > 1.3 and factors[2] > 2.0 and factors[2] < 20.0
     entry = direct_entry(results, trials=300, seed=3, axes=axes, created="x", code_version="x")
-    assert entry["beta"] == list(DIRECT_BETAS)
-    for index, factor in enumerate(entry["factor"]):
+    assert entry["beta"] == list(DIRECT_BETAS) and entry["k"] == [16]
+    for index, factor in enumerate(entry["factor"][0]):
         assert factor == pytest.approx(DIRECT_MARGIN * max(r.factors[index] for r in results))
     floor = DirectResult(results[0].point, 1.0, (1.5, None, 4.0))
     entry = direct_entry([floor], trials=1, seed=0, axes=axes, created="x", code_version="x")
-    assert entry["factor"] == [pytest.approx(1.65), None, None]
+    assert entry["factor"] == [[pytest.approx(1.65), None, None]]
+    # a floor at one k leaves that β to the vote at every k
+    two_k = {**axes, "k": [16, 256]}
+    wide = replace(results[0].point, k=256)
+    rows = [
+        DirectResult(results[0].point, 1.0, (1.5, 2.0, 3.0)),
+        DirectResult(wide, 1.0, (1.4, None, None)),
+    ]
+    entry = direct_entry(rows, trials=1, seed=0, axes=two_k, created="x", code_version="x")
+    assert entry["factor"] == [[pytest.approx(1.65), None, None], [pytest.approx(1.54), None, None]]

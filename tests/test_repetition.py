@@ -15,31 +15,46 @@ from planner.report import plan_to_dict
 from tests.conftest import make_query
 
 
-def _entry(factors: list[float | None]) -> SettingConstant:
-    direct = {"beta": [0.2, 0.1, 0.05], "factor": factors}
+def _entry(*rows: list[float | None], ks: tuple[int, ...] = (16,)) -> SettingConstant:
+    direct = {"beta": [0.2, 0.1, 0.05], "k": list(ks), "factor": list(rows)}
     return SettingConstant(ConstantSource.CALIBRATED, 1.0, extra={"direct": direct})
 
 
 def test_direct_factor_interpolates_in_log_log_by_hand() -> None:
     entry = _entry([2.0, 4.0, 8.0])
-    assert entry.direct_factor(0.2) == pytest.approx(2.0)
-    assert entry.direct_factor(0.05) == pytest.approx(8.0)
-    assert entry.direct_factor(math.sqrt(0.2 * 0.1)) == pytest.approx(math.sqrt(8.0))
+    assert entry.direct_factor(0.2, 16) == pytest.approx(2.0)
+    assert entry.direct_factor(0.05, 16) == pytest.approx(8.0)
+    assert entry.direct_factor(math.sqrt(0.2 * 0.1), 16) == pytest.approx(math.sqrt(8.0))
     # between 1/3 (factor 1) and 0.2: weight ln(4/3)/ln(5/3) = 0.563171 on the 0.2 node
-    assert entry.direct_factor(0.25) == pytest.approx(2.0**0.563171, rel=1e-6)
-    assert entry.direct_factor(1 / 3) is None  # one run already meets 1/3
-    assert entry.direct_factor(0.04) is None  # below the last calibrated β: vote only
+    assert entry.direct_factor(0.25, 16) == pytest.approx(2.0**0.563171, rel=1e-6)
+    assert entry.direct_factor(1 / 3, 16) is None  # one run already meets 1/3
+    assert entry.direct_factor(0.04, 16) is None  # below the last calibrated β: vote only
     floor = _entry([2.0, None, None])
-    assert floor.direct_factor(0.25) == pytest.approx(2.0**0.563171, rel=1e-6)
-    assert floor.direct_factor(0.15) is None
-    assert SettingConstant(ConstantSource.CALIBRATED, 1.0).direct_factor(0.1) is None
+    assert floor.direct_factor(0.25, 16) == pytest.approx(2.0**0.563171, rel=1e-6)
+    assert floor.direct_factor(0.15, 16) is None
+    assert SettingConstant(ConstantSource.CALIBRATED, 1.0).direct_factor(0.1, 16) is None
+
+
+def test_direct_factor_interpolates_in_log_k_and_keeps_the_last_row_above_it() -> None:
+    entry = _entry([2.0, 4.0, 8.0], [1.5, 3.0, 6.0], ks=(16, 256))
+    assert entry.direct_factor(0.2, 64) == pytest.approx(math.sqrt(2.0 * 1.5))  # halfway
+    assert entry.direct_factor(0.05, 256) == pytest.approx(6.0)
+    assert entry.direct_factor(0.05, 10**6) == pytest.approx(6.0)  # the factor falls with k
+    assert entry.direct_factor(0.2, 8) is None  # below the first k: not calibrated, vote
+    floor = _entry([2.0, None, None], [1.5, 3.0, 6.0], ks=(16, 256))
+    assert floor.direct_factor(0.1, 64) is None  # a neighbour without a factor
+    assert floor.direct_factor(0.1, 300) == pytest.approx(3.0)
 
 
 def _table_with_direct(setting: str, factors: list[float | None]):
     document = json.loads(
         resources.files("planner").joinpath("data/constants.json").read_text("utf-8")
     )
-    document["settings"][setting]["direct"] = {"beta": [0.2, 0.1, 0.05], "factor": factors}
+    document["settings"][setting]["direct"] = {
+        "beta": [0.2, 0.1, 0.05],
+        "k": [16],
+        "factor": [factors],
+    }
     return parse_constant_table(document)
 
 
