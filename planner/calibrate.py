@@ -309,7 +309,7 @@ DIRECT_MARGIN = 1.1
 grid). The factor falls as k grows, so it is kept per k and plans keep the last row above
 it: with 1.1 × worst, local 6.14 / 4.49 / 4.12 and shuffle private coin 3.04 / 2.32 / 2.19
 at k = 16 / 256 / 1024 for β = 0.05 (a run with k = 1024 too took 19.6 min instead of
-4.6 on 2 cores, for about 8 % fewer users above k = 1024)."""
+4.5 on 2 cores, for about 8 % fewer users above k = 1024)."""
 DIRECT_MAX_FACTOR = 20.0
 """A β whose factor exceeds this at some point is left to the majority vote."""
 
