@@ -191,3 +191,25 @@ def test_direct_factors_grow_as_beta_falls_and_the_entry_takes_the_worst() -> No
     ]
     entry = direct_entry(rows, trials=1, seed=0, axes=two_k, created="x", code_version="x")
     assert entry["factor"] == [[pytest.approx(1.65), None, None], [pytest.approx(1.54), None, None]]
+
+
+@pytest.mark.parametrize("setting", ["local-private", "shuffle-private"])
+def test_shipped_direct_factors_are_reproduced_from_their_provenance(setting: str) -> None:
+    """`planner calibrate --direct` with the recorded seed and trials gives the shipped raw
+    factors back at the cheapest point (k = 16, α = 0.5, ε_strong = 1, ratio = 1)."""
+    from planner.calibrate import GridPoint, direct_point
+    from planner.constants import default_constants
+
+    entry = default_constants().for_setting(setting)
+    direct = entry.extra["direct"]
+    axes, provenance = direct["axes"], direct["provenance"]
+    point = GridPoint(
+        setting, int(axes["k"][0]), axes["alpha"][-1], axes["eps_strong"][-1], axes["eps_ratio"][-1]
+    )
+    shape = [len(axes[name]) for name in axes]
+    flat_index = int(np.ravel_multi_index((0, shape[1] - 1, shape[2] - 1, shape[3] - 1), shape))
+    result = direct_point(
+        point, provenance["trials_per_family"], provenance["seed"], entry.tester_extras
+    )
+    shipped = direct["raw_factors"][flat_index]
+    assert result.factors == pytest.approx(shipped, rel=0.05)
