@@ -89,16 +89,24 @@ class Repetition:
     """How the plan meets β, and what the other way would cost."""
 
     method: RepetitionMethod
-    runs: int
-    """Tester runs on disjoint users (r for the vote, else 1)."""
-    factor: float
-    """One run's C is multiplied by this (direct calibration's factor; else 1)."""
     vote_runs: int
     """r(β) of the majority vote (1 when β ≥ 1/3)."""
     direct_factor: float | None
     """Direct calibration's factor at β; None when not calibrated for this β."""
     other_total_users: int | None
     """n1 + n2 by the method not chosen; None when there is no other."""
+
+    @property
+    def runs(self) -> int:
+        """Tester runs on disjoint users (r for the vote, else 1)."""
+        return self.vote_runs if self.method is RepetitionMethod.MAJORITY_VOTE else 1
+
+    @property
+    def factor(self) -> float:
+        """One run's C is multiplied by this (direct calibration's factor; else 1)."""
+        if self.method is RepetitionMethod.DIRECT and self.direct_factor is not None:
+            return self.direct_factor
+        return 1.0
 
 
 @dataclass(frozen=True)
@@ -534,22 +542,17 @@ def _repetition(
     """
     one_run = sized(1.0)
     if query.beta >= PER_RUN_ERROR:
-        return Repetition(RepetitionMethod.NONE, 1, 1.0, 1, None, None), one_run
+        return Repetition(RepetitionMethod.NONE, 1, None, None), one_run
     vote_runs = majority_vote_runs(query.beta, PER_RUN_ERROR)
     vote_total = vote_runs * (one_run.n_strong + one_run.n_weak)
     factor = constant.direct_factor(query.beta, query.k)
     if factor is None:
-        vote = Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, 1.0, vote_runs, None, None)
-        return vote, one_run
+        return Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, None, None), one_run
     direct = sized(factor)
     direct_total = direct.n_strong + direct.n_weak
     if direct_total <= vote_total:
-        chosen = Repetition(RepetitionMethod.DIRECT, 1, factor, vote_runs, factor, vote_total)
-        return chosen, direct
-    chosen = Repetition(
-        RepetitionMethod.MAJORITY_VOTE, vote_runs, 1.0, vote_runs, factor, direct_total
-    )
-    return chosen, one_run
+        return Repetition(RepetitionMethod.DIRECT, vote_runs, factor, vote_total), direct
+    return Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, factor, direct_total), one_run
 
 
 def _warnings(
