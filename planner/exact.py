@@ -39,9 +39,9 @@ class ExactPlan:
     def confidence(self) -> str:
         return (
             f"every family's observed error ≤ {self.target:.3f} over {self.trials} trials: "
-            f"a fresh {VALIDATION_TRIALS}-trial planner validate (95% Wilson upper bound ≤ "
-            f"β = {self.query.beta:.4g}) then passes with probability ≈ "
-            f"{EXACT_PASS_PROBABILITY:.0%}"
+            f"the operating point for β = {self.query.beta:.4g} (a {VALIDATION_TRIALS}-trial "
+            f"check with a 95% Wilson upper bound ≤ β passes it with probability ≈ "
+            f"{EXACT_PASS_PROBABILITY:.0%})"
         )
 
 

@@ -225,38 +225,62 @@ def compare_renderable(plans: list[Plan], delta: float | None) -> Any:
 
 
 def validation_renderable(report: Any) -> Any:
-    """A table of per-family error rates with 95 % Wilson intervals and the verdict."""
+    """Per-family error rates, simultaneous confidence bounds and verdicts."""
     from rich.table import Table
 
     v = report.verification
     query = report.query
+    looks = "" if len(v.schedule) <= 1 else f" (sequential, up to {v.schedule[-1]:,})"
     title = (
         f"validate {query.setting.key}: n1 = {v.n1:,}, n2 = {v.n2:,}, k = {query.k:,}, "
-        f"α = {query.alpha:g}; target error ≤ {v.target:.4g}; {v.trials} trials/family, "
-        f"seed {v.seed}, {v.path.value} path, {v.elapsed_seconds:.2f} s"
+        f"α = {query.alpha:g}; target error ≤ {v.target:.4g}; ≤ {v.trials:,} trials/family"
+        f"{looks}, seed {v.seed}, {v.path.value} path, {v.elapsed_seconds:.2f} s"
     )
     table = Table(title=title, title_justify="left")
-    for column in ("family", "kind", "TV", "error rate", "95% Wilson", "verdict"):
-        table.add_column(column, justify="left" if column in ("family", "kind") else "right")
+    bounds = f"{v.confidence:.0%} joint"
+    for column in ("family", "kind", "TV", "trials", "error", bounds, "verdict"):
+        table.add_column(
+            column,
+            justify="left" if column in ("family", "kind") else "right",
+            no_wrap=column in ("verdict", bounds),
+        )
     for o in v.outcomes:
         if not o.applicable:
-            table.add_row(o.family, o.kind, "—", "—", "—", "n/a at this α")
+            table.add_row(o.family, o.kind, "—", "—", "—", "—", "n/a at this α")
             continue
-        verdict = "pass" if o.passes(v.target) else "FAIL"
         table.add_row(
             o.family,
             o.kind,
             f"{o.tv:.4g}",
+            f"{o.trials:,}",
             f"{o.error_rate:.3f}",
             f"[{o.ci_low:.3f}, {o.ci_high:.3f}]",
-            verdict,
+            o.verdict.value.upper() if o.verdict.value == "fail" else o.verdict.value,
         )
-    table.caption = (
-        "verdict: PASS — every applicable family's upper 95% bound is within target"
-        if report.passed
-        else "verdict: FAIL — some family's error may exceed the target"
-    )
+    table.caption = verdict_line(v)
     return table
+
+
+def verdict_line(v: Any) -> str:
+    """The overall verdict in words, with what would decide an inconclusive one."""
+    joint = f"jointly at {v.confidence:.0%} over families and looks"
+    verdict = v.verdict.value
+    if verdict == "pass":
+        return f"verdict: PASS — every family's error is certified ≤ {v.target:.4g} ({joint})"
+    if verdict == "fail":
+        failed = ", ".join(o.family for o in v.outcomes if o.verdict.value == "fail")
+        return f"verdict: FAIL — shown above {v.target:.4g} ({joint}): {failed}"
+    open_ = [o for o in v.outcomes if o.applicable and o.verdict.value == "inconclusive"]
+    needs = [o.trials_to_decide for o in open_]
+    more = (
+        "no trial count decides a family whose error sits on the target"
+        if any(n is None for n in needs)
+        else f"about {max(n for n in needs if n is not None):,} trials per family would decide"
+    )
+    return (
+        f"verdict: INCONCLUSIVE — {', '.join(o.family for o in open_)} neither certified "
+        f"nor shown above {v.target:.4g} ({joint}); {more}"
+    )
 
 
 def repetition_line(plan: Plan) -> str | None:

@@ -19,10 +19,20 @@ from planner.testers import build_tester, describe_tester
 from validators.engine import Verification, verify
 from validators.instances import FAMILIES, Instance
 from validators.protocol import SimulationPath
+from validators.stats import Verdict
 
-VALIDATE_SCHEMA = "planner.validate/1"
+VALIDATE_SCHEMA = "planner.validate/2"
 VALIDATION_TRIALS = 400
-"""``planner validate``'s default trials per family."""
+"""Trials per family of the fixed-count check that calibration's operating point is set
+against (``planner.calibrate.exact_target``)."""
+AUTO = "auto"
+FIRST_LOOK_TRIALS = 200
+"""``--trials auto``: trials per family at the first look; each later look doubles it."""
+MAX_AUTO_TRIALS = 25_600
+"""``--trials auto``: default cap on trials per family (the eighth look)."""
+VALIDATION_CELL_BUDGET = 500_000_000
+"""``--trials auto`` stops doubling where trials × k × families would pass this (a fast-path
+trial costs O(k)): a few minutes at most on one core."""
 USER_PATH_BUDGET = 5_000_000
 """``auto`` simulates real per-user messages when trials·(n1 + n2) is at most this."""
 
@@ -46,6 +56,10 @@ class ValidationReport:
     def passed(self) -> bool:
         return self.verification.passed
 
+    @property
+    def verdict(self) -> Verdict:
+        return self.verification.verdict
+
 
 def resolve_path(choice: PathChoice, n1: int, n2: int, trials: int) -> SimulationPath:
     if choice is PathChoice.AUTO:
@@ -54,12 +68,31 @@ def resolve_path(choice: PathChoice, n1: int, n2: int, trials: int) -> Simulatio
     return SimulationPath(choice.value)
 
 
+def trial_schedule(
+    trials: int | str, k: int, families: int, max_trials: int = MAX_AUTO_TRIALS
+) -> tuple[int, ...]:
+    """The looks of a validation: a fixed count, or ``auto``'s doubling schedule.
+
+    ``auto``: 200, 400, 800, … up to ``max_trials`` per family, fewer where the cost
+    trials × k × families would exceed :data:`VALIDATION_CELL_BUDGET` (at least one look).
+    """
+    if trials != AUTO:
+        return (check_integer("trials", trials, 1, 10**7),)
+    cap = check_integer("max-trials", max_trials, FIRST_LOOK_TRIALS, 10**7)
+    affordable = VALIDATION_CELL_BUDGET // max(k * max(families, 1), 1)
+    looks = [FIRST_LOOK_TRIALS]
+    while looks[-1] * 2 <= min(cap, affordable):
+        looks.append(looks[-1] * 2)
+    return tuple(looks)
+
+
 def validate(
     query: Query,
     *,
     n1: int | None = None,
     n2: int | None = None,
-    trials: int = VALIDATION_TRIALS,
+    trials: int | str = AUTO,
+    max_trials: int = MAX_AUTO_TRIALS,
     seed: int = 0,
     path: PathChoice = PathChoice.FAST,
     families: Sequence[str] | None = None,
@@ -72,6 +105,9 @@ def validate(
 ) -> ValidationReport:
     """Run the plan's tester (or one with the given sizes) on every family.
 
+    ``trials``: a count per family (one look), or ``auto`` (the default): looks of 200,
+    400, 800, … trials (:func:`trial_schedule`) until every family is decided. Verdicts
+    hold jointly at 95 % over families and looks (:func:`validators.engine.verify`).
     ``target`` overrides the error target (default: the query's β); ``fallback`` lets a
     public-coin plan run the private-coin protocol when that is cheaper (see ``plan``).
     """
@@ -85,7 +121,6 @@ def validate(
         plan_used = None
     else:
         size1, size2, plan_used = checked.n_users_group1, checked.n_users_group2, checked
-    trials = check_integer("trials", trials, 1, 10**7)
     compression = checked.compression
     tester = build_tester(
         protocol_query,
@@ -97,22 +132,30 @@ def validate(
     for name in families or ():
         if name not in FAMILIES:
             raise InputError("family", name, "one of " + ", ".join(FAMILIES))
+    family_count = len(FAMILIES if families is None else families) + len(extra)
+    schedule = trial_schedule(trials, query.k, family_count, max_trials)
     verification = verify(
         tester,
         query.k,
         query.alpha,
         size1,
         size2,
-        trials=trials,
+        trials=schedule,
         seed=seed,
         target=query.beta if target is None else target,
-        path=resolve_path(path, size1, size2, trials),
+        path=resolve_path(path, size1, size2, schedule[-1]),
         families=families,
         extra=extra,
         stop_early=stop_early,
         progress=progress,
     )
     return ValidationReport(query, plan_used, describe_tester(tester), verification, table.version)
+
+
+CONFIDENCE_METHOD = (
+    "Clopper-Pearson bounds, one-sided at (1 - confidence)/(looks x families) each: a union "
+    "bound over families, both sides and every look, valid whenever the run stops"
+)
 
 
 def code_version() -> str:
@@ -134,9 +177,13 @@ def report_to_dict(report: ValidationReport) -> dict[str, Any]:
         "n_users_group2": v.n2,
         "tester": report.tester,
         "trials": v.trials,
+        "trial_schedule": list(v.schedule),
+        "total_trials": v.total_trials,
         "seed": v.seed,
         "path": v.path.value,
         "target_error": v.target,
+        "confidence": v.confidence,
+        "confidence_method": CONFIDENCE_METHOD,
         "families": [
             {
                 "family": o.family,
@@ -146,12 +193,14 @@ def report_to_dict(report: ValidationReport) -> dict[str, Any]:
                 "trials": o.trials,
                 "errors": o.errors,
                 "error_rate": o.error_rate if o.applicable else None,
-                "wilson95": [o.ci_low, o.ci_high] if o.applicable else None,
+                "confidence_bounds": [o.ci_low, o.ci_high] if o.applicable else None,
                 "mean_statistic": o.mean_statistic,
-                "passed": o.passes(v.target),
+                "verdict": o.verdict.value if o.applicable else "not-applicable",
+                "trials_to_decide": o.trials_to_decide,
             }
             for o in v.outcomes
         ],
+        "verdict": v.verdict.value,
         "passed": report.passed,
         "elapsed_seconds": v.elapsed_seconds,
         "constants_version": report.constants_version,

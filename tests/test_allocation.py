@@ -58,7 +58,7 @@ def test_allocated_sizes_pass_validation(key: str) -> None:
     query = make_query(key, k=64, alpha=0.25, eps1=1.0, eps2=0.25)
     paper = plan(query)
     cheap = allocate(paper, AllocationRule.COST)
-    report = validate(query, n1=cheap.n_users_group1, n2=cheap.n_users_group2, trials=300, seed=17)
+    report = validate(query, n1=cheap.n_users_group1, n2=cheap.n_users_group2, seed=17)
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
 
 
@@ -68,5 +68,5 @@ def test_fixed_n2_allocation_passes_validation(key: str) -> None:
     paper = plan(query)
     fixed = allocate(paper, AllocationRule.FIXED_N2, n2=2 * paper.n_users_group2)
     assert fixed.feasible and fixed.n_users_group1 <= paper.n_users_group1
-    report = validate(query, n1=fixed.n_users_group1, n2=fixed.n_users_group2, trials=300, seed=23)
+    report = validate(query, n1=fixed.n_users_group1, n2=fixed.n_users_group2, seed=23)
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]

@@ -3,8 +3,10 @@
 Each family gets its own random stream, derived from the run seed and the family's
 name, so a report does not depend on which families run or in what order: the same
 seed gives the same report. A family's error rate is the rejection rate under the null
-or the acceptance rate under the alternative; it passes when the upper end of its 95 %
-Wilson interval is at most the target.
+or the acceptance rate under the alternative. Its verdict is three-valued
+(:class:`validators.stats.Verdict`): ``pass`` when its upper confidence bound is within
+the target, ``fail`` when its lower bound is above, else ``inconclusive``; the bounds are
+simultaneous over every family, both sides and every look of a sequential run.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ import numpy as np
 
 from validators.instances import FAMILIES, Instance, Kind, build
 from validators.protocol import SimulationPath, Tester, simulate
-from validators.stats import wilson_interval
+from validators.stats import Verdict, clopper_pearson_bounds, trials_to_decide, verdict_of
 
+DEFAULT_CONFIDENCE = 0.95
+"""Joint confidence of a verification's verdicts."""
 MAX_CELLS_PER_CHUNK = 4_000_000
 """Trials are simulated in chunks of at most this many (trial × bin) cells."""
 
@@ -31,10 +35,17 @@ class FamilyOutcome:
     tv: float | None
     """Exact TV(p, q); None when the family cannot be built at this (k, α)."""
     trials: int
+    """Trials run on this family (a sequential run stops a family once it is decided)."""
     errors: int
     ci_low: float
+    """Lower confidence bound on the error, simultaneous over families and looks."""
     ci_high: float
+    """Upper confidence bound on the error, simultaneous over families and looks."""
     mean_statistic: float | None
+    verdict: Verdict = Verdict.PASS
+    """pass / fail / inconclusive against the target (pass when not applicable)."""
+    trials_to_decide: int | None = None
+    """Inconclusive only: roughly how many trials in all would decide it (None: unknown)."""
 
     @property
     def applicable(self) -> bool:
@@ -45,6 +56,7 @@ class FamilyOutcome:
         return self.errors / self.trials if self.trials else float("nan")
 
     def passes(self, target: float) -> bool:
+        """Certified within ``target`` (the verdict's target)."""
         return (not self.applicable) or self.ci_high <= target
 
 
@@ -53,19 +65,38 @@ class Verification:
     n1: int
     n2: int
     trials: int
+    """The most trials any family ran."""
     seed: int
     path: SimulationPath
     target: float
     outcomes: tuple[FamilyOutcome, ...]
     elapsed_seconds: float
+    schedule: tuple[int, ...] = ()
+    """Cumulative trials per family at each look (one look: a fixed trial count)."""
+    confidence: float = DEFAULT_CONFIDENCE
+    """Joint confidence of every verdict: over families, both sides and every look."""
+
+    @property
+    def verdict(self) -> Verdict:
+        """fail if any family fails; pass if every family passes; else inconclusive."""
+        verdicts = [o.verdict for o in self.outcomes if o.applicable]
+        if Verdict.FAIL in verdicts:
+            return Verdict.FAIL
+        if all(v is Verdict.PASS for v in verdicts):
+            return Verdict.PASS
+        return Verdict.INCONCLUSIVE
 
     @property
     def passed(self) -> bool:
-        return all(outcome.passes(self.target) for outcome in self.outcomes)
+        return self.verdict is Verdict.PASS
 
     @property
     def worst_error_rate(self) -> float:
         return max(o.error_rate for o in self.outcomes if o.applicable)
+
+    @property
+    def total_trials(self) -> int:
+        return sum(o.trials for o in self.outcomes)
 
 
 def family_rng(seed: int, family: str) -> np.random.Generator:
@@ -106,9 +137,10 @@ def verify(
     n1: int,
     n2: int,
     *,
-    trials: int,
+    trials: int | Sequence[int],
     seed: int,
     target: float,
+    confidence: float = DEFAULT_CONFIDENCE,
     path: SimulationPath = SimulationPath.FAST,
     families: Sequence[str] | None = None,
     extra: Sequence[Instance] = (),
@@ -117,33 +149,102 @@ def verify(
 ) -> Verification:
     """Error rates of ``tester`` with n1, n2 users on every family (and extra instances).
 
+    ``trials`` is a trial count (one look) or a schedule of cumulative counts (looks).
+    At each look every undecided family runs up to the look's count, and gets exact
+    Clopper–Pearson bounds at one-sided level ``(1 − confidence)/(looks · families)``:
+    a union bound over families, looks and the two sides, so that every verdict holds
+    jointly at ``confidence`` however early the run stops. A family stops once decided;
+    the run stops at the first ``fail`` or when every family is decided.
+
     With ``stop_early`` the run ends at the first family whose observed error exceeds
-    the target (a search only needs pass/fail); the report then lists fewer families.
+    the target (a calibration search needs only that); the report then lists fewer
+    families.
     """
     start = time.perf_counter()
-    outcomes = []
+    schedule = (trials,) if isinstance(trials, int) else tuple(trials)
+    if not schedule or list(schedule) != sorted(set(schedule)) or schedule[0] < 1:
+        raise ValueError(f"trial schedule must be increasing positive counts: {schedule}")
     names = list(families if families is not None else FAMILIES)
     instances: list[tuple[str, Instance | None]] = [(name, build(name, k, alpha)) for name in names]
     instances += [(instance.family, instance) for instance in extra]
-    for name, instance in instances:
-        if instance is None:
-            outcomes.append(
-                FamilyOutcome(name, FAMILIES[name][0].value, None, 0, 0, 0.0, 0.0, None)
-            )
-        else:
-            errors, mean = count_errors(
-                tester, instance, n1, n2, trials, family_rng(seed, name), path
-            )
-            low, high = wilson_interval(errors, trials)
-            outcomes.append(
-                FamilyOutcome(
-                    name, instance.kind.value, instance.tv, trials, errors, low, high, mean
-                )
-            )
-        if progress is not None:
-            progress(name)
-        if stop_early and outcomes[-1].applicable and outcomes[-1].error_rate > target:
+    applicable = sum(instance is not None for _, instance in instances)
+    tail = (1 - confidence) / (len(schedule) * max(applicable, 1))
+    runs = [_FamilyRun(name, instance, family_rng(seed, name)) for name, instance in instances]
+    stopped = False
+    for look in schedule:
+        for run in runs:
+            if run.instance is None or run.verdict is not Verdict.INCONCLUSIVE:
+                continue
+            run.advance(tester, n1, n2, look, path, tail, target)
+            if progress is not None:
+                progress(f"{run.name} ({run.trials} trials)")
+            if stop_early and run.errors > target * run.trials:
+                stopped = True
+                break
+        decided = [run.verdict for run in runs if run.instance is not None]
+        if stopped or Verdict.FAIL in decided or Verdict.INCONCLUSIVE not in decided:
             break
-    return Verification(
-        n1, n2, trials, seed, path, target, tuple(outcomes), time.perf_counter() - start
+    outcomes = tuple(
+        run.outcome(target, tail)
+        for run in runs
+        if not (stopped and run.instance is not None and run.trials == 0)
     )
+    return Verification(
+        n1,
+        n2,
+        max((o.trials for o in outcomes), default=0),
+        seed,
+        path,
+        target,
+        outcomes,
+        time.perf_counter() - start,
+        schedule,
+        confidence,
+    )
+
+
+class _FamilyRun:
+    """One family's running count across the looks of a verification."""
+
+    def __init__(self, name: str, instance: Instance | None, rng: np.random.Generator) -> None:
+        self.name, self.instance, self.rng = name, instance, rng
+        self.trials = self.errors = 0
+        self.statistic_sum = 0.0
+        self.bounds = (0.0, 1.0)
+        self.verdict = Verdict.INCONCLUSIVE
+
+    def advance(
+        self,
+        tester: Tester,
+        n1: int,
+        n2: int,
+        look: int,
+        path: SimulationPath,
+        tail: float,
+        target: float,
+    ) -> None:
+        assert self.instance is not None
+        more = look - self.trials
+        errors, mean = count_errors(tester, self.instance, n1, n2, more, self.rng, path)
+        self.trials, self.errors = look, self.errors + errors
+        self.statistic_sum += mean * more
+        self.bounds = clopper_pearson_bounds(self.errors, self.trials, tail)
+        self.verdict = verdict_of(*self.bounds, target)
+
+    def outcome(self, target: float, tail: float) -> FamilyOutcome:
+        if self.instance is None:
+            return FamilyOutcome(
+                self.name, FAMILIES[self.name][0].value, None, 0, 0, 0.0, 0.0, None
+            )
+        undecided = self.verdict is Verdict.INCONCLUSIVE
+        return FamilyOutcome(
+            self.name,
+            self.instance.kind.value,
+            self.instance.tv,
+            self.trials,
+            self.errors,
+            *self.bounds,
+            self.statistic_sum / self.trials if self.trials else None,
+            self.verdict,
+            trials_to_decide(self.errors, self.trials, target, tail) if undecided else None,
+        )

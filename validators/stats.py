@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 
 Z_95 = 1.959963984540054
 
@@ -49,3 +50,57 @@ def reliably_passing_error(target: float, trials: int, pass_probability: float) 
     if errors >= trials:
         return 1.0
     return float(bdtri(errors, trials, pass_probability))
+
+
+# --- verdicts that stay valid when the run stops as soon as it is decided ---------------
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    """The error is certified ≤ the target (its upper confidence bound is)."""
+    FAIL = "fail"
+    """The error is shown > the target (its lower confidence bound is)."""
+    INCONCLUSIVE = "inconclusive"
+    """Neither, at the stated confidence: more trials would decide."""
+
+
+def clopper_pearson_bounds(errors: int, trials: int, tail: float) -> tuple[float, float]:
+    """Exact binomial (Clopper–Pearson) bounds, each one-sided at level 1 − ``tail``.
+
+    P(upper < e) ≤ tail and P(lower > e) ≤ tail for every true rate e. No trials: (0, 1).
+    """
+    from scipy.special import betaincinv  # the beta quantile; only the verdict needs it
+
+    if trials <= 0:
+        return 0.0, 1.0
+    low = 0.0 if errors <= 0 else float(betaincinv(errors, trials - errors + 1, tail))
+    high = 1.0 if errors >= trials else float(betaincinv(errors + 1, trials - errors, 1 - tail))
+    return low, high
+
+
+def verdict_of(low: float, high: float, target: float) -> Verdict:
+    """pass when the upper bound is within the target, fail when the lower bound is above."""
+    if high <= target:
+        return Verdict.PASS
+    if low > target:
+        return Verdict.FAIL
+    return Verdict.INCONCLUSIVE
+
+
+def trials_to_decide(errors: int, trials: int, target: float, tail: float) -> int | None:
+    """Roughly how many trials in all would decide a family now at ``errors``/``trials``.
+
+    The normal approximation z²·e(1 − e)/(target − e)² at the observed rate e, with z the
+    one-sided quantile of ``tail``; None when e sits on the target (no count decides).
+    """
+    from statistics import NormalDist
+
+    if trials <= 0:
+        return None
+    rate = errors / trials
+    gap = abs(target - rate)
+    if gap < 1e-9:
+        return None
+    z = NormalDist().inv_cdf(1 - tail)
+    spread = max(rate * (1 - rate), 1.0 / trials)
+    return max(trials, math.ceil(z * z * spread / gap**2))
