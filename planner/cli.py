@@ -76,6 +76,10 @@ Cost1Opt = Annotated[str, typer.Option("--cost1", metavar="FLOAT", help="Cost pe
 Cost2Opt = Annotated[str, typer.Option("--cost2", metavar="FLOAT", help="Cost per group-2 user.")]
 
 
+VERDICT_EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
+"""``planner validate``'s exit code per overall verdict."""
+
+
 def _print_json(document: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
@@ -518,8 +522,18 @@ def validate(
     ] = None,
     n2: Annotated[str | None, typer.Option("--n2", metavar="INT")] = None,
     trials: Annotated[
-        str, typer.Option("--trials", metavar="INT", help="Monte Carlo trials per family.")
-    ] = "400",
+        str,
+        typer.Option(
+            "--trials",
+            metavar="auto|INT",
+            help="Trials per family: auto (looks of 200, 400, 800, … until every family "
+            "is decided) or a fixed count (one look).",
+        ),
+    ] = "auto",
+    max_trials: Annotated[
+        str,
+        typer.Option("--max-trials", metavar="INT", help="Cap on trials per family for auto."),
+    ] = "25600",
     seed: Annotated[str, typer.Option("--seed", metavar="INT", help="Run seed.")] = "0",
     path: Annotated[
         str, typer.Option("--path", metavar="user|fast|auto", help="Simulation path.")
@@ -545,8 +559,10 @@ def validate(
 ) -> None:
     """Run the real private tester on every instance family and report its error rates.
 
-    With --allocation cost|fixed-n2 the allocated sizes are checked (fixed-n2 takes group
-    2's size from --n2).
+    Verdict per family and overall, jointly at 95 % over families and looks: pass
+    (certified within β, exit 0), fail (shown above β, exit 1), inconclusive (neither;
+    more trials would decide, exit 3). With --allocation cost|fixed-n2 the allocated
+    sizes are checked (fixed-n2 takes group 2's size from --n2).
     """
     from planner.inputs import check_choice, check_integer
     from planner.validate import PathChoice, report_json
@@ -574,7 +590,8 @@ def validate(
             raise InputError("k", query.k, f"the pmf files' size {instance.p.size}")
         extra.append(instance)
     path_choice = check_choice("path", path, PathChoice)
-    trial_count = check_integer("trials", trials, 1, 10**7)
+    trial_count: int | str = trials if trials == "auto" else check_integer("trials", trials, 1, 10**7)
+    trial_cap = check_integer("max-trials", max_trials, 200, 10**7)
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)
     families = [] if extra and not family else family
     report = _with_progress(
@@ -583,13 +600,14 @@ def validate(
             n1=n1,
             n2=n2,
             trials=trial_count,
+            max_trials=trial_cap,
             seed=run_seed,
             path=path_choice,  # type: ignore[arg-type]
             families=families,
             extra=extra,
             progress=progress,
         ),
-        len(families or []) or None,
+        None,
     )
     text = report_json(report)
     if output is not None:
@@ -602,8 +620,7 @@ def validate(
         from planner.report import validation_renderable
 
         _console().print(validation_renderable(report))
-    if not report.passed:
-        raise typer.Exit(1)
+    raise typer.Exit(VERDICT_EXIT_CODES[report.verdict.value])
 
 
 @app.command()
@@ -739,13 +756,12 @@ def _allocation(result: Any, rule: str, cost1: str, cost2: str, n2: str | None) 
 
 
 def _with_progress(work: Any, total: int | None) -> Any:
-    """Run ``work(progress)`` under a transient progress bar on a terminal."""
+    """Run ``work(progress)`` under a transient progress bar on a terminal (``total``
+    None: a running indicator, as a sequential validation's length is not known)."""
     from rich.progress import Progress
 
-    from validators.instances import FAMILIES
-
     with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
-        task = progress.add_task("validating", total=total or len(FAMILIES))
+        task = progress.add_task("validating", total=total)
         return work(lambda name: progress.update(task, advance=1, description=name))
 
 
