@@ -590,7 +590,9 @@ def validate(
             raise InputError("k", query.k, f"the pmf files' size {instance.p.size}")
         extra.append(instance)
     path_choice = check_choice("path", path, PathChoice)
-    trial_count: int | str = trials if trials == "auto" else check_integer("trials", trials, 1, 10**7)
+    trial_count: int | str = (
+        trials if trials == "auto" else check_integer("trials", trials, 1, 10**7)
+    )
     trial_cap = check_integer("max-trials", max_trials, 200, 10**7)
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)
     families = [] if extra and not family else family
