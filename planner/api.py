@@ -1,0 +1,390 @@
+"""The one request → response layer: each function takes raw inputs, returns a JSON document.
+
+The documents are exactly those the CLI's ``--json`` prints (same schema names, same
+numbers), built by the same ``*_to_dict`` functions in :mod:`planner.report`,
+:mod:`planner.sweep` and :mod:`planner.validate`. Every bad input raises
+:class:`planner.inputs.InputError` (one line naming the parameter and its allowed range).
+The HTTP service (:mod:`planner.service`) calls only this module.
+
+Cost caps (``max_rows`` of a sweep, the validation limits) are arguments, so a caller that
+serves strangers can bound what one request may cost before any work starts.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from planner.inputs import DEFAULT_BETA, InputError, Query, check_choice, check_integer
+from planner.plan import Plan
+from planner.plan import plan as make_plan
+
+SETTING_KEYS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
+EXPLAIN_SCHEMA = "planner.explain/1"
+VERSION_SCHEMA = "planner.version/1"
+
+
+def _allocation(result: Plan, rule: object, cost1: object, cost2: object, n2: object) -> Any:
+    """The allocation asked for, or None for the paper's rule (as ``planner plan``)."""
+    from planner.allocation import AllocationRule, allocate
+
+    chosen = check_choice("allocation", rule, AllocationRule)
+    if chosen is AllocationRule.PAPER:
+        return None
+    return allocate(result, chosen, cost1=cost1, cost2=cost2, n2=n2)  # type: ignore[arg-type]
+
+
+def plan_document(
+    *,
+    model: object,
+    k: object,
+    alpha: object,
+    eps1: object,
+    eps2: object,
+    coin: object = "private",
+    delta: object = None,
+    beta: object = DEFAULT_BETA,
+    accounting: object = "exact",
+    constants: object = "calibrated",
+    allocation: object = "paper",
+    cost1: object = "1",
+    cost2: object = "1",
+    n2: object = None,
+    exact: bool = False,
+    trials: object = 1000,
+    seed: object = 0,
+) -> dict[str, Any]:
+    """``planner plan --json``: the plan, its allocation and (``exact``) the searched sizes."""
+    from planner.constants import ConstantSource, constants_with_source
+    from planner.report import allocation_to_dict, exact_to_dict, plan_to_dict
+
+    query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
+    table = constants_with_source(check_choice("constants", constants, ConstantSource))  # type: ignore[arg-type]
+    result = make_plan(query, table)
+    allocated = _allocation(result, allocation, cost1, cost2, n2)
+    exact_result = None
+    if exact:
+        from planner.exact import exact_plan
+
+        exact_result = exact_plan(
+            query,
+            trials=check_integer("trials", trials, 50, 10**6),
+            seed=check_integer("seed", seed, 0, 2**63 - 1),
+        )
+    document = plan_to_dict(result)
+    if exact_result is not None:
+        document["exact"] = exact_to_dict(exact_result, result)
+    if allocated is not None:
+        document["allocation"] = allocation_to_dict(allocated)
+    return document
+
+
+def compare_plans(
+    *,
+    k: object,
+    alpha: object,
+    eps1: object,
+    eps2: object,
+    delta: object = None,
+    beta: object = DEFAULT_BETA,
+    accounting: object = "exact",
+) -> list[Plan]:
+    """Every setting's plan (the shuffle ones only with δ), fewest users in total first."""
+    from formulas.settings import ALL_SETTINGS, Model
+
+    plans = []
+    for setting in ALL_SETTINGS:
+        if setting.model is Model.SHUFFLE and delta is None:
+            continue
+        query = Query.build(
+            setting.model,
+            setting.coin,
+            k,
+            alpha,
+            eps1,
+            eps2,
+            delta if setting.model is Model.SHUFFLE else None,
+            beta,
+            accounting,
+        )
+        plans.append(make_plan(query))
+    plans.sort(key=lambda item: item.total_users)
+    return plans
+
+
+def compare_document(**inputs: Any) -> dict[str, Any]:
+    """``planner compare --json`` (schema ``planner.compare/1``)."""
+    from planner.report import plan_to_dict
+
+    plans = compare_plans(**inputs)
+    return {"schema": "planner.compare/1", "plans": [plan_to_dict(item) for item in plans]}
+
+
+def solve_document(
+    *,
+    model: object,
+    k: object,
+    eps1: object,
+    coin: object = "private",
+    alpha: object = None,
+    eps2: object = None,
+    n1: object = None,
+    n2: object = None,
+    delta: object = None,
+    beta: object = DEFAULT_BETA,
+    accounting: object = "exact",
+) -> dict[str, Any]:
+    """``planner solve --json``: exactly one of n1, n2, alpha, eps2 is left out (None)."""
+    from planner.report import solution_to_dict
+    from planner.solve import Unknown
+    from planner.solve import solve as solve_for
+
+    given = {"n1": n1, "n2": n2, "alpha": alpha, "eps2": eps2}
+    missing = [name for name, value in given.items() if value is None]
+    if len(missing) != 1:
+        raise InputError(
+            "unknown", ",".join(missing) or "none", "exactly one of n1, n2, alpha, eps2 left out"
+        )
+    template = Query.build(
+        model,
+        coin,
+        k,
+        alpha if alpha is not None else 0.5,
+        eps1,
+        eps2 if eps2 is not None else eps1,
+        delta,
+        beta,
+        accounting,
+    )
+    solution = solve_for(template, Unknown(missing[0]), n1=n1, n2=n2)  # type: ignore[arg-type]
+    return solution_to_dict(solution)
+
+
+def spec_count(name: str, spec: object) -> int:
+    """How many values a sweep parameter names, without building them (None: one)."""
+    if spec is None:
+        return 1
+    if isinstance(spec, (list, tuple)):
+        return max(len(spec), 1)
+    if isinstance(spec, (int, float)):
+        return 1
+    text = str(spec).strip()
+    if ":" in text:
+        parts = text.split(":")
+        count = parts[-1].strip().lower()
+        count = count[:-3] if count.endswith("log") else count
+        try:
+            number = float(count)
+        except ValueError:
+            return 1  # parse_values will reject it with the documented message
+        return int(number) if math.isfinite(number) and number >= 1 else 1
+    return text.count(",") + 1
+
+
+def sweep_result(
+    *,
+    k: object,
+    alpha: object,
+    eps1: object,
+    eps2: object,
+    settings: Sequence[str] | None = None,
+    delta: object = None,
+    beta: object = str(DEFAULT_BETA),
+    accounting: object = "exact",
+    max_rows: int | None = None,
+) -> Any:
+    """``planner sweep``'s rows (a :class:`planner.sweep.Sweep`).
+
+    Each numeric parameter is a value, a list or a spec string (``0.05:1:20log``).
+    ``max_rows`` refuses a sweep of more rows before any value is built.
+    """
+    from formulas.settings import ALL_SETTINGS, Model
+    from planner.inputs import Accounting
+    from planner.sweep import sweep
+
+    by_key = {setting.key: setting for setting in ALL_SETTINGS}
+    if settings:
+        unknown = [key for key in settings if key not in by_key]
+        if unknown:
+            raise InputError("setting", unknown[0], "one of " + ", ".join(by_key))
+        chosen = [by_key[key] for key in dict.fromkeys(settings)]
+    else:
+        chosen = [s for s in ALL_SETTINGS if s.model is not Model.SHUFFLE or delta is not None]
+    if max_rows is not None:
+        given = {"k": k, "alpha": alpha, "eps1": eps1, "eps2": eps2, "delta": delta, "beta": beta}
+        rows = len(chosen) * math.prod(spec_count(name, value) for name, value in given.items())
+        if rows > max_rows:
+            raise InputError("rows", f"{rows:,}", f"at most {max_rows:,} rows per sweep")
+    return sweep(
+        chosen,
+        k=k,
+        alpha=alpha,
+        eps1=eps1,
+        eps2=eps2,
+        delta=delta,
+        beta=beta,
+        accounting=check_choice("accounting", accounting, Accounting),  # type: ignore[arg-type]
+    )
+
+
+def sweep_document(**inputs: Any) -> dict[str, Any]:
+    """``planner sweep --format json`` (schema ``planner.sweep/1``)."""
+    from planner.sweep import sweep_to_dict
+
+    return sweep_to_dict(sweep_result(**inputs))
+
+
+def sweep_csv(**inputs: Any) -> str:
+    """``planner sweep --format csv``."""
+    from planner.sweep import sweep_to_csv
+
+    return sweep_to_csv(sweep_result(**inputs))
+
+
+@functools.lru_cache(maxsize=32)
+def explain_document(model: str, coin: str = "private", as_stated: bool = False) -> dict[str, Any]:
+    """What ``planner explain`` prints, as data: each bound's terms as text and LaTeX."""
+    import sympy
+
+    from formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY
+    from formulas.settings import Coin, Model, Setting
+
+    setting = Setting(
+        check_choice("model", model, Model),  # type: ignore[arg-type]
+        check_choice("coin", coin, Coin),  # type: ignore[arg-type]
+    )
+    keys = DISPLAY_BOUND_KEY if as_stated else UPPER_BOUND_KEY
+    bounds = []
+    for role, bound in (
+        ("upper", BOUNDS[keys[setting.key]]),
+        ("lower", BOUNDS[LOWER_BOUND_KEY[setting.key]]),
+    ):
+        bounds.append(
+            {
+                "role": role,
+                "key": bound.key,
+                "title": bound.title,
+                "reference": bound.reference,
+                "counts": bound.counts,
+                "combine": bound.combine.value,
+                "validity": bound.validity,
+                "latex": sympy.latex(bound.symbolic()),
+                "terms": [
+                    {"label": label, "text": str(term), "latex": sympy.latex(term)}
+                    for label, term in zip(bound.term_labels, bound.symbolic_terms(), strict=True)
+                ],
+            }
+        )
+    return {
+        "schema": EXPLAIN_SCHEMA,
+        "setting": setting.key,
+        "as_stated": as_stated,
+        "bounds": bounds,
+    }
+
+
+def validation_query(
+    *,
+    model: object,
+    k: object,
+    alpha: object,
+    eps1: object,
+    eps2: object,
+    coin: object = "private",
+    delta: object = None,
+    beta: object = DEFAULT_BETA,
+    accounting: object = "exact",
+    n1: object = None,
+    n2: object = None,
+    allocation: object = "paper",
+    cost1: object = "1",
+    cost2: object = "1",
+) -> tuple[Query, int | None, int | None]:
+    """The query and the sizes a validation checks (None, None: the plan's own).
+
+    With ``allocation`` cost or fixed-n2 the allocated sizes (fixed-n2 takes group 2's
+    size from ``n2``); an infeasible allocation is an :class:`InputError` naming it.
+    """
+    query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
+    allocated = _allocation(make_plan(query), allocation, cost1, cost2, n2)
+    if allocated is not None:
+        if not allocated.feasible:
+            raise InputError("allocation", str(allocation), f"feasible: {allocated.reason}")
+        return query, allocated.n_users_group1, allocated.n_users_group2
+    if (n1 is None) != (n2 is None):
+        raise InputError("n1" if n1 is None else "n2", None, "given together with the other")
+    if n1 is None:
+        return query, None, None
+    return query, check_integer("n1", n1, 1), check_integer("n2", n2, 1)
+
+
+def validation_sizes(query: Query, n1: int | None, n2: int | None) -> tuple[int, int]:
+    """The group sizes a validation will simulate."""
+    if n1 is not None and n2 is not None:
+        return n1, n2
+    result = make_plan(query)
+    return result.n_users_group1, result.n_users_group2
+
+
+def validate_document(
+    *,
+    trials: object = 400,
+    seed: object = 0,
+    path: object = "auto",
+    families: Sequence[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+    **inputs: Any,
+) -> dict[str, Any]:
+    """``planner validate --json`` (schema ``planner.validate/1``), without pmf files.
+
+    ``inputs`` are those of :func:`validation_query`. ``progress(family)`` is called as
+    each family finishes.
+    """
+    from planner.validate import PathChoice, report_to_dict, validate
+
+    query, n1, n2 = validation_query(**inputs)
+    report = validate(
+        query,
+        n1=n1,
+        n2=n2,
+        trials=check_integer("trials", trials, 1, 10**7),
+        seed=check_integer("seed", seed, 0, 2**63 - 1),
+        path=check_choice("path", path, PathChoice),  # type: ignore[arg-type]
+        families=list(families) if families else None,
+        progress=progress,
+    )
+    return report_to_dict(report)
+
+
+def version_document() -> dict[str, Any]:
+    """The code and constants versions (what every report records)."""
+    from planner.constants import default_constants
+    from planner.validate import code_version
+
+    return {
+        "schema": VERSION_SCHEMA,
+        "code_version": code_version(),
+        "constants_version": default_constants().version,
+        "python": sys.version.split()[0],
+    }
+
+
+__all__ = [
+    "SETTING_KEYS",
+    "compare_document",
+    "compare_plans",
+    "explain_document",
+    "plan_document",
+    "solve_document",
+    "spec_count",
+    "sweep_csv",
+    "sweep_document",
+    "sweep_result",
+    "validate_document",
+    "validation_query",
+    "validation_sizes",
+    "version_document",
+]

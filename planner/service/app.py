@@ -1,0 +1,167 @@
+"""The FastAPI application: routes, the web page, errors as one line, the body-size cap.
+
+:func:`create_app` builds it around one database file; ``planner serve`` runs it on
+uvicorn. Every error answers ``{"error": "<one line>"}`` (plus ``parameter`` when one is
+named): 401 without the token, 404/405 for unknown routes, 413 for a body over
+:data:`~planner.service.limits.MAX_BODY_BYTES`, 422 for a bad parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from planner.inputs import InputError
+from planner.service.limits import MAX_BODY_BYTES, BodyTooLargeError
+from planner.service.runner import JobRunner
+from planner.service.state import ServiceState
+from planner.service.store import JobStore
+
+
+def _error(status: int, line: str, parameter: str | None = None) -> JSONResponse:
+    content: dict[str, Any] = {"error": line}
+    if parameter is not None:
+        content["parameter"] = parameter
+    return JSONResponse(content, status_code=status)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def validation_line(error: RequestValidationError) -> tuple[str, str]:
+    """The first pydantic error as ``invalid <field> = <value>: <reason>``."""
+    first = error.errors()[0]
+    location = [str(part) for part in first.get("loc", ()) if part not in ("body", "query")]
+    kind = first.get("type", "")
+    if kind == "json_invalid":
+        return "body", "invalid body: must be a JSON object (it is not valid JSON)"
+    if kind in ("model_attributes_type", "dict_type") or not location:
+        return "body", f"invalid body = {_shown(first.get('input'))}: must be a JSON object"
+    name = location[0]
+    if kind == "extra_forbidden":
+        return name, f"invalid {name}: not a field of this request"
+    if kind == "missing":
+        return name, f"invalid {name} = None: must be given"
+    reason = str(first.get("msg", "invalid")).replace("Input should be", "must be")
+    path = ".".join(location)
+    return name, f"invalid {path} = {_shown(first.get('input'))}: {reason}"
+
+
+class BodyLimit:
+    """Pure ASGI middleware: 413 for a body over the cap (declared or streamed)."""
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None:
+            try:
+                size = int(declared)
+            except ValueError:
+                size = -1
+            if size < 0 or size > self.limit:
+                line = "invalid content-length" if size < 0 else str(BodyTooLargeError(size))
+                await _error(413 if size > 0 else 400, line, "body")(scope, receive, send)
+                return
+        received = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise BodyTooLargeError()
+            return message
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracked_send)
+        except BodyTooLargeError as error:
+            if not started:
+                await _error(413, str(error), "body")(scope, receive, send)
+
+
+def create_app(
+    database: Path | str,
+    *,
+    workers: int = 2,
+    token: str | None = None,
+    time_limit: float = 600.0,
+    run_jobs: bool = True,
+) -> FastAPI:
+    """The service around one database file (``run_jobs=False``: queue but never run)."""
+    from planner import api
+    from planner.service import page, routes
+
+    store = JobStore(database)
+    store.recover()
+    runner = JobRunner(store, workers=workers, time_limit=time_limit)
+    versions = api.version_document()
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if run_jobs:
+            runner.start()
+        try:
+            yield
+        finally:
+            runner.stop()
+
+    app = FastAPI(
+        title="hetero-closeness-planner",
+        version=versions["code_version"],
+        summary="Sample sizes for private closeness testing under heterogeneous privacy.",
+        lifespan=lifespan,
+    )
+    app.state.service = ServiceState(
+        store, runner, token, versions["code_version"], versions["constants_version"]
+    )
+    app.include_router(routes.open_router)
+    app.include_router(routes.router)
+    app.include_router(page.router)
+    app.add_middleware(BodyLimit)
+
+    @app.exception_handler(InputError)
+    async def input_error(_: Request, error: InputError) -> JSONResponse:
+        return _error(422, str(error), error.parameter)
+
+    @app.exception_handler(RequestValidationError)
+    async def request_error(_: Request, error: RequestValidationError) -> JSONResponse:
+        parameter, line = validation_line(error)
+        return _error(422, line, parameter)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_: Request, error: HTTPException) -> JSONResponse:
+        if isinstance(error.__cause__, BodyTooLargeError):  # streamed past the cap
+            return _error(413, str(error.__cause__), "body")
+        response = _error(error.status_code, str(error.detail))
+        for name, value in (error.headers or {}).items():
+            response.headers[name] = value
+        return response
+
+    @app.exception_handler(BodyTooLargeError)
+    async def too_large(_: Request, error: BodyTooLargeError) -> JSONResponse:
+        return _error(413, str(error), "body")
+
+    return app

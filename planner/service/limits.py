@@ -1,0 +1,101 @@
+"""What one request may cost, checked before any work starts.
+
+Every refusal is an :class:`~planner.inputs.InputError` (HTTP 422 with its one line) or a
+:class:`BodyTooLargeError` (HTTP 413). A job's process also has a time limit and a memory cap
+(:mod:`planner.service.runner`), so whatever slips through is stopped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from planner.inputs import InputError, check_choice, check_integer
+
+MAX_BODY_BYTES = 64 * 1024
+MAX_SWEEP_ROWS = 20_000
+MAX_JOB_K = 10**6
+MAX_TRIALS = 10_000
+MAX_FAST_CELLS = 4 * 10**8
+"""Fast path: trials × k per family at most this (k = 10⁶ at 400 trials)."""
+MAX_USER_CELLS = 5 * 10**7
+"""User path: trials × (n1 + n2) per family at most this (10× what ``auto`` picks)."""
+MAX_EXACT_TRIALS = 5_000
+MAX_EXACT_K = 10**5
+
+
+class BodyTooLargeError(Exception):
+    """A request body over :data:`MAX_BODY_BYTES`."""
+
+    def __init__(self, size: int | None = None) -> None:
+        shown = "more" if size is None else f"{size:,}"
+        super().__init__(f"invalid body = {shown} bytes: must be at most {MAX_BODY_BYTES:,} bytes")
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    """A checked job request: what to store and run."""
+
+    kind: str
+    request: dict[str, Any]
+    seed: int
+    trials: int
+    steps: int
+
+
+def check_job(fields: dict[str, Any]) -> JobPlan:
+    """Check a validation or exact request against the caps; normalise its defaults."""
+    from planner import api
+    from planner.validate import PathChoice, resolve_path
+    from validators.instances import FAMILIES
+    from validators.protocol import SimulationPath
+
+    kind = fields.pop("kind", "validate")
+    seed = check_integer("seed", fields.get("seed", 0), 0, 2**63 - 1)
+    if kind == "exact":
+        trials = check_integer("trials", fields.get("trials") or 1000, 50, MAX_EXACT_TRIALS)
+        request = {
+            name: fields.get(name)
+            for name in ("model", "coin", "k", "alpha", "eps1", "eps2", "delta", "beta")
+        }
+        request["accounting"] = fields.get("accounting", "exact")
+        api.plan_document(**request)  # every input checked now, not in the job
+        k = check_integer("k", request["k"], 2)
+        if k > MAX_EXACT_K:
+            raise InputError("k", request["k"], f"an integer in [2, {MAX_EXACT_K:,}] for --exact")
+        return JobPlan(kind, {**request, "trials": trials, "seed": seed}, seed, trials, 1)
+    trials = check_integer("trials", fields.get("trials") or 400, 1, MAX_TRIALS)
+    families = fields.get("families") or None
+    for name in families or ():
+        if name not in FAMILIES:
+            raise InputError("family", name, "one of " + ", ".join(FAMILIES))
+    query_fields = {
+        name: value
+        for name, value in fields.items()
+        if name not in ("trials", "seed", "path", "families")
+    }
+    query, n1, n2 = api.validation_query(**query_fields)
+    if query.k > MAX_JOB_K:
+        raise InputError("k", query.k, f"an integer in [2, {MAX_JOB_K:,}] for a validation job")
+    path = check_choice("path", fields.get("path", "auto"), PathChoice)
+    size1, size2 = api.validation_sizes(query, n1, n2)
+    simulated = resolve_path(path, size1, size2, trials)
+    if simulated is SimulationPath.USER and trials * (size1 + size2) > MAX_USER_CELLS:
+        raise InputError(
+            "trials",
+            trials,
+            f"at most {MAX_USER_CELLS // (size1 + size2):,} on the user path with "
+            f"n1 + n2 = {size1 + size2:,} (trials × users ≤ {MAX_USER_CELLS:.0e}); "
+            "use path fast",
+        )
+    if simulated is SimulationPath.FAST and trials * query.k > MAX_FAST_CELLS:
+        raise InputError(
+            "trials",
+            trials,
+            f"at most {MAX_FAST_CELLS // query.k:,} at k = {query.k:,} "
+            f"(trials × k ≤ {MAX_FAST_CELLS:.0e})",
+        )
+    request = {**fields, "trials": trials, "seed": seed, "path": path.value}
+    request["families"] = list(families) if families else None
+    steps = len(families) if families else len(FAMILIES)
+    return JobPlan("validate", request, seed, trials, steps)

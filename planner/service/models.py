@@ -1,0 +1,110 @@
+"""The request types of the HTTP API (their JSON Schema is the OpenAPI at ``/docs``).
+
+Fields mirror the CLI's options. Numbers may be given as JSON numbers or strings (as on
+the command line); :mod:`planner.api` checks each against its allowed range, so a bad
+value gets the CLI's own one-line message. Unknown fields are refused.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
+
+Number = StrictInt | StrictFloat | StrictStr
+"""A number, or its text as on the command line (``"1e-6"``)."""
+Values = Annotated[list[StrictInt | StrictFloat], Field(max_length=1000)]
+Spec = StrictInt | StrictFloat | StrictStr | Values
+"""A sweep value: one number, a list, or a spec string (``"0.05:1:20log"``)."""
+
+ModelName = Annotated[
+    StrictStr, Field(description="local, shuffle or central", examples=["shuffle"])
+]
+CoinName = Annotated[StrictStr, Field(description="private or public")]
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class QueryFields(Request):
+    k: Number = Field(description="domain size, an integer in [2, 1e12]", examples=[1000])
+    alpha: Number = Field(description="TV distance to detect, in (0, 1]", examples=[0.1])
+    eps1: Number = Field(description="group 1's ε, in [1e-4, 20]", examples=[1.0])
+    eps2: Number = Field(description="group 2's ε, in [1e-4, 20]", examples=[0.25])
+    delta: Number | None = Field(None, description="δ in [1e-12, 1); shuffle model only")
+    beta: Number = Field(1 / 3, description="target error probability in (0, 0.5)")
+    accounting: StrictStr = Field("exact", description="shuffle noise: exact or paper")
+
+
+class PlanRequest(QueryFields):
+    """``planner plan --json`` (``--exact`` runs as a job: ``POST /v1/validations``)."""
+
+    model: ModelName
+    coin: CoinName = "private"
+    constants: StrictStr = Field("calibrated", description="calibrated, proof or order")
+    allocation: StrictStr = Field("paper", description="paper, cost or fixed-n2")
+    cost1: Number = Field("1", description="cost per group-1 user (allocation cost)")
+    cost2: Number = Field("1", description="cost per group-2 user (allocation cost)")
+    n2: Number | None = Field(None, description="group 2's given size (allocation fixed-n2)")
+
+
+class CompareRequest(QueryFields):
+    """``planner compare --json``: every setting (shuffle ones only with δ)."""
+
+
+class SolveRequest(Request):
+    """``planner solve --json``: leave out exactly one of n1, n2, alpha, eps2."""
+
+    model: ModelName
+    coin: CoinName = "private"
+    k: Number
+    eps1: Number
+    alpha: Number | None = None
+    eps2: Number | None = None
+    n1: Number | None = None
+    n2: Number | None = None
+    delta: Number | None = None
+    beta: Number = 1 / 3
+    accounting: StrictStr = "exact"
+
+
+class SweepRequest(Request):
+    """``planner sweep``: every combination of the listed values, for every setting."""
+
+    settings: Annotated[list[StrictStr], Field(max_length=5)] | None = Field(
+        None, description="setting keys; default all (the shuffle ones need delta)"
+    )
+    k: Spec
+    alpha: Spec
+    eps1: Spec
+    eps2: Spec
+    delta: Spec | None = None
+    beta: Spec = "0.3333333333333333"
+    accounting: StrictStr = "exact"
+
+
+class ValidationRequest(Request):
+    """A verification job: ``planner validate`` (kind validate) or ``plan --exact``."""
+
+    kind: Literal["validate", "exact"] = "validate"
+    model: ModelName
+    coin: CoinName = "private"
+    k: Number
+    alpha: Number
+    eps1: Number
+    eps2: Number
+    delta: Number | None = None
+    beta: Number = 1 / 3
+    accounting: StrictStr = "exact"
+    n1: Number | None = Field(None, description="check these sizes instead of the plan's")
+    n2: Number | None = None
+    trials: Number | None = Field(
+        None, description="trials per family (default 400; exact: 1000 per check)"
+    )
+    seed: Number = Field(0, description="run seed: the same request and seed, the same report")
+    path: StrictStr = Field("auto", description="user, fast or auto")
+    families: Annotated[list[StrictStr], Field(max_length=32)] | None = None
+    allocation: StrictStr = "paper"
+    cost1: Number = "1"
+    cost2: Number = "1"

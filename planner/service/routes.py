@@ -1,0 +1,171 @@
+"""The JSON endpoints under ``/v1``: thin routes over :mod:`planner.api`.
+
+Each route parses its typed request, calls one function of the API layer and returns the
+same JSON document as the CLI's ``--json``. Errors are handled once, in
+:mod:`planner.service.app`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+
+from planner import api
+from planner.inputs import InputError
+from planner.service.auth import require_token
+from planner.service.limits import MAX_SWEEP_ROWS, check_job
+from planner.service.models import (
+    CompareRequest,
+    PlanRequest,
+    SolveRequest,
+    SweepRequest,
+    ValidationRequest,
+)
+from planner.service.state import ServiceState
+
+router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)])
+open_router = APIRouter(prefix="/v1")
+DOCUMENT = {"description": "the JSON document of the CLI's --json (docs/json-schema.md)"}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    413: {"description": "request body too large"},
+    422: {"description": '{"error": "invalid <parameter> = <value>: must be <allowed>"}'},
+}
+
+
+def json_response(document: Any, status_code: int = 200) -> Response:
+    """The document as the CLI prints it (``json.dumps``, UTF-8)."""
+    return Response(
+        json.dumps(document, ensure_ascii=False),
+        status_code=status_code,
+        media_type="application/json",
+    )
+
+
+def state_of(request: Request) -> ServiceState:
+    return request.app.state.service  # type: ignore[no-any-return]
+
+
+State = Annotated[ServiceState, Depends(state_of)]
+
+
+@router.post("/plan", responses={200: DOCUMENT, **ERRORS})
+async def plan(body: PlanRequest) -> Response:
+    """How many users each group needs (``planner plan --json``, schema planner.plan/1)."""
+    return json_response(api.plan_document(**body.model_dump()))
+
+
+@router.post("/compare", responses={200: DOCUMENT, **ERRORS})
+async def compare(body: CompareRequest) -> Response:
+    """Every setting, fewest users first (``planner compare --json``)."""
+    return json_response(api.compare_document(**body.model_dump()))
+
+
+@router.post("/solve", responses={200: DOCUMENT, **ERRORS})
+async def solve(body: SolveRequest) -> Response:
+    """The one parameter left out of n1, n2, alpha, eps2 (``planner solve --json``)."""
+    return json_response(api.solve_document(**body.model_dump()))
+
+
+@router.post("/sweep", responses={200: DOCUMENT, **ERRORS})
+def sweep(body: SweepRequest, accept: Annotated[str | None, Header()] = None) -> Response:
+    """Plans over every combination of the listed values; CSV with ``Accept: text/csv``."""
+    inputs = {**body.model_dump(), "max_rows": MAX_SWEEP_ROWS}
+    if accept is not None and "text/csv" in accept:
+        return Response(api.sweep_csv(**inputs), media_type="text/csv; charset=utf-8")
+    return json_response(api.sweep_document(**inputs))
+
+
+@router.get("/explain", responses={200: DOCUMENT, **ERRORS})
+async def explain(
+    model: Annotated[str, Query(max_length=20)],
+    coin: Annotated[str, Query(max_length=20)] = "private",
+    as_stated: bool = False,
+) -> Response:
+    """The formula behind a setting: terms, theorem, validity (text and LaTeX)."""
+    document = await run_in_threadpool(api.explain_document, model, coin, as_stated)
+    return json_response(document)
+
+
+@router.post("/validations", status_code=202, responses={202: {"description": "the job"}, **ERRORS})
+def start_validation(body: ValidationRequest, state: State) -> Response:
+    """Queue a verification job (``planner validate`` or ``plan --exact``); 202 and its id."""
+    return json_response(state.submit(check_job(body.model_dump())).to_dict(), 202)
+
+
+@router.get("/validations")
+def list_validations(
+    state: State,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
+) -> Response:
+    """Jobs, newest first, without their reports (``limit``/``offset`` pages)."""
+    jobs, total = state.store.page(limit=limit, offset=offset)
+    following = offset + len(jobs)
+    return json_response(
+        {
+            "schema": "planner.jobs/1",
+            "total": total,
+            "offset": offset,
+            "limit": limit,
+            "next_offset": following if following < total else None,
+            "jobs": [job.to_dict(with_report=False) for job in jobs],
+        }
+    )
+
+
+def _job_id(job_id: str) -> str:
+    if len(job_id) != 32 or any(char not in "0123456789abcdef" for char in job_id):
+        raise InputError("id", job_id, "a job id (32 hexadecimal digits)")
+    return job_id
+
+
+@router.get("/validations/{job_id}", responses={404: {"description": "no such job"}})
+def get_validation(job_id: str, state: State) -> Response:
+    """A job: status, progress, provenance and, when done, the report."""
+    job = state.store.get(_job_id(job_id))
+    if job is None:
+        return json_response({"error": f"no job {job_id}"}, 404)
+    return json_response(job.to_dict())
+
+
+@router.delete("/validations/{job_id}", responses={404: {"description": "no such job"}})
+def cancel_validation(job_id: str, state: State) -> Response:
+    """Cancel a queued or running job (a finished one is left as it is)."""
+    job = state.store.cancel(_job_id(job_id))
+    if job is None:
+        return json_response({"error": f"no job {job_id}"}, 404)
+    state.runner.wake()
+    return json_response(job.to_dict(with_report=False))
+
+
+@router.post("/validations/{job_id}/rerun", status_code=202)
+def rerun_validation(job_id: str, state: State) -> Response:
+    """Queue a job again with the same request and seed (e.g. an interrupted one)."""
+    job = state.store.get(_job_id(job_id))
+    if job is None:
+        return json_response({"error": f"no job {job_id}"}, 404)
+    checked = check_job({"kind": job.kind, **job.request})
+    return json_response(state.submit(checked, rerun_of=job.id).to_dict(), 202)
+
+
+@router.get("/version")
+async def version() -> Response:
+    """Code and constants version (as every report records them)."""
+    return json_response(api.version_document())
+
+
+@open_router.get("/health")
+def health(state: State) -> Response:
+    """Liveness, and how many jobs are queued and running (no token needed)."""
+    counts = state.store.counts()
+    return json_response(
+        {
+            "status": "ok",
+            "workers": state.runner.workers,
+            "queued": counts["queued"],
+            "running": counts["running"],
+        }
+    )

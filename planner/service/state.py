@@ -1,0 +1,33 @@
+"""What the app holds while it runs: the job store, the runner and the access token."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planner.service.limits import JobPlan
+from planner.service.runner import JobRunner
+from planner.service.store import Job, JobStore
+
+
+@dataclass
+class ServiceState:
+    store: JobStore
+    runner: JobRunner
+    token: str | None
+    code_version: str
+    constants_version: str
+
+    def submit(self, job: JobPlan, *, rerun_of: str | None = None) -> Job:
+        """Store a checked job as queued and wake the runner."""
+        stored = self.store.create(
+            job.kind,
+            job.request,
+            seed=job.seed,
+            trials=job.trials,
+            code_version=self.code_version,
+            constants_version=self.constants_version,
+            progress_total=job.steps,
+            rerun_of=rerun_of,
+        )
+        self.runner.wake()
+        return stored

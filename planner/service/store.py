@@ -1,0 +1,312 @@
+"""Verification jobs and their reports in an embedded SQLite database (WAL).
+
+One row per job holds its request, status, progress, report (or error) and provenance
+(seed, trials, code and constants version, times). The file survives a crash: SQLite's
+write-ahead log keeps it consistent, and :meth:`JobStore.recover` marks every job that was
+``running`` when the server died as ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    request TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    trials INTEGER NOT NULL,
+    code_version TEXT NOT NULL,
+    constants_version TEXT NOT NULL,
+    created REAL NOT NULL,
+    started REAL,
+    finished REAL,
+    progress_done INTEGER NOT NULL DEFAULT 0,
+    progress_total INTEGER NOT NULL DEFAULT 0,
+    progress_note TEXT NOT NULL DEFAULT '',
+    report TEXT,
+    error TEXT,
+    rerun_of TEXT,
+    cancel_requested INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS jobs_by_created ON jobs (created);
+CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status);
+"""
+
+
+class JobStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    CANCELLED = "cancelled"
+
+
+FINISHED = (JobStatus.DONE, JobStatus.FAILED, JobStatus.INTERRUPTED, JobStatus.CANCELLED)
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    kind: str
+    status: JobStatus
+    request: dict[str, Any]
+    seed: int
+    trials: int
+    code_version: str
+    constants_version: str
+    created: float
+    started: float | None
+    finished: float | None
+    progress_done: int
+    progress_total: int
+    progress_note: str
+    report: dict[str, Any] | None
+    error: str | None
+    rerun_of: str | None
+    cancel_requested: bool
+
+    def to_dict(self, *, with_report: bool = True) -> dict[str, Any]:
+        """The job as JSON-ready data (schema ``planner.job/1``)."""
+        document: dict[str, Any] = {
+            "schema": "planner.job/1",
+            "id": self.id,
+            "kind": self.kind,
+            "status": self.status.value,
+            "progress": {
+                "done": self.progress_done,
+                "total": self.progress_total,
+                "fraction": self.progress_done / self.progress_total
+                if self.progress_total
+                else 0.0,
+                "last": self.progress_note,
+            },
+            "request": self.request,
+            "provenance": {
+                "seed": self.seed,
+                "trials": self.trials,
+                "code_version": self.code_version,
+                "constants_version": self.constants_version,
+                "created": _iso(self.created),
+                "started": _iso(self.started),
+                "finished": _iso(self.finished),
+                "rerun_of": self.rerun_of,
+            },
+            "error": self.error,
+        }
+        if with_report:
+            document["report"] = self.report
+        return document
+
+
+def _iso(stamp: float | None) -> str | None:
+    if stamp is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(stamp)) + f".{int(stamp % 1 * 1000):03d}Z"
+
+
+def default_database() -> Path:
+    """``$XDG_DATA_HOME/hetero-closeness-planner/jobs.sqlite3`` (or ~/.local/share/…)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "hetero-closeness-planner" / "jobs.sqlite3"
+
+
+class JobStore:
+    """Thread-safe access to the jobs table of one database file."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(
+            self.path, timeout=30, check_same_thread=False, isolation_level=None
+        )
+        self._db.row_factory = sqlite3.Row
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _execute(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        with self._lock:
+            return self._db.execute(sql, parameters)
+
+    def create(
+        self,
+        kind: str,
+        request: dict[str, Any],
+        *,
+        seed: int,
+        trials: int,
+        code_version: str,
+        constants_version: str,
+        progress_total: int,
+        rerun_of: str | None = None,
+    ) -> Job:
+        job_id = uuid.uuid4().hex
+        self._execute(
+            "INSERT INTO jobs (id, kind, status, request, seed, trials, code_version, "
+            "constants_version, created, progress_total, rerun_of) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                job_id,
+                kind,
+                JobStatus.QUEUED.value,
+                json.dumps(request, sort_keys=True),
+                seed,
+                trials,
+                code_version,
+                constants_version,
+                time.time(),
+                progress_total,
+                rerun_of,
+            ),
+        )
+        job = self.get(job_id)
+        assert job is not None
+        return job
+
+    def get(self, job_id: str) -> Job | None:
+        row = self._execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        return None if row is None else _job(row)
+
+    def page(self, *, limit: int, offset: int) -> tuple[list[Job], int]:
+        """Jobs newest first, and how many there are in all."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM jobs ORDER BY created DESC, id LIMIT ? OFFSET ?", (limit, offset)
+            ).fetchall()
+            total = self._db.execute("SELECT COUNT(*) FROM jobs").fetchone()[0]
+        return [_job(row) for row in rows], int(total)
+
+    def counts(self) -> dict[str, int]:
+        rows = self._execute("SELECT status, COUNT(*) FROM jobs GROUP BY status").fetchall()
+        counted = {status.value: 0 for status in JobStatus}
+        counted.update({row[0]: int(row[1]) for row in rows})
+        return counted
+
+    def next_queued(self) -> Job | None:
+        row = self._execute(
+            "SELECT * FROM jobs WHERE status = ? ORDER BY created, id LIMIT 1",
+            (JobStatus.QUEUED.value,),
+        ).fetchone()
+        return None if row is None else _job(row)
+
+    def mark_running(self, job_id: str) -> bool:
+        """queued → running; False if the job was cancelled meanwhile."""
+        cursor = self._execute(
+            "UPDATE jobs SET status = ?, started = ? WHERE id = ? AND status = ?",
+            (JobStatus.RUNNING.value, time.time(), job_id, JobStatus.QUEUED.value),
+        )
+        return cursor.rowcount == 1
+
+    def progress(self, job_id: str, done: int, note: str) -> None:
+        self._execute(
+            "UPDATE jobs SET progress_done = ?, progress_note = ? WHERE id = ? AND status = ?",
+            (done, note, job_id, JobStatus.RUNNING.value),
+        )
+
+    def finish(
+        self,
+        job_id: str,
+        status: JobStatus,
+        *,
+        report: dict[str, Any] | None = None,
+        error: str | None = None,
+    ) -> None:
+        self._execute(
+            "UPDATE jobs SET status = ?, finished = ?, report = ?, error = ?, "
+            "progress_done = CASE WHEN ? THEN progress_total ELSE progress_done END "
+            "WHERE id = ? AND status IN (?, ?)",
+            (
+                status.value,
+                time.time(),
+                None if report is None else json.dumps(report),
+                error,
+                status is JobStatus.DONE,
+                job_id,
+                JobStatus.QUEUED.value,
+                JobStatus.RUNNING.value,
+            ),
+        )
+
+    def cancel(self, job_id: str) -> Job | None:
+        """Cancel a queued job at once; ask the runner to stop a running one."""
+        self._execute(
+            "UPDATE jobs SET status = ?, finished = ?, error = ? WHERE id = ? AND status = ?",
+            (
+                JobStatus.CANCELLED.value,
+                time.time(),
+                "cancelled before it started",
+                job_id,
+                JobStatus.QUEUED.value,
+            ),
+        )
+        self._execute(
+            "UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status = ?",
+            (job_id, JobStatus.RUNNING.value),
+        )
+        return self.get(job_id)
+
+    def cancel_requested(self) -> set[str]:
+        rows = self._execute(
+            "SELECT id FROM jobs WHERE cancel_requested = 1 AND status = ?",
+            (JobStatus.RUNNING.value,),
+        ).fetchall()
+        return {row[0] for row in rows}
+
+    def recover(self) -> int:
+        """Mark jobs left ``running`` by a dead server ``interrupted``; how many there were."""
+        cursor = self._execute(
+            "UPDATE jobs SET status = ?, finished = ?, error = ? WHERE status = ?",
+            (
+                JobStatus.INTERRUPTED.value,
+                time.time(),
+                "the server stopped while this job ran; POST /v1/validations/{id}/rerun "
+                "runs it again",
+                JobStatus.RUNNING.value,
+            ),
+        )
+        return cursor.rowcount
+
+    def integrity(self) -> str:
+        return str(self._execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def _job(row: sqlite3.Row) -> Job:
+    return Job(
+        id=row["id"],
+        kind=row["kind"],
+        status=JobStatus(row["status"]),
+        request=json.loads(row["request"]),
+        seed=int(row["seed"]),
+        trials=int(row["trials"]),
+        code_version=row["code_version"],
+        constants_version=row["constants_version"],
+        created=float(row["created"]),
+        started=row["started"],
+        finished=row["finished"],
+        progress_done=int(row["progress_done"]),
+        progress_total=int(row["progress_total"]),
+        progress_note=row["progress_note"],
+        report=None if row["report"] is None else json.loads(row["report"]),
+        error=row["error"],
+        rerun_of=row["rerun_of"],
+        cancel_requested=bool(row["cancel_requested"]),
+    )

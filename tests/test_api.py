@@ -1,0 +1,184 @@
+"""The API layer: its documents are the CLI's --json documents, its errors one line."""
+
+from __future__ import annotations
+
+import json
+import resource
+
+import pytest
+
+from planner import api
+from planner.cli import main
+from planner.inputs import InputError
+
+
+def cli_json(args: list[str], capsys) -> dict:
+    code = main(args)
+    captured = capsys.readouterr()
+    assert code in (0, 1, 3), captured.err  # 1: fail, 3: inconclusive (validate)
+    return json.loads(captured.out)
+
+
+QUERIES = [
+    dict(model="shuffle", k=1000, alpha=0.1, eps1=1, eps2=0.25, delta=1e-6),
+    dict(model="local", coin="public", k=4096, alpha=0.05, eps1=0.5, eps2=2, beta=0.1),
+    dict(model="central", k=37, alpha=0.7, eps1=0.3, eps2=0.3),
+    dict(model="shuffle", coin="public", k=10**9, alpha=0.01, eps1=1, eps2=0.01, delta=1e-9),
+]
+
+
+def _flags(query: dict) -> list[str]:
+    flags = []
+    for name, value in query.items():
+        flags += [f"--{name}" if len(name) > 1 else f"-{name}", str(value)]
+    return flags
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_plan_document_is_the_cli_json(query, capsys) -> None:
+    expected = cli_json(["plan", *_flags(query), "--json"], capsys)
+    assert api.plan_document(**{name: str(value) for name, value in query.items()}) == expected
+
+
+def test_plan_document_with_an_allocation_is_the_cli_json(capsys) -> None:
+    query = dict(model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25)
+    args = ["plan", *_flags(query), "--allocation", "cost", "--cost1", "3", "--json"]
+    expected = cli_json(args, capsys)
+    document = api.plan_document(**query, allocation="cost", cost1="3")
+    assert document == expected
+    assert document["allocation"]["rule"] == "cost"
+
+
+def test_compare_and_solve_documents_are_the_cli_json(capsys) -> None:
+    flags = ["-k", "500", "--alpha", "0.2", "--eps1", "1", "--eps2", "0.1", "--delta", "1e-7"]
+    expected = cli_json(["compare", *flags, "--json"], capsys)
+    document = api.compare_document(k="500", alpha="0.2", eps1="1", eps2="0.1", delta="1e-7")
+    assert document == expected
+    totals = [item["total_users"] for item in document["plans"]]
+    assert totals == sorted(totals) and len(totals) == 5
+    args = ["solve", "--model", "central", "-k", "1000", "--alpha", "0.1", "--eps1", "1"]
+    expected = cli_json([*args, "--n1", "10000", "--n2", "400000", "--json"], capsys)
+    solved = api.solve_document(model="central", k=1000, alpha=0.1, eps1=1, n1=10000, n2=400000)
+    assert solved == expected
+    assert solved["unknown"] == "eps2" and solved["feasible"]
+
+
+def test_sweep_document_and_csv_are_the_cli_outputs(capsys) -> None:
+    flags = ["-s", "central", "-s", "local-private", "-k", "100,1000", "--alpha", "0.1"]
+    flags += ["--eps1", "1", "--eps2", "0.05:1:4log"]
+    expected = cli_json(["sweep", *flags, "--format", "json"], capsys)
+    inputs = dict(
+        settings=["central", "local-private"],
+        k="100,1000",
+        alpha="0.1",
+        eps1="1",
+        eps2="0.05:1:4log",
+    )
+    assert api.sweep_document(**inputs) == expected
+    assert len(expected["rows"]) == 2 * 2 * 4
+    main(["sweep", *flags, "--format", "csv"])
+    assert api.sweep_csv(**inputs) == capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("spec", "count"),
+    [("1000", 1), ("1,2,3", 3), ("0.1:1:7", 7), ("0.1:1:20log", 20), (None, 1), ([1, 2], 2)],
+)
+def test_spec_count_counts_without_building(spec, count) -> None:
+    from planner.sweep import parse_values
+
+    assert api.spec_count("alpha", spec) == count
+    if isinstance(spec, str):
+        assert len(parse_values("alpha", spec)) == count
+
+
+def test_a_huge_sweep_is_refused_before_any_value_is_built() -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(InputError) as caught:
+        api.sweep_result(k=1000, alpha=0.1, eps1=1, eps2="0.01:1:2000000000log", max_rows=10**4)
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert caught.value.parameter == "rows"
+    assert "at most 10,000 rows" in str(caught.value)
+    assert after - before < 100_000  # KiB: no 16 GB array was made
+
+
+def test_explain_document_names_every_term_of_the_registry() -> None:
+    from formulas.registry import BOUNDS, LOWER_BOUND_KEY, UPPER_BOUND_KEY
+
+    document = api.explain_document("shuffle", "public")
+    upper, lower = document["bounds"]
+    assert document["setting"] == "shuffle-public"
+    assert upper["key"] == UPPER_BOUND_KEY["shuffle-public"]
+    assert lower["key"] == LOWER_BOUND_KEY["shuffle-public"]
+    assert [term["label"] for term in upper["terms"]] == list(BOUNDS[upper["key"]].term_labels)
+    assert all(term["latex"] and term["text"] for term in upper["terms"])
+    with pytest.raises(InputError) as caught:
+        api.explain_document("quantum")
+    assert caught.value.parameter == "model"
+
+
+@pytest.mark.parametrize(
+    ("inputs", "parameter"),
+    [
+        (dict(model="local", k=2.5, alpha=0.1, eps1=1, eps2=0.1), "k"),
+        (dict(model="local", k=10, alpha=0, eps1=1, eps2=0.1), "alpha"),
+        (dict(model="shuffle", k=10, alpha=0.1, eps1=1, eps2=0.1), "delta"),
+        (dict(model="local", k=10, alpha=0.1, eps1=1, eps2=0.1, allocation="x"), "allocation"),
+        (dict(model="warp", k=10, alpha=0.1, eps1=1, eps2=0.1), "model"),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_parameter(inputs, parameter) -> None:
+    with pytest.raises(InputError) as caught:
+        api.plan_document(**inputs)
+    assert caught.value.parameter == parameter
+    assert "\n" not in str(caught.value) and f"invalid {parameter}" in str(caught.value)
+
+
+def test_validation_query_takes_the_allocated_sizes() -> None:
+    query, n1, n2 = api.validation_query(
+        model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, allocation="cost"
+    )
+    document = api.plan_document(
+        model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, allocation="cost"
+    )
+    assert (n1, n2) == (
+        document["allocation"]["n_users_group1"],
+        document["allocation"]["n_users_group2"],
+    )
+    assert api.validation_sizes(query, None, None) == (
+        document["n_users_group1"],
+        document["n_users_group2"],
+    )
+    with pytest.raises(InputError) as caught:
+        api.validation_query(model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, n1=5)
+    assert caught.value.parameter == "n2"
+
+
+def test_validate_document_is_the_cli_json_but_for_the_clock(capsys, tmp_path) -> None:
+    flags = ["--model", "central", "-k", "64", "--alpha", "0.3", "--eps1", "1", "--eps2", "0.5"]
+    flags += ["--trials", "60", "--seed", "7", "--family", "uniform", "--family", "paninski"]
+    expected = cli_json(["validate", *flags, "--json"], capsys)
+    seen: list[str] = []
+    document = api.validate_document(
+        model="central",
+        k=64,
+        alpha=0.3,
+        eps1=1,
+        eps2=0.5,
+        trials=60,
+        seed=7,
+        families=["uniform", "paninski"],
+        progress=seen.append,
+    )
+    for volatile in ("elapsed_seconds",):
+        expected.pop(volatile), document.pop(volatile)
+    assert document == expected
+    assert len(seen) == 2
+
+
+def test_version_document_names_the_packaged_constants() -> None:
+    from planner.constants import default_constants
+
+    document = api.version_document()
+    assert document["constants_version"] == default_constants().version
+    assert document["code_version"]

@@ -1,0 +1,350 @@
+"""The HTTP service through the real app: same numbers as the CLI, errors as one line, jobs."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from planner.cli import main
+from planner.service import create_app
+from planner.service.store import JobStatus, JobStore
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+SHUFFLE = {"model": "shuffle", "k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.25, "delta": 1e-6}
+SMALL_JOB = {"model": "central", "k": 64, "alpha": 0.3, "eps1": 1, "eps2": 0.5, "trials": 60}
+
+
+def cli_json(args: list[str], capsys) -> dict:
+    code = main(args)
+    captured = capsys.readouterr()
+    assert code in (0, 1, 3), captured.err
+    return json.loads(captured.out)
+
+
+def flags(query: dict) -> list[str]:
+    out: list[str] = []
+    for name, value in query.items():
+        out += [f"--{name}" if len(name) > 1 else f"-{name}", str(value)]
+    return out
+
+
+@pytest.fixture
+def client(tmp_path: Path):
+    app = create_app(tmp_path / "jobs.sqlite3", workers=1, time_limit=120)
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def idle_client(tmp_path: Path):
+    """Jobs are queued but never run (for the queue's own behaviour)."""
+    app = create_app(tmp_path / "idle.sqlite3", workers=1, run_jobs=False)
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+def wait_for(client: TestClient, job_id: str, timeout: float = 90) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = client.get(f"/v1/validations/{job_id}").json()
+        if job["status"] not in ("queued", "running"):
+            return job
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} still {job['status']} after {timeout} s")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        SHUFFLE,
+        {"model": "local", "coin": "public", "k": 300, "alpha": 0.2, "eps1": 2, "eps2": 0.5},
+        {"model": "central", "k": 10**6, "alpha": 0.05, "eps1": 0.1, "eps2": 0.9, "beta": 0.05},
+    ],
+)
+def test_plan_is_the_cli_json(client, capsys, query) -> None:
+    response = client.post("/v1/plan", json=query)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json() == cli_json(["plan", *flags(query), "--json"], capsys)
+
+
+def test_plan_with_allocation_and_strings_is_the_cli_json(client, capsys) -> None:
+    query = {"model": "shuffle", "k": "1000", "alpha": "0.1", "eps1": "1", "eps2": "0.25"}
+    query |= {"delta": "1e-6", "allocation": "fixed-n2", "n2": "300000"}
+    response = client.post("/v1/plan", json=query)
+    expected = cli_json(["plan", *flags(query), "--json"], capsys)
+    assert response.status_code == 200 and response.json() == expected
+    assert response.json()["allocation"]["n_users_group2"] == 300000
+
+
+def test_compare_solve_and_sweep_are_the_cli_outputs(client, capsys) -> None:
+    query = {"k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.25, "delta": 1e-6}
+    compared = client.post("/v1/compare", json=query).json()
+    assert compared == cli_json(["compare", *flags(query), "--json"], capsys)
+    assert compared["plans"][0]["setting"] == "central"
+
+    solve = {"model": "central", "k": 1000, "alpha": 0.1, "eps1": 1, "n1": 10000, "n2": 400000}
+    solved = client.post("/v1/solve", json=solve).json()
+    assert solved == cli_json(["solve", *flags(solve), "--json"], capsys)
+    assert solved["value"] == pytest.approx(0.0265443, rel=1e-5)  # the README's answer
+
+    sweep = {"settings": ["central", "shuffle-private"], "k": 1000, "alpha": [0.1, 0.2]}
+    sweep |= {"eps1": 1, "eps2": "0.05:1:4log", "delta": 1e-6}
+    cli = ["sweep", "-s", "central", "-s", "shuffle-private", "-k", "1000", "--alpha", "0.1,0.2"]
+    cli += ["--eps1", "1", "--eps2", "0.05:1:4log", "--delta", "1e-6"]
+    document = client.post("/v1/sweep", json=sweep).json()
+    assert document == cli_json([*cli, "--format", "json"], capsys)
+    assert len(document["rows"]) == 2 * 2 * 4
+    csv = client.post("/v1/sweep", json=sweep, headers={"Accept": "text/csv"})
+    assert csv.headers["content-type"].startswith("text/csv")
+    main([*cli, "--format", "csv"])
+    assert csv.text == capsys.readouterr().out
+
+
+def test_explain_version_health_and_openapi(client) -> None:
+    explained = client.get("/v1/explain", params={"model": "local", "coin": "public"}).json()
+    assert explained["schema"] == "planner.explain/1"
+    assert explained["bounds"][0]["terms"]
+    version = client.get("/v1/version").json()
+    from planner.constants import default_constants
+
+    assert version["constants_version"] == default_constants().version
+    assert client.get("/v1/health").json()["status"] == "ok"
+    spec = client.get("/openapi.json").json()
+    for path in ("/v1/plan", "/v1/compare", "/v1/solve", "/v1/sweep", "/v1/validations"):
+        assert path in spec["paths"]
+    plan_schema = spec["components"]["schemas"]["PlanRequest"]
+    assert {"model", "k", "alpha", "eps1", "eps2"} <= set(plan_schema["required"])
+    assert client.get("/docs").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "parameter", "fragment"),
+    [
+        ("/v1/plan", {**SHUFFLE, "k": 2.5}, "k", "invalid k = 2.5: must be an integer in [2"),
+        ("/v1/plan", {**SHUFFLE, "alpha": 1.5}, "alpha", "must be a number in (0, 1]"),
+        ("/v1/plan", {**SHUFFLE, "delta": None}, "delta", "given for the shuffle model"),
+        ("/v1/plan", {**SHUFFLE, "eps2": "NaN"}, "eps2", "invalid eps2"),
+        ("/v1/plan", {**SHUFFLE, "model": "quantum"}, "model", "one of local, shuffle"),
+        ("/v1/plan", {**SHUFFLE, "k": True}, "k", "invalid k"),
+        ("/v1/plan", {**SHUFFLE, "colour": "red"}, "colour", "not a field"),
+        ("/v1/plan", {"model": "local"}, "k", "must be given"),
+        ("/v1/plan", [1, 2], "body", "must be a JSON object"),
+        ("/v1/solve", {**SHUFFLE, "n1": 5, "eps2": None}, "unknown", "exactly one of"),
+        ("/v1/sweep", {"k": 10, "alpha": 0.1, "eps1": 1, "eps2": "1:2:1e9"}, "rows", "at most"),
+        ("/v1/sweep", {"k": 10, "alpha": "x:y", "eps1": 1, "eps2": 1}, "alpha", "a range"),
+        ("/v1/validations", {**SMALL_JOB, "trials": 10**6}, "trials", "[1, 10000]"),
+        ("/v1/validations", {**SMALL_JOB, "k": 10**9}, "k", "for a validation job"),
+        ("/v1/validations", {**SMALL_JOB, "families": ["nope"]}, "family", "one of uniform"),
+        ("/v1/validations", {**SMALL_JOB, "kind": "nap"}, "kind", "invalid kind"),
+        (
+            "/v1/validations",
+            {**SMALL_JOB, "path": "user", "n1": 10**7, "n2": 10**7, "trials": 100},
+            "trials",
+            "user path",
+        ),
+    ],
+)
+def test_bad_input_is_422_with_one_line_naming_the_parameter(
+    idle_client, path, body, parameter, fragment
+) -> None:
+    response = idle_client.post(path, json=body)
+    assert response.status_code == 422, response.text
+    error = response.json()
+    assert error["parameter"] == parameter
+    assert fragment in error["error"]
+    assert "\n" not in error["error"] and len(error["error"]) < 300
+    assert idle_client.get("/v1/validations").json()["total"] == 0
+
+
+def test_size_limits_and_unknown_routes(idle_client) -> None:
+    big = idle_client.post(
+        "/v1/plan",
+        content=b"{" + b" " * 70_000 + b"}",
+        headers={"content-type": "application/json"},
+    )
+    assert big.status_code == 413 and big.json()["parameter"] == "body"
+
+    def chunks():
+        for _ in range(20):
+            yield b" " * 8192
+
+    streamed = idle_client.post(
+        "/v1/plan", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert streamed.status_code == 413
+    assert idle_client.post("/v1/plan", content=b"{nope").status_code == 422
+    assert idle_client.get("/v1/nothing").status_code == 404
+    assert idle_client.get("/v1/plan").status_code == 405
+    assert idle_client.get("/v1/validations/zzz").status_code == 422
+    assert idle_client.get("/v1/validations/" + "0" * 32).status_code == 404
+    assert idle_client.get("/v1/validations", params={"limit": 0}).status_code == 422
+
+
+def test_a_validation_job_reports_the_cli_json_with_progress_and_provenance(client, capsys) -> None:
+    body = {**SMALL_JOB, "seed": 11, "families": ["uniform", "zipf-1", "paninski"]}
+    started = client.post("/v1/validations", json=body)
+    assert started.status_code == 202
+    job = wait_for(client, started.json()["id"])
+    assert job["status"] == "done", job["error"]
+    assert job["progress"] == {
+        "done": 3,
+        "total": 3,
+        "fraction": 1.0,
+        "last": job["progress"]["last"],
+    }
+    assert job["provenance"]["seed"] == 11 and job["provenance"]["trials"] == 60
+    assert job["provenance"]["started"] and job["provenance"]["finished"]
+    cli = ["validate", "--model", "central", "-k", "64", "--alpha", "0.3", "--eps1", "1"]
+    cli += ["--eps2", "0.5", "--trials", "60", "--seed", "11"]
+    cli += ["--family", "uniform", "--family", "zipf-1", "--family", "paninski", "--json"]
+    expected = cli_json(cli, capsys)
+    report = dict(job["report"])
+    report.pop("elapsed_seconds"), expected.pop("elapsed_seconds")
+    assert report == expected
+
+    again = client.post(f"/v1/validations/{job['id']}/rerun")
+    assert again.status_code == 202
+    rerun = wait_for(client, again.json()["id"])
+    assert rerun["provenance"]["rerun_of"] == job["id"]
+    rerun["report"].pop("elapsed_seconds")
+    assert rerun["report"] == report  # same request and seed: the same stored report
+
+    listed = client.get("/v1/validations", params={"limit": 1}).json()
+    assert listed["total"] == 2 and len(listed["jobs"]) == 1 and listed["next_offset"] == 1
+    assert "report" not in listed["jobs"][0]
+    second = client.get("/v1/validations", params={"limit": 1, "offset": 1}).json()
+    assert {listed["jobs"][0]["id"], second["jobs"][0]["id"]} == {job["id"], rerun["id"]}
+
+
+def test_an_exact_job_gives_the_plan_exact_document(client, capsys) -> None:
+    body = {"kind": "exact", "model": "central", "k": 16, "alpha": 0.5, "eps1": 1, "eps2": 1}
+    body |= {"trials": 100, "seed": 3}
+    job = wait_for(client, client.post("/v1/validations", json=body).json()["id"], 240)
+    assert job["status"] == "done", job["error"]
+    cli = ["plan", "--model", "central", "-k", "16", "--alpha", "0.5", "--eps1", "1"]
+    cli += ["--eps2", "1", "--exact", "--trials", "100", "--seed", "3", "--json"]
+    assert job["report"] == cli_json(cli, capsys)
+
+
+def test_cancel_a_queued_job_and_a_running_one(tmp_path, idle_client) -> None:
+    queued = idle_client.post("/v1/validations", json=SMALL_JOB).json()
+    cancelled = idle_client.delete(f"/v1/validations/{queued['id']}")
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+
+    app = create_app(tmp_path / "cancel.sqlite3", workers=1, time_limit=120)
+    with TestClient(app) as client:
+        slow = {**SMALL_JOB, "k": 4096, "trials": 10_000, "path": "fast"}
+        job_id = client.post("/v1/validations", json=slow).json()["id"]
+        deadline = time.monotonic() + 30
+        while client.get(f"/v1/validations/{job_id}").json()["status"] != "running":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        client.delete(f"/v1/validations/{job_id}")
+        job = wait_for(client, job_id, 30)
+        assert job["status"] == "cancelled" and job["report"] is None
+
+
+def test_a_job_over_its_time_limit_is_stopped(tmp_path) -> None:
+    app = create_app(tmp_path / "limit.sqlite3", workers=1, time_limit=1)
+    with TestClient(app) as client:
+        slow = {**SMALL_JOB, "k": 4096, "trials": 10_000, "path": "fast"}
+        started = time.monotonic()
+        job = wait_for(client, client.post("/v1/validations", json=slow).json()["id"], 30)
+        assert job["status"] == "failed" and "time limit of 1 s" in job["error"]
+        assert time.monotonic() - started < 15
+
+
+def test_jobs_left_running_are_interrupted_when_the_server_starts(tmp_path) -> None:
+    database = tmp_path / "crash.sqlite3"
+    store = JobStore(database)
+    job = store.create(
+        "validate",
+        SMALL_JOB,
+        seed=0,
+        trials=60,
+        code_version="x",
+        constants_version="y",
+        progress_total=11,
+    )
+    assert store.mark_running(job.id)
+    store.close()
+    with TestClient(create_app(database, run_jobs=False)) as client:
+        shown = client.get(f"/v1/validations/{job.id}").json()
+        assert shown["status"] == JobStatus.INTERRUPTED.value
+        assert "rerun" in shown["error"]
+
+
+def test_a_token_guards_everything_but_health(tmp_path) -> None:
+    token = "s3cret-token-0123456789"
+    app = create_app(tmp_path / "auth.sqlite3", token=token, run_jobs=False)
+    with TestClient(app) as client:
+        assert client.post("/v1/plan", json=SHUFFLE).status_code == 401
+        wrong = client.post("/v1/plan", json=SHUFFLE, headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401 and "token" in wrong.json()["error"]
+        good = client.post("/v1/plan", json=SHUFFLE, headers={"Authorization": f"Bearer {token}"})
+        assert good.status_code == 200
+        assert client.get("/v1/health").status_code == 200
+        assert client.get("/").status_code == 401
+        login = client.get(f"/?token={token}&k=500", follow_redirects=False)
+        assert login.status_code == 303 and "token" not in login.headers["location"]
+        page = client.get(login.headers["location"])  # the cookie now carries the token
+        assert page.status_code == 200 and 'value="500"' in page.text
+
+
+def test_a_public_address_needs_a_token(capsys) -> None:
+    from planner.service.server import check_binding, is_loopback
+
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.0.2.1")
+    check_binding("0.0.0.0", "a-long-enough-token")
+    assert main(["serve", "--host", "0.0.0.0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "invalid host = '0.0.0.0'" in err and "--token" in err
+    assert main(["serve", "--port", "70000"]) == 2
+    assert "invalid port" in capsys.readouterr().err
+
+
+def _cells(html: str, field: str) -> list[int]:
+    found = re.findall(rf'data-field="{field}"[^>]*>([\d,]+)<', html)
+    return [int(value.replace(",", "")) for value in found]
+
+
+def test_the_page_shows_the_cli_numbers_and_a_plot(client, capsys) -> None:
+    query = {"k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.25, "delta": 1e-6}
+    page = client.get("/", params=query)
+    assert page.status_code == 200
+    compared = cli_json(["compare", *flags(query), "--json"], capsys)
+    assert _cells(page.text, "total") == [plan["total_users"] for plan in compared["plans"]]
+    assert "<svg" in page.text and "<title" in page.text
+
+    single = client.get("/", params={**query, "setting": "shuffle-private"})
+    expected = cli_json(["plan", "--model", "shuffle", *flags(query), "--json"], capsys)
+    assert _cells(single.text, "users") == [g["n_users"] for g in expected["groups"]]
+    assert _cells(single.text, "baseline") == [g["baseline_n_users"] for g in expected["groups"]]
+    assert expected["bound"]["reference"] in single.text
+    assert 'id="verify-button"' in single.text
+    for name in ("k", "alpha", "eps1", "eps2", "delta", "beta"):
+        assert f'<label for="{name}">' in single.text and f'id="{name}"' in single.text
+    script = client.get("/static/calculator.js")
+    assert script.status_code == 200 and "fetch(" in script.text
+    assert "http" not in re.sub(r"https?://www\.w3\.org/2000/svg", "", single.text)
+
+
+def test_a_bad_field_shows_the_cli_line_beside_it(client, capsys) -> None:
+    page = client.get("/", params={"k": "2.5", "alpha": "0.1", "eps1": "1", "eps2": "0.1"})
+    assert page.status_code == 422
+    code = main(
+        ["plan", "--model", "local", "-k", "2.5", "--alpha", "0.1", "--eps1", "1", "--eps2", "0.1"]
+    )
+    line = capsys.readouterr().err.strip().removeprefix("error: ")
+    assert code == 2
+    match = re.search(r'<p class="error" id="k-error" role="alert">([^<]*)</p>', page.text)
+    assert match is not None and match.group(1).replace("&#x27;", "'") == line
+    assert 'aria-invalid="true"' in page.text
