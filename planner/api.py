@@ -331,26 +331,31 @@ def validation_sizes(query: Query, n1: int | None, n2: int | None) -> tuple[int,
 
 def validate_document(
     *,
-    trials: object = 400,
+    trials: object = "auto",
+    max_trials: object = None,
     seed: object = 0,
     path: object = "auto",
     families: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
     **inputs: Any,
 ) -> dict[str, Any]:
-    """``planner validate --json`` (schema ``planner.validate/1``), without pmf files.
+    """``planner validate --json`` (schema ``planner.validate/…``), without pmf files.
 
-    ``inputs`` are those of :func:`validation_query`. ``progress(family)`` is called as
-    each family finishes.
+    ``trials`` is ``"auto"`` (looks of 200, 400, … up to ``max_trials`` until every family
+    is decided, as the CLI's default) or a count. ``inputs`` are those of
+    :func:`validation_query`. ``progress(note)`` is called as each family's look finishes.
     """
-    from planner.validate import PathChoice, report_to_dict, validate
+    from planner.validate import AUTO, MAX_AUTO_TRIALS, PathChoice, report_to_dict, validate
 
     query, n1, n2 = validation_query(**inputs)
     report = validate(
         query,
         n1=n1,
         n2=n2,
-        trials=check_integer("trials", trials, 1, 10**7),
+        trials=AUTO if trials == AUTO else check_integer("trials", trials, 1, 10**7),
+        max_trials=check_integer(
+            "max-trials", MAX_AUTO_TRIALS if max_trials is None else max_trials, 200, 10**7
+        ),
         seed=check_integer("seed", seed, 0, 2**63 - 1),
         path=check_choice("path", path, PathChoice),  # type: ignore[arg-type]
         families=list(families) if families else None,

@@ -160,6 +160,11 @@ def create_app(
             response.headers[name] = value
         return response
 
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, error: Exception) -> JSONResponse:
+        """A bug, not bad input: one line, no traceback to the client (uvicorn logs it)."""
+        return _error(500, f"internal error: {type(error).__name__}")
+
     @app.exception_handler(BodyTooLargeError)
     async def too_large(_: Request, error: BodyTooLargeError) -> JSONResponse:
         return _error(413, str(error), "body")

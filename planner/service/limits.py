@@ -15,7 +15,8 @@ from planner.inputs import InputError, check_choice, check_integer
 MAX_BODY_BYTES = 64 * 1024
 MAX_SWEEP_ROWS = 20_000
 MAX_JOB_K = 10**6
-MAX_TRIALS = 10_000
+MAX_TRIALS = 25_600
+"""Trials per family (a count, or auto's cap): the CLI's default cap for auto."""
 MAX_FAST_CELLS = 4 * 10**8
 """Fast path: trials × k per family at most this (k = 10⁶ at 400 trials)."""
 MAX_USER_CELLS = 5 * 10**7
@@ -46,7 +47,7 @@ class JobPlan:
 def check_job(fields: dict[str, Any]) -> JobPlan:
     """Check a validation or exact request against the caps; normalise its defaults."""
     from planner import api
-    from planner.validate import PathChoice, resolve_path
+    from planner.validate import AUTO, PathChoice, resolve_path, trial_schedule
     from validators.instances import FAMILIES
     from validators.protocol import SimulationPath
 
@@ -64,7 +65,10 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
         if k > MAX_EXACT_K:
             raise InputError("k", request["k"], f"an integer in [2, {MAX_EXACT_K:,}] for --exact")
         return JobPlan(kind, {**request, "trials": trials, "seed": seed}, seed, trials, 1)
-    trials = check_integer("trials", fields.get("trials") or 400, 1, MAX_TRIALS)
+    given = fields.get("trials") or AUTO
+    trials = AUTO if given == AUTO else check_integer("trials", given, 1, MAX_TRIALS)
+    cap = fields.get("max_trials") or MAX_TRIALS
+    max_trials = check_integer("max-trials", cap, 200, MAX_TRIALS)
     families = fields.get("families") or None
     for name in families or ():
         if name not in FAMILIES:
@@ -72,30 +76,32 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
     query_fields = {
         name: value
         for name, value in fields.items()
-        if name not in ("trials", "seed", "path", "families")
+        if name not in ("trials", "max_trials", "seed", "path", "families")
     }
     query, n1, n2 = api.validation_query(**query_fields)
     if query.k > MAX_JOB_K:
         raise InputError("k", query.k, f"an integer in [2, {MAX_JOB_K:,}] for a validation job")
     path = check_choice("path", fields.get("path", "auto"), PathChoice)
     size1, size2 = api.validation_sizes(query, n1, n2)
-    simulated = resolve_path(path, size1, size2, trials)
-    if simulated is SimulationPath.USER and trials * (size1 + size2) > MAX_USER_CELLS:
+    family_count = len(families) if families else len(FAMILIES)
+    looks = trial_schedule(trials, query.k, family_count, max_trials)
+    largest = looks[-1]
+    simulated = resolve_path(path, size1, size2, largest)
+    if simulated is SimulationPath.USER and largest * (size1 + size2) > MAX_USER_CELLS:
         raise InputError(
             "trials",
-            trials,
+            given,
             f"at most {MAX_USER_CELLS // (size1 + size2):,} on the user path with "
             f"n1 + n2 = {size1 + size2:,} (trials × users ≤ {MAX_USER_CELLS:.0e}); "
             "use path fast",
         )
-    if simulated is SimulationPath.FAST and trials * query.k > MAX_FAST_CELLS:
+    if simulated is SimulationPath.FAST and largest * query.k > MAX_FAST_CELLS:
         raise InputError(
             "trials",
-            trials,
+            given,
             f"at most {MAX_FAST_CELLS // query.k:,} at k = {query.k:,} "
             f"(trials × k ≤ {MAX_FAST_CELLS:.0e})",
         )
-    request = {**fields, "trials": trials, "seed": seed, "path": path.value}
-    request["families"] = list(families) if families else None
-    steps = len(families) if families else len(FAMILIES)
-    return JobPlan("validate", request, seed, trials, steps)
+    request = {**fields, "trials": trials, "max_trials": max_trials, "seed": seed}
+    request |= {"path": path.value, "families": list(families) if families else None}
+    return JobPlan("validate", request, seed, largest, family_count * len(looks))

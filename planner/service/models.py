@@ -100,8 +100,11 @@ class ValidationRequest(Request):
     n1: Number | None = Field(None, description="check these sizes instead of the plan's")
     n2: Number | None = None
     trials: Number | None = Field(
-        None, description="trials per family (default 400; exact: 1000 per check)"
+        None,
+        description="trials per family: auto (default: looks of 200, 400, … until decided) "
+        "or a count; exact: per check (default 1000)",
     )
+    max_trials: Number | None = Field(None, description="cap on trials per family for auto")
     seed: Number = Field(0, description="run seed: the same request and seed, the same report")
     path: StrictStr = Field("auto", description="user, fast or auto")
     families: Annotated[list[StrictStr], Field(max_length=32)] | None = None

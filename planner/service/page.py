@@ -197,7 +197,7 @@ def _verify_section(values: dict[str, str]) -> str:
         "background job.</p>"
         f'<div class="row" id="verify-box" data-query="{escape(json.dumps(query), quote=True)}">'
         '<label for="trials">Trials per family</label>'
-        '<input id="trials" name="trials" value="400" inputmode="numeric" size="6">'
+        '<input id="trials" name="trials" value="auto" size="6">'
         '<label for="seed">Seed</label>'
         '<input id="seed" name="seed" value="0" inputmode="numeric" size="6">'
         '<button type="button" id="verify-button">Verify this plan</button></div>'

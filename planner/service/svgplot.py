@@ -33,11 +33,12 @@ def eps2_values(eps1: float, eps2: float, points: int = 24) -> list[float]:
 
 
 def _ticks(low: float, high: float) -> list[float]:
-    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    first = math.floor(math.log10(low) + 1e-9)
+    last = math.ceil(math.log10(high) - 1e-9)
     ticks = [10.0**power for power in range(first, last + 1)]
     if len(ticks) <= 3:
         ticks = sorted({t * m for t in ticks for m in (1, 2, 5)})
-    return [tick for tick in ticks if low <= tick <= high]
+    return [tick for tick in ticks if low * (1 - 1e-9) <= tick <= high * (1 + 1e-9)]
 
 
 def _label(value: float) -> str:

@@ -27,6 +27,11 @@
     return family.passed ? "pass" : "fail";
   }
 
+  function upperBound(family) {
+    const bounds = family.confidence_bounds || family.wilson95;
+    return bounds ? bounds[1].toFixed(3) : "—";
+  }
+
   function showReport(report) {
     const verdict = verdictOf(report);
     const line = text("p", "verdict: " + verdict.toUpperCase(), "verdict-" + verdict);
@@ -34,7 +39,7 @@
     result.replaceChildren(line);
     const table = document.createElement("table");
     const head = table.createTHead().insertRow();
-    for (const name of ["family", "kind", "error rate", "95% upper", "verdict"]) {
+    for (const name of ["family", "kind", "error rate", "upper bound", "verdict"]) {
       const th = document.createElement("th");
       th.scope = "col";
       th.textContent = name;
@@ -47,7 +52,7 @@
         family.family,
         family.kind,
         family.error_rate == null ? "—" : family.error_rate.toFixed(3),
-        family.wilson95 ? family.wilson95[1].toFixed(3) : "—",
+        upperBound(family),
         familyVerdict(family),
       ];
       for (const value of cells) row.insertCell().textContent = value;
