@@ -348,3 +348,12 @@ def test_a_bad_field_shows_the_cli_line_beside_it(client, capsys) -> None:
     match = re.search(r'<p class="error" id="k-error" role="alert">([^<]*)</p>', page.text)
     assert match is not None and match.group(1).replace("&#x27;", "'") == line
     assert 'aria-invalid="true"' in page.text
+
+
+def test_in_range_values_whose_numbers_overflow_are_422_not_500(idle_client) -> None:
+    response = idle_client.post("/v1/plan", json={**SHUFFLE, "alpha": 1e-320})
+    assert response.status_code == 422
+    assert response.json()["parameter"] in ("alpha", "inputs")
+    assert "\n" not in response.json()["error"]
+    page = idle_client.get("/", params={"setting": "central", "alpha": "1e-320"})
+    assert page.status_code == 422 and 'role="alert"' in page.text

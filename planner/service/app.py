@@ -25,6 +25,11 @@ from planner.service.runner import JobRunner
 from planner.service.state import ServiceState
 from planner.service.store import JobStore
 
+ARITHMETIC_LINE = (
+    "invalid inputs: no finite plan for these values (a number too small or too large "
+    "to compute with)"
+)
+
 
 def _error(status: int, line: str, parameter: str | None = None) -> JSONResponse:
     content: dict[str, Any] = {"error": line}
@@ -53,8 +58,7 @@ def validation_line(error: RequestValidationError) -> tuple[str, str]:
     if kind == "missing":
         return name, f"invalid {name} = None: must be given"
     reason = str(first.get("msg", "invalid")).replace("Input should be", "must be")
-    path = ".".join(location)
-    return name, f"invalid {path} = {_shown(first.get('input'))}: {reason}"
+    return name, f"invalid {name} = {_shown(first.get('input'))}: {reason}"
 
 
 class BodyLimit:
@@ -159,6 +163,11 @@ def create_app(
         for name, value in (error.headers or {}).items():
             response.headers[name] = value
         return response
+
+    @app.exception_handler(ArithmeticError)
+    async def arithmetic_error(_: Request, error: ArithmeticError) -> JSONResponse:
+        """Inputs inside their ranges whose numbers overflow (e.g. α = 1e-320)."""
+        return _error(422, ARITHMETIC_LINE, "inputs")
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, error: Exception) -> JSONResponse:

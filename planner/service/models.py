@@ -11,10 +11,13 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
 
-Number = StrictInt | StrictFloat | StrictStr
+Integer = Annotated[StrictInt, Field(ge=-(10**30), le=10**30)]
+"""An integer JSON number (bounded so that every one converts to a float)."""
+Text = Annotated[StrictStr, Field(max_length=200)]
+Number = Integer | StrictFloat | Text
 """A number, or its text as on the command line (``"1e-6"``)."""
-Values = Annotated[list[StrictInt | StrictFloat], Field(max_length=1000)]
-Spec = StrictInt | StrictFloat | StrictStr | Values
+Values = Annotated[list[Integer | StrictFloat], Field(max_length=1000)]
+Spec = Integer | StrictFloat | Text | Values
 """A sweep value: one number, a list, or a spec string (``"0.05:1:20log"``)."""
 
 ModelName = Annotated[
