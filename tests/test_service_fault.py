@@ -8,19 +8,15 @@ restarted server must list every job, show the killed one ``interrupted`` (not
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
+from servers import call, free_port, start_server
 
 LONG_JOB = {
     "model": "central",
@@ -40,56 +36,6 @@ SHORT_JOB = {
     "trials": 50,
     "families": ["uniform"],
 }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def call(port: int, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}",
-        data=None if body is None else json.dumps(body).encode(),
-        method=method,
-        headers={"Content-Type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
-
-
-def start_server(port: int, database: Path) -> subprocess.Popen[bytes]:
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "planner",
-            "serve",
-            "--port",
-            str(port),
-            "--db",
-            str(database),
-            "--jobs",
-            "1",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise AssertionError(server.stderr.read().decode() if server.stderr else "exited")
-        try:
-            if call(port, "GET", "/v1/health")[0] == 200:
-                return server
-        except OSError:
-            time.sleep(0.1)
-    server.kill()
-    raise AssertionError("the server did not answer within 60 s")
 
 
 def children_of(pid: int) -> list[int]:
