@@ -364,16 +364,22 @@ def validate_document(
     return report_to_dict(report)
 
 
-def version_document() -> dict[str, Any]:
-    """The code and constants versions (what every report records)."""
+@functools.lru_cache(maxsize=1)
+def _versions() -> tuple[str, str, str]:
     from planner.constants import default_constants
     from planner.validate import code_version
 
+    return code_version(), default_constants().version, sys.version.split()[0]
+
+
+def version_document() -> dict[str, Any]:
+    """The code and constants versions (what every report records)."""
+    code, constants, python = _versions()
     return {
         "schema": VERSION_SCHEMA,
-        "code_version": code_version(),
-        "constants_version": default_constants().version,
-        "python": sys.version.split()[0],
+        "code_version": code,
+        "constants_version": constants,
+        "python": python,
     }
 
 

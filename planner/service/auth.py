@@ -24,8 +24,8 @@ def authorized(request: Request) -> bool:
     return hmac.compare_digest(given.strip().encode(), expected.encode())
 
 
-def require_token(request: Request) -> None:
-    """FastAPI dependency: 401 unless the request carries the server's token."""
+async def require_token(request: Request) -> None:
+    """FastAPI dependency (async: no thread hop): 401 unless the request has the token."""
     if not authorized(request):
         raise HTTPException(
             status_code=401,

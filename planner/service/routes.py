@@ -44,7 +44,7 @@ def json_response(document: Any, status_code: int = 200) -> Response:
     )
 
 
-def state_of(request: Request) -> ServiceState:
+async def state_of(request: Request) -> ServiceState:
     return request.app.state.service  # type: ignore[no-any-return]
 
 
