@@ -37,6 +37,30 @@ def _allocation(result: Plan, rule: object, cost1: object, cost2: object, n2: ob
     return allocate(result, chosen, cost1=cost1, cost2=cost2, n2=n2)  # type: ignore[arg-type]
 
 
+DEFAULT_SIMULATION_BUDGET = 30.0
+"""``planner plan``'s default: seconds a query outside the covered region may simulate."""
+
+
+def _seconds(name: str, value: object, most: float) -> float:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    if not 0.0 <= number <= most:  # NaN fails too
+        raise InputError(name, value, f"a number of seconds in [0, {most:g}]")
+    return number
+
+
+def covered(query: Query, table: Any = None, budget: float = 0.0) -> Plan:
+    """The plan inside the covered region, simulated within ``budget`` s outside it, or
+    :class:`~planner.inputs.InputError` (``NotCoveredError``) naming the parameter."""
+    try:
+        from planner.coverage import covered_plan
+    except ImportError:  # pragma: no cover - a planner without coverage checks
+        return make_plan(query, table)
+    return covered_plan(query, table, budget_seconds=budget)
+
+
 def plan_document(
     *,
     model: object,
@@ -56,14 +80,19 @@ def plan_document(
     exact: bool = False,
     trials: object = 1000,
     seed: object = 0,
+    simulation_budget: object = DEFAULT_SIMULATION_BUDGET,
 ) -> dict[str, Any]:
-    """``planner plan --json``: the plan, its allocation and (``exact``) the searched sizes."""
+    """``planner plan --json``: the plan, its allocation and (``exact``) the searched sizes.
+
+    Outside the covered region the query is simulated if that fits ``simulation_budget``
+    seconds, and refused (``InputError``) otherwise; 0 always refuses.
+    """
     from planner.constants import ConstantSource, constants_with_source
     from planner.report import allocation_to_dict, exact_to_dict, plan_to_dict
 
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
     table = constants_with_source(check_choice("constants", constants, ConstantSource))  # type: ignore[arg-type]
-    result = make_plan(query, table)
+    result = covered(query, table, _seconds("simulation-budget", simulation_budget, 3600.0))
     allocated = _allocation(result, allocation, cost1, cost2, n2)
     exact_result = None
     if exact:
@@ -92,10 +121,27 @@ def compare_plans(
     beta: object = DEFAULT_BETA,
     accounting: object = "exact",
 ) -> list[Plan]:
-    """Every setting's plan (the shuffle ones only with δ), fewest users in total first."""
+    """Every covered setting's plan (the shuffle ones only with δ), fewest users first."""
+    return _compare(k, alpha, eps1, eps2, delta, beta, accounting)[0]
+
+
+def _compare(
+    k: object,
+    alpha: object,
+    eps1: object,
+    eps2: object,
+    delta: object,
+    beta: object,
+    accounting: object,
+) -> tuple[list[Plan], list[dict[str, str]]]:
+    """The covered plans, cheapest first, and the settings refused (outside coverage)."""
     from formulas.settings import ALL_SETTINGS, Model
 
-    plans = []
+    try:
+        from planner.coverage import NotCoveredError
+    except ImportError:  # pragma: no cover - a planner without coverage checks
+        NotCoveredError = ()  # type: ignore[assignment,misc]
+    plans, refused = [], []
     for setting in ALL_SETTINGS:
         if setting.model is Model.SHUFFLE and delta is None:
             continue
@@ -110,17 +156,39 @@ def compare_plans(
             beta,
             accounting,
         )
-        plans.append(make_plan(query))
+        try:
+            plans.append(covered(query))
+        except NotCoveredError as error:
+            reason = "; ".join(error.gaps) + " (planner plan simulates it)"
+            refused.append({"setting": setting.key, "reason": reason})
     plans.sort(key=lambda item: item.total_users)
-    return plans
+    return plans, refused
 
 
-def compare_document(**inputs: Any) -> dict[str, Any]:
+def compare_document(
+    *,
+    k: object,
+    alpha: object,
+    eps1: object,
+    eps2: object,
+    delta: object = None,
+    beta: object = DEFAULT_BETA,
+    accounting: object = "exact",
+) -> dict[str, Any]:
     """``planner compare --json`` (schema ``planner.compare/1``)."""
     from planner.report import plan_to_dict
 
-    plans = compare_plans(**inputs)
-    return {"schema": "planner.compare/1", "plans": [plan_to_dict(item) for item in plans]}
+    plans, refused = _compare(k, alpha, eps1, eps2, delta, beta, accounting)
+    document: dict[str, Any] = {
+        "schema": "planner.compare/1",
+        "plans": [plan_to_dict(item) for item in plans],
+    }
+    try:
+        import planner.coverage  # noqa: F401
+    except ImportError:  # pragma: no cover - a planner without coverage checks
+        return document
+    document["not_covered"] = refused
+    return document
 
 
 def solve_document(

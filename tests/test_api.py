@@ -21,9 +21,9 @@ def cli_json(args: list[str], capsys) -> dict:
 
 QUERIES = [
     dict(model="shuffle", k=1000, alpha=0.1, eps1=1, eps2=0.25, delta=1e-6),
-    dict(model="local", coin="public", k=4096, alpha=0.05, eps1=0.5, eps2=2, beta=0.1),
-    dict(model="central", k=37, alpha=0.7, eps1=0.3, eps2=0.3),
-    dict(model="shuffle", coin="public", k=10**9, alpha=0.01, eps1=1, eps2=0.01, delta=1e-9),
+    dict(model="local", coin="public", k=4096, alpha=0.05, eps1=0.5, eps2=1, beta=0.1),
+    dict(model="central", k=37, alpha=0.5, eps1=0.3, eps2=0.3),
+    dict(model="shuffle", coin="public", k=300, alpha=0.3, eps1=1, eps2=0.5, delta=1e-9),
 ]
 
 
@@ -55,7 +55,8 @@ def test_compare_and_solve_documents_are_the_cli_json(capsys) -> None:
     document = api.compare_document(k="500", alpha="0.2", eps1="1", eps2="0.1", delta="1e-7")
     assert document == expected
     totals = [item["total_users"] for item in document["plans"]]
-    assert totals == sorted(totals) and len(totals) == 5
+    assert totals == sorted(totals)
+    assert len(totals) + len(document.get("not_covered", [])) == 5
     args = ["solve", "--model", "central", "-k", "1000", "--alpha", "0.1", "--eps1", "1"]
     expected = cli_json([*args, "--n1", "10000", "--n2", "400000", "--json"], capsys)
     solved = api.solve_document(model="central", k=1000, alpha=0.1, eps1=1, n1=10000, n2=400000)
@@ -182,3 +183,26 @@ def test_version_document_names_the_packaged_constants() -> None:
     document = api.version_document()
     assert document["constants_version"] == default_constants().version
     assert document["code_version"]
+
+
+def test_outside_the_covered_region_a_plan_is_refused_with_the_cli_line(capsys) -> None:
+    pytest.importorskip("planner.coverage")
+    flags = ["--model", "shuffle", "--coin", "public", "-k", "500", "--alpha", "0.2"]
+    flags += ["--eps1", "1", "--eps2", "0.1", "--delta", "1e-7"]
+    assert main(["plan", *flags, "--simulation-budget", "0", "--json"]) == 2
+    line = capsys.readouterr().err.strip().removeprefix("error: ")
+    with pytest.raises(InputError) as caught:
+        api.plan_document(
+            model="shuffle",
+            coin="public",
+            k=500,
+            alpha=0.2,
+            eps1=1,
+            eps2=0.1,
+            delta=1e-7,
+            simulation_budget=0,
+        )
+    assert str(caught.value) == line and caught.value.parameter == "eps2/eps1"
+    with pytest.raises(InputError) as caught:
+        api.plan_document(model="local", k=100, alpha=0.1, eps1=1, eps2=1, simulation_budget=-1)
+    assert caught.value.parameter == "simulation-budget"

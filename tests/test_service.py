@@ -63,8 +63,8 @@ def wait_for(client: TestClient, job_id: str, timeout: float = 90) -> dict:
     "query",
     [
         SHUFFLE,
-        {"model": "local", "coin": "public", "k": 300, "alpha": 0.2, "eps1": 2, "eps2": 0.5},
-        {"model": "central", "k": 10**6, "alpha": 0.05, "eps1": 0.1, "eps2": 0.9, "beta": 0.05},
+        {"model": "local", "coin": "public", "k": 300, "alpha": 0.2, "eps1": 1, "eps2": 0.5},
+        {"model": "central", "k": 4096, "alpha": 0.05, "eps1": 0.3, "eps2": 0.9, "beta": 0.05},
     ],
 )
 def test_plan_is_the_cli_json(client, capsys, query) -> None:
@@ -357,3 +357,19 @@ def test_in_range_values_whose_numbers_overflow_are_422_not_500(idle_client) -> 
     assert "\n" not in response.json()["error"]
     page = idle_client.get("/", params={"setting": "central", "alpha": "1e-320"})
     assert page.status_code == 422 and 'role="alert"' in page.text
+
+
+def test_outside_the_covered_region_plan_refuses_and_a_plan_job_simulates(client, capsys) -> None:
+    pytest.importorskip("planner.coverage")
+    query = {"model": "shuffle", "coin": "public", "k": 64, "alpha": 0.3, "eps1": 1}
+    query |= {"eps2": 0.1, "delta": 1e-6}
+    refused = client.post("/v1/plan", json=query)
+    assert refused.status_code == 422
+    assert refused.json()["parameter"] == "eps2/eps1"
+    assert "not covered" in refused.json()["error"] and "kind plan" in refused.json()["error"]
+    started = client.post("/v1/validations", json={**query, "kind": "plan"})
+    assert started.status_code == 202
+    job = wait_for(client, started.json()["id"], 240)
+    assert job["status"] == "done", job["error"]
+    expected = cli_json(["plan", *flags(query), "--json"], capsys)  # the CLI simulates too
+    assert job["report"] == expected and expected["coverage"] == "simulated"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from planner.inputs import InputError, check_choice, check_integer
+from planner.inputs import InputError, Query, check_choice, check_integer
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_SWEEP_ROWS = 20_000
@@ -22,6 +22,9 @@ MAX_FAST_CELLS = 4 * 10**8
 MAX_USER_CELLS = 5 * 10**7
 """User path: trials × (n1 + n2) per family at most this (10× what ``auto`` picks)."""
 MAX_EXACT_TRIALS = 5_000
+MAX_SIMULATION_SECONDS = 600
+"""A plan job's simulation budget at most this (the default job time limit)."""
+QUERY_FIELDS = ("model", "coin", "k", "alpha", "eps1", "eps2", "delta", "beta")
 MAX_EXACT_K = 10**5
 
 
@@ -52,15 +55,19 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
     from validators.protocol import SimulationPath
 
     kind = fields.pop("kind", "validate")
+    budget = fields.pop("simulation_budget", 30)
     seed = check_integer("seed", fields.get("seed", 0), 0, 2**63 - 1)
+    if kind == "plan":
+        request = {name: fields.get(name) for name in QUERY_FIELDS}
+        request["accounting"] = fields.get("accounting", "exact")
+        Query.build(**request)  # every input checked now, not in the job
+        seconds = check_integer("simulation-budget", budget, 0, MAX_SIMULATION_SECONDS)
+        return JobPlan(kind, {**request, "simulation_budget": seconds}, seed, 0, 1)
     if kind == "exact":
         trials = check_integer("trials", fields.get("trials") or 1000, 50, MAX_EXACT_TRIALS)
-        request = {
-            name: fields.get(name)
-            for name in ("model", "coin", "k", "alpha", "eps1", "eps2", "delta", "beta")
-        }
+        request = {name: fields.get(name) for name in QUERY_FIELDS}
         request["accounting"] = fields.get("accounting", "exact")
-        api.plan_document(**request)  # every input checked now, not in the job
+        Query.build(**request)  # every input checked now, not in the job
         k = check_integer("k", request["k"], 2)
         if k > MAX_EXACT_K:
             raise InputError("k", request["k"], f"an integer in [2, {MAX_EXACT_K:,}] for --exact")

@@ -88,9 +88,10 @@ class SweepRequest(Request):
 
 
 class ValidationRequest(Request):
-    """A verification job: ``planner validate`` (kind validate) or ``plan --exact``."""
+    """A job: ``planner validate`` (kind validate), ``plan --exact`` (exact), or a plan
+    outside the covered region, simulated within ``simulation_budget`` s (plan)."""
 
-    kind: Literal["validate", "exact"] = "validate"
+    kind: Literal["validate", "exact", "plan"] = "validate"
     model: ModelName
     coin: CoinName = "private"
     k: Number
@@ -114,3 +115,4 @@ class ValidationRequest(Request):
     allocation: StrictStr = "paper"
     cost1: Number = "1"
     cost2: Number = "1"
+    simulation_budget: Number = Field(30, description="kind plan: seconds it may simulate")

@@ -125,6 +125,10 @@ def _plan_section(document: dict[str, Any]) -> str:
         f"(C = {constant['multiplier']:.6g}, {escape(constant['version'])})</li>",
         f'<li>total users <b data-field="total">{_count(document["total_users"])}</b></li>',
     ]
+    if "coverage" in document:
+        notes.append(
+            f'<li>coverage: <b data-field="coverage">{escape(str(document["coverage"]))}</b></li>'
+        )
     allocation = document.get("allocation")
     if allocation is not None:
         if allocation["feasible"]:
@@ -159,6 +163,12 @@ def _compare_section(document: dict[str, Any], permalink: dict[str, str]) -> str
             f'<td data-field="baseline">{_count(item["baseline"]["total_users"])}</td>'
             f"<td>{escape(item['constant']['source'])}</td>"
             f"<td><code>{escape(item['bound']['reference'])}</code></td></tr>"
+        )
+    for item in document.get("not_covered", []):
+        rows.append(
+            f'<tr data-setting="{escape(item["setting"])}"><th scope="row">'
+            f'{escape(item["setting"])}</th><td colspan="6" class="note">not covered: '
+            f"{escape(item['reason'])}</td></tr>"
         )
     warnings = sorted({w for item in document["plans"] for w in item["warnings"]})
     warning_list = "".join(f"<li>{escape(w)}</li>" for w in warnings)
@@ -259,11 +269,12 @@ def render(values: dict[str, str]) -> tuple[str, int]:
                 cost1=values["cost1"] or "1",
                 cost2=values["cost2"] or "1",
                 n2=values["n2"] or None,
+                simulation_budget=0,
                 **inputs,
             )
             result = _plan_section(document) + _verify_section(values)
             chosen = [setting]
-        eps1, eps2 = float(document_eps(document, "eps1")), float(document_eps(document, "eps2"))
+        eps1, eps2 = float(inputs["eps1"]), float(inputs["eps2"])  # checked by now
         rows = api.sweep_result(
             settings=chosen,
             k=inputs["k"],
@@ -302,14 +313,6 @@ def render(values: dict[str, str]) -> tuple[str, int]:
         ),
         status,
     )
-
-
-def document_eps(document: dict[str, Any], name: str) -> float:
-    plans = document.get("plans")
-    source = plans[0]["inputs"] if plans else document.get("inputs")
-    if source is None:
-        raise InputError("setting", "compare", "a setting with a valid plan")
-    return float(source[name])
 
 
 @router.get("/", response_class=HTMLResponse)

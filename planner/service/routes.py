@@ -53,8 +53,18 @@ State = Annotated[ServiceState, Depends(state_of)]
 
 @router.post("/plan", responses={200: DOCUMENT, **ERRORS})
 async def plan(body: PlanRequest) -> Response:
-    """How many users each group needs (``planner plan --json``, schema planner.plan/1)."""
-    return json_response(api.plan_document(**body.model_dump()))
+    """How many users each group needs (``planner plan --json``, schema planner.plan/1).
+
+    A query outside the covered region is refused (422) here: a job of kind ``plan``
+    (``POST /v1/validations``) simulates it, as ``planner plan`` does.
+    """
+    try:
+        document = api.plan_document(**body.model_dump(), simulation_budget=0)
+    except InputError as error:
+        if hasattr(error, "gaps"):  # not covered: point at the job that simulates it
+            error.args = (f"{error}; a job of kind plan (POST /v1/validations) simulates it",)
+        raise
+    return json_response(document)
 
 
 @router.post("/compare", responses={200: DOCUMENT, **ERRORS})

@@ -58,9 +58,9 @@ def run(kind: str, request: dict[str, Any], out: TextIO) -> None:
     from planner.inputs import InputError
 
     try:
-        if kind == "exact":
+        if kind in ("exact", "plan"):
             fields = {name: value for name, value in request.items() if name != "kind"}
-            document = api.plan_document(**fields, exact=True)
+            document = api.plan_document(**fields, exact=kind == "exact")
         else:
             done = 0
 
