@@ -373,3 +373,17 @@ def test_outside_the_covered_region_plan_refuses_and_a_plan_job_simulates(client
     assert job["status"] == "done", job["error"]
     expected = cli_json(["plan", *flags(query), "--json"], capsys)  # the CLI simulates too
     assert job["report"] == expected and expected["coverage"] == "simulated"
+
+
+def test_a_job_with_default_trials_is_the_cli_default_validation(client, capsys) -> None:
+    body = {"model": "local", "k": 64, "alpha": 0.3, "eps1": 1, "eps2": 0.5, "seed": 2}
+    body |= {"families": ["uniform", "paninski"]}
+    job = wait_for(client, client.post("/v1/validations", json=body).json()["id"], 240)
+    assert job["status"] == "done", job["error"]
+    cli = ["validate", "--model", "local", "-k", "64", "--alpha", "0.3", "--eps1", "1"]
+    cli += ["--eps2", "0.5", "--seed", "2", "--family", "uniform", "--family", "paninski"]
+    expected = cli_json([*cli, "--json"], capsys)
+    report = dict(job["report"])
+    report.pop("elapsed_seconds"), expected.pop("elapsed_seconds")
+    assert report == expected
+    assert job["progress"]["done"] == job["progress"]["total"] >= 2

@@ -73,7 +73,7 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
             raise InputError("k", request["k"], f"an integer in [2, {MAX_EXACT_K:,}] for --exact")
         return JobPlan(kind, {**request, "trials": trials, "seed": seed}, seed, trials, 1)
     given = fields.get("trials") or AUTO
-    trials = AUTO if given == AUTO else check_integer("trials", given, 1, MAX_TRIALS)
+    count: int | str = AUTO if given == AUTO else check_integer("trials", given, 1, MAX_TRIALS)
     cap = fields.get("max_trials") or MAX_TRIALS
     max_trials = check_integer("max-trials", cap, 200, MAX_TRIALS)
     families = fields.get("families") or None
@@ -88,10 +88,10 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
     query, n1, n2 = api.validation_query(**query_fields)
     if query.k > MAX_JOB_K:
         raise InputError("k", query.k, f"an integer in [2, {MAX_JOB_K:,}] for a validation job")
-    path = check_choice("path", fields.get("path", "auto"), PathChoice)
+    path = PathChoice(check_choice("path", fields.get("path", "auto"), PathChoice))
     size1, size2 = api.validation_sizes(query, n1, n2)
     family_count = len(families) if families else len(FAMILIES)
-    looks = trial_schedule(trials, query.k, family_count, max_trials)
+    looks = trial_schedule(count, query.k, family_count, max_trials)
     largest = looks[-1]
     simulated = resolve_path(path, size1, size2, largest)
     if simulated is SimulationPath.USER and largest * (size1 + size2) > MAX_USER_CELLS:
@@ -109,6 +109,6 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
             f"at most {MAX_FAST_CELLS // query.k:,} at k = {query.k:,} "
             f"(trials × k ≤ {MAX_FAST_CELLS:.0e})",
         )
-    request = {**fields, "trials": trials, "max_trials": max_trials, "seed": seed}
+    request = {**fields, "trials": count, "max_trials": max_trials, "seed": seed}
     request |= {"path": path.value, "families": list(families) if families else None}
     return JobPlan("validate", request, seed, largest, family_count * len(looks))
