@@ -387,3 +387,21 @@ def test_a_job_with_default_trials_is_the_cli_default_validation(client, capsys)
     report.pop("elapsed_seconds"), expected.pop("elapsed_seconds")
     assert report == expected
     assert job["progress"]["done"] == job["progress"]["total"] >= 2
+
+
+def test_a_repeated_plan_is_the_same_bytes_and_errors_are_not_cached(idle_client) -> None:
+    first = idle_client.post("/v1/plan", json=SHUFFLE)
+    again = idle_client.post("/v1/plan", json=SHUFFLE)
+    assert first.status_code == again.status_code == 200 and first.content == again.content
+    cache = idle_client.app.state.service.cache
+    assert cache.hits >= 1
+    bad = {**SHUFFLE, "k": 1}
+    assert idle_client.post("/v1/plan", json=bad).status_code == 422
+    assert idle_client.post("/v1/plan", json=bad).status_code == 422
+    from planner.service.cache import AnswerCache
+
+    small = AnswerCache(size=2)
+    for index in range(5):
+        small.answer("plan", {"i": index}, lambda index=index: {"i": index})
+    assert small.answer("plan", {"i": 4}, lambda: {"i": "recomputed"}) == '{"i": 4}'
+    assert small.answer("plan", {"i": 0}, lambda: {"i": "recomputed"}) == '{"i": "recomputed"}'

@@ -52,31 +52,38 @@ State = Annotated[ServiceState, Depends(state_of)]
 
 
 @router.post("/plan", responses={200: DOCUMENT, **ERRORS})
-async def plan(body: PlanRequest) -> Response:
+async def plan(body: PlanRequest, state: State) -> Response:
     """How many users each group needs (``planner plan --json``, schema planner.plan/1).
 
     A query outside the covered region is refused (422) here: a job of kind ``plan``
     (``POST /v1/validations``) simulates it, as ``planner plan`` does.
     """
+    fields = body.model_dump()
     try:
-        document = api.plan_document(**body.model_dump(), simulation_budget=0)
+        text = state.cache.answer(
+            "plan", fields, lambda: api.plan_document(**fields, simulation_budget=0)
+        )
     except InputError as error:
         if hasattr(error, "gaps"):  # not covered: point at the job that simulates it
             error.args = (f"{error}; a job of kind plan (POST /v1/validations) simulates it",)
         raise
-    return json_response(document)
+    return Response(text, media_type="application/json")
 
 
 @router.post("/compare", responses={200: DOCUMENT, **ERRORS})
-async def compare(body: CompareRequest) -> Response:
+async def compare(body: CompareRequest, state: State) -> Response:
     """Every setting, fewest users first (``planner compare --json``)."""
-    return json_response(api.compare_document(**body.model_dump()))
+    fields = body.model_dump()
+    text = state.cache.answer("compare", fields, lambda: api.compare_document(**fields))
+    return Response(text, media_type="application/json")
 
 
 @router.post("/solve", responses={200: DOCUMENT, **ERRORS})
-async def solve(body: SolveRequest) -> Response:
+async def solve(body: SolveRequest, state: State) -> Response:
     """The one parameter left out of n1, n2, alpha, eps2 (``planner solve --json``)."""
-    return json_response(api.solve_document(**body.model_dump()))
+    fields = body.model_dump()
+    text = state.cache.answer("solve", fields, lambda: api.solve_document(**fields))
+    return Response(text, media_type="application/json")
 
 
 @router.post("/sweep", responses={200: DOCUMENT, **ERRORS})

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from planner.service.cache import AnswerCache
 from planner.service.limits import JobPlan
 from planner.service.runner import JobRunner
 from planner.service.store import Job, JobStore
@@ -16,6 +17,7 @@ class ServiceState:
     token: str | None
     code_version: str
     constants_version: str
+    cache: AnswerCache = field(default_factory=AnswerCache)
 
     def submit(self, job: JobPlan, *, rerun_of: str | None = None) -> Job:
         """Store a checked job as queued and wake the runner."""
