@@ -121,7 +121,10 @@ def test_explain_version_health_and_openapi(client) -> None:
         assert path in spec["paths"]
     plan_schema = spec["components"]["schemas"]["PlanRequest"]
     assert {"model", "k", "alpha", "eps1", "eps2"} <= set(plan_schema["required"])
-    assert client.get("/docs").status_code == 200
+    docs = client.get("/docs")
+    assert docs.status_code == 200
+    assert "POST /v1/plan" in docs.text and "<code>eps2</code>" in docs.text
+    assert "cdn" not in docs.text.lower() and "<script" not in docs.text
 
 
 @pytest.mark.parametrize(

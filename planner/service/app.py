@@ -116,7 +116,7 @@ def create_app(
 ) -> FastAPI:
     """The service around one database file (``run_jobs=False``: queue but never run)."""
     from planner import api
-    from planner.service import page, routes
+    from planner.service import apidocs, page, routes
 
     store = JobStore(database)
     store.recover()
@@ -137,6 +137,8 @@ def create_app(
         version=versions["code_version"],
         summary="Sample sizes for private closeness testing under heterogeneous privacy.",
         lifespan=lifespan,
+        docs_url=None,  # /docs is apidocs' offline page (Swagger UI needs a CDN)
+        redoc_url=None,
     )
     app.state.service = ServiceState(
         store, runner, token, versions["code_version"], versions["constants_version"]
@@ -144,6 +146,7 @@ def create_app(
     app.include_router(routes.open_router)
     app.include_router(routes.router)
     app.include_router(page.router)
+    app.include_router(apidocs.router)
     app.add_middleware(BodyLimit)
 
     @app.exception_handler(InputError)
