@@ -30,9 +30,15 @@ import numpy as np
 from formulas.registry import BOUNDS
 from formulas.settings import Model, Setting
 from formulas.subsampling import subsampling_population
-from planner.constants import ConstantTable, default_constants
-from planner.inputs import InputError, check_integer, check_number
-from planner.plan import Plan, calibrated_multiplier, noise_mu, shuffle_sizes_for_noise
+from planner.constants import ConstantTable, SettingConstant, default_constants
+from planner.inputs import InputError, Query, check_integer, check_number
+from planner.plan import (
+    Coverage,
+    Plan,
+    calibrated_multiplier,
+    noise_mu,
+    shuffle_sizes_for_noise,
+)
 from validators.local_private import debias_factor
 
 FAMILY_POINTS = 64
@@ -79,6 +85,8 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
         for mu in np.unique(np.geomspace(mu_s, mu_w, FAMILY_POINTS)):
             # μ ∝ 1/ε²: this member behaves like ε_strong′ = ε_w·√(μ_w/μ′) (C is read there)
             eps_effective = eps_weak * math.sqrt(mu_w / float(mu))
+            if not _covered(query, constant, eps_effective, eps_weak):
+                continue
             multiplier = plan.repetition.factor * calibrated_multiplier(
                 query, constant, eps_effective, eps_weak, query.accounting, compression
             )
@@ -92,6 +100,8 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
             )
     elif query.setting.model is Model.CENTRAL:
         for eps in np.unique(np.geomspace(eps_weak, eps_strong, FAMILY_POINTS)):
+            if not _covered(query, constant, float(eps), eps_weak):
+                continue
             multiplier = plan.repetition.factor * calibrated_multiplier(
                 query, constant, float(eps), eps_weak, query.accounting, (2, 1)
             )
@@ -107,6 +117,15 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
                 (*(pair if strong_first else pair[::-1]), f"tester run at ε′ = {eps:.4g}")
             )
     return members
+
+
+def _covered(query: Query, constant: SettingConstant, eps_strong: float, eps_weak: float) -> bool:
+    """Is the member whose tester runs at (ε_strong′, ε_weak) inside the covered region?
+    (Members outside it would carry the calibrated constant past its evidence.)"""
+    if not constant.covered:
+        return True
+    gaps = constant.coverage_gaps(query.k, query.alpha, eps_strong, eps_weak, query.delta)
+    return not gaps
 
 
 def allocate(
@@ -129,6 +148,16 @@ def allocate(
         if n2 is None:
             raise InputError("n2", None, "given with --allocation fixed-n2")
         n2 = check_integer("n2", n2, 1)
+    if plan.coverage not in (Coverage.CALIBRATED, Coverage.NONE):
+        return Allocation(
+            rule,
+            None,
+            None,
+            f"the query is outside the covered region ({'; '.join(plan.coverage_gaps)}): only "
+            "the paper's split was sized by simulation",
+            cost1,
+            cost2,
+        )
     model = Setting.from_key(plan.protocol).model
     if model is Model.LOCAL:
         gamma1, gamma2 = debias_factor(plan.query.eps1), debias_factor(plan.query.eps2)

@@ -17,9 +17,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from planner.coverage import NotCoveredError, covered_plan
 from planner.files import csv_text
 from planner.inputs import DEFAULT_BETA, InputError, Query
-from planner.plan import plan
 from planner.solve import Unknown, solve
 
 BATCH_SCHEMA = "planner.batch/1"
@@ -135,7 +135,13 @@ def _plan_into(row: dict[str, Any], scenario: dict[str, Any]) -> None:
     for required in ("alpha", "eps2"):
         if scenario.get(required) is None:
             raise InputError(required, None, "given in a plan scenario (no n1, n2)")
-    result = plan(_query(scenario, scenario["alpha"], scenario["eps2"]))
+    try:
+        result = covered_plan(
+            _query(scenario, scenario["alpha"], scenario["eps2"]), budget_seconds=0
+        )
+    except NotCoveredError as error:
+        row["status"] = "not covered: " + "; ".join(error.gaps)
+        return
     row.update(
         status="ok",
         protocol=result.protocol,

@@ -126,15 +126,33 @@ def plan(
         str | None,
         typer.Option("--n2", metavar="INT", help="Group 2's given size (--allocation fixed-n2)."),
     ] = None,
+    simulation_budget: Annotated[
+        str,
+        typer.Option(
+            "--simulation-budget",
+            metavar="SECONDS",
+            help="Outside the covered region, simulate this query for at most this long "
+            "(0: refuse instead).",
+        ),
+    ] = "30",
     as_json: JsonOpt = False,
 ) -> None:
-    """How many users each group needs (n1 for ε1, n2 for ε2)."""
+    """How many users each group needs (n1 for ε1, n2 for ε2).
+
+    Inside the covered region the calibrated constants size the plan; outside it the
+    real tester is simulated at this very query (within --simulation-budget), or the
+    query is refused with the covered range (exit 2). The plan's coverage line says which.
+    """
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
     from planner.constants import ConstantSource, constants_with_source
-    from planner.inputs import check_choice
+    from planner.coverage import covered_plan
+    from planner.inputs import check_choice, check_number
 
     table = constants_with_source(check_choice("constants", constants, ConstantSource))  # type: ignore[arg-type]
-    result = make_plan(query, table)
+    budget = check_number(
+        "simulation-budget", simulation_budget, 0.0, 3600.0, low_open=False, high_open=False
+    )
+    result = covered_plan(query, table, budget_seconds=budget)
     allocated = _allocation(result, allocation, cost1, cost2, n2)
     from planner.report import (
         allocation_renderable,
@@ -183,11 +201,16 @@ def compare(
     accounting: AccountingOpt = "exact",
     as_json: JsonOpt = False,
 ) -> None:
-    """All five settings side by side, cheapest (fewest users in total) first."""
+    """All five settings side by side, cheapest (fewest users in total) first.
+
+    A setting whose plan would fall outside its covered region is listed as not covered,
+    with the reason (``planner plan`` can simulate it).
+    """
     from formulas.settings import ALL_SETTINGS, Model
+    from planner.coverage import NotCoveredError, covered_plan
     from planner.report import compare_renderable, plan_to_dict
 
-    plans = []
+    plans, refused = [], []
     for setting in ALL_SETTINGS:
         if setting.model is Model.SHUFFLE and delta is None:
             continue
@@ -202,15 +225,24 @@ def compare(
             beta,
             accounting,
         )
-        plans.append(make_plan(query))
+        try:
+            plans.append(covered_plan(query, budget_seconds=0.0))
+        except NotCoveredError as error:
+            refused.append((setting.key, "; ".join(error.gaps) + " (planner plan simulates it)"))
     plans.sort(key=lambda item: item.total_users)
     if as_json:
         _print_json(
-            {"schema": "planner.compare/1", "plans": [plan_to_dict(item) for item in plans]}
+            {
+                "schema": "planner.compare/1",
+                "plans": [plan_to_dict(item) for item in plans],
+                "not_covered": [{"setting": key, "reason": why} for key, why in refused],
+            }
         )
         return
     console = _console()
-    console.print(compare_renderable(plans, None if delta is None else float(delta)))
+    console.print(
+        compare_renderable(plans, None if delta is None else float(delta), query, refused)
+    )
     if delta is None:
         console.print("shuffle settings left out: give --delta to include them")
 

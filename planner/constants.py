@@ -27,6 +27,8 @@ class ConstantSource(StrEnum):
     PROOF = "proof"
     CALIBRATED = "calibrated"
     ORDER = "order"
+    SIMULATED = "simulated"
+    """Not in the file: a plan sized by simulating this very query (``planner.coverage``)."""
 
 
 @dataclass(frozen=True)
@@ -199,18 +201,55 @@ class SettingConstant:
             float(grid["safety_margin"]),
         )
 
-    def outside_grid(self, k: int, alpha: float, eps_strong: float, eps_weak: float) -> list[str]:
-        """Names of the grid axes this point lies outside of (the constant is extrapolated)."""
+    @functools.cached_property
+    def covered(self) -> dict[str, tuple[float, float]]:
+        """Where this setting's calibrated plans are backed by validation on fresh points.
+
+        The entry's ``covered`` ranges (one per ``COVERAGE_AXES`` name it restricts), else
+        the grid's extent on each grid axis; empty when the constant has no grid (the
+        ``order`` and ``proof`` sources, which promise nothing).
+        """
+        explicit = self.extra.get("covered")
+        if explicit:
+            return {name: (float(low), float(high)) for name, (low, high) in explicit.items()}
         grid = self.extra.get("grid")
         if not grid:
-            return []
+            return {}
+        return {name: (min(grid["axes"][name]), max(grid["axes"][name])) for name in GRID_AXES}
+
+    def uncovered_axes(self, k: Any, alpha: Any, eps_strong: Any, eps_weak: Any, delta: Any) -> Any:
+        """Elementwise twin of :meth:`coverage_gaps`: a bit per ``COVERAGE_AXES`` axis the
+        point lies outside of (0: covered). NaN δ (not given) is not checked."""
+        point = {
+            "k": np.asarray(k, dtype=np.float64),
+            "alpha": np.asarray(alpha, dtype=np.float64),
+            "eps_strong": np.asarray(eps_strong, dtype=np.float64),
+            "eps_ratio": np.asarray(eps_weak, dtype=np.float64) / np.asarray(eps_strong),
+            "delta": np.asarray(delta, dtype=np.float64),
+        }
+        shape = np.broadcast_shapes(*(value.shape for value in point.values()))
+        bits = np.zeros(shape, dtype=np.int64)
+        for bit, name in enumerate(COVERAGE_AXES):
+            if name not in self.covered:
+                continue
+            low, high = self.covered[name]
+            value = point[name]
+            with np.errstate(invalid="ignore"):
+                outside = (value < low * (1 - 1e-9)) | (value > high * (1 + 1e-9))
+            bits |= np.where(outside, 1 << bit, 0)
+        return bits
+
+    def coverage_gaps(
+        self, k: int, alpha: float, eps_strong: float, eps_weak: float, delta: float | None
+    ) -> list[tuple[str, float, float, float]]:
+        """The covered ranges this point lies outside of: (axis, value, low, high) each."""
         point = dict(zip(GRID_AXES, _grid_point(k, alpha, eps_strong, eps_weak), strict=True))
+        if delta is not None:
+            point["delta"] = delta
         return [
-            name
-            for name in GRID_AXES
-            if not min(grid["axes"][name]) * (1 - 1e-9)
-            <= point[name]
-            <= max(grid["axes"][name]) * (1 + 1e-9)
+            (name, point[name], low, high)
+            for name, (low, high) in self.covered.items()
+            if name in point and not low * (1 - 1e-9) <= point[name] <= high * (1 + 1e-9)
         ]
 
 
@@ -254,6 +293,8 @@ def _grid_point(k: int, alpha: float, eps_strong: float, eps_weak: float) -> lis
 
 GRID_AXES = ("k", "alpha", "eps_strong", "eps_ratio")
 """Axes of a calibration grid: domain size, distance, the larger ε, and ε_weak/ε_strong."""
+COVERAGE_AXES = (*GRID_AXES, "delta")
+"""Axes a covered region may restrict: the grid's, and the shuffle model's δ."""
 TESTER_EXTRAS = ("tester", "L", "hashes")
 """Entries of a setting's constant that configure its tester (not the multiplier)."""
 

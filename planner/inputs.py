@@ -40,6 +40,7 @@ ALLOWED: dict[str, str] = {
     "cost2": "a number in (0, 1e12]",
     "path": "one of user, fast, auto",
     "format": "one of table, csv, json",
+    "simulation-budget": "a number of seconds in [0, 3600]",
 }
 
 

@@ -75,6 +75,20 @@ class GroupPlan:
         return self.saving_users / self.baseline_n_users
 
 
+class Coverage(StrEnum):
+    """Whether a plan's numbers are backed by the real tester (``Plan.coverage``)."""
+
+    CALIBRATED = "calibrated"
+    """Inside the region where calibrated plans passed validation on fresh points."""
+    SIMULATED = "simulated"
+    """Outside it: sized by simulating the real tester at this very query."""
+    EXTRAPOLATED = "extrapolated"
+    """Outside it and not simulated: the constant is carried past its evidence. Never
+    printed as a plan (``planner.coverage.covered_plan`` simulates or refuses)."""
+    NONE = "none"
+    """The ``order`` or ``proof`` constants, asked for by name: no claim is made."""
+
+
 class RepetitionMethod(StrEnum):
     NONE = "none"
     """β ≥ 1/3: one run of the tester."""
@@ -128,6 +142,11 @@ class Plan:
     alternative_accounting: tuple[Accounting, int, int] | None
     """Shuffle: (the other accounting, n1, n2) it would give."""
     warnings: tuple[str, ...]
+    coverage: Coverage = Coverage.CALIBRATED
+    coverage_gaps: tuple[str, ...] = ()
+    """Why a plan is not covered: each covered range its point lies outside of."""
+    coverage_axes: tuple[str, ...] = ()
+    """The ``planner.constants.COVERAGE_AXES`` names of those ranges."""
 
     @property
     def runs(self) -> int:
@@ -437,7 +456,11 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
     if fallback and query.setting.coin is Coin.PUBLIC:
         private = Setting(query.setting.model, Coin.PRIVATE)
         other = _plan_protocol(query, private, table)
-        if other.total_users < own.total_users:
+        # a covered plan beats an extrapolated one; between equals, the fewer users
+        if (other.coverage is Coverage.EXTRAPOLATED, other.total_users) < (
+            own.coverage is Coverage.EXTRAPOLATED,
+            own.total_users,
+        ):
             note = (
                 "the public coin saves nothing here: the private-coin protocol (it simply "
                 "ignores the coin) needs fewer users"
@@ -508,11 +531,15 @@ def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Pla
     )
     term_values = tuple(float(value) for value in main.bound.terms(**main.bound_values))
     grid_strong, grid_weak, _ = grid_position(query, eps_strong, eps_weak, query.accounting)
-    outside = constant.outside_grid(query.k, query.alpha, grid_strong, grid_weak)
-    extrapolated = (
-        f"outside the calibration grid in {', '.join(outside)}: the constant is "
-        "taken from the grid's nearest edge (check with planner validate)",
+    outside = constant.coverage_gaps(query.k, query.alpha, grid_strong, grid_weak, query.delta)
+    gaps = tuple(
+        _describe_gap(axis, value, low, high, strong_is_group1)
+        for axis, value, low, high in outside
     )
+    if constant.source is not ConstantSource.CALIBRATED:
+        coverage = Coverage.NONE
+    else:
+        coverage = Coverage.EXTRAPOLATED if gaps else Coverage.CALIBRATED
     return Plan(
         query=asked,
         protocol=protocol.key,
@@ -527,10 +554,22 @@ def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Pla
         repetition=repetition,
         compression=main.compression,
         alternative_accounting=alternative,
-        warnings=asked.warnings
-        + _warnings(query, constant.source, main, named)
-        + (extrapolated if outside else ()),
+        warnings=asked.warnings + _warnings(query, constant.source, main, named),
+        coverage=coverage,
+        coverage_gaps=gaps,
+        coverage_axes=tuple(axis for axis, *_ in outside),
     )
+
+
+def _describe_gap(axis: str, value: float, low: float, high: float, strong_is_1: bool) -> str:
+    """One covered range a point lies outside of, in the user's parameters."""
+    strong, weak = ("eps1", "eps2") if strong_is_1 else ("eps2", "eps1")
+    name = {
+        "eps_strong": f"{strong} (the larger ε)",
+        "eps_ratio": f"{weak}/{strong}",
+    }.get(axis, axis)
+    shown = f"{value:.6g}" if axis != "k" else f"{value:,.0f}"
+    return f"{name} = {shown} is outside the covered range [{low:g}, {high:g}]"
 
 
 def _repetition(

@@ -60,6 +60,8 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "n_users_group1": plan.n_users_group1,
         "n_users_group2": plan.n_users_group2,
         "total_users": plan.total_users,
+        "coverage": plan.coverage.value,
+        "coverage_gaps": list(plan.coverage_gaps),
         "groups": groups,
         "bound": {
             "key": plan.bound_key,
@@ -164,7 +166,7 @@ def plan_renderables(plan: Plan) -> list[Any]:
         f"theorem: {plan.reference}   bound: {plan.bound_key}   dominant term: "
         f"{plan.dominant_term}",
         f"constant: {plan.constant_source.value} (C = {plan.constant_multiplier:g}, "
-        f"constants {plan.constants_version})",
+        f"constants {plan.constants_version}); coverage: {plan.coverage.value}",
     ]
     line = repetition_line(plan)
     if line:
@@ -186,10 +188,12 @@ def plan_renderables(plan: Plan) -> list[Any]:
     return renderables
 
 
-def compare_renderable(plans: list[Plan], delta: float | None) -> Any:
+def compare_renderable(
+    plans: list[Plan], delta: float | None, query: Any, refused: list[tuple[str, str]] = ()
+) -> Any:
+    """The settings' plans, cheapest first; then those refused (outside their coverage)."""
     from rich.table import Table
 
-    query = plans[0].query
     shown_delta = "—" if delta is None else f"{delta:g}"
     table = Table(
         title=f"all settings, cheapest first: k = {query.k:,}, α = {query.alpha:g}, "
@@ -221,6 +225,11 @@ def compare_renderable(plans: list[Plan], delta: float | None) -> Any:
             item.constant_source.value,
             item.reference,
         )
+    for key, _ in refused:
+        table.add_row(key, "—", "—", "—", "—", "not covered", "")
+    if refused:
+        table.caption = "\n".join(f"{key}: {reason}" for key, reason in refused)
+        table.caption_justify = "left"
     return table
 
 

@@ -17,7 +17,7 @@ from enum import StrEnum
 from formulas.search import least_passing
 from planner.constants import ConstantTable
 from planner.inputs import EPS_MAX, EPS_MIN, InputError, Query, check_integer
-from planner.plan import Plan, plan
+from planner.plan import Coverage, Plan, plan
 
 ALPHA_FLOOR = 1e-6
 RELATIVE_PRECISION = 1e-9
@@ -74,7 +74,31 @@ def solve(
 
     ``query_template`` carries the fixed parameters (for an unknown α or ε2, any valid
     placeholder). ``n1``/``n2`` are the given group sizes (the unknown one may be None).
+    An answer whose plan lies outside the covered region is not given (infeasible, with
+    the covered ranges it leaves).
     """
+    solution = _solve(query_template, unknown, n1, n2, constants)
+    if solution.plan is not None and solution.plan.coverage is Coverage.EXTRAPOLATED:
+        return Solution(
+            unknown,
+            None,
+            (
+                f"the answer ({unknown.value} ≈ {solution.value:.6g}) lies outside the covered "
+                f"region: {'; '.join(solution.plan.coverage_gaps)} (planner plan simulates a "
+                "given query there)"
+            ),
+            None,
+        )
+    return solution
+
+
+def _solve(
+    query_template: Query,
+    unknown: Unknown,
+    n1: int | None,
+    n2: int | None,
+    constants: ConstantTable | None,
+) -> Solution:
     n1_ = None if n1 is None else check_integer("n1", n1, 1)
     n2_ = None if n2 is None else check_integer("n2", n2, 1)
     if unknown in (Unknown.N1, Unknown.N2):

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from formulas.settings import Setting
-from planner.constants import ConstantTable, default_constants
+from planner.constants import COVERAGE_AXES, ConstantTable, default_constants
 from planner.files import csv_text
 from planner.inputs import DEFAULT_BETA, Accounting, InputError, Query
-from planner.plan import plan
+from planner.plan import Coverage, plan
 from planner.vectorised import plan_columns
 
 SWEEP_SCHEMA = "planner.sweep/1"
@@ -203,10 +203,40 @@ def _setting_block(
         "lower_bound_group1": numbers.lower_bound_group1,
         "lower_bound_group2": numbers.lower_bound_group2,
     }
+    for code in np.unique(numbers.uncovered[numbers.uncovered != 0]):
+        rows = numbers.uncovered == code
+        columns["status"][rows] = not_covered_status(int(code))
+        for name in NUMBER_COLUMNS:
+            columns[name][rows] = np.nan
     exact_counts: dict[int, dict[str, int]] = {}
     for row in np.flatnonzero(~numbers.regular):
         _answer_one(setting, grid, accounting, table, int(row), columns, exact_counts)
     return columns, exact_counts
+
+
+NUMBER_COLUMNS = (
+    "n_users_group1",
+    "n_users_group2",
+    "total_users",
+    "baseline_n_users_group1",
+    "baseline_n_users_group2",
+    "lower_bound_group1",
+    "lower_bound_group2",
+)
+
+
+def axes_bits(axes: Sequence[str]) -> int:
+    """The bit mask of ``COVERAGE_AXES`` names (``PlanColumns.uncovered``'s code)."""
+    return sum(1 << COVERAGE_AXES.index(name) for name in set(axes))
+
+
+def not_covered_status(axes_bits: int) -> str:
+    """A row's status when its plan lies outside the covered region (no numbers given)."""
+    names = [name for bit, name in enumerate(COVERAGE_AXES) if axes_bits & (1 << bit)]
+    return (
+        f"not covered: {', '.join(names)} outside the covered region (planner plan "
+        "simulates such a query)"
+    )
 
 
 def _answer_one(
@@ -235,6 +265,9 @@ def _answer_one(
         result = plan(query, table)
     except (InputError, ValueError, ArithmeticError, OverflowError) as error:
         columns["status"][row] = f"error: {error}"
+        return
+    if result.coverage is Coverage.EXTRAPOLATED:
+        columns["status"][row] = not_covered_status(axes_bits(result.coverage_axes))
         return
     counts = {
         "n_users_group1": result.n_users_group1,

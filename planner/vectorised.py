@@ -29,7 +29,7 @@ from formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_
 from formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from formulas.settings import Coin, Model, Setting
 from formulas.subsampling import subsampling_population
-from planner.constants import ConstantTable, SettingConstant
+from planner.constants import ConstantSource, ConstantTable, SettingConstant
 from planner.inputs import EPS_MAX, EPS_MIN, K_MAX, Accounting
 from planner.plan import noise_mu
 
@@ -51,6 +51,9 @@ class PlanColumns:
     lower_bound_group2: np.ndarray
     regular: np.ndarray
     """Valid inputs and exact counts: the row equals ``plan``'s. Others: ask ``plan``."""
+    uncovered: np.ndarray
+    """Regular rows: a bit per ``COVERAGE_AXES`` axis outside the covered region (0: the
+    plan is covered; else it must not be printed as a plan)."""
 
 
 def plan_columns(
@@ -81,11 +84,14 @@ def plan_columns(
     columns = _protocol_columns(points, setting, table)
     if setting.coin is Coin.PUBLIC:  # plan's fallback: the private coin when cheaper
         private = _protocol_columns(points, Setting(setting.model, Coin.PRIVATE), table)
-        cheaper = private[0] + private[1] < columns[0] + columns[1]
+        # a covered plan beats an extrapolated one; between equals, the fewer users
+        own_out, other_out = columns[-1] != 0, private[-1] != 0
+        fewer = private[0] + private[1] < columns[0] + columns[1]
+        cheaper = (other_out < own_out) | ((other_out == own_out) & fewer)
         columns = tuple(
             np.where(cheaper, other, own) for own, other in zip(columns, private, strict=True)
         )
-    n1, n2, base1, base2, lower1, lower2, protocol = columns
+    n1, n2, base1, base2, lower1, lower2, protocol, uncovered = columns
     exact = np.maximum(n1, n2) < EXACT_COUNT_LIMIT
     regular = valid & exact & ~_may_calibrate_directly(points, setting, table)
     blank = np.where(regular, 1.0, np.nan)
@@ -98,6 +104,7 @@ def plan_columns(
         lower_bound_group1=lower1 * blank,
         lower_bound_group2=lower2 * blank,
         regular=regular,
+        uncovered=np.where(regular, uncovered, 0),
     )
 
 
@@ -171,11 +178,24 @@ def _protocol_columns(points: _Points, protocol: Setting, table: ConstantTable) 
             np.where(strong_is_group1, for_weak, for_strong),
         )
 
+    grid_strong, grid_weak, _ = _grid_position(points, protocol, strong, weak, points.accounting)
+    uncovered = (
+        constant.uncovered_axes(
+            points.k,
+            points.alpha,
+            grid_strong,
+            grid_weak,
+            points.delta if protocol.model is Model.SHUFFLE else np.nan,
+        )
+        if constant.source is ConstantSource.CALIBRATED
+        else np.zeros(points.k.shape, dtype=np.int64)
+    )
     return (
         *by_group(runs * main_strong, runs * main_weak),
         *by_group(runs * base_strong, runs * base_weak),
         *by_group(np.asarray(lower_strong, float), np.asarray(lower_weak, float)),
         np.full(points.k.shape, protocol.key, dtype=object),
+        np.broadcast_to(uncovered, points.k.shape),
     )
 
 
@@ -208,6 +228,31 @@ def _reads_grid_elsewhere(protocol: Setting, accounting: Accounting) -> bool:
     return protocol.model is Model.SHUFFLE and accounting is Accounting.PAPER
 
 
+def _grid_position(
+    points: _Points,
+    protocol: Setting,
+    eps_s: np.ndarray,
+    eps_w: np.ndarray,
+    accounting: Accounting,
+) -> tuple[np.ndarray, np.ndarray, Accounting]:
+    """``planner.plan.grid_position``, elementwise: the lemma's μ read at the exact
+    privacy it buys."""
+    if not _reads_grid_elsewhere(protocol, accounting):
+        return eps_s, eps_w, accounting
+    eps_s, eps_w = (
+        np.maximum(
+            EPS_MIN,
+            _per_distinct_pairs(
+                eps,
+                points.delta,
+                lambda e, d: epsilon_for_noise(noise_mu(e, d, Accounting.PAPER), d),
+            ),
+        )
+        for eps in (eps_s, eps_w)
+    )
+    return eps_s, eps_w, Accounting.EXACT
+
+
 def _calibrated_multiplier(
     points: _Points,
     protocol: Setting,
@@ -219,20 +264,7 @@ def _calibrated_multiplier(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """``planner.plan.calibrated_multiplier``, elementwise (the same log-n chord), and the
     strong group's C = 1 size at the grid position (None without a grid)."""
-    if _reads_grid_elsewhere(protocol, accounting):
-        # grid_position: the lemma's μ read at the exact privacy it buys.
-        eps_s, eps_w = (
-            np.maximum(
-                EPS_MIN,
-                _per_distinct_pairs(
-                    eps,
-                    points.delta,
-                    lambda e, d: epsilon_for_noise(noise_mu(e, d, Accounting.PAPER), d),
-                ),
-            )
-            for eps in (eps_s, eps_w)
-        )
-        accounting = Accounting.EXACT
+    eps_s, eps_w, accounting = _grid_position(points, protocol, eps_s, eps_w, accounting)
     corners = constant.grid_corner_arrays(points.k, points.alpha, eps_s, eps_w)
     if corners is None:
         return np.full(points.k.shape, constant.multiplier), None

@@ -13,11 +13,19 @@ from formulas.compression import integer_argmin
 from formulas.registry import BOUNDS
 from formulas.settings import ALL_SETTINGS, Coin, Model, Setting
 from planner.cli import main
-from planner.constants import default_constants
+from planner.constants import ConstantSource, constants_with_source, default_constants
 from planner.inputs import Accounting, InputError, Query
-from planner.plan import plan
+from planner.plan import Coverage, plan
 from planner.solve import Unknown, solve
-from planner.sweep import COLUMNS, parse_values, sweep, sweep_to_csv, sweep_to_dict
+from planner.sweep import (
+    COLUMNS,
+    axes_bits,
+    not_covered_status,
+    parse_values,
+    sweep,
+    sweep_to_csv,
+    sweep_to_dict,
+)
 
 
 def _expected_row(setting: Setting, row: dict, accounting: Accounting) -> dict:
@@ -36,6 +44,13 @@ def _expected_row(setting: Setting, row: dict, accounting: Accounting) -> dict:
         result = plan(query)
     except InputError as error:
         return {"status": f"error: {error}", "n_users_group1": None, "n_users_group2": None}
+    if result.coverage is Coverage.EXTRAPOLATED:  # not printed as a plan
+        return {
+            "status": not_covered_status(axes_bits(result.coverage_axes)),
+            "n_users_group1": None,
+            "total_users": None,
+            "baseline_n_users_group1": None,
+        }
     return {
         "status": "ok",
         "protocol": result.protocol,
@@ -110,10 +125,19 @@ def test_shuffle_rows_without_delta_report_it_and_the_others_run() -> None:
 
 def test_huge_counts_are_exact_integers() -> None:
     """Rows beyond float64's exact integers are answered by plan itself (big ints)."""
-    result = sweep([Setting(Model.LOCAL, Coin.PRIVATE)], k=10**12, alpha=0.001, eps1=1e-4, eps2=1.0)
+    # far outside the covered region: the order constants (C = 1) make no claim there
+    order = constants_with_source(ConstantSource.ORDER)
+    result = sweep(
+        [Setting(Model.LOCAL, Coin.PRIVATE)],
+        k=10**12,
+        alpha=0.001,
+        eps1=1e-4,
+        eps2=1.0,
+        constants=order,
+    )
     (row,) = result.rows()
     query = Query(Setting(Model.LOCAL, Coin.PRIVATE), 10**12, 0.001, 1e-4, 1.0)
-    assert row["n_users_group1"] == plan(query).n_users_group1 > 2**53
+    assert row["n_users_group1"] == plan(query, order).n_users_group1 > 2**53
 
 
 def test_value_specs() -> None:
@@ -191,7 +215,7 @@ def test_cli_sweep_csv_and_json_are_the_api_rows(tmp_path, capsys) -> None:
         "--eps1",
         "1",
         "--eps2",
-        "0.1:1:4log",
+        "0.3:1:4log",
     ]
     assert main(["sweep", *arguments, "--format", "csv"]) == 0
     printed = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
@@ -200,7 +224,7 @@ def test_cli_sweep_csv_and_json_are_the_api_rows(tmp_path, capsys) -> None:
         k=[64, 1000],
         alpha=0.1,
         eps1=1.0,
-        eps2="0.1:1:4log",
+        eps2="0.3:1:4log",
     )
     assert [int(row["n_users_group2"]) for row in printed] == [
         row["n_users_group2"] for row in api.rows()

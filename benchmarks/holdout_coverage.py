@@ -1,0 +1,152 @@
+"""Hold-out over the whole accepted range: is every printed plan one a real tester meets?
+
+Draws random queries log-uniformly over every parameter's accepted range (not the
+calibration grid): setting, allocation (paper, cost, fixed-n2), k, α, ε1, ε2, δ, β. Each
+query goes through what ``planner plan`` does — calibrated inside the covered region,
+simulated outside it within the budget, refused otherwise — and every printed plan
+(after its allocation) is checked by a fresh sequential ``planner validate`` on every
+built-in family. The promise holds when no verdict is ``fail``.
+
+    python benchmarks/holdout_coverage.py --queries 200 --seed 1 --workers 2 \\
+        --output /tmp/holdout.jsonl
+
+One JSON line per query (resumable: queries already in the output are skipped), then a
+summary. Each query's randomness derives from (seed, index) alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RANGES = {
+    "k": (2, 10**12),
+    "alpha": (1e-4, 1.0),
+    "eps": (1e-4, 20.0),
+    "delta": (1e-12, 0.5),
+    "beta": (0.01, 0.5),
+}
+SETTINGS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
+ALLOCATIONS = ("paper", "cost", "fixed-n2")
+
+
+def log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
+    return float(math.exp(rng.uniform(math.log(low), math.log(high))))
+
+
+def draw(seed: int, index: int) -> dict[str, Any]:
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
+    setting = SETTINGS[index % len(SETTINGS)]
+    return {
+        "index": index,
+        "setting": setting,
+        "allocation": ALLOCATIONS[(index // len(SETTINGS)) % len(ALLOCATIONS)],
+        "k": round(log_uniform(rng, *RANGES["k"])),
+        "alpha": log_uniform(rng, *RANGES["alpha"]),
+        "eps1": log_uniform(rng, *RANGES["eps"]),
+        "eps2": log_uniform(rng, *RANGES["eps"]),
+        "delta": log_uniform(rng, *RANGES["delta"]) if setting.startswith("shuffle") else None,
+        "beta": min(log_uniform(rng, *RANGES["beta"]), 0.4999),
+        "cost2_over_cost1": log_uniform(rng, 0.1, 10.0),
+        "n2_factor": log_uniform(rng, 0.5, 4.0),
+        "validation_seed": int(rng.integers(2**31)),
+    }
+
+
+def run_query(arguments: tuple[dict[str, Any], float]) -> dict[str, Any]:
+    from formulas.settings import Setting
+    from planner.allocation import AllocationRule, allocate
+    from planner.coverage import NotCoveredError, covered_plan
+    from planner.inputs import Query
+    from planner.validate import validate
+
+    drawn, budget = arguments
+    record = dict(drawn)
+    start = time.perf_counter()
+    setting = Setting.from_key(drawn["setting"])
+    query = Query(
+        setting,
+        drawn["k"],
+        drawn["alpha"],
+        drawn["eps1"],
+        drawn["eps2"],
+        drawn["delta"],
+        drawn["beta"],
+    )
+    try:
+        result = covered_plan(query, budget_seconds=budget)
+    except NotCoveredError as error:
+        record.update(outcome="refused", reason=str(error), seconds=time.perf_counter() - start)
+        return record
+    record.update(coverage=result.coverage.value, protocol=result.protocol)
+    n1, n2 = result.n_users_group1, result.n_users_group2
+    rule = AllocationRule(drawn["allocation"])
+    if rule is not AllocationRule.PAPER:
+        allocated = allocate(
+            result,
+            rule,
+            cost1=1.0,
+            cost2=drawn["cost2_over_cost1"],
+            n2=max(1, round(drawn["n2_factor"] * n2)),
+        )
+        if not allocated.feasible:
+            record.update(
+                outcome="no allocation", reason=allocated.reason, n1=n1, n2=n2,
+                seconds=time.perf_counter() - start,
+            )
+            return record
+        n1, n2 = allocated.n_users_group1, allocated.n_users_group2
+    report = validate(query, n1=n1, n2=n2, seed=drawn["validation_seed"])
+    v = report.verification
+    worst = max((o for o in v.outcomes if o.applicable), key=lambda o: o.error_rate)
+    record.update(
+        outcome=v.verdict.value,
+        n1=n1,
+        n2=n2,
+        total_trials=v.total_trials,
+        worst_family=worst.family,
+        worst_error=worst.error_rate,
+        worst_bounds=[worst.ci_low, worst.ci_high],
+        seconds=time.perf_counter() - start,
+    )
+    return record
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--budget", type=float, default=30.0, help="simulation budget (s)")
+    parser.add_argument("--output", type=Path, default=Path("holdout.jsonl"))
+    args = parser.parse_args()
+    done = set()
+    if args.output.exists():
+        done = {json.loads(line)["index"] for line in args.output.read_text().splitlines()}
+    todo = [(draw(args.seed, i), args.budget) for i in range(args.queries) if i not in done]
+    with args.output.open("a") as out, ProcessPoolExecutor(args.workers) as pool:
+        for record in pool.map(run_query, todo):
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+            print(
+                f"{record['index']:4d} {record['setting']:16s} {record['allocation']:9s} "
+                f"{record['outcome']:13s} {record.get('coverage', '')}",
+                flush=True,
+            )
+    records = [json.loads(line) for line in args.output.read_text().splitlines()]
+    outcomes: dict[str, int] = {}
+    for record in records:
+        key = f"{record['outcome']} ({record.get('coverage', '-')})"
+        outcomes[key] = outcomes.get(key, 0) + 1
+    print(json.dumps(outcomes, indent=2))
+
+
+if __name__ == "__main__":
+    main()

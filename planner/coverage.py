@@ -1,0 +1,112 @@
+"""Nothing unverified is printed as a plan: inside the covered region, or simulated, or refused.
+
+A calibrated plan is backed by evidence only where its setting's constants were fitted and
+then validated on fresh random points (``SettingConstant.covered``). Outside that region
+the calibrated constant would be carried past its evidence (``Coverage.EXTRAPOLATED``). A
+query there is sized by simulating the real tester at this very query — the ``--exact``
+search, one run of the tester held to the operating point ``exact_target(β)`` — when that
+fits the stated time budget, and refused otherwise, with one line naming the parameter and
+its covered range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from formulas.hadamard import hadamard_order
+from formulas.repetition import PER_RUN_ERROR
+from formulas.settings import Coin, Model
+from planner.constants import ConstantSource, ConstantTable
+from planner.inputs import InputError, Query
+from planner.plan import Coverage, Plan, Repetition, RepetitionMethod, plan
+
+SIMULATION_BUDGET_SECONDS = 30.0
+"""Default time a plan outside the covered region may spend simulating its own query."""
+SIMULATED_CELLS_PER_SECOND = 2e6
+"""Fast-path throughput assumed for the estimate (trial × bin cells per second, one core;
+measured 2–5 × 10⁶ on this project's 2-core machine: the estimate errs long)."""
+SEARCH_CHECKS = 12
+"""Checks of the search's bisection (its range and tolerance give 11; one to spare)."""
+
+
+class NotCoveredError(InputError):
+    """A query outside the covered region whose simulation does not fit the budget."""
+
+    def __init__(self, query: Query, gaps: tuple[str, ...], reason: str) -> None:
+        parameter = gaps[0].split(" ", 1)[0] if gaps else "query"
+        super().__init__(parameter, None, "inside the covered region")
+        self.gaps, self.reason = gaps, reason
+        self.args = (f"not covered for {query.setting.key}: {'; '.join(gaps)}; {reason}",)
+
+
+def simulation_seconds(query: Query, trials: int) -> float:
+    """A generous estimate of the ``--exact`` search's time for this query."""
+    from validators.instances import FAMILIES
+
+    bins = hadamard_order(query.k) if query.setting.model is Model.LOCAL else query.k
+    if query.setting.model is Model.LOCAL and query.setting.coin is Coin.PUBLIC:
+        bins = query.k  # hashing a k-bin pmf per trial
+    cells = SEARCH_CHECKS * len(FAMILIES) * trials * float(bins)
+    return cells / SIMULATED_CELLS_PER_SECOND
+
+
+def covered_plan(
+    query: Query,
+    constants: ConstantTable | None = None,
+    *,
+    budget_seconds: float = SIMULATION_BUDGET_SECONDS,
+    trials: int = 1000,
+    seed: int = 0,
+) -> Plan:
+    """The plan, with ``coverage`` calibrated or simulated; raises :class:`NotCoveredError`.
+
+    A plan from the ``order`` or ``proof`` constants (asked for by name) is returned as it
+    is: it makes no claim (``Coverage.NONE``).
+    """
+    result = plan(query, constants)
+    if result.coverage is not Coverage.EXTRAPOLATED:
+        return result
+    needed = simulation_seconds(query, trials)
+    if needed > budget_seconds:
+        raise NotCoveredError(
+            query,
+            result.coverage_gaps,
+            f"simulating this query would take about {needed:,.0f} s, above the "
+            f"{budget_seconds:g} s budget (--simulation-budget)",
+        )
+    return simulated_plan(query, result, trials=trials, seed=seed)
+
+
+def simulated_plan(query: Query, extrapolated: Plan, *, trials: int, seed: int) -> Plan:
+    """This query's own minimal sizes by simulation, as a plan (``Coverage.SIMULATED``)."""
+    from planner.exact import exact_plan
+
+    found = exact_plan(query, trials=trials, seed=seed)
+    if found.plan is None or found.multiplier is None:
+        raise NotCoveredError(
+            query,
+            extrapolated.coverage_gaps,
+            "and no size in the search range met the target on every family in simulation",
+        )
+    direct = query.beta < PER_RUN_ERROR
+    repetition = Repetition(
+        RepetitionMethod.DIRECT if direct else RepetitionMethod.NONE, 1, None, None
+    )
+    note = (
+        f"simulated: outside the covered region ({'; '.join(extrapolated.coverage_gaps)}), "
+        f"so this query's real tester was simulated ({trials} trials per family per check, "
+        f"seed {seed}) until every family's error was ≤ {found.target:.3f}; the baseline "
+        "column is extrapolated"
+    )
+    return replace(
+        found.plan,
+        query=query,
+        constant_source=ConstantSource.SIMULATED,
+        repetition=repetition,
+        coverage=Coverage.SIMULATED,
+        coverage_gaps=extrapolated.coverage_gaps,
+        warnings=(
+            *(w for w in found.plan.warnings if not w.startswith("constant source 'order'")),
+            note,
+        ),
+    )
