@@ -1,0 +1,104 @@
+"""Nothing unverified is printed as a plan: calibrated inside the covered region, simulated
+or refused outside it, in every front end (plan, compare, sweep, batch, solve, allocation)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from formulas.settings import Setting
+from planner.allocation import AllocationRule, allocate
+from planner.cli import main
+from planner.constants import ConstantSource, constants_with_source, default_constants
+from planner.coverage import NotCoveredError, covered_plan, simulation_seconds
+from planner.inputs import Query
+from planner.plan import Coverage, plan
+from planner.solve import Unknown, solve
+from planner.validate import validate
+from tests.conftest import SETTING_KEYS, make_query
+from validators.stats import Verdict
+
+
+def test_every_setting_states_a_covered_region_inside_the_accepted_inputs() -> None:
+    table = default_constants()
+    for key in SETTING_KEYS:
+        covered = table.for_setting(key).covered
+        assert {"k", "alpha", "eps_strong", "eps_ratio"} <= set(covered), key
+        assert covered["k"][0] >= 2 and covered["alpha"][1] <= 1 and covered["eps_ratio"][1] == 1
+
+
+@pytest.mark.parametrize("key", SETTING_KEYS)
+def test_inside_the_region_the_plan_is_calibrated_and_outside_it_is_not(key: str) -> None:
+    inside = plan(make_query(key, k=200, alpha=0.2, eps1=0.8, eps2=0.4))
+    assert inside.coverage is Coverage.CALIBRATED and not inside.coverage_gaps
+    outside = plan(make_query(key, k=200_000, alpha=0.2, eps1=0.8, eps2=0.4))
+    assert outside.coverage is Coverage.EXTRAPOLATED
+    assert outside.coverage_axes == ("k",)
+    assert "k = 200,000 is outside the covered range [16, 4096]" in outside.coverage_gaps[0]
+
+
+def test_order_constants_make_no_claim_and_are_not_gated() -> None:
+    order = constants_with_source(ConstantSource.ORDER)
+    result = covered_plan(make_query("central", k=10**9), order, budget_seconds=0)
+    assert result.coverage is Coverage.NONE
+
+
+def test_refused_with_one_line_naming_the_parameter_and_range(capsys) -> None:
+    args = ["plan", "--model", "local", "-k", "6000", "--alpha", "0.2", "--eps1", "5"]
+    assert main([*args, "--eps2", "0.5", "--simulation-budget", "0"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.count("\n") == 0 and error.startswith("error: not covered for local-private")
+    assert "k = 6,000 is outside the covered range [16, 4096]" in error
+    assert "eps1 (the larger ε) = 5 is outside the covered range" in error
+
+
+def test_the_simulation_is_refused_when_its_estimate_exceeds_the_budget() -> None:
+    query = make_query("shuffle-private", k=60_000, alpha=0.2, eps1=0.01, eps2=0.005)
+    assert simulation_seconds(query, 1000) > 60
+    with pytest.raises(NotCoveredError, match="above the 60 s budget"):
+        covered_plan(query, budget_seconds=60)
+
+
+def test_a_simulated_plan_is_this_querys_own_search_and_passes_validation() -> None:
+    """Shuffle with ε2/ε1 = 0.1 (below the covered 0.25) at a small k: simulated."""
+    query = make_query("shuffle-private", k=16, alpha=0.4, eps1=1.0, eps2=0.1)
+    assert plan(query).coverage is Coverage.EXTRAPOLATED
+    result = covered_plan(query, budget_seconds=120)
+    assert result.coverage is Coverage.SIMULATED
+    assert result.constant_source is ConstantSource.SIMULATED and result.query == query
+    assert any(w.startswith("simulated:") for w in result.warnings)
+    report = validate(query, n1=result.n_users_group1, n2=result.n_users_group2, seed=9)
+    assert report.verdict is not Verdict.FAIL, report.verification.outcomes
+    # and an allocation other than the paper's is not offered for it
+    assert not allocate(result, AllocationRule.COST).feasible
+
+
+def test_allocations_scan_only_covered_members() -> None:
+    """Central at ε = (1, 0.1): the cost family runs the tester at ε′ ∈ [0.1, 1]; members
+    below the covered ε_strong are never chosen."""
+    covered_low = default_constants().for_setting("central").covered["eps_strong"][0]
+    result = plan(make_query("central", k=800, alpha=0.15, eps1=1.0, eps2=0.1))
+    cheapest = allocate(result, AllocationRule.COST)
+    assert cheapest.feasible
+    if cheapest.reason.startswith("tester run at"):
+        eps_used = float(cheapest.reason.split("= ")[1])
+        assert eps_used >= covered_low * (1 - 1e-3)
+
+
+def test_compare_lists_uncovered_settings_without_numbers(capsys) -> None:
+    args = ["compare", "-k", "300", "--alpha", "0.2", "--eps1", "1", "--eps2", "0.05"]
+    assert main([*args, "--delta", "1e-6", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    listed = {p["setting"] for p in document["plans"]} | {
+        n["setting"] for n in document["not_covered"]
+    }
+    assert listed == set(SETTING_KEYS)
+    assert all(p["coverage"] == "calibrated" for p in document["plans"])
+    assert all("outside the covered range" in n["reason"] for n in document["not_covered"])
+
+
+def test_solve_does_not_answer_outside_the_region() -> None:
+    template = Query(Setting.from_key("shuffle-private"), 300, 0.2, 1.0, 0.5, 1e-6)
+    solution = solve(template, Unknown.EPS2, n1=10**9, n2=10**12)
+    assert not solution.feasible and "outside the covered region" in solution.reason
