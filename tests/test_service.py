@@ -411,3 +411,23 @@ def test_a_repeated_plan_is_the_same_bytes_and_errors_are_not_cached(idle_client
         small.answer("plan", {"i": index}, lambda index=index: {"i": index})
     assert small.answer("plan", {"i": 4}, lambda: {"i": "recomputed"}) == '{"i": 4}'
     assert small.answer("plan", {"i": 0}, lambda: {"i": "recomputed"}) == '{"i": "recomputed"}'
+
+
+def test_serve_refuses_a_bad_database_or_a_busy_port_in_one_line(tmp_path, capsys) -> None:
+    import socket
+
+    (tmp_path / "garbage.sqlite3").write_text("not a database")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free = str(probe.getsockname()[1])
+    for database in (tmp_path / "garbage.sqlite3", tmp_path):
+        assert main(["serve", "--port", free, "--db", str(database)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("error: invalid db = ")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["serve", "--port", str(port), "--db", str(tmp_path / "j.sqlite3")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: invalid port = {port}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
+import sqlite3
 from pathlib import Path
 
 from planner.inputs import InputError
@@ -32,6 +34,23 @@ def check_binding(host: str, token: str | None) -> None:
         )
 
 
+def check_port(host: str, port: int) -> None:
+    """Refuse, with one line, an address this process cannot listen on (e.g. in use)."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise InputError("host", host, f"an address of this machine ({reason})") from None
+    family, kind, _, _, address = found[0]
+    try:
+        with socket.socket(family, kind) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise InputError("port", port, f"a port free to listen on at {host} ({reason})") from None
+
+
 def serve(
     *,
     host: str,
@@ -47,6 +66,13 @@ def serve(
     from planner.service.app import create_app
 
     check_binding(host, token)
-    app = create_app(database, workers=workers, token=token, time_limit=time_limit)
+    check_port(host, port)
+    try:
+        app = create_app(database, workers=workers, token=token, time_limit=time_limit)
+    except (OSError, sqlite3.Error) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise InputError(
+            "db", str(database), f"a writable SQLite database file ({reason})"
+        ) from None
     print(f"planner serve: http://{host}:{port}/  (jobs in {database}, {workers} at a time)")
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
