@@ -431,3 +431,23 @@ def test_serve_refuses_a_bad_database_or_a_busy_port_in_one_line(tmp_path, capsy
         assert main(["serve", "--port", str(port), "--db", str(tmp_path / "j.sqlite3")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"error: invalid port = {port}")
+
+
+def test_a_job_whose_process_dies_fails_alone(tmp_path) -> None:
+    import os
+    import signal
+
+    app = create_app(tmp_path / "crash.sqlite3", workers=1, time_limit=120)
+    with TestClient(app) as client:
+        slow = {**SMALL_JOB, "k": 4096, "trials": 10_000, "path": "fast"}
+        job_id = client.post("/v1/validations", json=slow).json()["id"]
+        after = client.post("/v1/validations", json=SMALL_JOB).json()["id"]
+        runner = app.state.service.runner
+        deadline = time.monotonic() + 30
+        while not runner._running:  # the job's own process, as the runner started it
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.kill(next(iter(runner._running.values())).process.pid, signal.SIGKILL)
+        job = wait_for(client, job_id, 30)
+        assert job["status"] == "failed" and "without a result" in job["error"]
+        assert wait_for(client, after)["status"] == "done"  # the server and queue go on

@@ -180,7 +180,9 @@ def _compare_section(document: dict[str, Any], permalink: dict[str, str]) -> str
         '<th scope="col">theorem</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
         + (f'<h3>Warnings</h3><ul class="warnings">{warning_list}</ul>' if warnings else "")
-        + '<p class="note">Choose a setting (its link) to verify its plan.</p>'
+        + '<p class="note">Choose a setting (its link) to verify its plan.'
+        + ("" if "delta" in permalink else " Shuffle settings left out: give δ to include them.")
+        + "</p>"
     )
 
 
