@@ -16,11 +16,15 @@ import functools
 import math
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from planner.inputs import DEFAULT_BETA, InputError, Query, check_choice, check_integer
 from planner.plan import Plan
 from planner.plan import plan as make_plan
+
+if TYPE_CHECKING:
+    from planner.solve import Solution
 
 SETTING_KEYS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
 EXPLAIN_SCHEMA = "planner.explain/1"
@@ -53,15 +57,35 @@ def _seconds(name: str, value: object, most: float) -> float:
 
 def covered(query: Query, table: Any = None, budget: float = 0.0) -> Plan:
     """The plan inside the covered region, simulated within ``budget`` s outside it, or
-    :class:`~planner.inputs.InputError` (``NotCoveredError``) naming the parameter."""
-    try:
-        from planner.coverage import covered_plan
-    except ImportError:  # pragma: no cover - a planner without coverage checks
-        return make_plan(query, table)
+    :class:`~planner.coverage.NotCoveredError` (an ``InputError``) naming the parameter."""
+    from planner.coverage import covered_plan
+
     return covered_plan(query, table, budget_seconds=budget)
 
 
-def plan_document(
+@dataclass(frozen=True)
+class PlanAnswer:
+    """``planner plan``'s answer: the plan, its allocation and the ``--exact`` search."""
+
+    plan: Plan
+    allocation: Any = None
+    """An :class:`planner.allocation.Allocation`, or None for the paper's rule."""
+    exact: Any = None
+    """An :class:`planner.exact.ExactPlan`, or None without ``exact``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Schema ``planner.plan/1`` (with ``exact`` and ``allocation`` when asked for)."""
+        from planner.report import allocation_to_dict, exact_to_dict, plan_to_dict
+
+        document = plan_to_dict(self.plan)
+        if self.exact is not None:
+            document["exact"] = exact_to_dict(self.exact, self.plan)
+        if self.allocation is not None:
+            document["allocation"] = allocation_to_dict(self.allocation)
+        return document
+
+
+def plan_answer(
     *,
     model: object,
     k: object,
@@ -81,14 +105,13 @@ def plan_document(
     trials: object = 1000,
     seed: object = 0,
     simulation_budget: object = DEFAULT_SIMULATION_BUDGET,
-) -> dict[str, Any]:
-    """``planner plan --json``: the plan, its allocation and (``exact``) the searched sizes.
+) -> PlanAnswer:
+    """``planner plan``: the plan, its allocation and (``exact``) the searched sizes.
 
     Outside the covered region the query is simulated if that fits ``simulation_budget``
     seconds, and refused (``InputError``) otherwise; 0 always refuses.
     """
     from planner.constants import ConstantSource, constants_with_source
-    from planner.report import allocation_to_dict, exact_to_dict, plan_to_dict
 
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
     table = constants_with_source(check_choice("constants", constants, ConstantSource))  # type: ignore[arg-type]
@@ -103,15 +126,36 @@ def plan_document(
             trials=check_integer("trials", trials, 50, 10**6),
             seed=check_integer("seed", seed, 0, 2**63 - 1),
         )
-    document = plan_to_dict(result)
-    if exact_result is not None:
-        document["exact"] = exact_to_dict(exact_result, result)
-    if allocated is not None:
-        document["allocation"] = allocation_to_dict(allocated)
-    return document
+    return PlanAnswer(result, allocated, exact_result)
 
 
-def compare_plans(
+def plan_document(**inputs: Any) -> dict[str, Any]:
+    """``planner plan --json`` (the inputs of :func:`plan_answer`)."""
+    return plan_answer(**inputs).to_dict()
+
+
+@dataclass(frozen=True)
+class CompareAnswer:
+    """``planner compare``'s answer: covered plans, cheapest first, and those refused."""
+
+    plans: list[Plan]
+    not_covered: list[tuple[str, str]]
+    """(setting, why) for each setting whose plan is outside its covered region."""
+    query: Query
+    """The validated shared inputs (the last setting's query), for headings."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Schema ``planner.compare/1``."""
+        from planner.report import plan_to_dict
+
+        return {
+            "schema": "planner.compare/1",
+            "plans": [plan_to_dict(item) for item in self.plans],
+            "not_covered": [{"setting": key, "reason": why} for key, why in self.not_covered],
+        }
+
+
+def compare_answer(
     *,
     k: object,
     alpha: object,
@@ -120,27 +164,11 @@ def compare_plans(
     delta: object = None,
     beta: object = DEFAULT_BETA,
     accounting: object = "exact",
-) -> list[Plan]:
-    """Every covered setting's plan (the shuffle ones only with δ), fewest users first."""
-    return _compare(k, alpha, eps1, eps2, delta, beta, accounting)[0]
-
-
-def _compare(
-    k: object,
-    alpha: object,
-    eps1: object,
-    eps2: object,
-    delta: object,
-    beta: object,
-    accounting: object,
-) -> tuple[list[Plan], list[dict[str, str]]]:
-    """The covered plans, cheapest first, and the settings refused (outside coverage)."""
+) -> CompareAnswer:
+    """Every setting (the shuffle ones only with δ): covered plans, fewest users first."""
     from formulas.settings import ALL_SETTINGS, Model
+    from planner.coverage import NotCoveredError
 
-    try:
-        from planner.coverage import NotCoveredError
-    except ImportError:  # pragma: no cover - a planner without coverage checks
-        NotCoveredError = ()  # type: ignore[assignment,misc]
     plans, refused = [], []
     for setting in ALL_SETTINGS:
         if setting.model is Model.SHUFFLE and delta is None:
@@ -159,39 +187,17 @@ def _compare(
         try:
             plans.append(covered(query))
         except NotCoveredError as error:
-            reason = "; ".join(error.gaps) + " (planner plan simulates it)"
-            refused.append({"setting": setting.key, "reason": reason})
+            refused.append((setting.key, "; ".join(error.gaps) + " (planner plan simulates it)"))
     plans.sort(key=lambda item: item.total_users)
-    return plans, refused
+    return CompareAnswer(plans, refused, query)
 
 
-def compare_document(
-    *,
-    k: object,
-    alpha: object,
-    eps1: object,
-    eps2: object,
-    delta: object = None,
-    beta: object = DEFAULT_BETA,
-    accounting: object = "exact",
-) -> dict[str, Any]:
-    """``planner compare --json`` (schema ``planner.compare/1``)."""
-    from planner.report import plan_to_dict
-
-    plans, refused = _compare(k, alpha, eps1, eps2, delta, beta, accounting)
-    document: dict[str, Any] = {
-        "schema": "planner.compare/1",
-        "plans": [plan_to_dict(item) for item in plans],
-    }
-    try:
-        import planner.coverage  # noqa: F401
-    except ImportError:  # pragma: no cover - a planner without coverage checks
-        return document
-    document["not_covered"] = refused
-    return document
+def compare_document(**inputs: Any) -> dict[str, Any]:
+    """``planner compare --json`` (the inputs of :func:`compare_answer`)."""
+    return compare_answer(**inputs).to_dict()
 
 
-def solve_document(
+def solve_answer(
     *,
     model: object,
     k: object,
@@ -204,9 +210,8 @@ def solve_document(
     delta: object = None,
     beta: object = DEFAULT_BETA,
     accounting: object = "exact",
-) -> dict[str, Any]:
-    """``planner solve --json``: exactly one of n1, n2, alpha, eps2 is left out (None)."""
-    from planner.report import solution_to_dict
+) -> Solution:
+    """``planner solve``: exactly one of n1, n2, alpha, eps2 is left out (None)."""
     from planner.solve import Unknown
     from planner.solve import solve as solve_for
 
@@ -227,8 +232,14 @@ def solve_document(
         beta,
         accounting,
     )
-    solution = solve_for(template, Unknown(missing[0]), n1=n1, n2=n2)  # type: ignore[arg-type]
-    return solution_to_dict(solution)
+    return solve_for(template, Unknown(missing[0]), n1=n1, n2=n2)  # type: ignore[arg-type]
+
+
+def solve_document(**inputs: Any) -> dict[str, Any]:
+    """``planner solve --json`` (the inputs of :func:`solve_answer`)."""
+    from planner.report import solution_to_dict
+
+    return solution_to_dict(solve_answer(**inputs))
 
 
 def spec_count(name: str, spec: object) -> int:
@@ -453,10 +464,14 @@ def version_document() -> dict[str, Any]:
 
 __all__ = [
     "SETTING_KEYS",
+    "CompareAnswer",
+    "PlanAnswer",
+    "compare_answer",
     "compare_document",
-    "compare_plans",
     "explain_document",
+    "plan_answer",
     "plan_document",
+    "solve_answer",
     "solve_document",
     "spec_count",
     "sweep_csv",

@@ -143,51 +143,39 @@ def plan(
     real tester is simulated at this very query (within --simulation-budget), or the
     query is refused with the covered range (exit 2). The plan's coverage line says which.
     """
-    query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
-    from planner.constants import ConstantSource, constants_with_source
-    from planner.coverage import covered_plan
-    from planner.inputs import check_choice, check_number
+    from planner import api
+    from planner.report import allocation_renderable, exact_renderable, plan_renderables
 
-    table = constants_with_source(check_choice("constants", constants, ConstantSource))  # type: ignore[arg-type]
-    budget = check_number(
-        "simulation-budget", simulation_budget, 0.0, 3600.0, low_open=False, high_open=False
+    answer = api.plan_answer(
+        model=model,
+        coin=coin,
+        k=k,
+        alpha=alpha,
+        eps1=eps1,
+        eps2=eps2,
+        delta=delta,
+        beta=beta,
+        accounting=accounting,
+        constants=constants,
+        allocation=allocation,
+        cost1=cost1,
+        cost2=cost2,
+        n2=n2,
+        exact=exact,
+        trials=trials,
+        seed=seed,
+        simulation_budget=simulation_budget,
     )
-    result = covered_plan(query, table, budget_seconds=budget)
-    allocated = _allocation(result, allocation, cost1, cost2, n2)
-    from planner.report import (
-        allocation_renderable,
-        allocation_to_dict,
-        exact_renderable,
-        exact_to_dict,
-        plan_renderables,
-        plan_to_dict,
-    )
-
-    exact_result = None
-    if exact:
-        from planner.exact import exact_plan
-        from planner.inputs import check_integer
-
-        exact_result = exact_plan(
-            query,
-            trials=check_integer("trials", trials, 50, 10**6),
-            seed=check_integer("seed", seed, 0, 2**63 - 1),
-        )
     if as_json:
-        document = plan_to_dict(result)
-        if exact_result is not None:
-            document["exact"] = exact_to_dict(exact_result, result)
-        if allocated is not None:
-            document["allocation"] = allocation_to_dict(allocated)
-        _print_json(document)
+        _print_json(answer.to_dict())
         return
     console = _console()
-    for renderable in plan_renderables(result):
+    for renderable in plan_renderables(answer.plan):
         console.print(renderable)
-    if exact_result is not None:
-        console.print(exact_renderable(exact_result, result))
-    if allocated is not None:
-        console.print(allocation_renderable(allocated, result))
+    if answer.exact is not None:
+        console.print(exact_renderable(answer.exact, answer.plan))
+    if answer.allocation is not None:
+        console.print(allocation_renderable(answer.allocation, answer.plan))
 
 
 @app.command()
@@ -206,42 +194,23 @@ def compare(
     A setting whose plan would fall outside its covered region is listed as not covered,
     with the reason (``planner plan`` can simulate it).
     """
-    from formulas.settings import ALL_SETTINGS, Model
-    from planner.coverage import NotCoveredError, covered_plan
-    from planner.report import compare_renderable, plan_to_dict
+    from planner import api
+    from planner.report import compare_renderable
 
-    plans, refused = [], []
-    for setting in ALL_SETTINGS:
-        if setting.model is Model.SHUFFLE and delta is None:
-            continue
-        query = Query.build(
-            setting.model,
-            setting.coin,
-            k,
-            alpha,
-            eps1,
-            eps2,
-            delta if setting.model is Model.SHUFFLE else None,
-            beta,
-            accounting,
-        )
-        try:
-            plans.append(covered_plan(query, budget_seconds=0.0))
-        except NotCoveredError as error:
-            refused.append((setting.key, "; ".join(error.gaps) + " (planner plan simulates it)"))
-    plans.sort(key=lambda item: item.total_users)
+    answer = api.compare_answer(
+        k=k, alpha=alpha, eps1=eps1, eps2=eps2, delta=delta, beta=beta, accounting=accounting
+    )
     if as_json:
-        _print_json(
-            {
-                "schema": "planner.compare/1",
-                "plans": [plan_to_dict(item) for item in plans],
-                "not_covered": [{"setting": key, "reason": why} for key, why in refused],
-            }
-        )
+        _print_json(answer.to_dict())
         return
     console = _console()
     console.print(
-        compare_renderable(plans, None if delta is None else float(delta), query, refused)
+        compare_renderable(
+            answer.plans,
+            None if delta is None else float(delta),
+            answer.query,
+            answer.not_covered,
+        )
     )
     if delta is None:
         console.print("shuffle settings left out: give --delta to include them")
@@ -289,27 +258,17 @@ def _sweep_from_options(
     beta: str,
     accounting: str,
 ) -> Any:
-    from formulas.settings import ALL_SETTINGS, Model
-    from planner.inputs import Accounting, check_choice
-    from planner.sweep import sweep
+    from planner import api
 
-    by_key = {setting.key: setting for setting in ALL_SETTINGS}
-    if settings:
-        unknown = [key for key in settings if key not in by_key]
-        if unknown:
-            raise InputError("setting", unknown[0], "one of " + ", ".join(by_key))
-        chosen = [by_key[key] for key in dict.fromkeys(settings)]
-    else:
-        chosen = [s for s in ALL_SETTINGS if s.model is not Model.SHUFFLE or delta is not None]
-    return sweep(
-        chosen,
+    return api.sweep_result(
+        settings=settings,
         k=k,
         alpha=alpha,
         eps1=eps1,
         eps2=eps2,
         delta=delta,
         beta=beta,
-        accounting=check_choice("accounting", accounting, Accounting),  # type: ignore[arg-type]
+        accounting=accounting,
     )
 
 
@@ -494,29 +453,24 @@ def solve(
     as_json: JsonOpt = False,
 ) -> None:
     """Solve for the one parameter left out of --n1, --n2, --alpha, --eps2."""
+    from planner import api
     from planner.report import solution_to_dict
     from planner.solve import Unknown
-    from planner.solve import solve as solve_for
 
-    given = {"n1": n1, "n2": n2, "alpha": alpha, "eps2": eps2}
-    missing = [name for name, value in given.items() if value is None]
-    if len(missing) != 1:
-        raise InputError(
-            "unknown", ",".join(missing) or "none", "exactly one of n1, n2, alpha, eps2 left out"
-        )
-    unknown = Unknown(missing[0])
-    template = Query.build(
-        model,
-        coin,
-        k,
-        alpha if alpha is not None else 0.5,
-        eps1,
-        eps2 if eps2 is not None else eps1,
-        delta,
-        beta,
-        accounting,
+    solution = api.solve_answer(
+        model=model,
+        coin=coin,
+        k=k,
+        eps1=eps1,
+        alpha=alpha,
+        eps2=eps2,
+        n1=n1,
+        n2=n2,
+        delta=delta,
+        beta=beta,
+        accounting=accounting,
     )
-    solution = solve_for(template, unknown, n1=n1, n2=n2)
+    unknown = solution.unknown
     if as_json:
         _print_json(solution_to_dict(solution))
     elif solution.feasible:

@@ -7,9 +7,14 @@ import resource
 
 import pytest
 
+from formulas.settings import Coin, Model, Setting
 from planner import api
+from planner.allocation import AllocationRule, allocate
 from planner.cli import main
-from planner.inputs import InputError
+from planner.inputs import InputError, Query
+from planner.plan import plan
+from planner.report import plan_to_dict
+from tests.conftest import SETTING_KEYS
 
 
 def cli_json(args: list[str], capsys) -> dict:
@@ -34,34 +39,74 @@ def _flags(query: dict) -> list[str]:
     return flags
 
 
+def _library_query(query: dict) -> Query:
+    """The same query built from typed values, not through the API's parsing."""
+    setting = Setting(Model(query["model"]), Coin(query.get("coin", "private")))
+    return Query(
+        setting,
+        k=int(query["k"]),
+        alpha=float(query["alpha"]),
+        eps1=float(query["eps1"]),
+        eps2=float(query["eps2"]),
+        delta=query.get("delta"),
+        beta=float(query.get("beta", 1 / 3)),
+    )
+
+
 @pytest.mark.parametrize("query", QUERIES)
-def test_plan_document_is_the_cli_json(query, capsys) -> None:
-    expected = cli_json(["plan", *_flags(query), "--json"], capsys)
-    assert api.plan_document(**{name: str(value) for name, value in query.items()}) == expected
+def test_plan_document_is_the_library_plan_and_the_cli_json(query, capsys) -> None:
+    document = api.plan_document(**{name: str(value) for name, value in query.items()})
+    assert document == plan_to_dict(plan(_library_query(query)))
+    assert document == cli_json(["plan", *_flags(query), "--json"], capsys)
+    assert document["coverage"] == "calibrated"
 
 
-def test_plan_document_with_an_allocation_is_the_cli_json(capsys) -> None:
+def test_plan_document_with_an_allocation_is_the_librarys_allocation(capsys) -> None:
     query = dict(model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25)
-    args = ["plan", *_flags(query), "--allocation", "cost", "--cost1", "3", "--json"]
-    expected = cli_json(args, capsys)
     document = api.plan_document(**query, allocation="cost", cost1="3")
-    assert document == expected
-    assert document["allocation"]["rule"] == "cost"
+    allocated = allocate(plan(_library_query(query)), AllocationRule.COST, cost1=3.0)
+    assert document["allocation"]["n_users_group1"] == allocated.n_users_group1
+    assert document["allocation"]["n_users_group2"] == allocated.n_users_group2
+    args = ["plan", *_flags(query), "--allocation", "cost", "--cost1", "3", "--json"]
+    assert document == cli_json(args, capsys)
 
 
-def test_compare_and_solve_documents_are_the_cli_json(capsys) -> None:
-    flags = ["-k", "500", "--alpha", "0.2", "--eps1", "1", "--eps2", "0.1", "--delta", "1e-7"]
-    expected = cli_json(["compare", *flags, "--json"], capsys)
-    document = api.compare_document(k="500", alpha="0.2", eps1="1", eps2="0.1", delta="1e-7")
-    assert document == expected
+def test_compare_is_every_covered_setting_cheapest_first(capsys) -> None:
+    inputs = dict(k="500", alpha="0.2", eps1="1", eps2="0.1", delta="1e-7")
+    document = api.compare_document(**inputs)
     totals = [item["total_users"] for item in document["plans"]]
     assert totals == sorted(totals)
-    assert len(totals) + len(document.get("not_covered", [])) == 5
-    args = ["solve", "--model", "central", "-k", "1000", "--alpha", "0.1", "--eps1", "1"]
-    expected = cli_json([*args, "--n1", "10000", "--n2", "400000", "--json"], capsys)
+    shown = [item["setting"] for item in document["plans"]]
+    refused = [item["setting"] for item in document["not_covered"]]
+    assert sorted(shown + refused) == sorted(SETTING_KEYS)
+    for item in document["plans"]:
+        query = _library_query({**inputs, "model": item["inputs"]["model"]} | item["inputs"])
+        assert item["total_users"] == plan(query).total_users
+    for item in document["not_covered"]:
+        assert "outside the covered range" in item["reason"]
+    flags = ["-k", "500", "--alpha", "0.2", "--eps1", "1", "--eps2", "0.1", "--delta", "1e-7"]
+    assert document == cli_json(["compare", *flags, "--json"], capsys)
+    without_delta = api.compare_document(k=500, alpha=0.2, eps1=1, eps2=0.5)
+    assert {item["setting"] for item in without_delta["plans"]} == {
+        "local-private",
+        "local-public",
+        "central",
+    }
+
+
+def test_solve_document_solves_the_left_out_parameter() -> None:
     solved = api.solve_document(model="central", k=1000, alpha=0.1, eps1=1, n1=10000, n2=400000)
-    assert solved == expected
     assert solved["unknown"] == "eps2" and solved["feasible"]
+    assert solved["value"] == pytest.approx(0.0265443, rel=1e-5)  # the README's answer
+    check = plan(
+        _library_query(
+            dict(model="central", k=1000, alpha=0.1, eps1=1, eps2=0) | {"eps2": solved["value"]}
+        )
+    )
+    assert check.n_users_group2 <= 400000 and check.n_users_group1 <= 10000
+    with pytest.raises(InputError) as caught:
+        api.solve_document(model="central", k=1000, alpha=0.1, eps1=1, eps2=0.5, n1=5, n2=5)
+    assert caught.value.parameter == "unknown"
 
 
 def test_sweep_document_and_csv_are_the_cli_outputs(capsys) -> None:

@@ -19,9 +19,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from servers import free_port, start_server
 
 from planner.cli import main
+from tests.servers import free_port, start_server
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [

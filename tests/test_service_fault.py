@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from servers import call, free_port, start_server
+
+from tests.servers import call, free_port, start_server
 
 LONG_JOB = {
     "model": "central",
