@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
+from decimal import Decimal
 from enum import StrEnum
 
 from formulas.accounting import DELTA_FLOOR
 from formulas.settings import Coin, Model, Setting
 
 K_MAX = 10**12
+ALPHA_MIN = 1e-6
+"""Below it no size is meaningful (n ≥ 1/α² > 10^12) and the far instance families
+cannot be built in float64 (TV rounds below α)."""
 EPS_MIN = 1e-4
 EPS_MAX = 20.0
 DEFAULT_BETA = 1 / 3
@@ -24,7 +29,7 @@ class Accounting(StrEnum):
 
 ALLOWED: dict[str, str] = {
     "k": f"an integer in [2, {K_MAX:.0e}]",
-    "alpha": "a number in (0, 1]",
+    "alpha": f"a number in [{ALPHA_MIN:g}, 1]",
     "eps1": f"a number in [{EPS_MIN:g}, {EPS_MAX:g}]",
     "eps2": f"a number in [{EPS_MIN:g}, {EPS_MAX:g}]",
     "delta": f"a number in [{DELTA_FLOOR:g}, 1)",
@@ -40,6 +45,7 @@ ALLOWED: dict[str, str] = {
     "cost2": "a number in (0, 1e12]",
     "path": "one of user, fast, auto",
     "format": "one of table, csv, json",
+    "unknown": "one of n1, n2, alpha, eps2",
     "simulation-budget": "a number of seconds in [0, 3600]",
 }
 
@@ -50,17 +56,33 @@ class InputError(ValueError):
     def __init__(self, parameter: str, value: object, allowed: str | None = None) -> None:
         self.parameter = parameter
         self.value = value
-        self.allowed = allowed or ALLOWED[parameter]
-        super().__init__(f"invalid {parameter} = {value!r}: must be {self.allowed}")
+        self.allowed = allowed or ALLOWED.get(parameter, "a valid value")
+        super().__init__(f"invalid {parameter} = {_shown(value)}: must be {self.allowed}")
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    """``repr(value)``, cut in the middle beyond ``limit`` characters (one short line)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int too long to print
+        text = f"<{type(value).__name__} too large to print>"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 2 :]}"
 
 
 def check_number(
     name: str, value: float, low: float, high: float, *, low_open: bool, high_open: bool
 ) -> float:
-    """Return ``value`` as a float if it is finite and in the interval, else raise."""
+    """Return ``value`` as a float if it is finite and in the interval, else raise.
+
+    ``True``/``False`` are not numbers here, and an int too large for a float is out of
+    range (not an ``OverflowError``).
+    """
+    if isinstance(value, bool):
+        raise InputError(name, value)
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError(name, value) from None
     if not math.isfinite(number):
         raise InputError(name, value)
@@ -72,25 +94,39 @@ def check_number(
 
 
 def check_integer(name: str, value: object, low: int, high: int | None = None) -> int:
-    """Return ``value`` as an int if it is an integer (2.0 is fine, 2.5 is not) in range."""
+    """Return ``value`` as an int if it is an integer (2.0 is fine, 2.5 is not) in range.
+
+    Text is read exactly (``9223372036854775807`` and ``1e30`` are those integers, not
+    their nearest floats); a float must be whole.
+    """
     allowed = ALLOWED.get(name) or (
         f"an integer ≥ {low}" if high is None else f"an integer in [{low}, {high}]"
     )
     if isinstance(value, bool):
         raise InputError(name, value, allowed)
-    if isinstance(value, int):
-        integer = value
+    if isinstance(value, numbers.Integral):  # int, numpy integers: exact
+        number: Decimal | int = int(value)
     else:
         try:
-            number = float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+            number = Decimal(value if isinstance(value, str) else float(value))  # type: ignore[arg-type]
+        except (TypeError, ValueError, ArithmeticError):
             raise InputError(name, value, allowed) from None
-        if not math.isfinite(number) or number != int(number):
+        if not number.is_finite() or number != number.to_integral_value():
             raise InputError(name, value, allowed)
-        integer = int(number)
-    if integer < low or (high is not None and integer > high):
+    # compared before int() so that "1e999999999" never becomes a billion-digit int
+    if number < low or number > (_INTEGER_CEILING if high is None else high):
         raise InputError(name, value, allowed)
-    return integer
+    return int(number)
+
+
+_INTEGER_CEILING = 10**100
+"""Integers without an upper limit of their own are still refused beyond this."""
+
+
+def check_query(value: object) -> None:
+    """Refuse anything but a :class:`Query` where the API takes one (e.g. ``plan(None)``)."""
+    if not isinstance(value, Query):
+        raise InputError("query", value, "a planner.Query (build one with Query(...))")
 
 
 def check_choice(name: str, value: object, choices: type[StrEnum]) -> StrEnum:
@@ -101,7 +137,7 @@ def check_choice(name: str, value: object, choices: type[StrEnum]) -> StrEnum:
 
 
 def check_alpha(value: object) -> float:
-    return check_number("alpha", value, 0.0, 1.0, low_open=True, high_open=False)
+    return check_number("alpha", value, ALPHA_MIN, 1.0, low_open=False, high_open=False)
 
 
 def check_eps(name: str, value: object) -> float:

@@ -24,7 +24,7 @@ from formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from formulas.settings import Coin, Model, Setting
 from formulas.subsampling import subsampling_population, subsampling_population_ratio
 from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
-from planner.inputs import EPS_MIN, Accounting, Query
+from planner.inputs import EPS_MIN, Accounting, Query, check_query
 
 
 @dataclass(frozen=True)
@@ -451,6 +451,7 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
     model needs fewer users in total, it is the plan (``Plan.protocol`` says which runs),
     unless ``fallback`` is off (calibration measures each protocol on its own).
     """
+    check_query(query)
     table = constants or default_constants()
     own = _plan_protocol(query, query.setting, table)
     if fallback and query.setting.coin is Coin.PUBLIC:

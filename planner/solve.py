@@ -16,7 +16,15 @@ from enum import StrEnum
 
 from formulas.search import least_passing
 from planner.constants import ConstantTable
-from planner.inputs import EPS_MAX, EPS_MIN, InputError, Query, check_integer
+from planner.inputs import (
+    EPS_MAX,
+    EPS_MIN,
+    InputError,
+    Query,
+    check_choice,
+    check_integer,
+    check_query,
+)
 from planner.plan import Coverage, Plan, plan
 
 ALPHA_FLOOR = 1e-6
@@ -77,6 +85,8 @@ def solve(
     An answer whose plan lies outside the covered region is not given (infeasible, with
     the covered ranges it leaves).
     """
+    check_query(query_template)
+    unknown = Unknown(check_choice("unknown", unknown, Unknown))
     solution = _solve(query_template, unknown, n1, n2, constants)
     if solution.plan is not None and solution.plan.coverage is Coverage.EXTRAPOLATED:
         return Solution(

@@ -22,7 +22,8 @@ import numpy as np
 from formulas.settings import Setting
 from planner.constants import COVERAGE_AXES, ConstantTable, default_constants
 from planner.files import csv_text
-from planner.inputs import DEFAULT_BETA, Accounting, InputError, Query
+from planner.inputs import DEFAULT_BETA, Accounting, InputError, Query, check_choice
+from planner.limits import check_sweep_rows
 from planner.plan import Coverage, plan
 from planner.vectorised import plan_columns
 
@@ -30,7 +31,6 @@ SWEEP_SCHEMA = "planner.sweep/1"
 PARAMETERS = ("k", "alpha", "eps1", "eps2", "delta", "beta")
 """The numeric inputs of a plan, in the order rows vary (the last fastest)."""
 INTEGER_PARAMETERS = ("k",)
-MAX_ROWS = 10**7
 VALUE_SPEC = (
     "a number, a list a,b,c, or a range start:stop:count (linear) or start:stop:countlog "
     "(geometric), e.g. 0.05:1:20log"
@@ -73,15 +73,22 @@ def parse_values(name: str, spec: str) -> list[float]:
             low, high = float(start), float(stop)
             if points < 1 or not (math.isfinite(low) and math.isfinite(high)):
                 raise ValueError
+            check_sweep_rows(points)  # before numpy allocates the range
             if geometric and not (low > 0 and high > 0):
                 raise ValueError
             values = (np.geomspace if geometric else np.linspace)(low, high, points).tolist()
         else:
             values = [float(item) for item in text.split(",")]
-    except ValueError:
+    except InputError:
+        raise
+    except (ValueError, OverflowError):
         raise InputError(name, spec, VALUE_SPEC) from None
-    if name in INTEGER_PARAMETERS:
-        values = list(dict.fromkeys(float(round(value)) for value in values))
+    if name in INTEGER_PARAMETERS:  # NaN and ±inf stay: their rows say they are invalid
+        values = list(
+            dict.fromkeys(
+                float(round(value)) if math.isfinite(value) else value for value in values
+            )
+        )
     return values
 
 
@@ -140,7 +147,8 @@ def sweep(
     not given (rows of the shuffle model then report that they need it).
     """
     table = constants or default_constants()
-    accounting = Accounting(str(accounting).lower()) if accounting else Accounting.EXACT
+    settings = _checked_settings(settings)
+    accounting = check_choice("accounting", accounting or Accounting.EXACT, Accounting)  # type: ignore[assignment]
     given: Mapping[str, Any] = {
         "k": k,
         "alpha": alpha,
@@ -152,10 +160,7 @@ def sweep(
     values = {name: _as_values(name, value) for name, value in given.items()}
     varied = tuple(name for name in PARAMETERS if len(values[name]) > 1)
     per_setting = math.prod(len(values[name]) for name in PARAMETERS)
-    if per_setting * len(settings) > MAX_ROWS:
-        raise InputError(
-            "vary", f"{per_setting * len(settings):,} rows", f"at most {MAX_ROWS:,} rows"
-        )
+    check_sweep_rows(per_setting * len(settings))
     mesh = np.meshgrid(*(np.asarray(values[name]) for name in PARAMETERS), indexing="ij")
     grid = {name: axis.ravel() for name, axis in zip(PARAMETERS, mesh, strict=True)}
     blocks = [_setting_block(setting, grid, accounting, table) for setting in settings]
@@ -168,19 +173,32 @@ def sweep(
     return Sweep(varied, columns, exact_counts)
 
 
+def _checked_settings(settings: Any) -> list[Setting]:
+    """The settings to sweep: a non-empty sequence of :class:`Setting` (or their keys)."""
+    if isinstance(settings, (Setting, str)) or not isinstance(settings, Sequence) or not settings:
+        raise InputError("settings", settings, "a non-empty list of settings")
+    try:
+        return [item if isinstance(item, Setting) else Setting.from_key(item) for item in settings]
+    except (KeyError, ValueError, TypeError, AttributeError):
+        raise InputError("settings", settings, "a non-empty list of settings") from None
+
+
 def _as_values(name: str, value: Any) -> list[float]:
     if value is None:
         return [math.nan]
     if isinstance(value, str):
         return parse_values(name, value)
-    if isinstance(value, (Sequence, np.ndarray)):
-        try:
-            return [float(item) for item in value] or [math.nan]
-        except (TypeError, ValueError):
-            raise InputError(name, value, VALUE_SPEC) from None
+    if isinstance(value, np.ndarray):
+        if value.ndim > 1:
+            raise InputError(name, f"an array of shape {value.shape}", VALUE_SPEC)
+        value = np.atleast_1d(value).tolist()
+    items = value if isinstance(value, Sequence) else [value]
+    check_sweep_rows(len(items))
     try:
-        return [float(value)]
-    except (TypeError, ValueError):
+        if any(isinstance(item, bool) for item in items):
+            raise TypeError
+        return [float(item) for item in items] or [math.nan]
+    except (TypeError, ValueError, OverflowError):
         raise InputError(name, value, VALUE_SPEC) from None
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from formulas.settings import Setting
 from planner.constants import ConstantTable, default_constants
 from planner.inputs import InputError, Query, check_integer
+from planner.limits import check_validation
 from planner.plan import Plan, plan
 from planner.report import query_to_dict
 from planner.testers import build_tester, describe_tester
@@ -134,6 +135,9 @@ def validate(
             raise InputError("family", name, "one of " + ", ".join(FAMILIES))
     family_count = len(FAMILIES if families is None else families) + len(extra)
     schedule = trial_schedule(trials, query.k, family_count, max_trials)
+    simulated = resolve_path(path, size1, size2, schedule[-1])
+    user_path = simulated is SimulationPath.USER
+    check_validation(query.k, schedule[-1], family_count, size1, size2, user_path=user_path)
     verification = verify(
         tester,
         query.k,

@@ -30,7 +30,7 @@ from formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from formulas.settings import Coin, Model, Setting
 from formulas.subsampling import subsampling_population
 from planner.constants import ConstantSource, ConstantTable, SettingConstant
-from planner.inputs import EPS_MAX, EPS_MIN, K_MAX, Accounting
+from planner.inputs import ALPHA_MIN, EPS_MAX, EPS_MIN, K_MAX, Accounting
 from planner.plan import noise_mu
 
 EXACT_COUNT_LIMIT = 2.0**53
@@ -123,7 +123,7 @@ def _valid_rows(setting: Setting, k, alpha, eps1, eps2, delta, beta) -> np.ndarr
     """Rows that ``Query`` accepts (the ranges of :mod:`planner.inputs`; NaN δ: not given)."""
     with np.errstate(invalid="ignore"):
         valid = (k == np.floor(k)) & (k >= 2) & (k <= K_MAX)
-        valid &= (alpha > 0) & (alpha <= 1)
+        valid &= (alpha >= ALPHA_MIN) & (alpha <= 1)
         for eps in (eps1, eps2):
             valid &= (eps >= EPS_MIN) & (eps <= EPS_MAX)
         valid &= (beta > 0) & (beta < 0.5)

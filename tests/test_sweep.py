@@ -348,7 +348,7 @@ def test_batch_rows_equal_plan_and_solve(tmp_path, capsys) -> None:
     solution = solve(template, Unknown.EPS2, n1=50000, n2=50000)
     assert rows[1]["solved_for"] == "eps2" and rows[1]["solved_value"] == solution.value
     assert rows[2]["status"].startswith("infeasible") and rows[2]["solved_for"] == "n2"
-    assert rows[3]["status"] == "error: invalid alpha = 1.5: must be a number in (0, 1]"
+    assert rows[3]["status"] == "error: invalid alpha = 1.5: must be a number in [1e-06, 1]"
 
     csv_path = tmp_path / "scenarios.csv"
     csv_path.write_text(

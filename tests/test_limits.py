@@ -1,0 +1,135 @@
+"""Cost limits (planner/limits.py) and the searches that used to hang (issue 11)."""
+
+from __future__ import annotations
+
+import math
+import time
+import tracemalloc
+
+import pytest
+
+from formulas.accounting import poisson_histogram_delta, poisson_mu_exact
+from formulas.settings import ALL_SETTINGS
+from formulas.subsampling import subsampled_epsilon, subsampling_population
+from planner import limits
+from planner.cli import main
+from planner.inputs import InputError, Query
+from planner.sweep import parse_values, sweep
+from tests.conftest import make_query
+
+
+@pytest.mark.parametrize("n_used", [10, 12_345, 10**15, 10**20, 10**24])
+@pytest.mark.parametrize(("base", "target"), [(1.0, 0.5), (1.0, 1e-4), (20.0, 0.3)])
+def test_subsampling_population_is_the_least_passing_integer_even_above_2_to_53(
+    n_used: int, base: float, target: float
+) -> None:
+    start = time.perf_counter()
+    n_total = subsampling_population(n_used, base, target)
+    assert time.perf_counter() - start < 0.1
+    def eps(total: int) -> float:  # the accurate form of subsampled_epsilon
+        return math.log1p(n_used / total * math.expm1(base))
+
+    assert eps(n_total) <= target
+    assert subsampled_epsilon(base, n_used, n_total) <= target * (1 + 1e-9)
+    ratio = math.expm1(base) / math.expm1(target)
+    # never more than the exact real threshold, rounded up, plus float slack
+    assert n_total <= math.ceil(n_used * ratio * (1 + 1e-12)) + 1
+    if n_total < 2**53:  # below 2^53 one user fewer must fail
+        assert eps(n_total - 1) > target
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(1e-4, 1e-6), (1e-3, 1e-12), (0.05, 0.5), (3.0, 1e-9)])
+def test_exact_mu_is_bracketed_to_its_tolerance_and_fast_at_tiny_eps(
+    eps: float, delta: float
+) -> None:
+    poisson_mu_exact.cache_clear()
+    start = time.perf_counter()
+    mu = poisson_mu_exact(eps, delta)
+    assert time.perf_counter() - start < 8.0  # was 5-18 s at ε = 1e-4 (on a loaded machine)
+    assert poisson_histogram_delta(eps, mu) <= delta
+    assert poisson_histogram_delta(eps, mu * (1 - 2e-6)) > delta
+
+
+def test_the_central_plan_at_the_smallest_alpha_returns_quickly() -> None:
+    from planner.plan import plan
+
+    start = time.perf_counter()
+    result = plan(make_query("central", k=100, alpha=1e-6, eps1=1.0, eps2=0.5))
+    assert time.perf_counter() - start < 5.0
+    assert result.n_users_group2 >= result.n_users_group1 > 10**12
+
+
+@pytest.mark.parametrize("alpha", ["1e-12", "1e-300", "0", "5e-7"])
+def test_alpha_below_its_floor_is_one_line(alpha: str, capsys) -> None:
+    code = main(
+        ["plan", "--model", "central", "-k", "100", "--alpha", alpha, "--eps1", "1", "--eps2", "1"]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "alpha" in err and "[1e-06, 1]" in err
+
+
+def test_a_huge_range_is_refused_before_numpy_allocates_it() -> None:
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match="at most 100,000 rows"):
+            parse_values("eps2", "1:2:10000000000000")
+        with pytest.raises(InputError, match="rows"):
+            sweep(list(ALL_SETTINGS), k="2:1000:1000", alpha="0.1:0.5:1000", eps1=1, eps2=0.5)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * 2**20
+
+
+def test_the_row_limit_is_inclusive() -> None:
+    values = parse_values("alpha", f"0.1:0.5:{limits.SWEEP_ROWS_MAX}")
+    assert len(values) == limits.SWEEP_ROWS_MAX
+    with pytest.raises(InputError):
+        parse_values("alpha", f"0.1:0.5:{limits.SWEEP_ROWS_MAX + 1}")
+
+
+@pytest.mark.parametrize(
+    ("extra", "parameter"),
+    [
+        (["-k", "1000000000000"], "k"),
+        (["-k", "100", "--n1", "1e30", "--n2", "1e30"], "n1"),
+        (["-k", "100", "--n1", "1e7", "--n2", "1e7", "--path", "user", "--trials", "100"], "path"),
+        (["-k", "1000000", "--trials", "400"], "trials"),
+    ],
+)
+def test_validation_beyond_its_cost_limits_is_refused_at_once(
+    extra: list[str], parameter: str, capsys
+) -> None:
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        code = main(
+            ["validate", "--model", "central", "--alpha", "0.1", "--eps1", "1", "--eps2", "0.5"]
+            + extra
+        )
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith(f"error: invalid {parameter} = ") and err.count("\n") == 1
+    assert time.perf_counter() - start < 5.0 and peak < 50 * 2**20
+
+
+def test_validation_limits_accept_work_just_inside_them() -> None:
+    limits.check_validation(10**6, 1, 11, 10**15, 10**15, user_path=False)
+    limits.check_validation(1000, 1000, 11, 10**4, 10**4, user_path=True)
+    with pytest.raises(InputError):
+        limits.check_validation(10**6 + 1, 1, 1, 10, 10, user_path=False)
+
+
+def test_query_rejects_what_python_callers_may_pass() -> None:
+    from formulas.settings import Setting
+
+    setting = Setting.from_key("local-private")
+    for bad in (True, 10**400, "nan", None, [0.1]):
+        with pytest.raises(InputError, match="alpha"):
+            Query(setting, 100, bad, 1.0, 0.5)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="model"):
+        Query(None, 100, 0.1, 1.0, 0.5)  # type: ignore[arg-type]
