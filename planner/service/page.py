@@ -213,7 +213,8 @@ def _verify_section(values: dict[str, str]) -> str:
         '<label for="seed">Seed</label>'
         '<input id="seed" name="seed" value="0" inputmode="numeric" size="6">'
         '<button type="button" id="verify-button">Verify this plan</button></div>'
-        '<progress id="verify-progress" max="1" value="0" hidden></progress>'
+        '<progress id="verify-progress" max="1" value="0" '
+        'aria-label="verification progress" hidden></progress>'
         '<p id="verify-status" role="status" aria-live="polite"></p>'
         '<div id="verify-result"></div></section>'
     )
