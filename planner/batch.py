@@ -20,6 +20,7 @@ from typing import Any
 from planner.coverage import NotCoveredError, covered_plan
 from planner.files import csv_text
 from planner.inputs import DEFAULT_BETA, InputError, Query
+from planner.limits import BATCH_SCENARIOS_MAX, check_file_size
 from planner.solve import Unknown, solve
 
 BATCH_SCHEMA = "planner.batch/1"
@@ -56,6 +57,7 @@ def read_scenarios(path: Path | str) -> list[dict[str, Any]]:
     path = Path(path)
     allowed = "a readable .toml file of [[scenario]] tables or a .csv file with a header row"
     try:
+        check_file_size("file", path, path.stat().st_size)
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise InputError("file", str(path), f"{allowed} ({error.__class__.__name__})") from None
@@ -66,23 +68,29 @@ def read_scenarios(path: Path | str) -> list[dict[str, Any]]:
         except tomllib.TOMLDecodeError as error:
             raise InputError("file", str(path), f"valid TOML ({error})") from None
         scenarios = document.get("scenario")
-        if not isinstance(scenarios, list) or set(document) != {"scenario"}:
+        if (
+            not isinstance(scenarios, list)
+            or set(document) != {"scenario"}
+            or not all(isinstance(scenario, dict) for scenario in scenarios)
+        ):
             raise InputError("file", str(path), "TOML with [[scenario]] tables only")
     elif suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
-        if not reader.fieldnames:
-            raise InputError("file", str(path), "CSV with a header row of field names")
-        scenarios = [
-            {key: value.strip() for key, value in row.items() if value and value.strip()}
-            for row in reader
-        ]
-        if any(None in row for row in scenarios):
-            raise InputError("file", str(path), "CSV rows no longer than the header")
+        scenarios = _csv_scenarios(path, text)
     else:
         raise InputError("file", str(path), allowed)
     if not scenarios:
         raise InputError("file", str(path), "at least one scenario")
+    if len(scenarios) > BATCH_SCENARIOS_MAX:
+        raise InputError("file", str(path), f"at most {BATCH_SCENARIOS_MAX:,} scenarios")
     for number, scenario in enumerate(scenarios, start=1):
+        for name, value in scenario.items():
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise InputError(
+                    "file",
+                    str(path),
+                    f"fields that are numbers or text (scenario {number}'s {name} is a "
+                    f"{type(value).__name__})",
+                )
         unknown = sorted(set(scenario) - set(FIELDS))
         if unknown:
             raise InputError(
@@ -91,6 +99,31 @@ def read_scenarios(path: Path | str) -> list[dict[str, Any]]:
                 f"scenarios with fields among {', '.join(FIELDS)} "
                 f"(scenario {number} has {unknown[0]!r})",
             )
+    return scenarios
+
+
+def _csv_scenarios(path: Path, text: str) -> list[dict[str, Any]]:
+    """A CSV file's rows as scenarios (empty cells left out)."""
+    try:
+        reader = csv.reader(io.StringIO(text))
+        header = next(reader, None)
+        if not header or not any(name.strip() for name in header):
+            raise InputError("file", str(path), "CSV with a header row of field names")
+        header = [name.strip() for name in header]
+        scenarios = []
+        for line, cells in enumerate(reader, start=2):
+            if not any(cell.strip() for cell in cells):
+                continue  # a blank line
+            if len(cells) > len(header):
+                raise InputError(
+                    "file", str(path), f"CSV rows no longer than the header (line {line})"
+                )
+            named = zip(header[: len(cells)], cells, strict=True)
+            scenarios.append({name: cell.strip() for name, cell in named if cell.strip()})
+            if len(scenarios) > BATCH_SCENARIOS_MAX:
+                break
+    except csv.Error as error:  # a field over csv's size limit, a NUL byte, …
+        raise InputError("file", str(path), f"valid CSV ({error})") from None
     return scenarios
 
 

@@ -32,6 +32,7 @@ from planner.constants import (
 from planner.inputs import Accounting, Query
 from planner.plan import strong_order_size
 from planner.validate import VALIDATION_TRIALS, validate
+from planner.workers import pool_options
 from validators.engine import Verification
 from validators.stats import reliably_passing_error
 
@@ -280,7 +281,7 @@ def _map_points(
     if executor is None and workers <= 1:
         return _collect(map(function, tasks), progress)
     if executor is None:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with ProcessPoolExecutor(max_workers=workers, **pool_options()) as pool:  # type: ignore[arg-type]
             return _collect(pool.map(function, tasks), progress)
     return _collect(executor.map(function, tasks), progress)
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from planner.inputs import InputError, Query
+from planner.inputs import ALLOWED, InputError, Query
 from planner.plan import plan as make_plan
 
 
@@ -31,7 +31,28 @@ app = typer.Typer(
     add_completion=False,
     help="Sample-size planner for private closeness testing under heterogeneous privacy.",
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is plain: [plot], [[scenario]] and 20log stay as written
 )
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from planner.validate import code_version
+
+        typer.echo(f"planner {code_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Sample-size planner for private closeness testing under heterogeneous privacy."""
 
 Model = Annotated[
     str, typer.Option("--model", "-m", metavar="local|shuffle|central", help="Privacy model.")
@@ -39,15 +60,21 @@ Model = Annotated[
 CoinOpt = Annotated[
     str, typer.Option("--coin", "-c", metavar="private|public", help="Shared randomness available?")
 ]
-KOpt = Annotated[str, typer.Option("-k", "--k", metavar="INT", help="Domain size k ≥ 2.")]
+KOpt = Annotated[
+    str, typer.Option("-k", "--k", metavar="INT", help=f"Domain size, {ALLOWED['k']}.")
+]
 AlphaOpt = Annotated[
     str,
     typer.Option(
-        "--alpha", "-a", metavar="FLOAT", help="Total-variation distance to detect, in (0, 1]."
+        "--alpha", "-a", metavar="FLOAT", help=f"TV distance to detect, {ALLOWED['alpha']}."
     ),
 ]
-Eps1Opt = Annotated[str, typer.Option("--eps1", metavar="FLOAT", help="Group 1's ε > 0.")]
-Eps2Opt = Annotated[str, typer.Option("--eps2", metavar="FLOAT", help="Group 2's ε > 0.")]
+Eps1Opt = Annotated[
+    str, typer.Option("--eps1", metavar="FLOAT", help=f"Group 1's ε, {ALLOWED['eps1']}.")
+]
+Eps2Opt = Annotated[
+    str, typer.Option("--eps2", metavar="FLOAT", help=f"Group 2's ε, {ALLOWED['eps2']}.")
+]
 DeltaOpt = Annotated[
     str | None,
     typer.Option("--delta", "-d", metavar="FLOAT", help="δ in [1e-12, 1); shuffle model only."),
@@ -84,10 +111,15 @@ def _print_json(document: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
+PIPED_WIDTH = 250
+"""Columns of tables written to a pipe or file: rich's default of 80 cut numbers ("17,08…")."""
+
+
 def _console() -> Any:
+    """A console for tables: the terminal's width, or wide enough when not a terminal."""
     from rich.console import Console
 
-    return Console()
+    return Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
 
 
 @app.command()
@@ -146,6 +178,9 @@ def plan(
     from planner import api
     from planner.report import allocation_renderable, exact_renderable, plan_renderables
 
+    _only_with(exact, "--exact", "trials", "seed")
+    _only_with(allocation.lower() == "cost", "--allocation cost", "cost1", "cost2")
+    _only_with(allocation.lower() == "fixed-n2", "--allocation fixed-n2", "n2")
     answer = api.plan_answer(
         model=model,
         coin=coin,
@@ -290,11 +325,10 @@ def sweep(
     Example: planner sweep -s local-private -s shuffle-private -k 1000 --alpha 0.1
     --eps1 1 --eps2 0.05:1:20log --delta 1e-6 --format csv
     """
-    from planner.inputs import check_choice
     from planner.report import sweep_renderable
     from planner.sweep import sweep_to_csv, sweep_to_dict
 
-    chosen_format = check_choice("format", output_format, OutputFormat)
+    chosen_format = _checked_destination(output_format, output)
     result = _sweep_from_options(settings, k, alpha, eps1, eps2, delta, beta, accounting)
     _emit(chosen_format, output, result, sweep_renderable, sweep_to_csv, sweep_to_dict)
 
@@ -318,20 +352,21 @@ def plot(
     Example: planner plot -k 1000 --alpha 0.1 --eps1 1 --eps2 0.05:1:30log --delta 1e-6
     -o eps2.png
     """
+    from planner.files import check_output_path
     from planner.plot import plot_sweep, save_figure, sweep_title
 
+    output = check_output_path(output, suffixes=(".png", ".svg"))
     result = _sweep_from_options(settings, k, alpha, eps1, eps2, delta, beta, accounting)
-    fixed = {
-        name: float(value)
+    fixed = {  # the parsed values: a spec like 1000:1000:3 collapses to one number
+        name: float(result.columns[name][0])
         for name, value in (
             ("k", k),
             ("alpha", alpha),
             ("eps1", eps1),
             ("eps2", eps2),
             ("delta", delta),
-            ("beta", beta),
         )
-        if value is not None and name not in result.varied and name != "beta"
+        if value is not None and name not in result.varied and len(result)
     }
     save_figure(plot_sweep(result, sweep_title(fixed)), output)
     typer.echo(f"wrote {output} ({len(result)} plans, {int(result.ok().sum())} ok)")
@@ -349,12 +384,24 @@ def batch(
     eps1, eps2, delta, beta, accounting, n1, n2 (see README).
     """
     from planner.batch import batch_to_csv, batch_to_dict, read_scenarios, run_batch
-    from planner.inputs import check_choice
     from planner.report import batch_renderable
 
-    chosen_format = check_choice("format", output_format, OutputFormat)
+    chosen_format = _checked_destination(output_format, output)
     rows = run_batch(read_scenarios(file))
     _emit(chosen_format, output, rows, batch_renderable, batch_to_csv, batch_to_dict)
+
+
+def _checked_destination(output_format: str, output: Path | None) -> OutputFormat:
+    """The output format, and the output file checked before any work is done."""
+    from planner.files import check_output_path
+    from planner.inputs import check_choice
+
+    chosen = OutputFormat(check_choice("format", output_format, OutputFormat))
+    if output is not None:
+        if chosen is OutputFormat.TABLE:
+            raise InputError("format", chosen.value, "csv or json with --output")
+        check_output_path(output)
+    return chosen
 
 
 def _emit(
@@ -367,8 +414,9 @@ def _emit(
 ) -> None:
     """Print ``result`` as a table, or its CSV or JSON to stdout or whole into ``output``."""
     if chosen_format is OutputFormat.TABLE:
-        if output is not None:
-            raise InputError("format", chosen_format.value, "csv or json with --output")
+        from planner.limits import check_table_rows
+
+        check_table_rows(len(result))
         _console().print(renderable(result))
         return
     text = (
@@ -556,6 +604,8 @@ def validate(
     from validators.instances import PmfFileError, file_instance
 
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
+    _only_with(allocation.lower() == "cost", "--allocation cost", "cost1", "cost2")
+    _checked_destination("json", output)
     allocated = _allocation(make_plan(query), allocation, cost1, cost2, n2)
     if allocated is not None:
         if not allocated.feasible:
@@ -648,6 +698,7 @@ def calibrate(
     from planner.inputs import check_integer
     from planner.validate import code_version
 
+    _checked_destination("json", output)
     keys = [s.key for s in ALL_SETTINGS]
     chosen = setting or keys
     for key in chosen:
@@ -775,6 +826,18 @@ def serve(
     )
 
 
+def _only_with(condition: bool, needs: str, *names: str) -> None:
+    """Refuse options typed on the command line that mean nothing without ``needs``."""
+    import importlib
+
+    click_package = typer.Context.__mro__[1].__module__.rsplit(".", 1)[0]  # vendored or not
+    context = importlib.import_module(click_package + ".globals").get_current_context()
+    typed = importlib.import_module(click_package + ".core").ParameterSource.COMMANDLINE
+    for name in names:
+        if not condition and context.get_parameter_source(name) is typed:
+            raise InputError(name.replace("_", "-"), context.params[name], f"given with {needs} only")
+
+
 def _allocation(result: Any, rule: str, cost1: str, cost2: str, n2: str | None) -> Any:
     """The allocation asked for, or None for the paper's rule."""
     from planner.allocation import AllocationRule, allocate
@@ -801,6 +864,8 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
         result = app(args=args or ["--help"], standalone_mode=False, prog_name="planner")
+        if result == 130:  # typer turns Ctrl-C into exit code 130, silently
+            raise KeyboardInterrupt
     except InputError as error:
         sys.stderr.write(f"error: {error}\n")
         return 2

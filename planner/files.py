@@ -1,26 +1,68 @@
-"""Files the planner writes: always whole (a temporary file in the same folder, renamed)."""
+"""Files the planner writes: always whole, with the mode the umask gives new files.
+
+Data goes to a temporary file in the target's folder, named ``.<name>.<pid>.<random>.tmp``,
+which is renamed over the target once complete. A run killed outright (SIGKILL) cannot
+remove its temporary file; the next write into the same folder removes those whose
+process is gone, so none outlives the next run.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from planner.inputs import InputError
+
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
+
+
+def check_output_path(path: Path | str | None, *, suffixes: Sequence[str] = ()) -> Path:
+    """The output file asked for, checked before any work: not a folder, in a writable one.
+
+    Refuses with one line (``InputError``) an empty name, an existing folder, a missing
+    or unwritable parent folder, or (when ``suffixes`` are given) another file type.
+    """
+    allowed = "a file name in an existing, writable folder"
+    if suffixes:
+        allowed = f"a file name ending in {' or '.join(suffixes)}, in an existing, writable folder"
+    text = "" if path is None else str(path)
+    if not text.strip() or text.endswith(os.sep):
+        raise InputError("output", text, allowed)
+    path = Path(text)
+    if path.is_dir():
+        raise InputError("output", text, allowed + " (this is a folder)")
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise InputError("output", text, allowed)
+    parent = path.parent
+    if not parent.is_dir():
+        raise InputError("output", text, allowed + f" ({parent} is not a folder)")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError("output", text, allowed + f" ({parent} is not writable)")
+    return path
+
 
 def write_atomically(path: Path | str, data: str | bytes) -> None:
-    """Write via a temporary file in the same folder and rename: never half-written."""
-    path = Path(path)
+    """Write via a temporary file in the same folder and rename: never half-written.
+
+    The file gets the mode a new file gets under the current umask (0644 under umask 022),
+    as ``open(path, "w")`` would give it; a mode already on ``path`` is kept.
+    """
+    path = check_output_path(path)
+    _remove_stale_temporaries(path)
     try:
         handle, temporary = tempfile.mkstemp(
-            prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or Path(".")
+            prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent
         )
     except OSError as error:  # name the file asked for, not the temporary one
         raise OSError(error.errno, error.strerror, str(path)) from None
     try:
+        os.fchmod(handle, _mode_for(path))
         if isinstance(data, bytes):
             with os.fdopen(handle, "wb") as stream:
                 stream.write(data)
@@ -31,6 +73,59 @@ def write_atomically(path: Path | str, data: str | bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _mode_for(path: Path) -> int:
+    """The existing file's mode, or 0o666 less the umask (what ``open`` would create)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where the system allows (Linux)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: set and restore (not thread-safe, but brief)
+    os.umask(mask)
+    return mask
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Remove this target's temporary files left by processes that no longer run."""
+    try:
+        candidates = list(path.parent.glob(f".{glob_escape(path.name)}.*.tmp"))
+    except OSError:
+        return
+    for candidate in candidates:
+        match = _TEMPORARY.match(candidate.name)
+        if match is None or match["name"] != path.name:
+            continue
+        if not _running(int(match["pid"])):
+            candidate.unlink(missing_ok=True)
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with glob's special characters taken literally."""
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's process (or not a pid): leave its file alone
+    return True
 
 
 def csv_text(rows: Iterable[dict[str, Any]], fields: Sequence[str]) -> str:

@@ -57,7 +57,10 @@ class InputError(ValueError):
         self.parameter = parameter
         self.value = value
         self.allowed = allowed or ALLOWED.get(parameter, "a valid value")
-        super().__init__(f"invalid {parameter} = {_shown(value)}: must be {self.allowed}")
+        if value is None:  # not "invalid delta = None"
+            super().__init__(f"missing {parameter}: must be {self.allowed}")
+        else:
+            super().__init__(f"invalid {parameter} = {_shown(value)}: must be {self.allowed}")
 
 
 def _shown(value: object, limit: int = 60) -> str:

@@ -25,6 +25,7 @@ invocations at all of them):
 from __future__ import annotations
 
 from planner.inputs import InputError
+from validators.instances import PMF_FILE_BYTES_MAX
 
 SWEEP_ROWS_MAX = 100_000
 """Rows of one sweep or plot (all settings together)."""
@@ -40,8 +41,8 @@ USER_PATH_MESSAGES_MAX = 2 * 10**7
 """trials × (n1 + n2) on the user path, which holds every trial's messages at once."""
 BATCH_SCENARIOS_MAX = 10_000
 """Scenarios in one batch file."""
-INPUT_FILE_BYTES_MAX = 64 * 2**20
-"""Size of a batch or pmf file read whole."""
+INPUT_FILE_BYTES_MAX = PMF_FILE_BYTES_MAX
+"""Size of a batch or pmf file read whole (the pmf reader lives below the planner)."""
 
 
 def check_sweep_rows(rows: int) -> None:

@@ -60,6 +60,9 @@ def plot_sweep(result: Sweep, title: str) -> Any:
             "exactly one parameter given as a list or range (the x axis)",
         )
     (parameter,) = result.varied
+    if not result.ok().any():
+        first = str(result.columns["status"][0]) if len(result) else "no rows"
+        raise InputError("plot", f"{len(result)} rows", f"at least one valid row ({first})")
     pyplot = _pyplot()
     figure, axes = pyplot.subplots(1, 2, figsize=(11, 5.6), sharex=True, sharey=True)
     columns = result.columns

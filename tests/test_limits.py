@@ -26,6 +26,7 @@ def test_subsampling_population_is_the_least_passing_integer_even_above_2_to_53(
     start = time.perf_counter()
     n_total = subsampling_population(n_used, base, target)
     assert time.perf_counter() - start < 0.1
+
     def eps(total: int) -> float:  # the accurate form of subsampled_epsilon
         return math.log1p(n_used / total * math.expm1(base))
 
@@ -105,8 +106,18 @@ def test_validation_beyond_its_cost_limits_is_refused_at_once(
     start = time.perf_counter()
     try:
         code = main(
-            ["validate", "--model", "central", "--alpha", "0.1", "--eps1", "1", "--eps2", "0.5"]
-            + extra
+            [
+                "validate",
+                "--model",
+                "central",
+                "--alpha",
+                "0.1",
+                "--eps1",
+                "1",
+                "--eps2",
+                "0.5",
+                *extra,
+            ]
         )
         _, peak = tracemalloc.get_traced_memory()
     finally:

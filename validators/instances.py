@@ -163,6 +163,10 @@ def build(family: str, k: int, alpha: float) -> Instance | None:
     return instance
 
 
+PMF_FILE_BYTES_MAX = 64 * 2**20
+"""A pmf file is read whole: at most this many bytes (listed in ``planner.limits``)."""
+
+
 class PmfFileError(ValueError):
     """A user pmf file that cannot be used; ``str()`` is the one line shown to users."""
 
@@ -175,8 +179,12 @@ def load_pmf(path: str | Path, *, normalize: bool = False, tolerance: float = 1e
     """
     path = Path(path)
     try:
+        if path.stat().st_size > PMF_FILE_BYTES_MAX:
+            raise PmfFileError(f"pmf file {path}: larger than {PMF_FILE_BYTES_MAX // 2**20} MiB")
         if path.suffix.lower() == ".npy":
             values = np.load(path, allow_pickle=False)
+            if values.dtype.kind not in "biuf":  # structured, complex, text, objects
+                raise PmfFileError(f"pmf file {path}: must hold real numbers ({values.dtype})")
         elif path.suffix.lower() == ".json":
             values = np.asarray(json.loads(path.read_text("utf-8")), dtype=float)
         elif path.suffix.lower() in (".csv", ".txt"):
@@ -186,8 +194,10 @@ def load_pmf(path: str | Path, *, normalize: bool = False, tolerance: float = 1e
             raise PmfFileError(f"pmf file {path}: unknown format (use .csv, .json or .npy)")
     except PmfFileError:
         raise
-    except (OSError, ValueError, TypeError) as error:
-        raise PmfFileError(f"pmf file {path}: cannot read it ({error})") from None
+    except (OSError, ValueError, TypeError, OverflowError, RecursionError) as error:
+        # OverflowError: an integer beyond float64; RecursionError: deeply nested JSON
+        reason = " ".join(str(error).split())[:120] or type(error).__name__
+        raise PmfFileError(f"pmf file {path}: cannot read it ({reason})") from None
     values = np.asarray(values, dtype=float)
     if values.ndim != 1 or values.size < 2:
         raise PmfFileError(f"pmf file {path}: must hold a flat list of at least 2 numbers")

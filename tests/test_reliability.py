@@ -1,0 +1,380 @@
+"""Issue 11's reproductions: one line and exit 2 (or a correct answer), honest files and output."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from planner.cli import main
+from planner.inputs import InputError, check_integer
+
+BASE = ["--alpha", "0.1", "--eps1", "1", "--eps2", "0.5"]
+
+
+def run(args: list[str], capsys) -> tuple[int, str, str]:
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def one_error_line(err: str, parameter: str | None = None) -> None:
+    assert err.count("\n") == 1 and err.startswith("error: "), err
+    assert "Traceback" not in err
+    if parameter is not None:
+        assert parameter in err, err
+
+
+@pytest.mark.parametrize("k", ["nan", "inf", "1e400", "-inf"])
+def test_sweep_with_a_non_finite_k_reports_an_invalid_row(k: str, capsys) -> None:
+    code, out, err = run(["sweep", "-s", "central", "-k", k, *BASE, "--format", "json"], capsys)
+    assert code == 0, err
+    (row,) = json.loads(out)["rows"]
+    assert row["status"].startswith("error: invalid k = ") and row["n_users_group1"] is None
+
+
+def test_plot_with_a_collapsing_range_titles_the_parsed_value(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("matplotlib")
+    figure = tmp_path / "f.svg"
+    code, _out, err = run(
+        [
+            "plot",
+            "-s",
+            "central",
+            "-k",
+            "1000:1000:3",
+            *BASE[:4],
+            "--eps2",
+            "0.1:1:3",
+            "-o",
+            str(figure),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert "k = 1000" in figure.read_text("utf-8") or "k = 1,000" in figure.read_text("utf-8")
+
+
+def test_plot_with_every_row_invalid_is_one_line(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("matplotlib")
+    code, _, err = run(
+        [
+            "plot",
+            "-k",
+            "1000",
+            "--alpha",
+            "2:3:3",
+            "--eps1",
+            "1",
+            "--eps2",
+            "0.5",
+            "-o",
+            str(tmp_path / "f.png"),
+        ],
+        capsys,
+    )
+    assert code == 2
+    one_error_line(err, "plot")
+    assert not (tmp_path / "f.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "fragment"),
+    [
+        ("long.csv", "name,model,k\na,local,100,extra\n", "no longer than the header"),
+        ("list.toml", "scenario = [1, 2]\n", "[[scenario]] tables"),
+        ("big.csv", "name,model\nx," + "a" * 200_000 + "\n", "valid CSV"),
+        (
+            "date.toml",
+            '[[scenario]]\nmodel = "local"\nk = 100\nalpha = 0.1\neps1 = 1\neps2 = 0.5\n'
+            "when = 1979-05-27\n",
+            "numbers or text",
+        ),
+        ("nested.toml", '[[scenario]]\nmodel = "local"\nk = [1, [2]]\n', "numbers or text"),
+        ("empty.csv", "", "header row"),
+    ],
+)
+def test_malformed_batch_files_are_one_line(
+    tmp_path: Path, name: str, content: str, fragment: str, capsys
+) -> None:
+    path = tmp_path / name
+    path.write_text(content, "utf-8")
+    code, out, err = run(["batch", str(path), "--format", "json"], capsys)
+    assert code == 2 and out == ""
+    one_error_line(err, fragment)
+
+
+def test_a_batch_csv_with_blank_lines_and_short_rows_still_runs(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "ok.csv"
+    path.write_text("name,model,k,alpha,eps1,eps2\n\na,local,100,0.5,1,1\nb,local\n", "utf-8")
+    code, out, err = run(["batch", str(path), "--format", "json"], capsys)
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert [row["name"] for row in rows] == ["a", "b"]
+    assert rows[0]["status"] == "ok" and rows[1]["status"].startswith("error: missing ")
+
+
+@pytest.mark.parametrize(
+    ("name", "writer"),
+    [
+        ("nested.json", lambda p: p.write_text("[" * 100_000 + "]" * 100_000)),
+        ("huge.json", lambda p: p.write_text("[" + "9" * 400 + ", 1]")),
+        ("struct.npy", lambda p: np.save(p, np.zeros(3, dtype=[("a", "f8"), ("b", "i4")]))),
+        ("complex.npy", lambda p: np.save(p, np.full(100, 0.01, dtype=complex))),
+    ],
+)
+def test_hostile_pmf_files_are_one_line(tmp_path: Path, name: str, writer, capsys) -> None:
+    path = tmp_path / name
+    writer(path)
+    good = tmp_path / "good.npy"
+    np.save(good, np.full(100, 0.01))
+    code, _, err = run(
+        [
+            "validate",
+            "--model",
+            "local",
+            "-k",
+            "100",
+            *BASE,
+            "--trials",
+            "10",
+            "--p-file",
+            str(path),
+            "--q-file",
+            str(good),
+        ],
+        capsys,
+    )
+    assert code == 2
+    one_error_line(err, "pmf file")
+
+
+@pytest.mark.parametrize(
+    ("extra", "option"),
+    [
+        (["--trials", "50"], "trials"),
+        (["--seed", "3"], "seed"),
+        (["--cost1", "5"], "cost1"),
+        (["--allocation", "fixed-n2", "--n2", "5000", "--cost2", "3"], "cost2"),
+        (["--n2", "5000"], "n2"),
+    ],
+)
+def test_options_that_mean_nothing_without_their_mode_are_refused(
+    extra: list[str], option: str, capsys
+) -> None:
+    code, out, err = run(["plan", "--model", "local", "-k", "100", *BASE, *extra], capsys)
+    assert code == 2 and out == ""
+    one_error_line(err, f"invalid {option} = ")
+
+
+def test_seeds_are_read_exactly_up_to_the_stated_maximum() -> None:
+    assert check_integer("seed", "9223372036854775807", 0, 2**63 - 1) == 2**63 - 1
+    assert check_integer("seed", str(2**53 + 1), 0, 2**63 - 1) == 2**53 + 1
+    assert check_integer("seed", "1e3", 0, 2**63 - 1) == 1000
+    for bad in (str(2**63), "1e999999999", "2.5", "nan"):
+        with pytest.raises(InputError, match="seed"):
+            check_integer("seed", bad, 0, 2**63 - 1)
+
+
+@pytest.mark.parametrize("rule", [["cost"], ["fixed-n2", "--n2", "100000000"]])
+def test_central_allocations_never_fail_on_an_epsilon_the_user_did_not_type(
+    rule: list[str], capsys
+) -> None:
+    code, _, err = run(
+        [
+            "plan",
+            "--model",
+            "central",
+            "-k",
+            "100",
+            "--alpha",
+            "0.1",
+            "--eps1",
+            "1",
+            "--eps2",
+            "0.0001",
+            "--allocation",
+            *rule,
+            "--simulation-budget",
+            "0",
+        ],
+        capsys,
+    )
+    assert "5.7" not in err and "Traceback" not in err
+    assert code in (0, 1, 2)
+    if code == 2:  # a refusal names what the user typed
+        one_error_line(err)
+        assert "eps2 = 0.0001" in err or "not covered" in err
+
+
+def test_python_api_bad_values_are_input_errors() -> None:
+    from planner import Query, Setting, plan, sweep
+
+    setting = Setting("local", "private")
+    with pytest.raises(InputError, match="alpha"):
+        Query(setting, 100, 10**400, 1.0, 0.5)
+    with pytest.raises(InputError, match="alpha"):
+        Query(setting, 100, True, 1.0, 0.5)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="query"):
+        plan(None)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="settings"):
+        sweep([], k=100, alpha=0.1, eps1=1, eps2=0.5)
+    with pytest.raises(InputError, match="k"):
+        sweep([setting], k=[True], alpha=0.1, eps1=1, eps2=0.5)
+
+
+# --- files -------------------------------------------------------------------------------
+
+
+def sweep_args(output: str) -> list[str]:
+    return ["sweep", "-s", "central", "-k", "100", *BASE, "--format", "csv", "-o", output]
+
+
+def test_written_files_get_the_umask_mode(tmp_path: Path, capsys) -> None:
+    previous = os.umask(0o022)
+    try:
+        target = tmp_path / "rows.csv"
+        assert main(sweep_args(str(target))) == 0
+        assert target.stat().st_mode & 0o777 == 0o644
+        os.umask(0o077)
+        other = tmp_path / "private.csv"
+        assert main(sweep_args(str(other))) == 0
+        assert other.stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(previous)
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_killed_writers_temporary_file_is_removed_by_the_next_write(tmp_path: Path) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".rows.csv.{dead.pid}.abc123.tmp"
+    stale.write_text("half")
+    unrelated = tmp_path / f".other.csv.{dead.pid}.abc123.tmp"
+    unrelated.write_text("not ours")
+    from planner.files import write_atomically
+
+    write_atomically(tmp_path / "rows.csv", "whole\n")
+    assert (tmp_path / "rows.csv").read_text() == "whole\n"
+    assert not stale.exists() and unrelated.exists()
+
+
+@pytest.mark.parametrize("output", ["", ".", "{tmp}", "{tmp}/missing/x.csv", "/dev/null/x.csv"])
+def test_bad_output_paths_are_one_line_before_any_work(tmp_path: Path, output: str, capsys) -> None:
+    target = output.format(tmp=tmp_path)
+    start = time.perf_counter()
+    code, out, err = run(
+        ["validate", "--model", "central", "-k", "1000", *BASE, "--trials", "4000", "-o", target],
+        capsys,
+    )
+    assert code == 2 and out == ""
+    one_error_line(err, "output")
+    assert ".tmp" not in err
+    assert time.perf_counter() - start < 3  # the validation (~10 s) never started
+
+
+@pytest.mark.slow
+def test_killing_calibrate_kills_its_workers(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "planner",
+            "calibrate",
+            "--setting",
+            "central",
+            "--workers",
+            "2",
+            "--trials",
+            "100",
+            "-o",
+            str(tmp_path / "c.json"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    children: list[str] = []
+    for _ in range(60):
+        time.sleep(0.5)
+        children = subprocess.run(
+            ["pgrep", "-P", str(process.pid)], capture_output=True, text=True, check=False
+        ).stdout.split()
+        if len(children) >= 2:
+            break
+    assert children, "calibrate started no workers"
+    process.kill()
+    process.wait()
+    time.sleep(1.0)
+    for child in children:
+        try:
+            state = Path(f"/proc/{child}/status").read_text()
+        except FileNotFoundError:
+            continue
+        assert "State:\tZ" in state, f"worker {child} still running"  # a zombie is dead
+
+
+def test_ctrl_c_prints_the_aborted_line() -> None:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "planner",
+            "validate",
+            "--model",
+            "central",
+            "-k",
+            "10000",
+            *BASE,
+            "--trials",
+            "4000",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    time.sleep(3.0)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert err.strip().splitlines()[-1] == "aborted" and "Traceback" not in err
+
+
+# --- output ------------------------------------------------------------------------------
+
+
+def test_compare_prints_whole_numbers_into_a_pipe() -> None:
+    args = [sys.executable, "-m", "planner", "compare", "-k", "1000", *BASE, "--delta", "1e-6"]
+    table = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    document = json.loads(
+        subprocess.run([*args, "--json"], capture_output=True, text=True, check=True).stdout
+    )
+    assert "…" not in table
+    for entry in document["plans"]:
+        if entry.get("total_users") is not None:
+            assert f"{entry['total_users']:,}" in table
+
+
+def test_version_and_help_text_keep_their_brackets(capsys) -> None:
+    from planner.validate import code_version
+
+    code, out, _ = run(["--version"], capsys)
+    assert code == 0 and out.strip() == f"planner {code_version()}"
+    assert run(["plot", "--help"], capsys)[1].count("[plot]") == 1
+    assert "[[scenario]]" in run(["batch", "--help"], capsys)[1]
+    help_text = run(["plan", "--help"], capsys)[1]
+    assert "[2, 1e+12]" in help_text and "[0.0001, 20]" in help_text
+
+
+def test_a_missing_value_is_named_as_missing(capsys) -> None:
+    code, _, err = run(["plan", "--model", "shuffle", "-k", "100", *BASE], capsys)
+    assert code == 2
+    one_error_line(err, "missing delta")
+    assert "None" not in err
