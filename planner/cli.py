@@ -54,6 +54,7 @@ def _root(
 ) -> None:
     """Sample-size planner for private closeness testing under heterogeneous privacy."""
 
+
 Model = Annotated[
     str, typer.Option("--model", "-m", metavar="local|shuffle|central", help="Privacy model.")
 ]
@@ -835,7 +836,8 @@ def _only_with(condition: bool, needs: str, *names: str) -> None:
     typed = importlib.import_module(click_package + ".core").ParameterSource.COMMANDLINE
     for name in names:
         if not condition and context.get_parameter_source(name) is typed:
-            raise InputError(name.replace("_", "-"), context.params[name], f"given with {needs} only")
+            shown = name.replace("_", "-")
+            raise InputError(shown, context.params[name], f"given with {needs} only")
 
 
 def _allocation(result: Any, rule: str, cost1: str, cost2: str, n2: str | None) -> Any:
