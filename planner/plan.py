@@ -499,6 +499,7 @@ def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Pla
 
     lower = BOUNDS[LOWER_BOUND_KEY[query.setting.key]]
     bins = main.compression.L if main.compression else query.k
+    hashes = main.compression.hashes if main.compression else 1  # each hash run adds noise
     groups = []
     for role, eps in ((1, eps_strong), (2, eps_weak)):
         n_run = main.n_strong if role == 1 else main.n_weak
@@ -517,7 +518,9 @@ def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Pla
                     paper_role=role,
                     noise_mu=mu_used,
                     noise_mu_minimum=mu_min,
-                    messages_per_user=None if mu_used is None else 1 + bins * mu_used / n_run,
+                    messages_per_user=(
+                        None if mu_used is None else 1 + hashes * bins * mu_used / n_run
+                    ),
                     baseline_n_users=runs * (baseline.n_strong if role == 1 else baseline.n_weak),
                     lower_bound=lower_value,
                     optimality_gap=order_value / lower_value,

@@ -145,3 +145,91 @@ def test_shuffle_randomizer_adds_poisson_mu_noise_per_bin() -> None:
     ).ravel()
     assert totals.mean() == pytest.approx(mu, rel=0.03)
     assert totals.var() == pytest.approx(mu, rel=0.1)  # Poisson: variance = mean
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.3, 1.0, 20.0])
+def test_central_noise_law_is_exactly_eps_dp_on_integer_outputs(eps: float) -> None:
+    """The geometric mechanism, exactly: rational arithmetic on P(Z + N = o) ∝ a^{|o − Z|}.
+
+    With a = e^{−ε/S} the ratio for neighbours Z, Z′ = Z + s (|s| ≤ S) is a^{|o−Z|−|o−Z′|},
+    a power a^j with |j| ≤ S: the exponent, an integer, is checked exactly for every output
+    o in a window around both, so the ratio never exceeds a^{−S} = e^ε (and no output has
+    probability 0 under one neighbour only: the law has full support on the integers).
+    """
+    from fractions import Fraction
+
+    scale = central.noise_scale(eps)
+    assert scale == Fraction(central.SENSITIVITY) / Fraction(eps)  # b = S/ε exactly
+    sensitivity = int(central.SENSITIVITY)
+    for z in (-6, 0, 10):
+        for shift in range(-sensitivity, sensitivity + 1):
+            exponents = [abs(o - z) - abs(o - z - shift) for o in range(z - 50, z + 50)]
+            assert max(abs(j) for j in exponents) <= sensitivity
+
+
+def test_discrete_laplace_sampler_follows_its_pmf() -> None:
+    import random
+
+    from validators import discrete_laplace
+
+    eps = 1.0
+    scale = central.noise_scale(eps)
+    ratio = math.exp(-eps / central.SENSITIVITY)
+    source = random.Random(20261126)
+    draws = 40_000
+    counts: dict[int, int] = {}
+    for _ in range(draws):
+        value = discrete_laplace.sample(scale, source)
+        counts[value] = counts.get(value, 0) + 1
+    for value in range(-8, 9):
+        p = (1 - ratio) / (1 + ratio) * ratio ** abs(value)
+        sigma = math.sqrt(draws * p * (1 - p))
+        assert abs(counts.get(value, 0) - draws * p) < 5 * sigma, value
+    # the two-sided tail beyond |j| > 30 has mass 2a^31/(1+a) ≈ 9e-4: it is reached
+    assert any(abs(value) > 30 for value in counts)
+
+
+def test_central_decision_law_matches_the_user_path_and_is_eps_dp() -> None:
+    """The fast path's closed form equals the user path's rejection rate, and the reject
+    probability of neighbouring Z (|Z − Z′| ≤ S) stays within e^ε both ways."""
+    import random
+
+    from validators import discrete_laplace
+
+    eps, used = 0.5, 400
+    limit = central.threshold(used, eps, 1.0, 4.0)
+    ratio = math.exp(-eps / central.SENSITIVITY)
+    zs = np.arange(-60, 140, 2)  # Z is even
+    p = central.reject_probability(zs, used, eps, 1.0, 4.0)
+    for z, reject in zip(zs[:-2], p[:-2], strict=True):
+        neighbour = central.reject_probability(np.array(z + 4), used, eps, 1.0, 4.0)
+        # attained with equality (a^{-S} = e^ε); 1 − p loses digits near p = 1
+        assert neighbour / reject <= math.exp(eps) * (1 + 1e-9)
+        assert (1 - reject) / (1 - neighbour) <= math.exp(eps) * (1 + 1e-9)
+    source = random.Random(7)
+    z = round(limit) - 4
+    draws = 20_000
+    scale = central.noise_scale(eps)
+    rate = sum(z + discrete_laplace.sample(scale, source) > limit for _ in range(draws)) / draws
+    expected = float(discrete_laplace.upper_tail(limit - z, ratio))
+    assert abs(rate - expected) < 5 * math.sqrt(expected * (1 - expected) / draws)
+
+
+@pytest.mark.parametrize("hashes", [1, 3])
+def test_shuffle_public_messages_per_user_count_the_noise_of_every_hash(
+    hashes: int, monkeypatch
+) -> None:
+    """R hash runs on disjoint users each release L bins with Poisson(μ) noise, so a group
+    of n users sends n + R·L·μ messages: printing 1 + L·μ/n would under-noise at R > 1."""
+    from planner.constants import default_constants
+    from planner.plan import plan
+
+    table = default_constants()
+    monkeypatch.setitem(table.for_setting("shuffle-public").extra, "hashes", hashes)
+    query = make_query("shuffle-public", k=4096, alpha=0.1, eps1=1.0, eps2=0.5, delta=1e-6)
+    result = plan(query, table, fallback=False)
+    assert result.protocol == "shuffle-public" and result.compression is not None
+    assert result.compression.hashes == hashes
+    for group in result.groups:
+        noise_messages = (group.messages_per_user - 1) * group.n_users
+        assert noise_messages == pytest.approx(hashes * result.compression.L * group.noise_mu)

@@ -24,7 +24,9 @@ class TestResult:
     """One execution of a tester."""
 
     statistic: float
-    """For threshold testers, the statistic divided by its threshold (reject iff > 1)."""
+    """For threshold testers, the statistic divided by its threshold (reject iff > 1); the
+    central tester's raw, noise-free Z. A diagnostic only: it is *not* private, and only
+    ``reject`` may be released."""
     reject: bool
 
 
