@@ -14,6 +14,8 @@ invocations at all of them):
   path draws int64 binomial counts that must stay exact in float64);
 * the user path holds every trial's messages at once: trials × (n1 + n2) ≤
   :data:`USER_PATH_MESSAGES_MAX`;
+* a sweep's shuffle noise searches cost at most :data:`ROOT_FIND_COST_MAX` (one per
+  distinct (ε, δ)), and at most :data:`SWEEP_SINGLE_ROWS_MAX` rows are planned one by one;
 * a plan's root-finding: every search (:func:`formulas.search.least_passing`, the
   subsampling inverse) takes O(log) steps; the exact shuffle noise μ sums ≈ 28√μ terms
   ~6 times (ε = 1e-4, δ = 1e-12: μ = 5·10^9, 2·10^6 terms, ~1 s), and ε ≥ 1e-4 and
@@ -24,7 +26,11 @@ invocations at all of them):
 
 from __future__ import annotations
 
-from planner.inputs import InputError
+import math
+from collections.abc import Iterable
+
+from formulas.accounting import DELTA_FLOOR
+from planner.inputs import EPS_MAX, EPS_MIN, InputError
 from validators.instances import PMF_FILE_BYTES_MAX
 
 SWEEP_ROWS_MAX = 100_000
@@ -39,6 +45,13 @@ SIMULATION_N_MAX = 10**15
 """Largest group size a simulation takes (counts are int64, exact in float64)."""
 USER_PATH_MESSAGES_MAX = 2 * 10**7
 """trials × (n1 + n2) on the user path, which holds every trial's messages at once."""
+SWEEP_SINGLE_ROWS_MAX = 300
+"""Valid sweep rows the vectorised path leaves to ``plan`` one by one (β < 1/3 with direct
+calibration, counts ≥ 2^53): ~45 ms each."""
+ROOT_FIND_COST_MAX = 3 * 10**7
+"""Summed cost of the exact-noise root-finds one sweep may need, in terms of the sums of
+:func:`formulas.accounting.poisson_histogram_delta` (~0.3 µs a term, ~1000 terms of
+overhead an evaluation): about 10 s. See :func:`noise_root_find_cost`."""
 BATCH_SCENARIOS_MAX = 10_000
 """Scenarios in one batch file."""
 INPUT_FILE_BYTES_MAX = PMF_FILE_BYTES_MAX
@@ -60,6 +73,51 @@ def check_table_rows(rows: int) -> None:
             "format",
             f"table of {rows:,} rows",
             f"--format csv or json beyond {TABLE_ROWS_MAX:,} rows",
+        )
+
+
+def noise_root_find_cost(eps: float, delta: float, paper: bool) -> float:
+    """Upper estimate of the terms summed to find the shuffle noise μ(ε, δ) (``exact``), or
+    the ε that the lemma's μ buys (``paper``, exact below μ = 10^6, closed form above).
+
+    A sum has ≈ 28√μ + 1000 terms' worth of work; the exact search takes ≤ 6 sums once μ
+    is in the Gaussian regime (μ ≥ 10^6, bracketed from the Gaussian μ) and ≤ 45 below.
+    μ is estimated by the Gaussian mechanism's 4·ln(1.25/δ)/ε² (the lemma's is ~40× it).
+    """
+    mu = 4.0 * math.log(1.25 / delta) / eps**2
+    if paper:
+        mu *= 40.0
+        if mu >= 1e6:
+            return 1000.0
+    sums = 6 if mu >= 1e6 else 45
+    return sums * (28.0 * math.sqrt(mu) + 1000.0)
+
+
+def check_root_finds(
+    eps_values: Iterable[float], delta_values: Iterable[float], paper: bool
+) -> None:
+    """Refuse a sweep whose distinct shuffle (ε, δ) pairs would cost more than
+    :data:`ROOT_FIND_COST_MAX` to size (invalid values cost nothing: their rows fail)."""
+    epsilons = {e for e in eps_values if EPS_MIN <= e <= EPS_MAX}
+    deltas = {d for d in delta_values if DELTA_FLOOR <= d < 1}
+    cost = sum(noise_root_find_cost(e, d, paper) for e in epsilons for d in deltas)
+    if cost > ROOT_FIND_COST_MAX:
+        raise InputError(
+            "sweep size",
+            f"{len(epsilons) * len(deltas):,} distinct shuffle (ε, δ) pairs",
+            f"noise searches within {ROOT_FIND_COST_MAX:.0e} terms (here {cost:.1e}; "
+            "ε near 1e-4 costs most): fewer distinct ε or δ values",
+        )
+
+
+def check_single_rows(rows: int) -> None:
+    """Refuse a sweep with more than :data:`SWEEP_SINGLE_ROWS_MAX` rows planned one by one."""
+    if rows > SWEEP_SINGLE_ROWS_MAX:
+        raise InputError(
+            "sweep size",
+            f"{rows:,} rows planned one by one",
+            f"at most {SWEEP_SINGLE_ROWS_MAX:,} such rows (β < 1/3, or 2^53 users or more): "
+            "fewer values",
         )
 
 

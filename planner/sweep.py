@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from formulas.settings import Setting
+from formulas.settings import Model, Setting
 from planner.constants import COVERAGE_AXES, ConstantTable, default_constants
 from planner.files import csv_text
 from planner.inputs import DEFAULT_BETA, Accounting, InputError, Query, check_choice
-from planner.limits import check_sweep_rows
+from planner.limits import check_root_finds, check_single_rows, check_sweep_rows
 from planner.plan import Coverage, plan
-from planner.vectorised import plan_columns
+from planner.vectorised import plan_columns, valid_rows
 
 SWEEP_SCHEMA = "planner.sweep/1"
 PARAMETERS = ("k", "alpha", "eps1", "eps2", "delta", "beta")
@@ -161,6 +161,10 @@ def sweep(
     varied = tuple(name for name in PARAMETERS if len(values[name]) > 1)
     per_setting = math.prod(len(values[name]) for name in PARAMETERS)
     check_sweep_rows(per_setting * len(settings))
+    if any(setting.model is Model.SHUFFLE for setting in settings):
+        check_root_finds(
+            values["eps1"] + values["eps2"], values["delta"], accounting is Accounting.PAPER
+        )
     mesh = np.meshgrid(*(np.asarray(values[name]) for name in PARAMETERS), indexing="ij")
     grid = {name: axis.ravel() for name, axis in zip(PARAMETERS, mesh, strict=True)}
     blocks = [_setting_block(setting, grid, accounting, table) for setting in settings]
@@ -227,7 +231,10 @@ def _setting_block(
         for name in NUMBER_COLUMNS:
             columns[name][rows] = np.nan
     exact_counts: dict[int, dict[str, int]] = {}
-    for row in np.flatnonzero(~numbers.regular):
+    single = np.flatnonzero(~numbers.regular)
+    valid = valid_rows(setting, *(grid[name] for name in PARAMETERS))
+    check_single_rows(int(np.count_nonzero(valid[single])))
+    for row in single:
         _answer_one(setting, grid, accounting, table, int(row), columns, exact_counts)
     return columns, exact_counts
 

@@ -71,7 +71,7 @@ def plan_columns(
     k, alpha, eps1, eps2, delta, beta = np.broadcast_arrays(
         *(np.asarray(value, dtype=np.float64) for value in (k, alpha, eps1, eps2, delta, beta))
     )
-    valid = _valid_rows(setting, k, alpha, eps1, eps2, delta, beta)
+    valid = valid_rows(setting, k, alpha, eps1, eps2, delta, beta)
     # Invalid rows compute on harmless stand-ins and are flagged, never answered here.
     stand_in = {"k": 16.0, "alpha": 0.5, "eps": 1.0, "delta": 1e-6, "beta": PER_RUN_ERROR}
     k = np.where(valid, k, stand_in["k"]).astype(np.int64)
@@ -119,7 +119,7 @@ class _Points:
     accounting: Accounting
 
 
-def _valid_rows(setting: Setting, k, alpha, eps1, eps2, delta, beta) -> np.ndarray:
+def valid_rows(setting: Setting, k, alpha, eps1, eps2, delta, beta) -> np.ndarray:
     """Rows that ``Query`` accepts (the ranges of :mod:`planner.inputs`; NaN δ: not given)."""
     with np.errstate(invalid="ignore"):
         valid = (k == np.floor(k)) & (k >= 2) & (k <= K_MAX)

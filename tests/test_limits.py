@@ -144,3 +144,39 @@ def test_query_rejects_what_python_callers_may_pass() -> None:
             Query(setting, 100, bad, 1.0, 0.5)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="model"):
         Query(None, 100, 0.1, 1.0, 0.5)  # type: ignore[arg-type]
+
+
+def test_a_sweep_of_costly_noise_searches_is_refused_before_any_search() -> None:
+    from formulas.accounting import poisson_mu_exact
+
+    poisson_mu_exact.cache_clear()
+    start = time.perf_counter()
+    with pytest.raises(InputError, match="distinct shuffle"):
+        sweep(
+            [ALL_SETTINGS[2]],
+            k=100,
+            alpha=0.1,
+            eps1="1e-4:1e-3:50",
+            eps2=1e-4,
+            delta=1e-6,
+        )
+    assert time.perf_counter() - start < 2.0
+    assert poisson_mu_exact.cache_info().currsize == 0  # refused before the first search
+
+
+def test_noise_search_cost_grows_as_epsilon_falls() -> None:
+    costs = [limits.noise_root_find_cost(eps, 1e-6, paper=False) for eps in (1.0, 0.1, 1e-4)]
+    assert costs == sorted(costs)
+    assert limits.noise_root_find_cost(1e-4, 1e-6, paper=False) < limits.ROOT_FIND_COST_MAX
+
+
+def test_too_many_rows_planned_one_by_one_are_refused() -> None:
+    with pytest.raises(InputError, match="one by one"):
+        sweep(
+            [ALL_SETTINGS[0]],
+            k="16:4096:40",
+            alpha="0.05:0.5:10",
+            eps1=1.0,
+            eps2=0.5,
+            beta=0.1,
+        )

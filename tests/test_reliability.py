@@ -378,3 +378,31 @@ def test_a_missing_value_is_named_as_missing(capsys) -> None:
     assert code == 2
     one_error_line(err, "missing delta")
     assert "None" not in err
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/null", "/"])
+def test_devices_and_folders_are_refused_as_input_files(path: str, tmp_path: Path, capsys) -> None:
+    code, _, err = run(["batch", path], capsys)
+    assert code == 2
+    one_error_line(err, "not a regular file")
+    good = tmp_path / "good.npy"
+    np.save(good, np.full(100, 0.01))
+    code, _, err = run(
+        [
+            "validate",
+            "--model",
+            "local",
+            "-k",
+            "100",
+            *BASE,
+            "--trials",
+            "10",
+            "--p-file",
+            path,
+            "--q-file",
+            str(good),
+        ],
+        capsys,
+    )
+    assert code == 2
+    one_error_line(err, "not a regular file")

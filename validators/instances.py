@@ -178,6 +178,8 @@ def load_pmf(path: str | Path, *, normalize: bool = False, tolerance: float = 1e
     ``normalize`` a positive total is rescaled to 1 first.
     """
     path = Path(path)
+    if not path.is_file():  # a folder, a device (/dev/zero never ends), a FIFO, nothing
+        raise PmfFileError(f"pmf file {path}: not a regular file")
     try:
         if path.stat().st_size > PMF_FILE_BYTES_MAX:
             raise PmfFileError(f"pmf file {path}: larger than {PMF_FILE_BYTES_MAX // 2**20} MiB")
