@@ -320,6 +320,7 @@ def sweep(
     accounting: AccountingOpt = "exact",
     output_format: FormatOpt = "table",
     output: OutputOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
     """Plans over a range or list of values of one or more parameters, a row each.
 
@@ -329,7 +330,7 @@ def sweep(
     from planner.report import sweep_renderable
     from planner.sweep import sweep_to_csv, sweep_to_dict
 
-    chosen_format = _checked_destination(output_format, output)
+    chosen_format = _checked_destination(_json_format(output_format, as_json), output)
     result = _sweep_from_options(settings, k, alpha, eps1, eps2, delta, beta, accounting)
     _emit(chosen_format, output, result, sweep_renderable, sweep_to_csv, sweep_to_dict)
 
@@ -378,6 +379,7 @@ def batch(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="Scenarios: a .toml or .csv file.")],
     output_format: FormatOpt = "table",
     output: OutputOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
     """One row per scenario (a plan, or a solve with one of n1, n2, alpha, eps2 left out).
 
@@ -387,9 +389,16 @@ def batch(
     from planner.batch import batch_to_csv, batch_to_dict, read_scenarios, run_batch
     from planner.report import batch_renderable
 
-    chosen_format = _checked_destination(output_format, output)
+    chosen_format = _checked_destination(_json_format(output_format, as_json), output)
     rows = run_batch(read_scenarios(file))
     _emit(chosen_format, output, rows, batch_renderable, batch_to_csv, batch_to_dict)
+
+
+def _json_format(output_format: str, as_json: bool) -> str:
+    """``--json`` is ``--format json`` (as on plan, compare, solve and validate)."""
+    if as_json and output_format.lower() not in ("table", "json"):
+        raise InputError("format", output_format, "json with --json (or leave one out)")
+    return "json" if as_json else output_format
 
 
 def _checked_destination(output_format: str, output: Path | None) -> OutputFormat:
@@ -472,7 +481,7 @@ def explain(
         else:
             for label, term in zip(bound.term_labels, bound.symbolic_terms(), strict=True):
                 typer.echo(f"  term {label}:")
-                typer.echo(sympy.pretty(term, num_columns=100))
+                typer.echo(_pretty(term))
         typer.echo("")
 
 
@@ -825,6 +834,17 @@ def serve(
         token=token,
         time_limit=check_integer("time-limit", time_limit, 1, 86400),
     )
+
+
+def _pretty(term: Any) -> str:
+    """A term as 2-D text; sympy prints min/max only as code, so their arguments go apart."""
+    import sympy
+
+    if isinstance(term, (sympy.Min, sympy.Max)):
+        name = "min" if isinstance(term, sympy.Min) else "max"
+        parts = [sympy.pretty(argument, num_columns=100) for argument in term.args]
+        return f"{name} of:\n" + "\nand\n".join(parts)
+    return sympy.pretty(term, num_columns=100)
 
 
 def _only_with(condition: bool, needs: str, *names: str) -> None:

@@ -406,3 +406,19 @@ def test_devices_and_folders_are_refused_as_input_files(path: str, tmp_path: Pat
     )
     assert code == 2
     one_error_line(err, "not a regular file")
+
+
+def test_explain_prints_every_term_as_a_formula(capsys) -> None:
+    for model in ("local", "shuffle", "central"):
+        code, out, _ = run(["explain", "--model", model, "--coin", "public"], capsys)
+        assert code == 0
+        assert "**" not in out and "Min(" not in out and "mu_1" not in out  # no raw sympy
+
+
+def test_sweep_and_batch_take_json_like_the_other_commands(capsys) -> None:
+    args = ["sweep", "-s", "central", "-k", "100", *BASE]
+    code, out, _ = run([*args, "--json"], capsys)
+    assert code == 0 and json.loads(out)["schema"] == "planner.sweep/1"
+    code, _, err = run([*args, "--json", "--format", "csv"], capsys)
+    assert code == 2
+    one_error_line(err, "format")
