@@ -433,6 +433,12 @@ def sweep_renderable(result: Any) -> Any:
     )
 
 
+def _asked_setting(row: dict[str, Any]) -> str:
+    """The setting a scenario asked for, as its key ("central" has no coin)."""
+    model = str(row["model"] or "").lower()
+    return model if model == "central" else f"{model}-{row['coin'] or 'private'}"
+
+
 def batch_renderable(rows: list[dict[str, Any]]) -> Any:
     """A batch as a table: each scenario's name, kind, status and answer."""
     shown = []
@@ -442,7 +448,7 @@ def batch_renderable(rows: list[dict[str, Any]]) -> Any:
         shown.append(
             [
                 str(row["name"] or number),
-                f"{row['kind']} {row['model'] or ''}-{row['coin'] or 'private'}",
+                f"{row['kind']} {row['protocol'] or _asked_setting(row)}",
                 row["status"],
                 solved
                 + (

@@ -422,3 +422,9 @@ def test_sweep_and_batch_take_json_like_the_other_commands(capsys) -> None:
     code, _, err = run([*args, "--json", "--format", "csv"], capsys)
     assert code == 2
     one_error_line(err, "format")
+
+
+def test_batch_names_the_central_setting_as_the_other_commands_do(capsys) -> None:
+    code, out, _ = run(["batch", "docs/examples/scenarios.toml"], capsys)
+    assert code == 0
+    assert "central-private" not in out and "solve central" in out
