@@ -140,6 +140,29 @@ BOUNDS: dict[str, Bound] = {
             validity=_PER_GROUP_LOCAL + "; K = smallest power of two ≥ k",
         ),
         Bound(
+            key="local-private-tester",
+            title="Local DP, private coin, in the tester's shape for every ε",
+            reference="theo:l2_mean_flip",
+            parameters=("k", "K", "alpha", "eps"),
+            term_labels=("k·√K·(γ²/4)/α²",),
+            combine=Combine.SUM,
+            function=bounds.local_private_tester,
+            validity=(
+                "per group g, at ε = ε_g; k ≥ 2, α ∈ (0, 1], ε_g > 0; K = smallest power "
+                "of two ≥ k; γ = (e^ε + 1)/(e^ε − 1)"
+            ),
+        ),
+        Bound(
+            key="local-public-tester",
+            title="Local DP, public coin, in the tester's shape for every ε",
+            reference="theo:ldp_public_ns",
+            parameters=("k", "alpha", "eps"),
+            term_labels=("k·(γ²/4)/α²",),
+            combine=Combine.SUM,
+            function=bounds.local_public_tester,
+            validity="per group g, at ε = ε_g; k ≥ 2, α ∈ (0, 1], ε_g > 0; γ = (e^ε + 1)/(e^ε − 1)",
+        ),
+        Bound(
             key="local-public",
             title="Local DP, public coin",
             reference="theo:ldp_public_ns",

@@ -6,6 +6,7 @@ within a schema version.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from planner.inputs import Query
@@ -189,7 +190,10 @@ def plan_renderables(plan: Plan) -> list[Any]:
 
 
 def compare_renderable(
-    plans: list[Plan], delta: float | None, query: Any, refused: list[tuple[str, str]] = ()
+    plans: list[Plan],
+    delta: float | None,
+    query: Any,
+    refused: Sequence[tuple[str, str]] = (),
 ) -> Any:
     """The settings' plans, cheapest first; then those refused (outside their coverage)."""
     from rich.table import Table

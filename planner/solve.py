@@ -10,9 +10,12 @@ is reported as infeasible with the reason, never as a bracket endpoint.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
+
+import numpy as np
 
 from formulas.search import least_passing
 from planner.constants import ConstantTable
@@ -29,6 +32,9 @@ from planner.plan import Coverage, Plan, plan
 
 ALPHA_FLOOR = 1e-6
 RELATIVE_PRECISION = 1e-9
+COVERED_SCAN_POINTS = 400
+"""Geometric steps from an uncovered answer up to the range's top, looking for a covered one
+(0.2 % apart over α ∈ [1e-4, 1])."""
 
 
 class Unknown(StrEnum):
@@ -88,6 +94,36 @@ def solve(
     check_query(query_template)
     unknown = Unknown(check_choice("unknown", unknown, Unknown))
     solution = _solve(query_template, unknown, n1, n2, constants)
+    if (
+        solution.plan is not None
+        and solution.value is not None
+        and solution.plan.coverage is Coverage.EXTRAPOLATED
+        and unknown in (Unknown.ALPHA, Unknown.EPS2)
+    ):
+        # Both needs fall as α or ε2 grow, so every larger value fits too: the answer is
+        # the smallest larger value whose plan is covered (a scan, as coverage is a box).
+        field, top = ("alpha", 1.0) if unknown is Unknown.ALPHA else ("eps2", EPS_MAX)
+
+        def covered_at(value: float) -> Plan:
+            if field == "alpha":
+                return plan(replace(query_template, alpha=value), constants)
+            return plan(replace(query_template, eps2=value), constants)
+
+        def covered(value: float) -> bool:
+            return covered_at(value).coverage is not Coverage.EXTRAPOLATED
+
+        scan = [float(v) for v in np.geomspace(solution.value, top, COVERED_SCAN_POINTS)]
+        for below, value in itertools.pairwise(scan):
+            if covered(value):  # the covered edge lies in (below, value]: bisect to it
+                edge = least_passing(covered, below, value, RELATIVE_PRECISION)
+                solution = Solution(
+                    unknown,
+                    edge,
+                    f"{solution.reason}, within the covered region (a smaller value would "
+                    "need an extrapolated plan)",
+                    covered_at(edge),
+                )
+                break
     if solution.plan is not None and solution.plan.coverage is Coverage.EXTRAPOLATED:
         return Solution(
             unknown,
