@@ -8,7 +8,7 @@ simulated outside it within the budget, refused otherwise — and every printed 
 built-in family. The promise holds when no verdict is ``fail``.
 
     python benchmarks/holdout_coverage.py --queries 200 --seed 1 --workers 2 \\
-        --output /tmp/holdout.jsonl
+        --region accepted --output /tmp/holdout.jsonl
 
 One JSON line per query (resumable: queries already in the output are skipped), then a
 summary. Each query's randomness derives from (seed, index) alone.
@@ -26,13 +26,23 @@ from typing import Any
 
 import numpy as np
 
-RANGES = {
+ACCEPTED = {
     "k": (2, 10**12),
     "alpha": (1e-4, 1.0),
     "eps": (1e-4, 20.0),
     "delta": (1e-12, 0.5),
     "beta": (0.01, 0.5),
 }
+"""``--region accepted``: every input's accepted range (α and β from 1e-4 and 0.01)."""
+COVERED = {
+    "k": (16, 4096),
+    "alpha": (0.05, 0.5),
+    "eps": (0.01, 20.0),
+    "delta": (1e-10, 1e-3),
+    "beta": (0.01, 0.5),
+}
+"""``--region covered``: the box the settings' covered regions share most of (a query
+outside one setting's region is still simulated or refused, as ever)."""
 SETTINGS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
 ALLOCATIONS = ("paper", "cost", "fixed-n2")
 
@@ -41,19 +51,19 @@ def log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
     return float(math.exp(rng.uniform(math.log(low), math.log(high))))
 
 
-def draw(seed: int, index: int) -> dict[str, Any]:
+def draw(seed: int, index: int, ranges: dict[str, tuple[float, float]]) -> dict[str, Any]:
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
     setting = SETTINGS[index % len(SETTINGS)]
     return {
         "index": index,
         "setting": setting,
         "allocation": ALLOCATIONS[(index // len(SETTINGS)) % len(ALLOCATIONS)],
-        "k": round(log_uniform(rng, *RANGES["k"])),
-        "alpha": log_uniform(rng, *RANGES["alpha"]),
-        "eps1": log_uniform(rng, *RANGES["eps"]),
-        "eps2": log_uniform(rng, *RANGES["eps"]),
-        "delta": log_uniform(rng, *RANGES["delta"]) if setting.startswith("shuffle") else None,
-        "beta": min(log_uniform(rng, *RANGES["beta"]), 0.4999),
+        "k": round(log_uniform(rng, *ranges["k"])),
+        "alpha": log_uniform(rng, *ranges["alpha"]),
+        "eps1": log_uniform(rng, *ranges["eps"]),
+        "eps2": log_uniform(rng, *ranges["eps"]),
+        "delta": log_uniform(rng, *ranges["delta"]) if setting.startswith("shuffle") else None,
+        "beta": min(log_uniform(rng, *ranges["beta"]), 0.4999),
         "cost2_over_cost1": log_uniform(rng, 0.1, 10.0),
         "n2_factor": log_uniform(rng, 0.5, 4.0),
         "validation_seed": int(rng.integers(2**31)),
@@ -98,7 +108,10 @@ def run_query(arguments: tuple[dict[str, Any], float]) -> dict[str, Any]:
         )
         if not allocated.feasible:
             record.update(
-                outcome="no allocation", reason=allocated.reason, n1=n1, n2=n2,
+                outcome="no allocation",
+                reason=allocated.reason,
+                n1=n1,
+                n2=n2,
                 seconds=time.perf_counter() - start,
             )
             return record
@@ -126,11 +139,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--budget", type=float, default=30.0, help="simulation budget (s)")
     parser.add_argument("--output", type=Path, default=Path("holdout.jsonl"))
+    parser.add_argument("--region", choices=("accepted", "covered"), default="accepted")
     args = parser.parse_args()
     done = set()
     if args.output.exists():
         done = {json.loads(line)["index"] for line in args.output.read_text().splitlines()}
-    todo = [(draw(args.seed, i), args.budget) for i in range(args.queries) if i not in done]
+    ranges = ACCEPTED if args.region == "accepted" else COVERED
+    todo = [(draw(args.seed, i, ranges), args.budget) for i in range(args.queries) if i not in done]
     with args.output.open("a") as out, ProcessPoolExecutor(args.workers) as pool:
         for record in pool.map(run_query, todo):
             out.write(json.dumps(record) + "\n")

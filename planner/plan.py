@@ -356,7 +356,13 @@ def strong_order_size(
     compression: tuple[int, int],
     bound_key: str | None = None,
 ) -> float:
-    """The strong group's size with C = 1 at a (grid) point: what a node's C multiplies."""
+    """The strong group's size with C = 1 at a (grid) point: what a node's C multiplies.
+
+    A corner of a point outside the grid takes the point's own ε_strong times a grid
+    ratio, which can fall below the accepted ε: it is held at the floor (such a plan is
+    outside the covered region anyway, and never printed).
+    """
+    eps_strong, eps_weak = max(eps_strong, EPS_MIN), max(eps_weak, EPS_MIN)
     point = Query(setting, k, alpha, eps_strong, eps_weak, delta, accounting=accounting)
     return run_sizes(
         point, eps_strong, eps_weak, 1.0, bound_key, accounting, compression
