@@ -35,15 +35,26 @@ def check_output_path(path: Path | str | None, *, suffixes: Sequence[str] = ()) 
     if not text.strip() or text.endswith(os.sep):
         raise InputError("output", text, allowed)
     path = Path(text)
-    if path.is_dir():
-        raise InputError("output", text, allowed + " (this is a folder)")
+    try:
+        if path.is_dir():
+            raise InputError("output", text, allowed + " (this is a folder)")
+        if path.exists() and not path.is_file():  # renaming over /dev/null would replace it
+            raise InputError("output", text, allowed + " (not a regular file)")
+    except OSError as error:  # e.g. a name too long
+        raise InputError("output", text, allowed + f" ({error.strerror})") from None
     if suffixes and path.suffix.lower() not in suffixes:
         raise InputError("output", text, allowed)
     parent = path.parent
     if not parent.is_dir():
         raise InputError("output", text, allowed + f" ({parent} is not a folder)")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError("output", text, allowed + f" ({parent} is not writable)")
+    try:  # the real test (os.access says yes to root in /proc and on read-only mounts)
+        handle, probe = tempfile.mkstemp(
+            prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=parent
+        )
+    except OSError as error:
+        raise InputError("output", text, allowed + f" ({error.strerror})") from None
+    os.close(handle)
+    os.unlink(probe)
     return path
 
 

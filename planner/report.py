@@ -305,10 +305,11 @@ def repetition_line(plan: Plan) -> str | None:
         f"majority vote over {rep.vote_runs} runs on disjoint users (exact binomial, per-run "
         "error 1/3)"
     )
+    other = "?" if rep.other_total_users is None else f"{rep.other_total_users:,}"
     if rep.method is RepetitionMethod.DIRECT:
         return (
             f"target β: one run calibrated directly at β (C × {rep.factor:.3g}, planner "
-            f"calibrate --direct); a {vote} would need {rep.other_total_users:,} users in all"
+            f"calibrate --direct); a {vote} would need {other} users in all"
         )
     if rep.direct_factor is None:
         return (
@@ -317,7 +318,7 @@ def repetition_line(plan: Plan) -> str | None:
         )
     return (
         f"target β: {vote}; direct calibration (C × {rep.direct_factor:.3g}) would need "
-        f"{rep.other_total_users:,} users in all"
+        f"{other} users in all"
     )
 
 
@@ -421,7 +422,7 @@ def sweep_renderable(result: Any) -> Any:
             row["setting"]
             if row["protocol"] in (None, row["setting"])
             else f"{row['setting']} (runs {row['protocol']})",
-            *(f"{row[name]:g}" for name in result.varied),
+            *("—" if row[name] is None else f"{row[name]:g}" for name in result.varied),
             row["status"],
             _count(row["n_users_group1"]),
             _count(row["n_users_group2"]),

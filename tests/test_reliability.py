@@ -425,6 +425,24 @@ def test_sweep_and_batch_take_json_like_the_other_commands(capsys) -> None:
 
 
 def test_batch_names_the_central_setting_as_the_other_commands_do(capsys) -> None:
-    code, out, _ = run(["batch", "docs/examples/scenarios.toml"], capsys)
+    example = Path(__file__).parent.parent / "docs" / "examples" / "scenarios.toml"
+    code, out, _ = run(["batch", str(example)], capsys)
     assert code == 0
     assert "central-private" not in out and "solve central" in out
+
+
+@pytest.mark.parametrize("output", ["/dev/null", "/proc/version", "/proc/x.csv"])
+def test_outputs_that_cannot_be_written_are_refused_first(output: str, capsys) -> None:
+    code, _, err = run(sweep_args(output), capsys)
+    assert code == 2
+    one_error_line(err, "output")
+    assert Path("/dev/null").is_char_device()  # never replaced by a regular file
+
+
+def test_sweep_tables_and_beta_plans_render_missing_numbers(capsys) -> None:
+    code, out, err = run(
+        ["sweep", "-s", "central", "-k", "2", *BASE[:6], "--delta", "1,nan", "--format", "table"],
+        capsys,
+    )
+    assert code == 0, err
+    assert "—" in out
