@@ -12,9 +12,9 @@ import time
 
 import numpy as np
 
-from formulas.registry import BOUNDS
-from formulas.settings import ALL_SETTINGS, Model
 from planner import Query, plan
+from planner.formulas.registry import BOUNDS
+from planner.formulas.settings import ALL_SETTINGS, Model
 from planner.sweep import sweep
 
 

@@ -17,11 +17,11 @@ import statistics
 import sys
 from dataclasses import replace
 
-from formulas.registry import BOUNDS
-from formulas.settings import Model, Setting
 from planner.calibrate import exact_target
 from planner.constants import parse_constant_table
 from planner.exact import exact_plan
+from planner.formulas.registry import BOUNDS
+from planner.formulas.settings import Model, Setting
 from planner.inputs import Accounting, Query
 from planner.plan import noise_mu, plan
 
@@ -78,7 +78,7 @@ def order_n1(q: Query) -> float:
         mu1, mu2 = (noise_mu(e, q.delta, q.accounting) for e in (q.eps1, q.eps2))
         values = {"k": q.k, "alpha": q.alpha, "mu1": mu1, "mu2": mu2}
         if q.setting.coin.value == "public":
-            from formulas.compression import integer_argmin
+            from planner.formulas.compression import integer_argmin
 
             bound = BOUNDS["shuffle-public-compressed"]
             values["L"] = integer_argmin(lambda L: bound.evaluate(**values, L=L), 2, q.k)

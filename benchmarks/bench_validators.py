@@ -9,11 +9,11 @@ import time
 
 import numpy as np
 
-from formulas.settings import ALL_SETTINGS, Model
+from planner.formulas.settings import ALL_SETTINGS, Model
 from planner.inputs import Query
 from planner.testers import build_tester
-from validators.instances import build
-from validators.protocol import SimulationPath, simulate
+from planner.validators.instances import build
+from planner.validators.protocol import SimulationPath, simulate
 
 
 def tester_for(setting, k: int):

@@ -71,9 +71,9 @@ def draw(seed: int, index: int, ranges: dict[str, tuple[float, float]]) -> dict[
 
 
 def run_query(arguments: tuple[dict[str, Any], float]) -> dict[str, Any]:
-    from formulas.settings import Setting
     from planner.allocation import AllocationRule, allocate
     from planner.coverage import NotCoveredError, covered_plan
+    from planner.formulas.settings import Setting
     from planner.inputs import Query
     from planner.validate import validate
 

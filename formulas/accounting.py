@@ -31,8 +31,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from formulas.poisson import poisson_mu_paper
-from formulas.search import least_passing
+from planner.formulas.poisson import poisson_mu_paper
+from planner.formulas.search import least_passing
 
 DELTA_FLOOR = 1e-12
 """Smallest δ the exact computation supports (float rounding of the sum is ~1e-15)."""

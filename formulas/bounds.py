@@ -1,7 +1,7 @@
 """Every sample-complexity bound of the paper, written once against an :class:`Ops`.
 
 Each function returns the tuple of its additive (or, for the central model, maximised)
-terms with the constant C = 1; :mod:`formulas.registry` says how the terms combine and
+terms with the constant C = 1; :mod:`planner.formulas.registry` says how the terms combine and
 which theorem each function encodes. Evaluate with ``ops=NUMPY`` (default) for numbers,
 ``ops=sympy_ops()`` with sympy symbols for the expression.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from formulas.ops import NUMPY, Ops
+from planner.formulas.ops import NUMPY, Ops
 
 Terms = tuple[Any, ...]
 

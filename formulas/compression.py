@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from formulas.ops import NUMPY, Ops
+from planner.formulas.ops import NUMPY, Ops
 
 
 def paper_L(k: Any, alpha: Any, mu1: Any, ops: Ops = NUMPY) -> Any:

@@ -5,14 +5,14 @@ neighbouring relation (replace one user's value) changes two bins, by +1 and −
 every bin carries independent Poisson(μ) noise. We therefore give each bin the budget
 (ε/2, δ/2) with Δ = 1 and compose the two changed bins (basic composition): the
 histogram is then (ε, δ)-DP. This is the ``paper`` accounting; the exact accounting
-lives in :mod:`formulas.accounting`.
+lives in :mod:`planner.formulas.accounting`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from formulas.ops import NUMPY, Ops
+from planner.formulas.ops import NUMPY, Ops
 
 
 def poisson_lemma_lambda(eps: Any, delta: Any, sensitivity: Any = 1, ops: Ops = NUMPY) -> Any:

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from formulas import bounds
-from formulas.ops import NUMPY, sympy_ops
+from planner.formulas import bounds
+from planner.formulas.ops import NUMPY, sympy_ops
 
 
 class Combine(StrEnum):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from formulas.ops import NUMPY, Ops
+from planner.formulas.ops import NUMPY, Ops
 
 
 def subsampled_epsilon(eps_base: Any, n_used: Any, n_total: Any, ops: Ops = NUMPY) -> Any:

@@ -8,11 +8,20 @@ The Python API::
     result.n_users_group1, result.n_users_group2
 """
 
-from formulas.settings import Coin, Model, Setting
-from planner.inputs import Accounting, InputError, Query
-from planner.plan import GroupPlan, Plan, Repetition, RepetitionMethod, plan
-from planner.solve import Solution, Unknown, solve
-from planner.sweep import Sweep, sweep
+from pathlib import Path as _Path
+
+# formulas/ and validators/ sit beside planner/ in the repository and are installed inside
+# it (pyproject's package-dir) as planner.formulas and planner.validators, so they never
+# collide with the PyPI packages of those names. In a checkout, look for them beside it.
+_ROOT = _Path(__file__).resolve().parent.parent
+if (_ROOT / "formulas" / "registry.py").is_file() and (_ROOT / "pyproject.toml").is_file():
+    __path__.append(str(_ROOT))  # the package's own search path
+
+from planner.formulas.settings import Coin, Model, Setting  # noqa: E402
+from planner.inputs import Accounting, InputError, Query  # noqa: E402
+from planner.plan import GroupPlan, Plan, Repetition, RepetitionMethod, plan  # noqa: E402
+from planner.solve import Solution, Unknown, solve  # noqa: E402
+from planner.sweep import Sweep, sweep  # noqa: E402
 
 __all__ = [
     "Accounting",

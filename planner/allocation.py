@@ -27,10 +27,10 @@ from enum import StrEnum
 
 import numpy as np
 
-from formulas.registry import BOUNDS
-from formulas.settings import Model, Setting
-from formulas.subsampling import subsampling_population
 from planner.constants import ConstantTable, SettingConstant, default_constants
+from planner.formulas.registry import BOUNDS
+from planner.formulas.settings import Model, Setting
+from planner.formulas.subsampling import subsampling_population
 from planner.inputs import InputError, Query, check_integer, check_number
 from planner.plan import (
     Coverage,
@@ -39,7 +39,7 @@ from planner.plan import (
     noise_mu,
     shuffle_sizes_for_noise,
 )
-from validators.local_private import debias_factor
+from planner.validators.local_private import debias_factor
 
 FAMILY_POINTS = 64
 

@@ -166,8 +166,8 @@ def compare_answer(
     accounting: object = "exact",
 ) -> CompareAnswer:
     """Every setting (the shuffle ones only with δ): covered plans, fewest users first."""
-    from formulas.settings import ALL_SETTINGS, Model
     from planner.coverage import NotCoveredError
+    from planner.formulas.settings import ALL_SETTINGS, Model
 
     plans, refused = [], []
     for setting in ALL_SETTINGS:
@@ -280,7 +280,7 @@ def sweep_result(
     Each numeric parameter is a value, a list or a spec string (``0.05:1:20log``).
     ``max_rows`` refuses a sweep of more rows before any value is built.
     """
-    from formulas.settings import ALL_SETTINGS, Model
+    from planner.formulas.settings import ALL_SETTINGS, Model
     from planner.inputs import Accounting
     from planner.sweep import sweep
 
@@ -328,8 +328,13 @@ def explain_document(model: str, coin: str = "private", as_stated: bool = False)
     """What ``planner explain`` prints, as data: each bound's terms as text and LaTeX."""
     import sympy
 
-    from formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY
-    from formulas.settings import Coin, Model, Setting
+    from planner.formulas.registry import (
+        BOUNDS,
+        DISPLAY_BOUND_KEY,
+        LOWER_BOUND_KEY,
+        UPPER_BOUND_KEY,
+    )
+    from planner.formulas.settings import Coin, Model, Setting
 
     setting = Setting(
         check_choice("model", model, Model),  # type: ignore[arg-type]

@@ -20,8 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from formulas.search import least_passing
-from formulas.settings import Model, Setting
 from planner.constants import (
     TESTER_EXTRAS,
     ConstantSource,
@@ -29,12 +27,14 @@ from planner.constants import (
     SettingConstant,
     default_constants,
 )
+from planner.formulas.search import least_passing
+from planner.formulas.settings import Model, Setting
 from planner.inputs import Accounting, Query
 from planner.plan import strong_order_size
 from planner.validate import VALIDATION_TRIALS, validate
+from planner.validators.engine import Verification
+from planner.validators.stats import reliably_passing_error
 from planner.workers import pool_options
-from validators.engine import Verification
-from validators.stats import reliably_passing_error
 
 
 def table_with(

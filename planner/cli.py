@@ -456,10 +456,15 @@ def explain(
     ] = False,
 ) -> None:
     """The formula behind a setting: expression, named terms, theorem, validity."""
-    from formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY
-    from formulas.settings import Coin as CoinEnum
-    from formulas.settings import Model as ModelEnum
-    from formulas.settings import Setting
+    from planner.formulas.registry import (
+        BOUNDS,
+        DISPLAY_BOUND_KEY,
+        LOWER_BOUND_KEY,
+        UPPER_BOUND_KEY,
+    )
+    from planner.formulas.settings import Coin as CoinEnum
+    from planner.formulas.settings import Model as ModelEnum
+    from planner.formulas.settings import Setting
     from planner.inputs import check_choice
 
     setting = Setting(
@@ -611,7 +616,7 @@ def validate(
     from planner.inputs import check_choice, check_integer
     from planner.validate import PathChoice, report_json
     from planner.validate import validate as run_validation
-    from validators.instances import PmfFileError, file_instance
+    from planner.validators.instances import PmfFileError, file_instance
 
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
     _only_with(allocation.lower() == "cost", "--allocation cost", "cost1", "cost2")
@@ -702,9 +707,9 @@ def calibrate(
     import datetime
     import json
 
-    from formulas.settings import ALL_SETTINGS
     from planner import calibrate as calibration
     from planner.files import write_atomically
+    from planner.formulas.settings import ALL_SETTINGS
     from planner.inputs import check_integer
     from planner.validate import code_version
 

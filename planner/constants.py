@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from formulas.repetition import PER_RUN_ERROR
+from planner.formulas.repetition import PER_RUN_ERROR
 
 
 class ConstantSource(StrEnum):

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from formulas.hadamard import hadamard_order
-from formulas.repetition import PER_RUN_ERROR
-from formulas.settings import Coin, Model
 from planner.constants import ConstantSource, ConstantTable
+from planner.formulas.hadamard import hadamard_order
+from planner.formulas.repetition import PER_RUN_ERROR
+from planner.formulas.settings import Coin, Model
 from planner.inputs import InputError, Query
 from planner.plan import Coverage, Plan, Repetition, RepetitionMethod, plan
 
@@ -41,7 +41,7 @@ class NotCoveredError(InputError):
 
 def simulation_seconds(query: Query, trials: int) -> float:
     """A generous estimate of the ``--exact`` search's time for this query."""
-    from validators.instances import FAMILIES
+    from planner.validators.instances import FAMILIES
 
     bins = hadamard_order(query.k) if query.setting.model is Model.LOCAL else query.k
     if query.setting.model is Model.LOCAL and query.setting.coin is Coin.PUBLIC:

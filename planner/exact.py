@@ -16,7 +16,7 @@ from planner.calibrate import EXACT_PASS_PROBABILITY, exact_search, exact_target
 from planner.inputs import Query
 from planner.plan import Plan, plan
 from planner.validate import VALIDATION_TRIALS
-from validators.engine import FamilyOutcome
+from planner.validators.engine import FamilyOutcome
 
 EXACT_TRIALS = 1000
 """Default trials per family per check of the search."""

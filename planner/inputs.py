@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 
-from formulas.accounting import DELTA_FLOOR
-from formulas.settings import Coin, Model, Setting
+from planner.formulas.accounting import DELTA_FLOOR
+from planner.formulas.settings import Coin, Model, Setting
 
 K_MAX = 10**12
 ALPHA_MIN = 1e-6

@@ -16,7 +16,7 @@ invocations at all of them):
   :data:`USER_PATH_MESSAGES_MAX`;
 * a sweep's shuffle noise searches cost at most :data:`ROOT_FIND_COST_MAX` (one per
   distinct (ε, δ)), and at most :data:`SWEEP_SINGLE_ROWS_MAX` rows are planned one by one;
-* a plan's root-finding: every search (:func:`formulas.search.least_passing`, the
+* a plan's root-finding: every search (:func:`planner.formulas.search.least_passing`, the
   subsampling inverse) takes O(log) steps; the exact shuffle noise μ sums ≈ 28√μ terms
   ~6 times (ε = 1e-4, δ = 1e-12: μ = 5·10^9, 2·10^6 terms, ~1 s), and ε ≥ 1e-4 and
   α ≥ 1e-6 (:mod:`planner.inputs`) bound every size a plan computes;
@@ -29,9 +29,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from formulas.accounting import DELTA_FLOOR
+from planner.formulas.accounting import DELTA_FLOOR
 from planner.inputs import EPS_MAX, EPS_MIN, InputError
-from validators.instances import PMF_FILE_BYTES_MAX
+from planner.validators.instances import PMF_FILE_BYTES_MAX
 
 SWEEP_ROWS_MAX = 100_000
 """Rows of one sweep or plot (all settings together)."""
@@ -50,7 +50,7 @@ SWEEP_SINGLE_ROWS_MAX = 300
 calibration, counts ≥ 2^53): ~45 ms each."""
 ROOT_FIND_COST_MAX = 3 * 10**7
 """Summed cost of the exact-noise root-finds one sweep may need, in terms of the sums of
-:func:`formulas.accounting.poisson_histogram_delta` (~0.3 µs a term, ~1000 terms of
+:func:`planner.formulas.accounting.poisson_histogram_delta` (~0.3 µs a term, ~1000 terms of
 overhead an evaluation): about 10 s. See :func:`noise_root_find_cost`."""
 BATCH_SCENARIOS_MAX = 10_000
 """Scenarios in one batch file."""

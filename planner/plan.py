@@ -15,15 +15,21 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
-from formulas.accounting import epsilon_for_noise, poisson_mu_exact
-from formulas.compression import closed_form_L, integer_argmin, paper_L
-from formulas.hadamard import hadamard_order
-from formulas.poisson import poisson_mu_paper
-from formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY, Bound
-from formulas.repetition import PER_RUN_ERROR, majority_vote_runs
-from formulas.settings import Coin, Model, Setting
-from formulas.subsampling import subsampling_population, subsampling_population_ratio
 from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
+from planner.formulas.accounting import epsilon_for_noise, poisson_mu_exact
+from planner.formulas.compression import closed_form_L, integer_argmin, paper_L
+from planner.formulas.hadamard import hadamard_order
+from planner.formulas.poisson import poisson_mu_paper
+from planner.formulas.registry import (
+    BOUNDS,
+    DISPLAY_BOUND_KEY,
+    LOWER_BOUND_KEY,
+    UPPER_BOUND_KEY,
+    Bound,
+)
+from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
+from planner.formulas.settings import Coin, Model, Setting
+from planner.formulas.subsampling import subsampling_population, subsampling_population_ratio
 from planner.inputs import EPS_MIN, Accounting, Query, check_query
 
 

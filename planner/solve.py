@@ -17,8 +17,8 @@ from enum import StrEnum
 
 import numpy as np
 
-from formulas.search import least_passing
 from planner.constants import ConstantTable
+from planner.formulas.search import least_passing
 from planner.inputs import (
     EPS_MAX,
     EPS_MIN,

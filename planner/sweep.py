@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from formulas.settings import Model, Setting
 from planner.constants import COVERAGE_AXES, ConstantTable, default_constants
 from planner.files import csv_text
+from planner.formulas.settings import Model, Setting
 from planner.inputs import DEFAULT_BETA, Accounting, InputError, Query, check_choice
 from planner.limits import check_root_finds, check_single_rows, check_sweep_rows
 from planner.plan import Coverage, plan

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from formulas.settings import Coin, Model
 from planner.constants import ConstantTable, default_constants
+from planner.formulas.settings import Coin, Model
 from planner.inputs import Query
 from planner.plan import noise_mu
-from validators.central import CentralTester
-from validators.local_private import LocalPrivateTester
-from validators.local_public import local_public_tester
-from validators.repetition import MajorityVoteTester
-from validators.shuffle_private import ShufflePrivateTester
-from validators.shuffle_public import shuffle_public_tester
+from planner.validators.central import CentralTester
+from planner.validators.local_private import LocalPrivateTester
+from planner.validators.local_public import local_public_tester
+from planner.validators.repetition import MajorityVoteTester
+from planner.validators.shuffle_private import ShufflePrivateTester
+from planner.validators.shuffle_public import shuffle_public_tester
 
 
 def tester_parameters(query: Query, constants: ConstantTable | None = None) -> dict[str, Any]:

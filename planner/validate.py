@@ -10,17 +10,17 @@ from enum import StrEnum
 from importlib import metadata
 from typing import Any
 
-from formulas.settings import Setting
 from planner.constants import ConstantTable, default_constants
+from planner.formulas.settings import Setting
 from planner.inputs import InputError, Query, check_integer
 from planner.limits import check_validation
 from planner.plan import Plan, plan
 from planner.report import query_to_dict
 from planner.testers import build_tester, describe_tester
-from validators.engine import Verification, verify
-from validators.instances import FAMILIES, Instance
-from validators.protocol import SimulationPath
-from validators.stats import Verdict
+from planner.validators.engine import Verification, verify
+from planner.validators.instances import FAMILIES, Instance
+from planner.validators.protocol import SimulationPath
+from planner.validators.stats import Verdict
 
 VALIDATE_SCHEMA = "planner.validate/2"
 VALIDATION_TRIALS = 400
@@ -108,7 +108,7 @@ def validate(
 
     ``trials``: a count per family (one look), or ``auto`` (the default): looks of 200,
     400, 800, … trials (:func:`trial_schedule`) until every family is decided. Verdicts
-    hold jointly at 95 % over families and looks (:func:`validators.engine.verify`).
+    hold jointly at 95 % over families and looks (:func:`planner.validators.engine.verify`).
     ``target`` overrides the error target (default: the query's β); ``fallback`` lets a
     public-coin plan run the private-coin protocol when that is cheaper (see ``plan``).
     """

@@ -22,14 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from formulas.accounting import DELTA_FLOOR, epsilon_for_noise
-from formulas.compression import integer_argmin
-from formulas.hadamard import hadamard_order
-from formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY
-from formulas.repetition import PER_RUN_ERROR, majority_vote_runs
-from formulas.settings import Coin, Model, Setting
-from formulas.subsampling import subsampling_population
 from planner.constants import ConstantSource, ConstantTable, SettingConstant
+from planner.formulas.accounting import DELTA_FLOOR, epsilon_for_noise
+from planner.formulas.compression import integer_argmin
+from planner.formulas.hadamard import hadamard_order
+from planner.formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY
+from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
+from planner.formulas.settings import Coin, Model, Setting
+from planner.formulas.subsampling import subsampling_population
 from planner.inputs import ALPHA_MIN, EPS_MAX, EPS_MIN, K_MAX, Accounting
 from planner.plan import noise_mu
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from formulas.settings import ALL_SETTINGS, Model, Setting
+from planner.formulas.settings import ALL_SETTINGS, Model, Setting
 from planner.inputs import Query
 
 

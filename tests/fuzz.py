@@ -475,8 +475,8 @@ def _preload() -> None:
     for module in (
         "planner.cli", "planner.api", "planner.report", "planner.coverage", "planner.batch",
         "planner.solve", "planner.allocation", "planner.exact", "planner.sweep",
-        "planner.validate", "validators.engine", "rich.console", "rich.table", "rich.progress",
-        "scipy.stats", "scipy.special", "sympy",
+        "planner.validate", "planner.validators.engine", "rich.console", "rich.table",
+        "rich.progress", "scipy.stats", "scipy.special", "sympy",
     ):  # fmt: skip
         importlib.import_module(module)
     with contextlib.suppress(Exception):  # matplotlib is optional

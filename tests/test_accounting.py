@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from formulas.accounting import poisson_histogram_delta, poisson_mu_exact
-from formulas.poisson import poisson_lemma_lambda, poisson_mu_paper
+from planner.formulas.accounting import poisson_histogram_delta, poisson_mu_exact
+from planner.formulas.poisson import poisson_lemma_lambda, poisson_mu_paper
 
 
 def test_lemma_by_hand() -> None:
@@ -118,14 +118,14 @@ def test_dp_accounting_cross_check() -> None:
 
 @pytest.mark.parametrize("eps", [0.05, 0.3, 1.0])
 def test_exact_epsilon_inverts_exact_mu(eps: float) -> None:
-    from formulas.accounting import poisson_epsilon_exact
+    from planner.formulas.accounting import poisson_epsilon_exact
 
     mu = poisson_mu_exact(eps, 1e-6)
     assert poisson_epsilon_exact(mu, 1e-6) == pytest.approx(eps, rel=1e-4)
 
 
 def test_exact_epsilon_at_the_noise_floor_and_below_it() -> None:
-    from formulas.accounting import poisson_epsilon_exact
+    from planner.formulas.accounting import poisson_epsilon_exact
 
     # at ε = 4, δ = 1e-6 the exact μ sits at its floor e^{-μ} = δ, where δ(ε; μ) is flat in
     # ε: a smaller ε already suffices, so the inverse is at most 4 and achieves δ

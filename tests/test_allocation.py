@@ -9,8 +9,8 @@ import pytest
 from planner.allocation import AllocationRule, allocate
 from planner.plan import plan
 from planner.validate import validate
+from planner.validators.local_private import debias_factor
 from tests.conftest import make_query
-from validators.local_private import debias_factor
 
 
 def test_local_cost_optimal_matches_the_closed_form_and_saves_about_forty_percent() -> None:

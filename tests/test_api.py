@@ -7,10 +7,10 @@ import resource
 
 import pytest
 
-from formulas.settings import Coin, Model, Setting
 from planner import api
 from planner.allocation import AllocationRule, allocate
 from planner.cli import main
+from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import InputError, Query
 from planner.plan import plan
 from planner.report import plan_to_dict
@@ -149,7 +149,7 @@ def test_a_huge_sweep_is_refused_before_any_value_is_built() -> None:
 
 
 def test_explain_document_names_every_term_of_the_registry() -> None:
-    from formulas.registry import BOUNDS, LOWER_BOUND_KEY, UPPER_BOUND_KEY
+    from planner.formulas.registry import BOUNDS, LOWER_BOUND_KEY, UPPER_BOUND_KEY
 
     document = api.explain_document("shuffle", "public")
     upper, lower = document["bounds"]

@@ -79,7 +79,7 @@ def test_one_worker_and_two_workers_give_identical_constants() -> None:
 @pytest.mark.slow
 def test_hold_out_points_pass_validation_with_the_shipped_constants() -> None:
     """20 random points inside the calibrated range, off the grid: every family passes."""
-    from formulas.settings import ALL_SETTINGS, Model, Setting
+    from planner.formulas.settings import ALL_SETTINGS, Model, Setting
     from planner.inputs import Query
 
     rng = np.random.default_rng(20261125)
@@ -104,7 +104,7 @@ def test_hold_out_points_pass_validation_with_the_shipped_constants() -> None:
 def test_hold_out_points_below_a_third_pass_validation_with_direct_calibration() -> None:
     """15 random points at β ∈ [0.05, 0.3], off both grids: the plan (direct calibration
     wherever it beats the vote) passes a default validation at β on every family."""
-    from formulas.settings import Model, Setting
+    from planner.formulas.settings import Model, Setting
     from planner.inputs import Query
     from planner.plan import RepetitionMethod
 

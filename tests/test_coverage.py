@@ -7,17 +7,17 @@ import json
 
 import pytest
 
-from formulas.settings import Setting
 from planner.allocation import AllocationRule, allocate
 from planner.cli import main
 from planner.constants import ConstantSource, constants_with_source, default_constants
 from planner.coverage import NotCoveredError, covered_plan, simulation_seconds
+from planner.formulas.settings import Setting
 from planner.inputs import Query
 from planner.plan import Coverage, plan
 from planner.solve import Unknown, solve
 from planner.validate import validate
+from planner.validators.stats import Verdict
 from tests.conftest import SETTING_KEYS, make_query
-from validators.stats import Verdict
 
 
 def test_every_setting_states_a_covered_region_inside_the_accepted_inputs() -> None:

@@ -12,8 +12,8 @@ from planner.calibrate import CALIBRATION_TARGET, exact_target
 from planner.cli import app
 from planner.exact import exact_plan
 from planner.validate import validate
+from planner.validators.stats import most_errors_passing, reliably_passing_error, wilson_interval
 from tests.conftest import make_query
-from validators.stats import most_errors_passing, reliably_passing_error, wilson_interval
 
 
 def test_the_most_errors_a_400_trial_check_passes_with_is_114() -> None:

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import sympy
 
-from formulas import bounds
-from formulas.ops import sympy_ops
-from formulas.registry import BOUNDS, Combine
+from planner.formulas import bounds
+from planner.formulas.ops import sympy_ops
+from planner.formulas.registry import BOUNDS, Combine
 
 RANGES = {
     "k": (2, 1e6),
@@ -92,7 +92,7 @@ def test_eps_form_equals_mu_form_at_log_over_eps_squared() -> None:
 
 
 def test_mu_form_with_lemma_noise_is_eps_form_up_to_constants() -> None:
-    from formulas.poisson import poisson_mu_paper
+    from planner.formulas.poisson import poisson_mu_paper
 
     grid = [
         (k, a, e1, e2, d)
@@ -115,7 +115,7 @@ def test_mu_form_with_lemma_noise_is_eps_form_up_to_constants() -> None:
 
 
 def test_public_eps_form_is_the_mu_form_minimised_over_L_up_to_constants() -> None:
-    from formulas.compression import integer_argmin
+    from planner.formulas.compression import integer_argmin
 
     ratios = []
     for k in (16, 1000, 10**5):

@@ -8,11 +8,11 @@ import tracemalloc
 
 import pytest
 
-from formulas.accounting import poisson_histogram_delta, poisson_mu_exact
-from formulas.settings import ALL_SETTINGS
-from formulas.subsampling import subsampled_epsilon, subsampling_population
 from planner import limits
 from planner.cli import main
+from planner.formulas.accounting import poisson_histogram_delta, poisson_mu_exact
+from planner.formulas.settings import ALL_SETTINGS
+from planner.formulas.subsampling import subsampled_epsilon, subsampling_population
 from planner.inputs import InputError, Query
 from planner.sweep import parse_values, sweep
 from tests.conftest import make_query
@@ -136,7 +136,7 @@ def test_validation_limits_accept_work_just_inside_them() -> None:
 
 
 def test_query_rejects_what_python_callers_may_pass() -> None:
-    from formulas.settings import Setting
+    from planner.formulas.settings import Setting
 
     setting = Setting.from_key("local-private")
     for bad in (True, 10**400, "nan", None, [0.1]):
@@ -147,7 +147,7 @@ def test_query_rejects_what_python_callers_may_pass() -> None:
 
 
 def test_a_sweep_of_costly_noise_searches_is_refused_before_any_search() -> None:
-    from formulas.accounting import poisson_mu_exact
+    from planner.formulas.accounting import poisson_mu_exact
 
     poisson_mu_exact.cache_clear()
     start = time.perf_counter()

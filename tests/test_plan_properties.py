@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formulas.compression import integer_argmin
-from formulas.registry import BOUNDS
 from planner.constants import default_constants
+from planner.formulas.compression import integer_argmin
+from planner.formulas.registry import BOUNDS
 from planner.plan import noise_mu, plan
 from planner.solve import Unknown, solve
 from tests.conftest import SETTING_KEYS, make_query, order_table
@@ -110,7 +110,7 @@ def test_closed_form_and_numeric_L_agree_within_rounding() -> None:
 def test_closed_form_L_is_the_root_sympy_finds() -> None:
     import sympy
 
-    from formulas.compression import closed_form_L
+    from planner.formulas.compression import closed_form_L
 
     L = sympy.Symbol("L", positive=True)
     k, alpha, mu1, mu2 = 10**5, sympy.Rational(1, 10), 40, 700

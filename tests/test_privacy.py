@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from formulas.accounting import poisson_histogram_delta
+from planner.formulas.accounting import poisson_histogram_delta
 from planner.plan import noise_mu
+from planner.validators import central, local_private, shuffle_private
+from planner.validators.hadamard import in_block_set
 from tests.conftest import make_query
-from validators import central, local_private, shuffle_private
-from validators.hadamard import in_block_set
 
 
 @pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 3.0])
@@ -170,7 +170,7 @@ def test_central_noise_law_is_exactly_eps_dp_on_integer_outputs(eps: float) -> N
 def test_discrete_laplace_sampler_follows_its_pmf() -> None:
     import random
 
-    from validators import discrete_laplace
+    from planner.validators import discrete_laplace
 
     eps = 1.0
     scale = central.noise_scale(eps)
@@ -194,7 +194,7 @@ def test_central_decision_law_matches_the_user_path_and_is_eps_dp() -> None:
     probability of neighbouring Z (|Z − Z′| ≤ S) stays within e^ε both ways."""
     import random
 
-    from validators import discrete_laplace
+    from planner.validators import discrete_laplace
 
     eps, used = 0.5, 400
     limit = central.threshold(used, eps, 1.0, 4.0)

@@ -8,8 +8,8 @@ from importlib import resources
 
 import pytest
 
-from formulas.repetition import majority_vote_error
 from planner.constants import ConstantSource, SettingConstant, parse_constant_table
+from planner.formulas.repetition import majority_vote_error
 from planner.plan import RepetitionMethod, plan
 from planner.report import plan_to_dict
 from tests.conftest import make_query

@@ -8,8 +8,8 @@ from fractions import Fraction
 import pytest
 from scipy import stats
 
-from formulas.repetition import majority_vote_error, majority_vote_runs
-from formulas.subsampling import subsampled_epsilon, subsampling_population
+from planner.formulas.repetition import majority_vote_error, majority_vote_runs
+from planner.formulas.subsampling import subsampled_epsilon, subsampling_population
 
 
 def test_subsampled_epsilon_by_hand() -> None:

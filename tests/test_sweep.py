@@ -9,11 +9,11 @@ import json
 import numpy as np
 import pytest
 
-from formulas.compression import integer_argmin
-from formulas.registry import BOUNDS
-from formulas.settings import ALL_SETTINGS, Coin, Model, Setting
 from planner.cli import main
 from planner.constants import ConstantSource, constants_with_source, default_constants
+from planner.formulas.compression import integer_argmin
+from planner.formulas.registry import BOUNDS
+from planner.formulas.settings import ALL_SETTINGS, Coin, Model, Setting
 from planner.inputs import Accounting, InputError, Query
 from planner.plan import Coverage, plan
 from planner.solve import Unknown, solve

@@ -9,9 +9,16 @@ from scipy import stats
 from planner.calibrate import error_at, smallest_multiplier, table_with
 from planner.testers import build_tester
 from planner.validate import report_json, validate
+from planner.validators.instances import (
+    FAMILIES,
+    Kind,
+    PmfFileError,
+    build,
+    file_instance,
+    load_pmf,
+)
+from planner.validators.protocol import SimulationPath, simulate
 from tests.conftest import SETTING_KEYS, make_query
-from validators.instances import FAMILIES, Kind, PmfFileError, build, file_instance, load_pmf
-from validators.protocol import SimulationPath, simulate
 
 
 @pytest.mark.parametrize("key", SETTING_KEYS)
@@ -148,7 +155,7 @@ def test_multiple_of_the_order_bound_works_at_one_and_a_half_and_fails_at_a_tent
 
 
 def test_public_seed_fixes_the_hashes_and_only_them() -> None:
-    from validators.local_public import local_public_tester
+    from planner.validators.local_public import local_public_tester
 
     tester = local_public_tester(64, 0.3, 1.0, 0.5, L=8, hashes=2)
     instance = build("paninski", 64, 0.3)
@@ -192,8 +199,8 @@ def test_a_paper_accounting_shuffle_plan_is_met() -> None:
 def test_local_statistic_is_unbiased_for_the_block_distance(equal: bool) -> None:
     """E[Z2] = Σ_j (p(C_j) − q(C_j))² exactly (the pooled U-statistic, eq:z2), including
     unequal ε and block sizes that differ by one."""
-    from validators.hadamard import block_probabilities
-    from validators.local_private import LocalPrivateTester
+    from planner.validators.hadamard import block_probabilities
+    from planner.validators.local_private import LocalPrivateTester
 
     rng = np.random.default_rng(5)
     p = rng.dirichlet(np.ones(12))

@@ -15,16 +15,16 @@ import pytest
 from planner.cli import main
 from planner.plan import plan
 from planner.validate import trial_schedule, validate
-from tests.conftest import SETTING_KEYS, make_query
-from validators.engine import verify
-from validators.protocol import TrialBatch
-from validators.stats import (
+from planner.validators.engine import verify
+from planner.validators.protocol import TrialBatch
+from planner.validators.stats import (
     Verdict,
     clopper_pearson_bounds,
     trials_to_decide,
     verdict_of,
     wilson_interval,
 )
+from tests.conftest import SETTING_KEYS, make_query
 
 
 def _binomial_cdf(count: int, trials: int, rate: float) -> float:

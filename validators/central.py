@@ -15,7 +15,7 @@ Sensitivity: a count appears in two absolute terms, so changing it by one moves 
 
 Decision: the geometric (discrete Laplace) mechanism on Z, then a threshold — reject iff
 Z + N > C1·√m + C2/ε with N ~ DLap(S/ε), P(N = j) ∝ e^{−ε|j|/S}
-(:mod:`validators.discrete_laplace`, sampled exactly from uniform integers). Z is an
+(:mod:`planner.validators.discrete_laplace`, sampled exactly from uniform integers). Z is an
 integer of sensitivity S, so the noisy Z is *exactly* ε-DP for the m used users (no δ: a
 floating-point Laplace sampler has bounded support, which costs a δ of ~1e-16) and the
 decision is post-processing; subsampling makes group g
@@ -51,8 +51,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from validators import discrete_laplace
-from validators.protocol import TestResult, TrialBatch, as_trial_stack
+from planner.validators import discrete_laplace
+from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
 
 SENSITIVITY = 4.0
 """Sensitivity of Z under replace-one neighbours."""

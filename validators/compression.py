@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from validators.protocol import TestResult, TrialBatch, as_trial_stack
+from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
 
 
 def draw_hashes(k: int, L: int, hashes: int, rng: np.random.Generator) -> np.ndarray:

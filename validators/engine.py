@@ -4,7 +4,7 @@ Each family gets its own random stream, derived from the run seed and the family
 name, so a report does not depend on which families run or in what order: the same
 seed gives the same report. A family's error rate is the rejection rate under the null
 or the acceptance rate under the alternative. Its verdict is three-valued
-(:class:`validators.stats.Verdict`): ``pass`` when its upper confidence bound is within
+(:class:`planner.validators.stats.Verdict`): ``pass`` when its upper confidence bound is within
 the target, ``fail`` when its lower bound is above, else ``inconclusive``; the bounds are
 simultaneous over every family, both sides and every look of a sequential run.
 """
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from validators.instances import FAMILIES, Instance, Kind, build
-from validators.protocol import SimulationPath, Tester, simulate
-from validators.stats import Verdict, clopper_pearson_bounds, trials_to_decide, verdict_of
+from planner.validators.instances import FAMILIES, Instance, Kind, build
+from planner.validators.protocol import SimulationPath, Tester, simulate
+from planner.validators.stats import Verdict, clopper_pearson_bounds, trials_to_decide, verdict_of
 
 DEFAULT_CONFIDENCE = 0.95
 """Joint confidence of a verification's verdicts."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from formulas.hadamard import hadamard_order
+from planner.formulas.hadamard import hadamard_order
 
 
 def in_block_set(values: np.ndarray, blocks: np.ndarray) -> np.ndarray:

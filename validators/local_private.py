@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from formulas.hadamard import hadamard_order
-from validators.hadamard import block_probabilities, in_block_set
-from validators.protocol import TestResult, TrialBatch
+from planner.formulas.hadamard import hadamard_order
+from planner.validators.hadamard import block_probabilities, in_block_set
+from planner.validators.protocol import TestResult, TrialBatch
 
 
 def flip_probability(eps: float) -> float:

@@ -1,14 +1,14 @@
 """Local DP, public coin (``theo:ldp_public_ns``): hash to [L], then Hadamard response.
 
 Randomizer, shuffler-free analyzer and fast path are those of
-:mod:`validators.local_private` on the hashed values; the public hashes and the
-combination of R runs are in :mod:`validators.compression`.
+:mod:`planner.validators.local_private` on the hashed values; the public hashes and the
+combination of R runs are in :mod:`planner.validators.compression`.
 """
 
 from __future__ import annotations
 
-from validators.compression import CompressedTester
-from validators.local_private import LocalPrivateTester
+from planner.validators.compression import CompressedTester
+from planner.validators.local_private import LocalPrivateTester
 
 
 def local_public_tester(

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from validators.compression import split_sizes
-from validators.protocol import TestResult, TrialBatch
+from planner.validators.compression import split_sizes
+from planner.validators.protocol import TestResult, TrialBatch
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from validators.protocol import TestResult, TrialBatch, as_trial_stack
+from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
 
 
 def noise_levels(n1: int, n2: int, mu1_min: float, mu2_min: float) -> tuple[float, float]:

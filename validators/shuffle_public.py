@@ -6,8 +6,8 @@ separate release), so a user sends 1 + L·μ_g·R/n_g messages on average.
 
 from __future__ import annotations
 
-from validators.compression import CompressedTester
-from validators.shuffle_private import ShufflePrivateTester
+from planner.validators.compression import CompressedTester
+from planner.validators.shuffle_private import ShufflePrivateTester
 
 
 def shuffle_public_tester(

@@ -51,8 +51,8 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
     """Check a validation or exact request against the caps; normalise its defaults."""
     from planner import api
     from planner.validate import AUTO, PathChoice, resolve_path, trial_schedule
-    from validators.instances import FAMILIES
-    from validators.protocol import SimulationPath
+    from planner.validators.instances import FAMILIES
+    from planner.validators.protocol import SimulationPath
 
     kind = fields.pop("kind", "validate")
     budget = fields.pop("simulation_budget", 30)
