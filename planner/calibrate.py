@@ -142,6 +142,31 @@ DEFAULT_AXES: dict[str, list[float]] = {
 }
 """Grid axes (see ``planner.constants.GRID_AXES``); δ is fixed at ``GRID_DELTA``."""
 
+SMALL_EPS_AXES: dict[str, list[float]] = {
+    **DEFAULT_AXES,
+    "eps_strong": [0.01, 0.03, 0.1, 0.25, 0.5, 1.0],
+}
+"""The shuffle public-coin grid: down to ε_strong = 0.01, where its constant rises (by up
+to 1.5× below 0.25). (The private coin's rises by up to 1.3×; its small-ε nodes are not
+fitted yet, so its covered region starts at the grid's 0.25.)"""
+SETTING_AXES: dict[str, dict[str, list[float]]] = {
+    "shuffle-public": SMALL_EPS_AXES,
+    "central": {
+        "k": [4, 16, 256, 4096],
+        "alpha": [0.05, 0.15, 0.5, 0.95],
+        "eps_strong": [0.01, 0.03, 0.1, 0.25, 1.0, 3.0],
+        "eps_ratio": [1.0],
+    },
+}
+"""Each setting's grid, where it differs from ``DEFAULT_AXES``. Central's tester runs at
+the larger ε on n1 users of each group whatever ε_weak is, so its grid has one ratio."""
+
+
+def default_axes(setting: str) -> dict[str, list[float]]:
+    """The grid ``planner calibrate`` fits for a setting."""
+    return SETTING_AXES.get(setting, DEFAULT_AXES)
+
+
 GRID_DELTA = 1e-6
 CALIBRATION_TARGET = 0.26
 """Observed worst-family error the calibrated C must reach: below 1/3, so that a fresh
@@ -200,7 +225,7 @@ class PointResult:
 
 def grid_points(setting: str, axes: dict[str, list[float]] | None = None) -> list[GridPoint]:
 
-    axes = axes or DEFAULT_AXES
+    axes = axes or default_axes(setting)
     return [
         GridPoint(setting, int(k), float(a), float(e), float(r))
         for k, a, e, r in itertools.product(
@@ -263,7 +288,7 @@ def calibrate(
     a local process pool with ``workers`` processes (or in-process when workers = 1).
     """
     table = base or default_constants()
-    grid = axes or (DIRECT_AXES if direct else DEFAULT_AXES)
+    grid = axes or (DIRECT_AXES if direct else None)
     tasks = [
         (point, trials, seed, table.for_setting(setting).tester_extras)
         for setting in settings
@@ -462,9 +487,9 @@ def constants_document(
     created: str,
     code_version: str,
 ) -> dict[str, Any]:
-    """The constants file: per calibrated setting a grid of C, with provenance."""
+    """The constants file: per calibrated setting a grid of C, with provenance (``axes``:
+    the grid of every setting; default each setting's own, ``default_axes``)."""
 
-    axes = axes or DEFAULT_AXES
     document = (
         json.loads(resources.files("planner").joinpath("data/constants.json").read_text("utf-8"))
         if base is None
@@ -475,12 +500,15 @@ def constants_document(
     for result in results:
         by_setting.setdefault(result.point.setting, []).append(result)
     for setting, points in by_setting.items():
+        setting_axes = axes or default_axes(setting)
         previous = dict(settings.get(setting, {}))
         failed = [p for p in points if p.multiplier is None]
         high = SEARCH_RANGE[setting][1]
         raw = [p.multiplier if p.multiplier is not None else high for p in points]
         compression = (int(previous.get("L", 2)), int(previous.get("hashes", 1)))
-        multipliers = monotone_envelope(setting, axes, raw, compression, previous.get("bound"))
+        multipliers = monotone_envelope(
+            setting, setting_axes, raw, compression, previous.get("bound")
+        )
         kept = {
             name: previous[name] for name in ("bound", *TESTER_EXTRAS, "direct") if name in previous
         }
@@ -501,7 +529,7 @@ def constants_document(
                 "code_version": code_version,
             },
             "grid": {
-                "axes": {name: list(values) for name, values in axes.items()},
+                "axes": {name: list(values) for name, values in setting_axes.items()},
                 "multipliers": multipliers,
                 "raw_multipliers": raw,
                 "safety_margin": safety_margin(setting),

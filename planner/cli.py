@@ -720,7 +720,7 @@ def calibrate(
         if key not in keys:
             raise InputError("setting", key, "one of " + ", ".join(keys))
     quick_axes = {"k": [16, 64], "alpha": [0.25], "eps_strong": [1.0], "eps_ratio": [0.5]}
-    grid = calibration.DIRECT_AXES if direct else calibration.DEFAULT_AXES
+    grid = calibration.DIRECT_AXES if direct else None  # None: each setting's own grid
     axes = quick_axes if quick else grid
     trial_count = check_integer("trials", trials, 10, 10**6)
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)

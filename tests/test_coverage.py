@@ -35,7 +35,10 @@ def test_inside_the_region_the_plan_is_calibrated_and_outside_it_is_not(key: str
     outside = plan(make_query(key, k=200_000, alpha=0.2, eps1=0.8, eps2=0.4))
     assert outside.coverage is Coverage.EXTRAPOLATED
     assert outside.coverage_axes == ("k",)
-    assert "k = 200,000 is outside the covered range [16, 4096]" in outside.coverage_gaps[0]
+    low, high = default_constants().for_setting(outside.protocol).covered["k"]
+    assert (
+        f"k = 200,000 is outside the covered range [{low:g}, {high:g}]" in outside.coverage_gaps[0]
+    )
 
 
 def test_order_constants_make_no_claim_and_are_not_gated() -> None:
@@ -50,7 +53,6 @@ def test_refused_with_one_line_naming_the_parameter_and_range(capsys) -> None:
     error = capsys.readouterr().err.strip()
     assert error.count("\n") == 0 and error.startswith("error: not covered for local-private")
     assert "k = 6,000 is outside the covered range [16, 4096]" in error
-    assert "eps1 (the larger ε) = 5 is outside the covered range" in error
 
 
 def test_the_simulation_is_refused_when_its_estimate_exceeds_the_budget() -> None:
@@ -98,7 +100,39 @@ def test_compare_lists_uncovered_settings_without_numbers(capsys) -> None:
     assert all("outside the covered range" in n["reason"] for n in document["not_covered"])
 
 
-def test_solve_does_not_answer_outside_the_region() -> None:
+def test_solve_answers_at_the_covered_edge_not_beyond_it() -> None:
+    """Group 2 so large that any ε2 ≥ 1e-4 fits: the answer is the smallest ε2 whose plan
+    is still covered (ε2/ε1 at the covered ratio's edge), not an extrapolated one."""
     template = Query(Setting.from_key("shuffle-private"), 300, 0.2, 1.0, 0.5, 1e-6)
+    low_ratio = default_constants().for_setting("shuffle-private").covered["eps_ratio"][0]
     solution = solve(template, Unknown.EPS2, n1=10**9, n2=10**12)
-    assert not solution.feasible and "outside the covered region" in solution.reason
+    assert solution.feasible and solution.plan is not None
+    assert solution.plan.coverage is Coverage.CALIBRATED
+    assert solution.value == pytest.approx(low_ratio * 1.0, rel=1e-6)
+    assert "within the covered region" in solution.reason
+
+
+ISSUE_QUERIES = [  # plans that failed validation before coverage (the coverage issue's table)
+    ("central", 300, 0.2, 0.1, 0.05, AllocationRule.PAPER),
+    ("central", 300, 0.2, 0.05, 0.02, AllocationRule.PAPER),
+    ("central", 800, 0.15, 1.0, 0.1, AllocationRule.COST),
+    ("central", 300, 0.7, 0.01, 0.01, AllocationRule.PAPER),
+    ("local-private", 6000, 0.2, 5.0, 0.5, AllocationRule.PAPER),
+    ("local-public", 6000, 0.2, 5.0, 0.5, AllocationRule.PAPER),
+]
+
+
+@pytest.mark.parametrize(("key", "k", "alpha", "eps1", "eps2", "rule"), ISSUE_QUERIES)
+def test_the_queries_that_failed_now_pass_or_are_refused(key, k, alpha, eps1, eps2, rule) -> None:
+    query = make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2)
+    try:
+        result = covered_plan(query, budget_seconds=0)
+    except NotCoveredError as error:
+        assert "outside the covered range" in str(error)
+        return
+    sizes = allocate(result, rule)
+    assert sizes.feasible, sizes.reason
+    report = validate(query, n1=sizes.n_users_group1, n2=sizes.n_users_group2, seed=2026)
+    assert report.verdict is Verdict.PASS, [
+        (o.family, o.error_rate) for o in report.verification.outcomes
+    ]
