@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import resource
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -71,13 +72,27 @@ def draw(seed: int, index: int, ranges: dict[str, tuple[float, float]]) -> dict[
 
 
 def run_query(arguments: tuple[dict[str, Any], float]) -> dict[str, Any]:
+    """One query, planned and validated; any exception is recorded, never raised (and the
+    worker's address space is capped so that a runaway allocation is a MemoryError)."""
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    cap = MEMORY_CAP if hard == resource.RLIM_INFINITY else min(MEMORY_CAP, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        return _run_query(*arguments)
+    except Exception as error:  # a crash is a finding: keep it in the record
+        return {**arguments[0], "outcome": "crash", "reason": f"{type(error).__name__}: {error}"}
+
+
+MEMORY_CAP = 8 * 2**30
+
+
+def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
     from planner.allocation import AllocationRule, allocate
     from planner.coverage import NotCoveredError, covered_plan
     from planner.formulas.settings import Setting
     from planner.inputs import Query
     from planner.validate import validate
 
-    drawn, budget = arguments
     record = dict(drawn)
     start = time.perf_counter()
     setting = Setting.from_key(drawn["setting"])

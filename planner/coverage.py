@@ -81,7 +81,12 @@ def simulated_plan(query: Query, extrapolated: Plan, *, trials: int, seed: int) 
     """This query's own minimal sizes by simulation, as a plan (``Coverage.SIMULATED``)."""
     from planner.exact import exact_plan
 
-    found = exact_plan(query, trials=trials, seed=seed)
+    try:
+        found = exact_plan(query, trials=trials, seed=seed)
+    except InputError as error:  # the search reached sizes beyond what can be simulated
+        raise NotCoveredError(
+            query, extrapolated.coverage_gaps, f"and it cannot be simulated here: {error}"
+        ) from None
     if found.plan is None or found.multiplier is None:
         raise NotCoveredError(
             query,
