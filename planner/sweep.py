@@ -35,12 +35,7 @@ VALUE_SPEC = (
     "a number, a list a,b,c, or a range start:stop:count (linear) or start:stop:countlog "
     "(geometric), e.g. 0.05:1:20log"
 )
-COLUMNS = (
-    "setting",
-    "protocol",
-    *PARAMETERS,
-    "accounting",
-    "status",
+NUMBER_COLUMNS = (
     "n_users_group1",
     "n_users_group2",
     "total_users",
@@ -48,6 +43,15 @@ COLUMNS = (
     "baseline_n_users_group2",
     "lower_bound_group1",
     "lower_bound_group2",
+)
+"""A row's numbers (empty where the row has no plan)."""
+COLUMNS = (
+    "setting",
+    "protocol",
+    *PARAMETERS,
+    "accounting",
+    "status",
+    *NUMBER_COLUMNS,
 )
 """Field names of a row, in order (stable within ``planner.sweep/1``)."""
 COUNT_COLUMNS = (
@@ -237,17 +241,6 @@ def _setting_block(
     for row in single:
         _answer_one(setting, grid, accounting, table, int(row), columns, exact_counts)
     return columns, exact_counts
-
-
-NUMBER_COLUMNS = (
-    "n_users_group1",
-    "n_users_group2",
-    "total_users",
-    "baseline_n_users_group1",
-    "baseline_n_users_group2",
-    "lower_bound_group1",
-    "lower_bound_group2",
-)
 
 
 def axes_bits(axes: Sequence[str]) -> int:

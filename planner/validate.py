@@ -111,6 +111,9 @@ def validate(
     hold jointly at 95 % over families and looks (:func:`planner.validators.engine.verify`).
     ``target`` overrides the error target (default: the query's β); ``fallback`` lets a
     public-coin plan run the private-coin protocol when that is cheaper (see ``plan``).
+    Sizes given explicitly (``n1``, ``n2``: an allocation's, or the user's) are used the
+    way the plan uses its own: split over its majority-vote runs when β < 1/3 is met by a
+    vote (one run of r× the users has an error floor a vote does not).
     """
     table = constants or default_constants()
     checked = plan(query, table, fallback=fallback)
@@ -127,7 +130,7 @@ def validate(
         protocol_query,
         L=compression.L if compression else None,
         hashes=compression.hashes if compression else 1,
-        runs=checked.runs if plan_used is not None else 1,
+        runs=checked.runs,
         constants=table,
     )
     for name in families or ():

@@ -29,12 +29,15 @@ def draw_hashes(k: int, L: int, hashes: int, rng: np.random.Generator) -> np.nda
 
 
 def compress(pmf: np.ndarray, hash_function: np.ndarray, L: int) -> np.ndarray:
-    """p_h(i) = p(h⁻¹(i)), for a pmf stack (T, k) and hash stack (T, k)."""
+    """p_h(i) = p(h⁻¹(i)), for a pmf stack (T, k) and hash stack (T, k).
+
+    A bin that takes the whole pmf can sum to 1 + 1e-16 in floating point; it is held at 1
+    (a probability the samplers accept).
+    """
     trials = pmf.shape[0]
     offsets = hash_function + L * np.arange(trials)[:, None]
-    return np.bincount(offsets.ravel(), weights=pmf.ravel(), minlength=trials * L).reshape(
-        trials, L
-    )
+    sums = np.bincount(offsets.ravel(), weights=pmf.ravel(), minlength=trials * L)
+    return np.minimum(sums, 1.0).reshape(trials, L)
 
 
 def compressed_alpha(alpha: float, k: int, L: int) -> float:
