@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 CHECK = """
 import importlib.util, sys
-import planner.formulas, validators                   # PyPI's
+import formulas, validators                   # PyPI's
 assert hasattr(validators, "email"), validators.__file__
 assert hasattr(formulas, "Parser"), formulas.__file__
 import planner.formulas.registry, planner.validators.engine   # ours
