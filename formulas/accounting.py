@@ -1,4 +1,4 @@
-"""Exact (ε, δ) of the Poisson-noised histogram under replace-one neighbours (SPEC §4).
+"""Exact (ε, δ) of the Poisson-noised histogram under replace-one neighbours (README).
 
 Replacing one user's value moves one unit from bin a to bin b; every bin carries
 independent Poisson(μ) noise. Write X1, X2 for the noise of the two changed bins

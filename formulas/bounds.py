@@ -7,7 +7,7 @@ which theorem each function encodes. Evaluate with ``ops=NUMPY`` (default) for n
 
 Notation: ``k`` domain size, ``alpha`` total-variation distance, ``eps``/``eps1``/``eps2``
 privacy parameters, ``mu1``/``mu2`` the per-bin Poisson noise levels of the shuffle
-protocol (SPEC §4), ``delta`` the shuffle model's δ, ``L`` the compressed domain size.
+protocol (README), ``delta`` the shuffle model's δ, ``L`` the compressed domain size.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def lower_shuffle(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
 def lower_central(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
     """Central identity-testing lower bound (Table ``tab:testing:DP``, ASZ'18; tight).
 
-    SPEC §1 lists "central = the central upper bound"; but its own argument (a closeness
+    The project brief lists "central = the central upper bound"; but its own argument (a closeness
     tester whose other group is infinite is an identity tester for this group) gives
     the *identity* bound at ε_g, which lacks the k^{2/3}/α^{4/3} closeness term. We use
     the identity bound: it is the one that argument proves for one group alone.

@@ -1,4 +1,4 @@
-"""Choice of the compressed domain size L for public-coin protocols (SPEC §1).
+"""Choice of the compressed domain size L for public-coin protocols (README).
 
 Three answers are reported side by side, for the public-coin shuffle bound
 n1(L) = a·L^{-1/2} + b·L^{1/4} + min(c·L^{-2}, d) with a = k/α², b = √(kμ1)/α,

@@ -11,7 +11,7 @@ def hadamard_order(k: Any) -> Any:
     """K = the smallest power of two ≥ k (elementwise for an array of k < 2^53).
 
     The paper writes K = 2^{⌊log2(k+1)⌋}, which is not that (k = 5 gives 4 < 5); see
-    SPEC §9.
+    README.
     """
     if np.ndim(k) == 0:
         if k < 1:

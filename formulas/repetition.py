@@ -1,4 +1,4 @@
-"""Majority vote over independent runs on disjoint users (SPEC §6), computed exactly.
+"""Majority vote over independent runs on disjoint users (README, β), computed exactly.
 
 Each user takes part in one run only, so the privacy guarantee is unchanged.
 """

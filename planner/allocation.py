@@ -7,7 +7,7 @@
 
 Local model: the Hadamard tester's null variance per block is v = γ1²/(4m1) + γ2²/(4m2)
 (m_g users per block), so every (n1, n2) with the same W = γ1²/n1 + γ2²/n2 as the paper's
-plan tests alike; the cheapest is n_g = (γ_g/√c_g)·(Σ_h γ_h√c_h)/W (SPEC §2), and a given
+plan tests alike; the cheapest is n_g = (γ_g/√c_g)·(Σ_h γ_h√c_h)/W (README), and a given
 n2 needs n1 = γ1²/(W − γ2²/n2) (infeasible when n2 ≤ γ2²/W).
 
 Shuffle and central models: each has a one-parameter family of valid protocols that

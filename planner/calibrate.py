@@ -320,7 +320,7 @@ def _collect(results: Any, progress: Any) -> list[Any]:
     return collected
 
 
-# --- direct calibration at β < 1/3 (SPEC §6 (b)) --------------------------------------
+# --- direct calibration at β < 1/3 (README, β) --------------------------------------
 
 DIRECT_BETAS = (0.2, 0.1, 0.05)
 """β values at which one run's C is calibrated directly; below the last, majority vote."""

@@ -164,7 +164,7 @@ class SettingConstant:
         return np.round(k).astype(np.int64), alpha, eps_strong, eps_strong * ratio
 
     def direct_factor(self, beta: float, k: int) -> float | None:
-        """How many times one run's C must grow to meet β by itself (SPEC §6 (b)).
+        """How many times one run's C must grow to meet β by itself (README, β).
 
         From the ``direct`` entry (``planner calibrate --direct``): per calibrated k, factors
         at β nodes and 1 at β = 1/3, interpolated linearly in log f against log β, then

@@ -21,7 +21,7 @@ DEFAULT_BETA = 1 / 3
 
 
 class Accounting(StrEnum):
-    """How the shuffle protocol's Poisson noise μ is sized (SPEC §4)."""
+    """How the shuffle protocol's Poisson noise μ is sized (README)."""
 
     PAPER = "paper"
     EXACT = "exact"

@@ -35,7 +35,7 @@ from planner.inputs import EPS_MIN, Accounting, Query, check_query
 
 @dataclass(frozen=True)
 class Compression:
-    """Public-coin domain compression: hash [k] onto [L] (SPEC §1)."""
+    """Public-coin domain compression: hash [k] onto [L] (README)."""
 
     L: int
     """Compressed domain size used: the argmin, raised to the tester's calibrated floor."""
@@ -99,9 +99,9 @@ class RepetitionMethod(StrEnum):
     NONE = "none"
     """β ≥ 1/3: one run of the tester."""
     MAJORITY_VOTE = "majority-vote"
-    """r runs on disjoint users, each at error 1/3; exact binomial r (SPEC §6 (a))."""
+    """r runs on disjoint users, each at error 1/3; exact binomial r (README, β)."""
     DIRECT = "direct-calibration"
-    """One run whose C is calibrated at β itself (SPEC §6 (b))."""
+    """One run whose C is calibrated at β itself (README, β)."""
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,7 @@ def mixing_scale(sizes: _RunSizes) -> float:
 
 
 def noise_mu(eps: float, delta: float, accounting: Accounting) -> float:
-    """Per-bin Poisson noise for (ε, δ) under replace-one (SPEC §4)."""
+    """Per-bin Poisson noise for (ε, δ) under replace-one (README)."""
     if accounting is Accounting.EXACT:
         return poisson_mu_exact(eps, delta)
     return float(poisson_mu_paper(eps, delta))
@@ -220,7 +220,7 @@ def _local_sizes(
 
     The public-coin number is C·k/(α²ε²) (Cor. ``theo:ldp_public_ns``); the tester's L
     and R are chosen by calibration (the bound's own argmin, L = 2, cannot reach error
-    1/3 with one hash, SPEC §2), so L and R live with the constant, not in the bound.
+    1/3 with one hash, README), so L and R live with the constant, not in the bound.
     """
     order_bound = BOUNDS[DISPLAY_BOUND_KEY[query.setting.key]]  # k^{3/2} or k, /(α²ε²)
     bound = BOUNDS[bound_key] if bound_key else order_bound

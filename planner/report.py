@@ -297,7 +297,7 @@ def verdict_line(v: Any) -> str:
 
 
 def repetition_line(plan: Plan) -> str | None:
-    """How β < 1/3 is met and what the other way costs (SPEC §6)."""
+    """How β < 1/3 is met and what the other way costs (README, β)."""
     rep = plan.repetition
     if rep.method is RepetitionMethod.NONE:
         return None

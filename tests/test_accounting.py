@@ -55,7 +55,7 @@ def test_exact_mu_is_minimal_and_private() -> None:
 
 
 def test_exact_mu_matches_the_spec_figure() -> None:
-    # SPEC/issue: "at ε = 1, δ = 1e-6, the exact two-bin μ is about 43".
+    # the issue: "at ε = 1, δ = 1e-6, the exact two-bin μ is about 43".
     assert 42.0 < poisson_mu_exact(1.0, 1e-6) < 44.0
 
 

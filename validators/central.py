@@ -11,7 +11,7 @@ grows like α²m^{3/2}/√k (dense) or its sparse analogue (Diakonikolas et al. 
 
 Sensitivity: a count appears in two absolute terms, so changing it by one moves Z by
 ≤ 2; *replacing* a user (the paper's neighbour relation) changes two counts: Z moves by
-≤ 4 = S, not 2 as the paper says (that holds for add/remove only; SPEC §5, §9).
+≤ 4 = S, not 2 as the paper says (that holds for add/remove only; README).
 
 Decision: the geometric (discrete Laplace) mechanism on Z, then a threshold — reject iff
 Z + N > C1·√m + C2/ε with N ~ DLap(S/ε), P(N = j) ∝ e^{−ε|j|/S}

@@ -1,4 +1,4 @@
-"""Instance families for validation (SPEC §8), and user-supplied pmf files.
+"""Instance families for validation (README), and user-supplied pmf files.
 
 A family builds a pair (p, q) over [k] for a distance α: null families have p = q;
 far families have TV(p, q) ≥ α, and report the exact TV. A family that cannot be
@@ -122,7 +122,7 @@ def _light_difference(k: int, alpha: float) -> tuple[np.ndarray, np.ndarray] | N
 def _heavy_difference(k: int, alpha: float) -> tuple[np.ndarray, np.ndarray] | None:
     """Four heavy elements carry the whole difference (+, +, −, − swapped between p, q).
 
-    A random hash onto L = 2 bins cancels it with probability 3/8 (SPEC §2).
+    A random hash onto L = 2 bins cancels it with probability 3/8 (README).
     """
     if k < 5 or alpha > 0.5:
         return None

@@ -2,7 +2,7 @@
 
 Randomizer (user of group g with value x, public block assignment by user index): users
 cycle through the K − 1 informative Hadamard blocks j = 1..K−1 (K = smallest power of
-two ≥ k, SPEC §2), so block sizes differ by at most one. The user sends b = 1{x ∈ C_j},
+two ≥ k, README), so block sizes differ by at most one. The user sends b = 1{x ∈ C_j},
 flipped with probability 1/(e^{ε_g}+1): randomized response, exactly ε_g-LDP
 (``fact:RR``).
 

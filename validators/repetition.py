@@ -1,4 +1,4 @@
-"""Majority vote over r runs on disjoint users (SPEC §6): each user takes part once."""
+"""Majority vote over r runs on disjoint users (README, β): each user takes part once."""
 
 from __future__ import annotations
 

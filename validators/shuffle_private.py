@@ -6,10 +6,10 @@ Poisson(μ_g/n_g) extra messages "j" for every j, as in the paper. Shuffler: one
 group, a uniformly random permutation of all its messages. Analyzer: sees each
 group's message histogram only; bin j holds Multinomial(n_g, p)_j + Poisson(μ_g).
 
-Noise: each group's histogram needs μ_g ≥ μ_g^min (its own (ε_g, δ), SPEC §4), and the
+Noise: each group's histogram needs μ_g ≥ μ_g^min (its own (ε_g, δ), README), and the
 mixtures p′ = (1−γ)p + γU, q′ = (1−γ)q + γU need equal weights γ = kμ_g/N_g
 (N_g = n_g + kμ_g). So the protocol sets μ_g = s·n_g with s = max_g μ_g^min/n_g,
-raising one group's noise if the counts are not in the ratio μ2^min/μ1^min (SPEC §9).
+raising one group's noise if the counts are not in the ratio μ2^min/μ1^min (README).
 
 Statistic (unequal-sample closeness, Chan–Diakonikolas–Valiant–Valiant 2014,
 Bhattacharya–Valiant 2015), on the histograms X (group 1) and Y (group 2):
