@@ -1,0 +1,63 @@
+"""How much the current constants change plan sizes against an earlier constants file.
+
+    git show <commit>:planner/data/constants.json > /tmp/before.json
+    python benchmarks/plan_size_change.py /tmp/before.json --queries 300 --seed 3
+
+Random queries log-uniform inside the box every earlier grid covered (k ∈ [16, 4096],
+α ∈ [0.05, 0.5], ε_strong ∈ [0.25, 1], ε_weak/ε_strong ∈ [0.25, 1], δ ∈ [1e-9, 1e-4]),
+at β = 1/3 and β = 0.1: per setting, the median of total users now ÷ before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+from pathlib import Path
+
+import numpy as np
+
+from planner.constants import parse_constant_table
+from planner.formulas.settings import ALL_SETTINGS, Model
+from planner.inputs import Query
+from planner.plan import plan
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("before", help="an earlier constants.json")
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=3)
+    args = parser.parse_args()
+    before = parse_constant_table(json.loads(Path(args.before).read_text(encoding="utf-8")))
+    rng = np.random.default_rng(args.seed)
+
+    def log_uniform(low: float, high: float) -> float:
+        return float(math.exp(rng.uniform(math.log(low), math.log(high))))
+
+    for beta in (1 / 3, 0.1):
+        print(f"beta = {beta:.3g}: median (and range) of total users now / before")
+        for setting in ALL_SETTINGS:
+            ratios = []
+            for _ in range(args.queries):
+                eps_strong = log_uniform(0.25, 1.0)
+                eps_weak = eps_strong * log_uniform(0.25, 1.0)
+                query = Query(
+                    setting,
+                    round(log_uniform(16, 4096)),
+                    log_uniform(0.05, 0.5),
+                    eps_strong,
+                    eps_weak,
+                    log_uniform(1e-9, 1e-4) if setting.model is Model.SHUFFLE else None,
+                    beta,
+                )
+                ratios.append(plan(query).total_users / plan(query, before).total_users)
+            print(
+                f"  {setting.key:16s} {statistics.median(ratios):.3f} "
+                f"[{min(ratios):.3f}, {max(ratios):.3f}]"
+            )
+
+
+if __name__ == "__main__":
+    main()
