@@ -131,7 +131,7 @@ def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
             )
             return record
         n1, n2 = allocated.n_users_group1, allocated.n_users_group2
-    report = validate(query, n1=n1, n2=n2, seed=drawn["validation_seed"])
+    report = validate(query, n1=n1, n2=n2, seed=drawn["validation_seed"], checked_plan=result)
     v = report.verification
     worst = max((o for o in v.outcomes if o.applicable), key=lambda o: o.error_rate)
     record.update(

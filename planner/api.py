@@ -429,13 +429,17 @@ def validate_document(
     is decided, as the CLI's default) or a count. ``inputs`` are those of
     :func:`validation_query`. ``progress(note)`` is called as each family's look finishes.
     """
+    from planner.coverage import covered_plan
     from planner.validate import AUTO, MAX_AUTO_TRIALS, PathChoice, report_to_dict, validate
 
     query, n1, n2 = validation_query(**inputs)
+    # the plan `planner plan` prints: calibrated, or simulated outside the covered region
+    printed = covered_plan(query) if n1 is None and n2 is None else None
     report = validate(
         query,
         n1=n1,
         n2=n2,
+        checked_plan=printed,
         trials=AUTO if trials == AUTO else check_integer("trials", trials, 1, 10**7),
         max_trials=check_integer(
             "max-trials", MAX_AUTO_TRIALS if max_trials is None else max_trials, 200, 10**7

@@ -647,6 +647,10 @@ def validate(
     trial_cap = check_integer("max-trials", max_trials, 200, 10**7)
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)
     families = [] if extra and not family else family
+    # the plan `planner plan` prints: calibrated, or simulated outside the covered region
+    from planner.coverage import covered_plan
+
+    printed = covered_plan(query) if n1 is None and n2 is None else None
     report = _with_progress(
         lambda progress: run_validation(
             query,
@@ -659,6 +663,7 @@ def validate(
             families=families,
             extra=extra,
             progress=progress,
+            checked_plan=printed,
         ),
         None,
     )

@@ -103,6 +103,7 @@ def validate(
     fallback: bool = True,
     stop_early: bool = False,
     progress: Callable[[str], None] | None = None,
+    checked_plan: Plan | None = None,
 ) -> ValidationReport:
     """Run the plan's tester (or one with the given sizes) on every family.
 
@@ -111,12 +112,14 @@ def validate(
     hold jointly at 95 % over families and looks (:func:`planner.validators.engine.verify`).
     ``target`` overrides the error target (default: the query's β); ``fallback`` lets a
     public-coin plan run the private-coin protocol when that is cheaper (see ``plan``).
-    Sizes given explicitly (``n1``, ``n2``: an allocation's, or the user's) are used the
-    way the plan uses its own: split over its majority-vote runs when β < 1/3 is met by a
-    vote (one run of r× the users has an error floor a vote does not).
+    ``checked_plan`` is the plan being checked (default: ``plan(query)``; pass what was
+    printed, e.g. ``planner.coverage.covered_plan``'s simulated plan, whose one run meets
+    β directly). Sizes given explicitly (``n1``, ``n2``: an allocation's, or the user's)
+    are used the way that plan uses its own: split over its majority-vote runs when β < 1/3
+    is met by a vote (one run of r× the users has an error floor a vote does not).
     """
     table = constants or default_constants()
-    checked = plan(query, table, fallback=fallback)
+    checked = checked_plan or plan(query, table, fallback=fallback)
     protocol_query = replace(query, setting=Setting.from_key(checked.protocol), warnings=())
     if (n1 is None) != (n2 is None):
         raise InputError("n1" if n1 is None else "n2", None, "given together with the other")
@@ -179,6 +182,7 @@ def report_to_dict(report: ValidationReport) -> dict[str, Any]:
         "schema": VALIDATE_SCHEMA,
         "inputs": query_to_dict(report.query),
         "sizes_from": "plan" if report.plan is not None else "explicit",
+        "coverage": report.plan.coverage.value if report.plan is not None else None,
         "protocol": report.plan.protocol if report.plan is not None else report.query.setting.key,
         "n_users_group1": v.n1,
         "n_users_group2": v.n2,

@@ -63,15 +63,19 @@ def test_the_simulation_is_refused_when_its_estimate_exceeds_the_budget() -> Non
 
 
 def test_a_simulated_plan_is_this_querys_own_search_and_passes_validation() -> None:
-    """Shuffle with ε2/ε1 = 0.1 (below the covered 0.25) at a small k: simulated."""
-    query = make_query("shuffle-private", k=16, alpha=0.4, eps1=1.0, eps2=0.1)
+    """Shuffle with ε2/ε1 = 0.005 (below the covered 0.01) at a small k: simulated; and
+    ``planner validate`` checks that simulated plan (one run), not an extrapolation."""
+    query = make_query("shuffle-private", k=16, alpha=0.4, eps1=1.0, eps2=0.005, beta=0.1)
     assert plan(query).coverage is Coverage.EXTRAPOLATED
     result = covered_plan(query, budget_seconds=120)
     assert result.coverage is Coverage.SIMULATED
     assert result.constant_source is ConstantSource.SIMULATED and result.query == query
     assert any(w.startswith("simulated:") for w in result.warnings)
-    report = validate(query, n1=result.n_users_group1, n2=result.n_users_group2, seed=9)
+    report = validate(
+        query, n1=result.n_users_group1, n2=result.n_users_group2, seed=9, checked_plan=result
+    )
     assert report.verdict is not Verdict.FAIL, report.verification.outcomes
+    assert report.verification.n1 == result.n_users_group1 and result.runs == 1
     # and an allocation other than the paper's is not offered for it
     assert not allocate(result, AllocationRule.COST).feasible
 
