@@ -330,7 +330,7 @@ def test_ctrl_c_prints_the_aborted_line() -> None:
             "--model",
             "central",
             "-k",
-            "10000",
+            "4000",
             *BASE,
             "--trials",
             "4000",
