@@ -97,13 +97,20 @@ def test_compare_is_every_covered_setting_cheapest_first(capsys) -> None:
 def test_solve_document_solves_the_left_out_parameter() -> None:
     solved = api.solve_document(model="central", k=1000, alpha=0.1, eps1=1, n1=10000, n2=400000)
     assert solved["unknown"] == "eps2" and solved["feasible"]
-    assert solved["value"] == pytest.approx(0.0265443, rel=1e-5)  # the README's answer
     check = plan(
         _library_query(
             dict(model="central", k=1000, alpha=0.1, eps1=1, eps2=0) | {"eps2": solved["value"]}
         )
     )
     assert check.n_users_group2 <= 400000 and check.n_users_group1 <= 10000
+    # the smallest such ε2: a little less needs more than the 400,000 group-2 users
+    below = plan(
+        _library_query(
+            dict(model="central", k=1000, alpha=0.1, eps1=1, eps2=0)
+            | {"eps2": solved["value"] * 0.999}
+        )
+    )
+    assert below.n_users_group2 > 400000
     with pytest.raises(InputError) as caught:
         api.solve_document(model="central", k=1000, alpha=0.1, eps1=1, eps2=0.5, n1=5, n2=5)
     assert caught.value.parameter == "unknown"
@@ -233,7 +240,7 @@ def test_version_document_names_the_packaged_constants() -> None:
 def test_outside_the_covered_region_a_plan_is_refused_with_the_cli_line(capsys) -> None:
     pytest.importorskip("planner.coverage")
     flags = ["--model", "shuffle", "--coin", "public", "-k", "500", "--alpha", "0.2"]
-    flags += ["--eps1", "1", "--eps2", "0.1", "--delta", "1e-7"]
+    flags += ["--eps1", "1", "--eps2", "0.005", "--delta", "1e-7"]
     assert main(["plan", *flags, "--simulation-budget", "0", "--json"]) == 2
     line = capsys.readouterr().err.strip().removeprefix("error: ")
     with pytest.raises(InputError) as caught:
@@ -243,7 +250,7 @@ def test_outside_the_covered_region_a_plan_is_refused_with_the_cli_line(capsys) 
             k=500,
             alpha=0.2,
             eps1=1,
-            eps2=0.1,
+            eps2=0.005,
             delta=1e-7,
             simulation_budget=0,
         )

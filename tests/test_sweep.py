@@ -107,7 +107,17 @@ def test_paper_accounting_and_public_fallback_rows_equal_plan() -> None:
         expected = _expected_row(chosen, row, Accounting.PAPER)
         assert {name: row[name] for name in expected} == expected
         protocols.add((row["setting"], row["protocol"]))
-    # The public-coin shuffle ask falls back to the private-coin protocol at some points.
+    # With exact accounting (both protocols covered at these points), the public-coin
+    # shuffle ask falls back to the private-coin protocol at some points; with the lemma's
+    # larger noise the private coin's grid position lies below its covered ε, and the
+    # covered public-coin plan is preferred.
+    exact = sweep(
+        [setting], k=[20, 300, 5000], alpha=[0.08, 0.4], eps1=1.0, eps2=[0.3, 1.0], delta=1e-7
+    )
+    for row in exact.rows():
+        expected = _expected_row(setting, row, Accounting.EXACT)
+        assert {name: row[name] for name in expected} == expected
+        protocols.add((row["setting"], row["protocol"]))
     assert {
         ("shuffle-public", "shuffle-private"),
         ("shuffle-public", "shuffle-public"),
