@@ -93,10 +93,11 @@ def test_the_row_limit_is_inclusive() -> None:
 @pytest.mark.parametrize(
     ("extra", "parameter"),
     [
-        (["-k", "1000000000000"], "k"),
+        # explicit sizes: the check of what a validation may cost, not the plan's coverage
+        (["-k", "1000000000000", "--n1", "1000", "--n2", "1000"], "k"),
         (["-k", "100", "--n1", "1e30", "--n2", "1e30"], "n1"),
         (["-k", "100", "--n1", "1e7", "--n2", "1e7", "--path", "user", "--trials", "100"], "path"),
-        (["-k", "1000000", "--trials", "400"], "trials"),
+        (["-k", "1000000", "--n1", "1000", "--n2", "1000", "--trials", "400"], "trials"),
     ],
 )
 def test_validation_beyond_its_cost_limits_is_refused_at_once(
