@@ -214,3 +214,34 @@ def allocate(
         )
     n1_best, _, how = min(fitting, key=lambda m: (m[0], m[1]))
     return Allocation(rule, n1_best, n2, how, cost1, cost2)
+
+
+def allocated_plan(plan: Plan, allocation: Allocation) -> Plan:
+    """The plan with its groups' sizes replaced by a feasible allocation's.
+
+    The per-group noise of a shuffle allocation is not the paper rule's (the stronger
+    group's μ is raised, as ``Allocation.reason`` says), so those fields are left empty.
+    """
+    if not allocation.feasible or allocation.rule is AllocationRule.PAPER:
+        return plan
+    sizes = (allocation.n_users_group1, allocation.n_users_group2)
+    shuffle = Setting.from_key(plan.protocol).model is Model.SHUFFLE
+    groups = tuple(
+        replace(
+            group,
+            n_users=size,
+            **(
+                {"noise_mu": None, "noise_mu_minimum": None, "messages_per_user": None}
+                if shuffle
+                else {}
+            ),
+        )
+        for group, size in zip(plan.groups, sizes, strict=True)
+    )
+    note = (
+        f"allocation {allocation.rule.value}: {allocation.reason} (the paper's rule: "
+        f"n1 = {plan.n_users_group1:,}, n2 = {plan.n_users_group2:,})"
+    )
+    kept = tuple(w for w in plan.warnings if "--allocation cost finds" not in w)
+    return replace(plan, groups=groups, warnings=(*kept, note))  # type: ignore[arg-type]
+

@@ -73,11 +73,19 @@ class PlanAnswer:
     exact: Any = None
     """An :class:`planner.exact.ExactPlan`, or None without ``exact``."""
 
+    @property
+    def shown(self) -> Plan:
+        """The plan as printed: with a feasible allocation, its sizes (the paper's split
+        is in a warning and in ``allocation``)."""
+        from planner.allocation import allocated_plan
+
+        return self.plan if self.allocation is None else allocated_plan(self.plan, self.allocation)
+
     def to_dict(self) -> dict[str, Any]:
         """Schema ``planner.plan/1`` (with ``exact`` and ``allocation`` when asked for)."""
         from planner.report import allocation_to_dict, exact_to_dict, plan_to_dict
 
-        document = plan_to_dict(self.plan)
+        document = plan_to_dict(self.shown)
         if self.exact is not None:
             document["exact"] = exact_to_dict(self.exact, self.plan)
         if self.allocation is not None:

@@ -206,7 +206,7 @@ def plan(
         _print_json(answer.to_dict())
         return
     console = _console()
-    for renderable in plan_renderables(answer.plan):
+    for renderable in plan_renderables(answer.shown):
         console.print(renderable)
     if answer.exact is not None:
         console.print(exact_renderable(answer.exact, answer.plan))

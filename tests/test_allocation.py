@@ -70,3 +70,28 @@ def test_fixed_n2_allocation_passes_validation(key: str) -> None:
     assert fixed.feasible and fixed.n_users_group1 <= paper.n_users_group1
     report = validate(query, n1=fixed.n_users_group1, n2=fixed.n_users_group2, seed=23)
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
+
+
+def test_an_allocation_is_what_the_plan_prints(capsys) -> None:
+    """With --allocation cost the table's and the JSON's top-level sizes are the allocated
+    split; the paper's split is named in a warning and kept under ``allocation``."""
+    import json
+
+    from planner.cli import main
+
+    flags = ["--model", "central", "-k", "800", "--alpha", "0.15", "--eps1", "1", "--eps2", "0.1"]
+    assert main(["plan", *flags, "--json"]) == 0
+    paper = json.loads(capsys.readouterr().out)
+    assert main(["plan", *flags, "--allocation", "cost", "--json"]) == 0
+    chosen = json.loads(capsys.readouterr().out)
+    allocated = chosen["allocation"]
+    assert (chosen["n_users_group1"], chosen["n_users_group2"]) == (
+        allocated["n_users_group1"],
+        allocated["n_users_group2"],
+    )
+    assert chosen["total_users"] < paper["total_users"]
+    assert [g["n_users"] for g in chosen["groups"]] == [
+        allocated["n_users_group1"],
+        allocated["n_users_group2"],
+    ]
+    assert any(f"n1 = {paper['n_users_group1']:,}" in w for w in chosen["warnings"])

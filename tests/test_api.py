@@ -198,9 +198,11 @@ def test_validation_query_takes_the_allocated_sizes() -> None:
         document["allocation"]["n_users_group1"],
         document["allocation"]["n_users_group2"],
     )
+    assert (document["n_users_group1"], document["n_users_group2"]) == (n1, n2)  # as printed
+    paper = api.plan_document(model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25)
     assert api.validation_sizes(query, None, None) == (
-        document["n_users_group1"],
-        document["n_users_group2"],
+        paper["n_users_group1"],
+        paper["n_users_group2"],
     )
     with pytest.raises(InputError) as caught:
         api.validation_query(model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, n1=5)
