@@ -155,12 +155,17 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=30.0, help="simulation budget (s)")
     parser.add_argument("--output", type=Path, default=Path("holdout.jsonl"))
     parser.add_argument("--region", choices=("accepted", "covered"), default="accepted")
+    parser.add_argument("--first", type=int, default=0, help="skip the queries before this one")
     args = parser.parse_args()
     done = set()
     if args.output.exists():
         done = {json.loads(line)["index"] for line in args.output.read_text().splitlines()}
     ranges = ACCEPTED if args.region == "accepted" else COVERED
-    todo = [(draw(args.seed, i, ranges), args.budget) for i in range(args.queries) if i not in done]
+    todo = [
+        (draw(args.seed, i, ranges), args.budget)
+        for i in range(args.first, args.queries)
+        if i not in done
+    ]
     with args.output.open("a") as out, ProcessPoolExecutor(args.workers) as pool:
         for record in pool.map(run_query, todo):
             out.write(json.dumps(record) + "\n")
