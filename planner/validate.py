@@ -141,9 +141,14 @@ def validate(
             raise InputError("family", name, "one of " + ", ".join(FAMILIES))
     family_count = len(FAMILIES if families is None else families) + len(extra)
     schedule = trial_schedule(trials, query.k, family_count, max_trials)
-    simulated = resolve_path(path, size1, size2, schedule[-1])
+    # a shuffle user path also sends every noise message: k·μ_g per group and run
+    messages1, messages2 = (
+        size + round(query.k * max(group.noise_mu or 0.0, group.noise_mu_minimum or 0.0))
+        for size, group in zip((size1, size2), checked.groups, strict=True)
+    )
+    simulated = resolve_path(path, messages1, messages2, schedule[-1])
     user_path = simulated is SimulationPath.USER
-    check_validation(query.k, schedule[-1], family_count, size1, size2, user_path=user_path)
+    check_validation(query.k, schedule[-1], family_count, messages1, messages2, user_path=user_path)
     verification = verify(
         tester,
         query.k,
@@ -153,7 +158,7 @@ def validate(
         trials=schedule,
         seed=seed,
         target=query.beta if target is None else target,
-        path=resolve_path(path, size1, size2, schedule[-1]),
+        path=simulated,
         families=families,
         extra=extra,
         stop_early=stop_early,
