@@ -331,11 +331,9 @@ def sweep_csv(**inputs: Any) -> str:
     return sweep_to_csv(sweep_result(**inputs))
 
 
-@functools.lru_cache(maxsize=32)
-def explain_document(model: str, coin: str = "private", as_stated: bool = False) -> dict[str, Any]:
-    """What ``planner explain`` prints, as data: each bound's terms as text and LaTeX."""
-    import sympy
-
+def explained_bounds(model: object, coin: object = "private", as_stated: bool = False) -> Any:
+    """``planner explain``'s setting and its (role, bound) pairs: the upper bound (the
+    μ-form used for numbers, or the paper's ε-form ``as_stated``) and the lower bound."""
     from planner.formulas.registry import (
         BOUNDS,
         DISPLAY_BOUND_KEY,
@@ -349,11 +347,20 @@ def explain_document(model: str, coin: str = "private", as_stated: bool = False)
         check_choice("coin", coin, Coin),  # type: ignore[arg-type]
     )
     keys = DISPLAY_BOUND_KEY if as_stated else UPPER_BOUND_KEY
-    bounds = []
-    for role, bound in (
+    return setting, [
         ("upper", BOUNDS[keys[setting.key]]),
         ("lower", BOUNDS[LOWER_BOUND_KEY[setting.key]]),
-    ):
+    ]
+
+
+@functools.lru_cache(maxsize=32)
+def explain_document(model: str, coin: str = "private", as_stated: bool = False) -> dict[str, Any]:
+    """What ``planner explain`` prints, as data: each bound's terms as text and LaTeX."""
+    import sympy
+
+    setting, pairs = explained_bounds(model, coin, as_stated)
+    bounds = []
+    for role, bound in pairs:
         bounds.append(
             {
                 "role": role,

@@ -456,28 +456,13 @@ def explain(
     ] = False,
 ) -> None:
     """The formula behind a setting: expression, named terms, theorem, validity."""
-    from planner.formulas.registry import (
-        BOUNDS,
-        DISPLAY_BOUND_KEY,
-        LOWER_BOUND_KEY,
-        UPPER_BOUND_KEY,
-    )
-    from planner.formulas.settings import Coin as CoinEnum
-    from planner.formulas.settings import Model as ModelEnum
-    from planner.formulas.settings import Setting
-    from planner.inputs import check_choice
-
-    setting = Setting(
-        check_choice("model", model, ModelEnum),  # type: ignore[arg-type]
-        check_choice("coin", coin, CoinEnum),
-    )  # type: ignore[arg-type]
-    keys = DISPLAY_BOUND_KEY if as_stated else UPPER_BOUND_KEY
     import sympy
 
-    for heading, bound in (
-        ("upper bound", BOUNDS[keys[setting.key]]),
-        ("lower bound", BOUNDS[LOWER_BOUND_KEY[setting.key]]),
-    ):
+    from planner import api
+
+    _, pairs = api.explained_bounds(model, coin, as_stated)
+    for role, bound in pairs:
+        heading = f"{role} bound"
         typer.echo(f"{heading}: {bound.title} — {bound.reference}")
         typer.echo(f"  counts: {bound.counts}; the terms combine by {bound.combine.value}")
         typer.echo(f"  valid for: {bound.validity}")
