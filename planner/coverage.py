@@ -4,7 +4,7 @@ A calibrated plan is backed by evidence only where its setting's constants were 
 then validated on fresh random points (``SettingConstant.covered``). Outside that region
 the calibrated constant would be carried past its evidence (``Coverage.EXTRAPOLATED``). A
 query there is sized by simulating the real tester at this very query — the ``--exact``
-search, one run of the tester held to the operating point ``exact_target(β)`` — when that
+search, one run of the tester held to the operating point ``operating_error(β)`` — when that
 fits the stated time budget, and refused otherwise, with one line naming the parameter and
 its covered range.
 """

@@ -2,20 +2,26 @@
 
 The search runs the setting's real tester once (no majority vote, so for β < 1/3 it is
 direct calibration at β) and bisects on the multiplier C of the order bound until every
-instance family's observed error is at most ``exact_target(β)``: the largest error at
-which a fresh default ``planner validate`` passes with probability 0.9. So the sizes it
-prints meet the same promise as the default plan's, and default ÷ exact measures what
-the calibrated grid costs (interpolation, safety margin), not a looser criterion.
+instance family's observed error is at most ``operating_error(β)``: the largest error at
+which ``planner validate --trials auto`` certifies the plan by its 3,200-trial look with
+probability 0.9. So the sizes it prints meet the same promise as the default plan's, and
+default ÷ exact measures what the calibrated grid costs (interpolation, safety margin),
+not a looser criterion.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from planner.calibrate import EXACT_PASS_PROBABILITY, exact_search, exact_target, table_with
+from planner.calibrate import (
+    OPERATING_PASS_PROBABILITY,
+    OPERATING_TRIALS,
+    exact_search,
+    operating_error,
+    table_with,
+)
 from planner.inputs import Query
 from planner.plan import Plan, plan
-from planner.validate import VALIDATION_TRIALS
 from planner.validators.engine import FamilyOutcome
 
 EXACT_TRIALS = 1000
@@ -31,7 +37,7 @@ class ExactPlan:
     trials: int
     seed: int
     target: float
-    """Every family's observed error is at most this (``exact_target(β)``)."""
+    """Every family's observed error is at most this (``operating_error(β)``)."""
     worst: FamilyOutcome | None
     """The family with the highest observed error at the plan found."""
 
@@ -39,14 +45,14 @@ class ExactPlan:
     def confidence(self) -> str:
         return (
             f"every family's observed error ≤ {self.target:.3f} over {self.trials} trials: "
-            f"the operating point for β = {self.query.beta:.4g} (a {VALIDATION_TRIALS}-trial "
-            f"check with a 95% Wilson upper bound ≤ β passes it with probability ≈ "
-            f"{EXACT_PASS_PROBABILITY:.0%})"
+            f"the operating point for β = {self.query.beta:.4g} (planner validate --trials "
+            f"auto certifies it by {OPERATING_TRIALS:,} trials with probability ≈ "
+            f"{OPERATING_PASS_PROBABILITY:.0%})"
         )
 
 
 def exact_plan(query: Query, *, trials: int = EXACT_TRIALS, seed: int = 0) -> ExactPlan:
-    target = exact_target(query.beta)
+    target = operating_error(query.beta)
     search = exact_search(query, trials=trials, seed=seed)
     if search.multiplier is None or search.verification is None:
         return ExactPlan(query, None, None, trials, seed, target, None)

@@ -23,9 +23,6 @@ from planner.validators.protocol import SimulationPath
 from planner.validators.stats import Verdict
 
 VALIDATE_SCHEMA = "planner.validate/2"
-VALIDATION_TRIALS = 400
-"""Trials per family of the fixed-count check that calibration's operating point is set
-against (``planner.calibrate.exact_target``)."""
 AUTO = "auto"
 FIRST_LOOK_TRIALS = 200
 """``--trials auto``: trials per family at the first look; each later look doubles it."""

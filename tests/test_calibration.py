@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -176,36 +178,94 @@ def test_shipped_constants_are_reproduced_from_their_provenance(setting: str) ->
 
 
 def test_direct_factors_grow_as_beta_falls_and_the_entry_takes_the_worst() -> None:
-    """Stricter targets need larger C; the file keeps margin × the worst point, and a
-    point that never reaches a β leaves that β (and every smaller one) to the vote."""
+    """Stricter targets need larger C; the operating point (0.296 > 0.26) a smaller one.
+    The file keeps the worst point's operating factor and, relative to it, margin × the
+    worst point's factor; a point that never reaches a β leaves that β (and every smaller
+    one) to the vote."""
     from dataclasses import replace
 
-    from planner.calibrate import DIRECT_BETAS, DIRECT_MARGIN, DirectResult, direct_entry
+    from planner.calibrate import (
+        DIRECT_BETAS,
+        DIRECT_MARGIN,
+        OPERATING_MARGIN,
+        DirectResult,
+        direct_entry,
+    )
 
     axes = {"k": [16], "alpha": [0.5], "eps_strong": [1.0], "eps_ratio": [0.5, 1.0]}
     results = calibrate(["local-private"], trials=300, seed=3, axes=axes, direct=True)
     for result in results:
         factors = result.factors
-        assert all(value is not None for value in factors)
-        # error 0.02 instead of 0.26 is ≈ 3× the users for a Gaussian-like statistic
-        # (z-ratio 2.06/0.64); 1.3 at β = 0.2 (target 0.139, z 1.09)
-        assert factors[0] > 1.3 and factors[2] > 2.0 and factors[2] < 20.0
+        assert all(value is not None for value in factors[:4])
+        # the operating point needs fewer users: error 0.296 instead of 0.26
+        assert 0.5 < factors[0] < 1.0
+        # error 0.077 (β = 0.1) instead of 0.26 is ≈ 2–3× the users for a Gaussian-like
+        # statistic (z-ratio 1.43/0.64); 1.2–2 at β = 0.2 (target 0.169, z 0.96)
+        assert 1.2 < factors[1] < 2.5 and 2.0 < factors[2] < 20.0
+        known = [value for value in factors if value is not None]
+        assert known == sorted(known)
     entry = direct_entry(results, trials=300, seed=3, axes=axes, created="x", code_version="x")
-    assert entry["beta"] == list(DIRECT_BETAS) and entry["k"] == [16]
-    for index, factor in enumerate(entry["factor"][0]):
-        assert factor == pytest.approx(DIRECT_MARGIN * max(r.factors[index] for r in results))
-    floor = DirectResult(results[0].point, 1.0, (1.5, None, 4.0))
+    assert entry["beta"] == list(DIRECT_BETAS[1:]) and entry["k"] == [16]
+    moved = OPERATING_MARGIN * max(r.factors[0] for r in results)
+    assert entry["operating_factor"] == [pytest.approx(moved)]
+    for index, factor in enumerate(entry["factor"][0], start=1):
+        worst = [r.factors[index] for r in results]
+        if None in worst:
+            assert factor is None
+        else:
+            assert factor == pytest.approx(DIRECT_MARGIN * max(worst) / moved)  # type: ignore[type-var]
+    floor = DirectResult(results[0].point, 1.0, (0.8, 1.5, None, 4.0, 5.0, 6.0))
     entry = direct_entry([floor], trials=1, seed=0, axes=axes, created="x", code_version="x")
-    assert entry["factor"] == [[pytest.approx(1.65), None, None]]
+    assert entry["factor"] == [[pytest.approx(1.65 / 0.8), None, None, None, None]]
     # a floor at one k leaves that β to the vote at every k
     two_k = {**axes, "k": [16, 256]}
     wide = replace(results[0].point, k=256)
     rows = [
-        DirectResult(results[0].point, 1.0, (1.5, 2.0, 3.0)),
-        DirectResult(wide, 1.0, (1.4, None, None)),
+        DirectResult(results[0].point, 1.0, (0.8, 1.5, 2.0, 3.0, 4.0, 5.0)),
+        DirectResult(wide, 1.0, (0.9, 1.4, None, None, None, None)),
     ]
     entry = direct_entry(rows, trials=1, seed=0, axes=two_k, created="x", code_version="x")
-    assert entry["factor"] == [[pytest.approx(1.65), None, None], [pytest.approx(1.54), None, None]]
+    assert entry["operating_factor"] == [pytest.approx(0.8), pytest.approx(0.9)]
+    assert entry["factor"] == [
+        [pytest.approx(1.65 / 0.8), None, None, None, None],
+        [pytest.approx(1.54 / 0.9), None, None, None, None],
+    ]
+
+
+def test_the_grid_is_retargeted_by_the_operating_factor_at_each_node() -> None:
+    """Each node's raw C times the operating factor interpolated in log k (the nearest row
+    outside the rows), then made monotone; the top-level C is margin × the largest."""
+    from planner.calibrate import monotone_envelope, with_direct
+    from planner.constants import default_constants
+
+    entry = default_constants().for_setting("shuffle-private")
+    document = {
+        "source": "calibrated",
+        "multiplier": entry.multiplier,
+        **{name: entry.extra[name] for name in ("grid", "tester") if name in entry.extra},
+    }
+    direct = {"k": [16, 256], "operating_factor": [0.8, 0.9], "beta": [], "factor": [[], []]}
+    changed = with_direct("shuffle-private", document, direct)
+    grid = document["grid"]
+    axes = grid["axes"]
+    by_k = {16: 0.8, 256: 0.9, 4096: 0.9}  # 4096 is above the last row: its value
+    moved = [
+        raw * by_k[int(k)]
+        for raw, (k, *_) in zip(
+            grid["raw_multipliers"],
+            itertools.product(axes["k"], axes["alpha"], axes["eps_strong"], axes["eps_ratio"]),
+            strict=True,
+        )
+    ]
+    expected = monotone_envelope("shuffle-private", axes, moved, (2, 1))
+    assert changed["grid"]["multipliers"] == pytest.approx(expected, rel=1e-12)
+    assert changed["multiplier"] == pytest.approx(grid["safety_margin"] * max(expected))
+    assert changed["grid"]["raw_multipliers"] == grid["raw_multipliers"]  # kept as fitted
+    # halfway in log k between the rows: the geometric mean of the two factors
+    from planner.calibrate import operating_factor_at
+
+    assert operating_factor_at(direct, 64.0) == pytest.approx((0.8 * 0.9) ** 0.5)
+    assert operating_factor_at(None, 64.0) == 1.0
 
 
 @pytest.mark.parametrize("setting", ["local-private", "shuffle-private"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from enum import StrEnum
 
 Z_95 = 1.959963984540054
@@ -19,37 +20,66 @@ def wilson_interval(successes: int, trials: int, z: float = Z_95) -> tuple[float
     return max(0.0, centre - half_width), min(1.0, centre + half_width)
 
 
-def most_errors_passing(target: float, trials: int) -> int:
-    """The most errors out of ``trials`` whose Wilson upper bound is still ≤ ``target``.
+def most_errors_passing(
+    target: float, trials: int, upper: Callable[[int, int], float] | None = None
+) -> int:
+    """The most errors out of ``trials`` whose upper bound is still ≤ ``target``.
 
-    −1 when even zero errors do not pass (too few trials for this target).
+    ``upper(errors, trials)`` is the check's upper confidence bound (default: the Wilson
+    95 % bound). −1 when even zero errors do not pass (too few trials for this target).
     """
+    bound = upper or (lambda errors, total: wilson_interval(errors, total)[1])
     passing, failing = -1, trials + 1  # the upper bound grows with the count: bisect
     while failing - passing > 1:
         middle = (passing + failing) // 2
-        if wilson_interval(middle, trials)[1] <= target:
+        if bound(middle, trials) <= target:
             passing = middle
         else:
             failing = middle
     return passing
 
 
-def reliably_passing_error(target: float, trials: int, pass_probability: float) -> float:
+def reliably_passing_error(
+    target: float,
+    trials: int,
+    pass_probability: float,
+    upper: Callable[[int, int], float] | None = None,
+) -> float:
     """The largest true error rate at which a ``trials``-trial check passes with probability
-    at least ``pass_probability`` (a check passes when its Wilson 95 % upper bound ≤ target).
+    at least ``pass_probability`` (a check passes when its upper bound ≤ target; default
+    the Wilson 95 % bound, see :func:`most_errors_passing`).
 
     With e errors at most passing, this solves P(Binomial(trials, rate) ≤ e) =
     pass_probability for the rate (0 when no count passes). Example: target 1/3, 400
-    trials: at most 114 errors pass, and at rate 0.2581 that happens with probability 0.9.
+    trials, Wilson: at most 114 errors pass, and at rate 0.2581 that happens with
+    probability 0.9.
     """
     from scipy.special import bdtri  # inverse binomial CDF in the rate; only this needs scipy
 
-    errors = most_errors_passing(target, trials)
+    errors = most_errors_passing(target, trials, upper)
     if errors < 0:
         return 0.0
     if errors >= trials:
         return 1.0
     return float(bdtri(errors, trials, pass_probability))
+
+
+def sequentially_passing_error(
+    target: float, trials: int, tail: float, pass_probability: float
+) -> float:
+    """The largest true error at which a sequential check passes by ``trials`` trials with
+    probability at least ``pass_probability``: its Clopper–Pearson upper bound at one-sided
+    level ``tail`` (the union-bound level of ``--trials auto``) must be ≤ target there.
+
+    Example: β = 1/3, 3,200 trials, tail 0.05/88: at most 979 errors pass (observed
+    0.306), and at rate 0.2957 that happens with probability 0.9.
+    """
+    return reliably_passing_error(
+        target,
+        trials,
+        pass_probability,
+        lambda errors, total: clopper_pearson_bounds(errors, total, tail)[1],
+    )
 
 
 # --- verdicts that stay valid when the run stops as soon as it is decided ---------------
