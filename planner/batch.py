@@ -7,20 +7,32 @@ then exactly one of ``n1``, ``n2``, ``alpha``, ``eps2`` is left out and solved f
 tables; CSV files a header row of field names (an empty cell: not given). A malformed
 file stops with one line naming it; a scenario with bad values gets an error row and
 the others still run.
+
+With ``validate`` every row that has a plan is also checked against the real tester
+(:func:`planner.validate.validate`, as ``planner validate`` does) and carries its verdict;
+the scenarios then run on a local process pool or a Dask cluster
+(:mod:`planner.cluster`), with the same rows whatever runs them: each row's seed derives
+from the run seed and the row's position (:func:`row_seed`).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import csv
 import io
 import tomllib
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from planner.coverage import NotCoveredError, covered_plan
 from planner.files import csv_text
 from planner.inputs import DEFAULT_BETA, InputError, Query
 from planner.limits import BATCH_SCENARIOS_MAX, check_file_size
+from planner.plan import Plan
 from planner.solve import Unknown, solve
 
 BATCH_SCHEMA = "planner.batch/1"
@@ -50,6 +62,10 @@ RESULT_FIELDS = (
     "solved_value",
 )
 """What a row adds to its scenario's fields (stable within ``planner.batch/1``)."""
+VALIDATION_FIELDS = ("verdict", "worst_error_rate", "validation_trials", "validation_seed")
+"""What ``--validate`` adds: the verdict (``pass``, ``fail``, ``inconclusive``; ``not run:
+<why>`` when the validation is refused; null without a plan), the worst family's observed
+error, the most trials any family ran and the row's seed (``planner validate --seed``)."""
 
 
 def read_scenarios(path: Path | str) -> list[dict[str, Any]]:
@@ -129,24 +145,82 @@ def _csv_scenarios(path: Path, text: str) -> list[dict[str, Any]]:
     return scenarios
 
 
-def run_batch(scenarios: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per scenario: its fields, then the result (or why there is none)."""
-    return [_run_one(scenario) for scenario in scenarios]
+def run_batch(
+    scenarios: list[dict[str, Any]],
+    *,
+    validate: bool = False,
+    trials: int | str = "auto",
+    seed: int = 0,
+    executor: concurrent.futures.Executor | None = None,
+    workers: int = 1,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per scenario: its fields, then the result (or why there is none).
+
+    ``validate``: each plan is also validated (``trials``: ``auto`` or a count per family;
+    row i's seed is :func:`row_seed` (seed, i)), on ``executor`` (e.g. a
+    :class:`planner.cluster.ClusterExecutor`) or a pool of ``workers`` local processes;
+    the rows, in file order, do not depend on which. ``progress`` gets each row.
+    """
+    if not validate:
+        return [_run_one(scenario) for scenario in scenarios]
+    from planner.cluster import map_in_order
+
+    tasks = [(scenario, trials, row_seed(seed, index)) for index, scenario in enumerate(scenarios)]
+    return map_in_order(
+        _validated_row, tasks, executor=executor, workers=workers, progress=progress
+    )
+
+
+def row_seed(seed: int, index: int) -> int:
+    """Row ``index``'s validation seed, from the run seed and the row alone (not the
+    worker that runs it)."""
+    key = zlib.crc32(f"batch row {index}".encode())
+    return int(np.random.SeedSequence(seed, spawn_key=(key,)).generate_state(1)[0])
+
+
+def _validated_row(arguments: tuple[dict[str, Any], int | str, int]) -> dict[str, Any]:
+    """A scenario's row with its plan validated (a top-level function: picklable)."""
+    from planner.validate import PathChoice, validate
+
+    scenario, trials, seed = arguments
+    row, checked = _row_and_plan(scenario)
+    row.update(dict.fromkeys(VALIDATION_FIELDS))
+    if checked is None:
+        return row
+    row["validation_seed"] = seed
+    try:  # exactly what `planner validate <the row's query> --seed <seed>` runs
+        report = validate(
+            checked.query, trials=trials, seed=seed, path=PathChoice.AUTO, checked_plan=checked
+        )
+    except (InputError, ValueError, ArithmeticError) as error:
+        row["verdict"] = f"not run: {error}"
+        return row
+    row.update(
+        verdict=report.verdict.value,
+        worst_error_rate=report.verification.worst_error_rate,
+        validation_trials=report.verification.trials,
+    )
+    return row
 
 
 def _run_one(scenario: dict[str, Any]) -> dict[str, Any]:
+    return _row_and_plan(scenario)[0]
+
+
+def _row_and_plan(scenario: dict[str, Any]) -> tuple[dict[str, Any], Plan | None]:
+    """The scenario's row, and the plan behind it (None on a row without numbers)."""
     row: dict[str, Any] = {name: scenario.get(name) for name in FIELDS}
     row.update(dict.fromkeys(RESULT_FIELDS))
     solving = scenario.get("n1") is not None or scenario.get("n2") is not None
     row["kind"] = "solve" if solving else "plan"
     try:
         if solving:
-            _solve_into(row, scenario)
-        else:
-            _plan_into(row, scenario)
+            return row, _solve_into(row, scenario)
+        return row, _plan_into(row, scenario)
     except (InputError, ValueError, ArithmeticError) as error:
         row["status"] = f"error: {error}"
-    return row
+    return row, None
 
 
 def _query(scenario: dict[str, Any], alpha: Any, eps2: Any) -> Query:
@@ -166,7 +240,7 @@ def _query(scenario: dict[str, Any], alpha: Any, eps2: Any) -> Query:
     )
 
 
-def _plan_into(row: dict[str, Any], scenario: dict[str, Any]) -> None:
+def _plan_into(row: dict[str, Any], scenario: dict[str, Any]) -> Plan | None:
     for required in ("alpha", "eps2"):
         if scenario.get(required) is None:
             raise InputError(required, None, "given in a plan scenario (no n1, n2)")
@@ -176,7 +250,7 @@ def _plan_into(row: dict[str, Any], scenario: dict[str, Any]) -> None:
         )
     except NotCoveredError as error:
         row["status"] = "not covered: " + "; ".join(error.gaps)
-        return
+        return None
     row.update(
         status="ok",
         protocol=result.protocol,
@@ -184,9 +258,10 @@ def _plan_into(row: dict[str, Any], scenario: dict[str, Any]) -> None:
         n_users_group2=result.n_users_group2,
         total_users=result.total_users,
     )
+    return result
 
 
-def _solve_into(row: dict[str, Any], scenario: dict[str, Any]) -> None:
+def _solve_into(row: dict[str, Any], scenario: dict[str, Any]) -> Plan | None:
     missing = [name for name in ("n1", "n2", "alpha", "eps2") if scenario.get(name) is None]
     if len(missing) != 1:
         raise InputError(
@@ -202,7 +277,7 @@ def _solve_into(row: dict[str, Any], scenario: dict[str, Any]) -> None:
     row["solved_for"] = unknown.value
     if not solution.feasible:
         row["status"] = f"infeasible: {solution.reason}"
-        return
+        return None
     assert solution.plan is not None and solution.value is not None
     value = solution.value
     row.update(
@@ -213,6 +288,7 @@ def _solve_into(row: dict[str, Any], scenario: dict[str, Any]) -> None:
         total_users=solution.plan.total_users,
         solved_value=int(value) if unknown in (Unknown.N1, Unknown.N2) else value,
     )
+    return solution.plan
 
 
 def batch_to_dict(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -221,15 +297,18 @@ def batch_to_dict(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def batch_to_csv(rows: list[dict[str, Any]]) -> str:
-    return csv_text(rows, FIELDS + RESULT_FIELDS)
+    validated = bool(rows) and "verdict" in rows[0]
+    return csv_text(rows, FIELDS + RESULT_FIELDS + (VALIDATION_FIELDS if validated else ()))
 
 
 __all__ = [
     "BATCH_SCHEMA",
     "FIELDS",
     "RESULT_FIELDS",
+    "VALIDATION_FIELDS",
     "batch_to_csv",
     "batch_to_dict",
     "read_scenarios",
+    "row_seed",
     "run_batch",
 ]

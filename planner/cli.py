@@ -6,8 +6,10 @@ range, exit code 2, no traceback.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -374,12 +376,47 @@ def plot(
     typer.echo(f"wrote {output} ({len(result)} plans, {int(result.ok().sum())} ok)")
 
 
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Run the tasks on the dask scheduler at tcp://host:port instead of local "
+        "processes (needs the dask extra; see README, Running on a cluster).",
+    ),
+]
+
+
 @app.command()
 def batch(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="Scenarios: a .toml or .csv file.")],
     output_format: FormatOpt = "table",
     output: OutputOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    validate: Annotated[
+        bool,
+        typer.Option(
+            "--validate",
+            help="Also check every plan against the real tester (as planner validate); rows "
+            "carry the verdict; exit 1 if one fails, 3 if one is not certified.",
+        ),
+    ] = False,
+    trials: Annotated[
+        str,
+        typer.Option(
+            "--trials", metavar="auto|INT", help="--validate: trials per family (as validate)."
+        ),
+    ] = "auto",
+    seed: Annotated[
+        str,
+        typer.Option(
+            "--seed", metavar="INT", help="--validate: run seed (each row's derives from it)."
+        ),
+    ] = "0",
+    scheduler: SchedulerOpt = None,
+    workers: Annotated[
+        str, typer.Option("--workers", metavar="INT", help="--validate: local worker processes.")
+    ] = "1",
 ) -> None:
     """One row per scenario (a plan, or a solve with one of n1, n2, alpha, eps2 left out).
 
@@ -387,11 +424,67 @@ def batch(
     eps1, eps2, delta, beta, accounting, n1, n2 (see README).
     """
     from planner.batch import batch_to_csv, batch_to_dict, read_scenarios, run_batch
+    from planner.inputs import check_integer
     from planner.report import batch_renderable
 
+    _only_with(validate, "--validate", "trials", "seed", "scheduler", "workers")
+    _not_with_scheduler(scheduler, workers)
     chosen_format = _checked_destination(_json_format(output_format, as_json), output)
-    rows = run_batch(read_scenarios(file))
+    trial_count: int | str = (
+        trials if trials == "auto" else check_integer("trials", trials, 1, 10**7)
+    )
+    run_seed = check_integer("seed", seed, 0, 2**63 - 1)
+    worker_count = check_integer("workers", workers, 1, 256)
+    scenarios = read_scenarios(file)
+    if not validate:
+        rows = run_batch(scenarios)
+    else:
+        from rich.progress import Progress
+
+        with (
+            _tasks_executor(scheduler) as executor,
+            Progress(transient=True, disable=not sys.stderr.isatty()) as progress,
+        ):
+            task = progress.add_task("validating", total=len(scenarios))
+            rows = run_batch(
+                scenarios,
+                validate=True,
+                trials=trial_count,
+                seed=run_seed,
+                executor=executor,
+                workers=worker_count,
+                progress=lambda row: progress.update(
+                    task, advance=1, description=str(row["name"] or row["model"])
+                ),
+            )
     _emit(chosen_format, output, rows, batch_renderable, batch_to_csv, batch_to_dict)
+    if validate:
+        verdicts = {row["verdict"] for row in rows if row["verdict"] is not None}
+        if "fail" in verdicts:
+            raise typer.Exit(VERDICT_EXIT_CODES["fail"])
+        if verdicts - {"pass"}:  # inconclusive, or a validation that could not run
+            raise typer.Exit(VERDICT_EXIT_CODES["inconclusive"])
+
+
+def _not_with_scheduler(scheduler: str | None, workers: str) -> None:
+    """``--workers`` (the local pool) and ``--scheduler`` (a cluster) exclude each other."""
+    if scheduler is not None and _typed("workers"):
+        raise InputError(
+            "workers", workers, "left out with --scheduler (the cluster's workers run the tasks)"
+        )
+
+
+@contextlib.contextmanager
+def _tasks_executor(scheduler: str | None) -> Iterator[Any]:
+    """None (the local pool of --workers), or an executor on the dask scheduler; its
+    client is closed however the work ends (Ctrl-C cancels the tasks not yet done)."""
+    if scheduler is None:
+        yield None
+        return
+    from planner.cluster import cluster_executor
+
+    with cluster_executor(scheduler) as executor:
+        yield executor
 
 
 def _json_format(output_format: str, as_json: bool) -> str:
@@ -681,6 +774,7 @@ def calibrate(
     workers: Annotated[
         str, typer.Option("--workers", metavar="INT", help="Local worker processes.")
     ] = "2",
+    scheduler: SchedulerOpt = None,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Constants file to write (atomically).")
     ] = Path("constants.json"),
@@ -703,6 +797,7 @@ def calibrate(
     from planner.inputs import check_integer
     from planner.validate import code_version
 
+    _not_with_scheduler(scheduler, workers)
     _checked_destination("json", output)
     keys = [s.key for s in ALL_SETTINGS]
     chosen = setting or keys
@@ -718,7 +813,10 @@ def calibrate(
     total = sum(len(calibration.grid_points(key, axes)) for key in chosen)
     from rich.progress import Progress
 
-    with Progress(disable=not sys.stderr.isatty()) as progress:
+    with (
+        _tasks_executor(scheduler) as executor,
+        Progress(disable=not sys.stderr.isatty()) as progress,
+    ):
         task = progress.add_task("calibrating", total=total)
         results = calibration.calibrate(
             chosen,
@@ -726,6 +824,7 @@ def calibrate(
             trials=trial_count,
             seed=run_seed,
             axes=axes,
+            executor=executor,
             workers=worker_count,
             progress=lambda result: progress.update(
                 task, advance=1, description=f"{result.point.setting} k={result.point.k}"
@@ -853,6 +952,16 @@ def _only_with(condition: bool, needs: str, *names: str) -> None:
         if not condition and context.get_parameter_source(name) is typed:
             shown = name.replace("_", "-")
             raise InputError(shown, context.params[name], f"given with {needs} only")
+
+
+def _typed(name: str) -> bool:
+    """Was the current command's option ``name`` typed on the command line?"""
+    import importlib
+
+    click_package = typer.Context.__mro__[1].__module__.rsplit(".", 1)[0]  # vendored or not
+    context = importlib.import_module(click_package + ".globals").get_current_context()
+    typed = importlib.import_module(click_package + ".core").ParameterSource.COMMANDLINE
+    return bool(context.get_parameter_source(name) is typed)
 
 
 def _allocation(result: Any, rule: str, cost1: str, cost2: str, n2: str | None) -> Any:

@@ -467,8 +467,10 @@ def batch_renderable(rows: list[dict[str, Any]]) -> Any:
                 _count(row["n_users_group2"]),
             ]
         )
-    return _rows_table(
-        f"batch: {len(rows)} scenarios",
-        ["name", "query", "status", "solved", "group 1", "group 2"],
-        shown,
-    )
+    headers = ["name", "query", "status", "solved", "group 1", "group 2"]
+    if rows and "verdict" in rows[0]:  # planner batch --validate
+        headers += ["verdict", "worst error"]
+        for line, row in zip(shown, rows, strict=True):
+            worst = row["worst_error_rate"]
+            line += [row["verdict"] or "", "" if worst is None else f"{worst:.3f}"]
+    return _rows_table(f"batch: {len(rows)} scenarios", headers, shown)

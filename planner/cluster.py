@@ -1,0 +1,256 @@
+"""Calibration and batch verification on a Dask cluster (the ``dask`` extra).
+
+``planner calibrate --scheduler ADDRESS`` and ``planner batch FILE --validate --scheduler
+ADDRESS`` send their tasks to a running ``dask scheduler`` instead of a local process pool.
+What travels is small: a reference to a function of this package (``planner.calibrate.
+_run_point``, ``planner.batch._validated_row``; pickled by name, not by value), its
+arguments (a grid point or a scenario, a trial count, the run seed) and the result (a
+number or a row). So every worker needs this package installed at the same version and
+with the same constants file; :func:`connect` checks that before sending anything.
+
+Results never depend on the executor: each task's seed derives from the run seed and the
+task (a grid point, a row), and results are gathered in task order. A worker that dies
+has its tasks re-run elsewhere by the scheduler, with the same seeds, so the same results.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import re
+import socket
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from planner.inputs import InputError
+from planner.workers import die_with_parent
+
+CONNECT_TIMEOUT_SECONDS = 5.0
+"""How long :func:`connect` waits for the scheduler to answer (then one line, exit 2)."""
+WORKER_WAIT_SECONDS = 10.0
+"""How long :func:`connect` waits for a scheduler without workers to get one."""
+INSTALL_HINT = "python -m pip install 'hetero-closeness-planner[dask]'"
+
+_ADDRESS = re.compile(r"^(?:(tcp|tls)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
+ADDRESS_ALLOWED = "a dask scheduler address tcp://host:port (or tls://host:port)"
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def scheduler_address(address: str) -> str:
+    """The address in dask's form (``host:port`` gets ``tcp://``); one line if malformed."""
+    match = _ADDRESS.match(address.strip())
+    if match is None or not 1 <= int(match.group(3)) <= 65535:
+        raise InputError("scheduler", address, ADDRESS_ALLOWED)
+    scheme, host, port = match.groups()
+    return f"{scheme or 'tcp'}://{host}:{port}"
+
+
+def worker_identity() -> tuple[str, str]:
+    """What a worker must share with the client: package version, constants version.
+
+    Runs on every worker (:func:`connect`); pickled by name, so a worker without this
+    package fails to load it, which is reported too.
+    """
+    from planner.constants import default_constants
+    from planner.validate import code_version
+
+    return code_version(), default_constants().version
+
+
+def connect(
+    address: str,
+    *,
+    timeout: float = CONNECT_TIMEOUT_SECONDS,
+    worker_wait: float = WORKER_WAIT_SECONDS,
+) -> Any:
+    """A ``distributed.Client`` on the scheduler at ``address``, its workers checked.
+
+    Every failure is one :class:`InputError` naming ``scheduler``: dask not installed, no
+    scheduler answering within ``timeout`` seconds, no worker within ``worker_wait``
+    seconds, or a worker without this package at the same version and constants.
+    """
+    target = scheduler_address(address)
+    try:
+        import distributed
+    except ImportError:
+        raise InputError(
+            "scheduler", address, f"used with dask installed ({INSTALL_HINT})"
+        ) from None
+    _probe(target, address, timeout)
+    try:
+        client = distributed.Client(target, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise InputError(
+            "scheduler",
+            address,
+            f"the address of a running dask scheduler, tcp://host:port (no answer: {reason})",
+        ) from None
+    try:
+        check_workers(client, address, worker_wait)
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+def _probe(target: str, address: str, timeout: float) -> None:
+    """Fail at once where nothing listens (dask would retry until its timeout), and within
+    ``timeout`` where something accepts but never answers (dask would wait for its
+    handshake for ever). A dask scheduler sends its handshake first, unprompted (over TLS
+    the client speaks first, so there only the connection is checked)."""
+    scheme, location = target.split("://", 1)
+    host, port = location.rsplit(":", 1)
+    allowed = "the address of a running dask scheduler, tcp://host:port"
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as peer:
+            if scheme == "tcp" and not peer.recv(1, socket.MSG_PEEK):
+                raise InputError(
+                    "scheduler", address, f"{allowed} (it closed the connection unanswered)"
+                )
+    except TimeoutError:
+        raise InputError(
+            "scheduler", address, f"{allowed} (no answer within {timeout:g} s)"
+        ) from None
+    except OSError as error:
+        reason = error.strerror or str(error) or type(error).__name__
+        raise InputError("scheduler", address, f"{allowed} (no answer: {reason})") from None
+
+
+def check_workers(client: Any, address: str, worker_wait: float) -> None:
+    """At least one worker, and every worker runs this package's version and constants."""
+    try:
+        client.wait_for_workers(1, timeout=worker_wait)
+    except (TimeoutError, OSError):
+        raise InputError(
+            "scheduler",
+            address,
+            f"a scheduler with workers (none joined within {worker_wait:g} s: start one "
+            f"with dask worker {scheduler_address(address)})",
+        ) from None
+    expected = worker_identity()
+    try:
+        identities = client.run(worker_identity)
+    except Exception as error:  # e.g. the package is not installed there
+        reason = f"{type(error).__name__}: {error}".splitlines()[0]
+        raise InputError(
+            "scheduler",
+            address,
+            f"a cluster whose workers have hetero-closeness-planner {expected[0]} installed "
+            f"({reason})",
+        ) from None
+    message = mismatch(expected, identities)
+    if message is not None:
+        raise InputError("scheduler", address, message)
+
+
+def mismatch(expected: tuple[str, str], identities: dict[str, Any]) -> str | None:
+    """Why the workers' (version, constants) differ from this process's, or None."""
+    for worker, identity in sorted(identities.items()):
+        if tuple(identity) != tuple(expected):
+            return (
+                f"a cluster whose workers run hetero-closeness-planner {expected[0]} with "
+                f"constants {expected[1]} (worker {worker} has {identity[0]} with constants "
+                f"{identity[1]}: install the same version there)"
+            )
+    return None
+
+
+class ClusterExecutor(concurrent.futures.Executor):
+    """``concurrent.futures`` on a dask client, for :func:`planner.calibrate.calibrate`.
+
+    ``map`` sends every task at once (``pure=False``: equal arguments are still separate
+    tasks) and yields the results in task order. Leaving it early — an error, Ctrl-C, a
+    consumer that stops — cancels every task not yet returned. A task that the scheduler
+    gives up on (its workers kept dying) or a scheduler lost mid-run is one line naming
+    ``scheduler``.
+    """
+
+    def __init__(self, client: Any, address: str | None = None) -> None:
+        self.client = client
+        self.address = address or str(client.scheduler.address)
+
+    def submit(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> Any:
+        return self.client.get_executor(pure=False).submit(fn, *args, **kwargs)
+
+    def map(
+        self,
+        fn: Callable[..., R],
+        *iterables: Iterable[Any],
+        timeout: float | None = None,
+        chunksize: int = 1,
+    ) -> Iterator[R]:
+        futures = self.client.map(fn, *(list(items) for items in iterables), pure=False)
+        return self._results(futures, timeout)
+
+    def _results(self, futures: list[Any], timeout: float | None) -> Iterator[Any]:
+        from distributed.client import FutureCancelledError
+        from distributed.scheduler import KilledWorker
+
+        try:
+            for future in futures:
+                try:
+                    yield future.result(timeout=timeout)
+                except KilledWorker as error:
+                    raise InputError(
+                        "scheduler",
+                        self.address,
+                        f"a cluster whose workers stay up (a task's workers died too often: "
+                        f"{str(error).splitlines()[0]})",
+                    ) from None
+                except (FutureCancelledError, concurrent.futures.CancelledError) as error:
+                    raise InputError(
+                        "scheduler",
+                        self.address,
+                        f"reachable for the whole run (a task was lost: {error})",
+                    ) from None
+        finally:
+            self.client.cancel(futures)  # the finished ones are already collected
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.client.close()
+
+
+@contextmanager
+def cluster_executor(address: str) -> Iterator[ClusterExecutor]:
+    """Connect (:func:`connect`), yield the executor, close the client however it ends."""
+    client = connect(address)
+    try:
+        yield ClusterExecutor(client, scheduler_address(address))
+    finally:
+        client.close()
+
+
+def map_in_order(
+    function: Callable[[T], R],
+    tasks: Sequence[T],
+    *,
+    executor: concurrent.futures.Executor | None = None,
+    workers: int = 1,
+    progress: Callable[[R], None] | None = None,
+) -> list[R]:
+    """``function`` over ``tasks`` in task order: on ``executor`` (e.g. a
+    :class:`ClusterExecutor`), else a local pool of ``workers`` processes that die with this
+    one, else in this process. ``progress`` is called with each result, in order."""
+    if executor is not None:
+        return _collect(executor.map(function, tasks), progress)
+    if workers <= 1:
+        return _collect(map(function, tasks), progress)
+    # workers that die with this process (planner.workers.pool_options, spelt out for mypy)
+    with ProcessPoolExecutor(
+        max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)
+    ) as pool:
+        return _collect(pool.map(function, tasks), progress)
+
+
+def _collect(results: Iterable[R], progress: Callable[[R], None] | None) -> list[R]:
+    collected = []
+    for result in results:
+        collected.append(result)
+        if progress is not None:
+            progress(result)
+    return collected

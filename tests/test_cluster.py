@@ -1,0 +1,296 @@
+"""Calibration and batch verification on a real Dask cluster (worker processes).
+
+The cluster is a ``distributed.LocalCluster`` of two single-threaded worker processes; the
+commands reach it through its scheduler's TCP address, as they would a remote one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+distributed = pytest.importorskip(
+    "distributed",
+    reason="the dask extra is not installed (python -m pip install -e '.[dask]'; "
+    "the test extra includes it)",
+)
+
+from planner.batch import read_scenarios, row_seed  # noqa: E402
+from planner.calibrate import calibrate  # noqa: E402
+from planner.cli import main  # noqa: E402
+from planner.cluster import ClusterExecutor, connect, mismatch, scheduler_address  # noqa: E402
+from planner.inputs import InputError  # noqa: E402
+from planner.validate import PathChoice, validate  # noqa: E402
+
+SCENARIOS = """\
+[[scenario]]
+name = "central"
+model = "central"
+k = 64
+alpha = 0.3
+eps1 = 1.0
+eps2 = 0.5
+
+[[scenario]]
+name = "shuffle"
+model = "shuffle"
+k = 32
+alpha = 0.3
+eps1 = 1.0
+eps2 = 0.5
+delta = 1e-6
+
+[[scenario]]
+name = "solve eps2"
+model = "local"
+k = 16
+alpha = 0.4
+eps1 = 1.0
+n1 = 40000
+n2 = 40000
+
+[[scenario]]
+name = "typo"
+model = "local"
+k = 16
+alpha = 1.5
+eps1 = 1.0
+eps2 = 0.5
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[object]:
+    local = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+    try:
+        yield local
+    finally:
+        local.close()
+
+
+def one_error_line(err: str, parameter: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"error: invalid {parameter} = "), err
+    assert "Traceback" not in err
+
+
+def test_quick_calibration_on_the_cluster_equals_one_local_worker(
+    cluster, tmp_path: Path, capsys
+) -> None:
+    address = cluster.scheduler_address
+    common = ["calibrate", "--quick", "--trials", "100", "--seed", "7"]
+    assert main([*common, "--scheduler", address, "-o", str(tmp_path / "cluster.json")]) == 0
+    assert main([*common, "--workers", "1", "-o", str(tmp_path / "one.json")]) == 0
+    capsys.readouterr()
+    on_cluster = json.loads((tmp_path / "cluster.json").read_text())
+    on_one = json.loads((tmp_path / "one.json").read_text())
+    assert on_cluster == on_one
+    grids = [entry["grid"]["raw_multipliers"] for entry in on_one["settings"].values()]
+    assert len(grids) == 5 and all(len(raw) == 2 for raw in grids)  # the 10 quick points
+
+
+def test_a_worker_killed_mid_run_has_its_tasks_rerun_with_identical_results(cluster) -> None:
+    settings = ["central", "shuffle-private", "local-private"]
+    axes: dict[str, list[float]] = {
+        "k": [16, 64],
+        "alpha": [0.3],
+        "eps_strong": [1.0],
+        "eps_ratio": [0.5],
+    }
+    serial = calibrate(settings, trials=200, seed=11, axes=axes, workers=1)
+    client = connect(cluster.scheduler_address)
+    killed: list[tuple[str, int, tuple[str, ...]]] = []
+
+    def kill_a_busy_worker(_result: object) -> None:
+        if killed:
+            return
+        pids = client.run(os.getpid)
+        for worker, keys in client.processing().items():
+            if keys:  # a worker in the middle of a grid point
+                os.kill(pids[worker], signal.SIGKILL)
+                killed.append((worker, pids[worker], keys))
+                return
+
+    try:
+        on_cluster = calibrate(
+            settings,
+            trials=200,
+            seed=11,
+            axes=axes,
+            executor=ClusterExecutor(client),
+            progress=kill_a_busy_worker,
+        )
+        workers_after = set(client.scheduler_info()["workers"])
+    finally:
+        client.close()
+    assert killed, "no worker was busy after the first result"
+    worker, pid, _ = killed[0]
+    assert worker not in workers_after  # it really died (its nanny started a new one)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert on_cluster == serial
+
+
+def test_batch_validate_on_the_cluster_equals_one_local_worker(
+    cluster, tmp_path: Path, capsys
+) -> None:
+    scenarios = tmp_path / "scenarios.toml"
+    scenarios.write_text(SCENARIOS)
+    common = ["batch", str(scenarios), "--validate", "--trials", "200", "--seed", "3", "--json"]
+    documents = {}
+    for label, choice in (
+        ("cluster", ["--scheduler", cluster.scheduler_address]),
+        ("one", ["--workers", "1"]),
+        ("two", ["--workers", "2"]),
+    ):
+        code = main([*common, *choice])
+        out, _ = capsys.readouterr()
+        documents[label] = json.loads(out)
+        assert code in (0, 3)  # 200 trials certify a pass or leave it open, never fail
+    assert documents["cluster"] == documents["one"] == documents["two"]
+    rows = documents["one"]["rows"]
+    assert [row["verdict"] is not None for row in rows] == [True, True, True, False]
+    assert rows[3]["status"].startswith("error: invalid alpha")
+    assert {row["verdict"] for row in rows[:3]} <= {"pass", "inconclusive"}
+    assert [row["validation_seed"] for row in rows[:3]] == [row_seed(3, i) for i in range(3)]
+    # a row is exactly `planner validate` of its plan with the row's seed
+    first = read_scenarios(scenarios)[0]
+    from planner.coverage import covered_plan
+    from planner.inputs import Query
+
+    query = Query.build(
+        first["model"], "private", first["k"], first["alpha"], first["eps1"], first["eps2"]
+    )
+    report = validate(
+        query,
+        trials=200,
+        seed=rows[0]["validation_seed"],
+        path=PathChoice.AUTO,
+        checked_plan=covered_plan(query),
+    )
+    assert rows[0]["verdict"] == report.verdict.value
+    assert rows[0]["worst_error_rate"] == report.verification.worst_error_rate
+
+
+def test_ctrl_c_cancels_the_clusters_tasks(cluster, tmp_path: Path) -> None:
+    address = cluster.scheduler_address
+    client = distributed.Client(address, set_as_default=False)
+
+    def tasks() -> int:
+        return int(client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)))
+
+    assert tasks() == 0
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "planner", "calibrate", "--setting", "central"),
+            *("--trials", "300", "--scheduler", address, "-o", str(tmp_path / "c.json")),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while tasks() == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert tasks() == 96  # the whole central grid was sent
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+        assert process.returncode == 130
+        assert err.strip() == "aborted"
+        deadline = time.monotonic() + 10
+        while tasks() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert tasks() == 0  # every task cancelled, none left to run
+    finally:
+        if process.poll() is None:
+            process.kill()
+        client.close()
+    assert not (tmp_path / "c.json").exists()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_no_scheduler_listening_is_one_line_naming_scheduler(tmp_path: Path, capsys) -> None:
+    start = time.monotonic()
+    address = f"tcp://127.0.0.1:{free_port()}"
+    code = main(["calibrate", "--quick", "--scheduler", address, "-o", str(tmp_path / "c.json")])
+    assert code == 2
+    one_error_line(capsys.readouterr().err, "scheduler")
+    assert time.monotonic() - start < 3
+
+
+def test_a_scheduler_that_never_answers_is_one_line_within_seconds(tmp_path: Path, capsys) -> None:
+    with socket.socket() as silent:  # accepts connections (the kernel does), never speaks
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        start = time.monotonic()
+        code = main(["calibrate", "--quick", "--scheduler", address, "-o", str(tmp_path / "c")])
+        elapsed = time.monotonic() - start
+    assert code == 2
+    err = capsys.readouterr().err
+    one_error_line(err, "scheduler")
+    assert "no answer" in err
+    assert elapsed < 10
+
+
+EXAMPLE = "docs/examples/scenarios.toml"
+
+
+@pytest.mark.parametrize(
+    ("args", "parameter"),
+    [
+        (["calibrate", "--quick", "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "workers"),
+        (["batch", EXAMPLE, "--scheduler", "tcp://127.0.0.1:1"], "scheduler"),
+        (["batch", EXAMPLE, "--workers", "2"], "workers"),
+        (["batch", EXAMPLE, "--validate", "--trials", "0"], "trials"),
+        (["calibrate", "--quick", "--scheduler", "http://127.0.0.1:8786"], "scheduler"),
+        (["calibrate", "--quick", "--scheduler", "tcp://127.0.0.1:99999"], "scheduler"),
+        (["calibrate", "--quick", "--scheduler", "tcp://127.0.0.1"], "scheduler"),
+    ],
+)
+def test_bad_executor_options_are_one_line_before_any_connection(
+    args: list[str], parameter: str, tmp_path: Path, capsys
+) -> None:
+    start = time.monotonic()
+    assert main([*args, "-o", str(tmp_path / "out.json")] if args[0] == "calibrate" else args) == 2
+    one_error_line(capsys.readouterr().err, parameter)
+    assert time.monotonic() - start < 2  # refused before connecting or computing anything
+
+
+def test_without_dask_the_scheduler_option_says_how_to_install_it(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed fails
+    with pytest.raises(InputError, match=r"scheduler.*\[dask\]"):
+        connect("tcp://127.0.0.1:8786")
+
+
+def test_addresses_and_version_checks() -> None:
+    assert scheduler_address("127.0.0.1:8786") == "tcp://127.0.0.1:8786"
+    assert scheduler_address("tls://node-1.example:9000") == "tls://node-1.example:9000"
+    assert scheduler_address("tcp://[::1]:8786") == "tcp://[::1]:8786"
+    same = ("0.1.0", "constants-a")
+    assert mismatch(same, {"tcp://w1:1": same, "tcp://w2:2": list(same)}) is None
+    message = mismatch(same, {"tcp://w1:1": same, "tcp://w2:2": ("0.0.9", "constants-a")})
+    assert message is not None and "tcp://w2:2 has 0.0.9" in message
