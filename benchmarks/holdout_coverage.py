@@ -52,7 +52,10 @@ def log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
     return float(math.exp(rng.uniform(math.log(low), math.log(high))))
 
 
-def draw(seed: int, index: int, ranges: dict[str, tuple[float, float]]) -> dict[str, Any]:
+def draw(
+    seed: int, index: int, ranges: dict[str, tuple[float, float]], beta: float | None = None
+) -> dict[str, Any]:
+    """Query ``index``'s parameters (``beta``: fixed instead of drawn, the draw unchanged)."""
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
     setting = SETTINGS[index % len(SETTINGS)]
     return {
@@ -64,7 +67,7 @@ def draw(seed: int, index: int, ranges: dict[str, tuple[float, float]]) -> dict[
         "eps1": log_uniform(rng, *ranges["eps"]),
         "eps2": log_uniform(rng, *ranges["eps"]),
         "delta": log_uniform(rng, *ranges["delta"]) if setting.startswith("shuffle") else None,
-        "beta": min(log_uniform(rng, *ranges["beta"]), 0.4999),
+        "beta": min(log_uniform(rng, *ranges["beta"]), 0.4999) if beta is None else beta,
         "cost2_over_cost1": log_uniform(rng, 0.1, 10.0),
         "n2_factor": log_uniform(rng, 0.5, 4.0),
         "validation_seed": int(rng.integers(2**31)),
@@ -156,13 +159,14 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=Path("holdout.jsonl"))
     parser.add_argument("--region", choices=("accepted", "covered"), default="accepted")
     parser.add_argument("--first", type=int, default=0, help="skip the queries before this one")
+    parser.add_argument("--beta", type=float, default=None, help="every query at this β")
     args = parser.parse_args()
     done = set()
     if args.output.exists():
         done = {json.loads(line)["index"] for line in args.output.read_text().splitlines()}
     ranges = ACCEPTED if args.region == "accepted" else COVERED
     todo = [
-        (draw(args.seed, i, ranges), args.budget)
+        (draw(args.seed, i, ranges, args.beta), args.budget)
         for i in range(args.first, args.queries)
         if i not in done
     ]

@@ -12,11 +12,13 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 import zlib
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -201,6 +203,50 @@ SEARCH_RANGE: dict[str, tuple[float, float]] = {
 }
 
 
+GRID_REL_TOL = 0.03
+"""Relative precision of the grid's bisection on C."""
+DIRECT_REL_TOL = 0.02
+"""Relative precision of each direct-calibration search on C."""
+
+
+def search_provenance(setting: str, *, rel_tol: float, target: float | None) -> dict[str, Any]:
+    """What a calibration's numbers depend on besides trials and seed: the instance
+    families, the search's range, precision and target, the simulation path, the commit."""
+    return {
+        "families": list(FAMILIES),
+        "search_range": list(SEARCH_RANGE[setting]),
+        "rel_tol": rel_tol,
+        "target": target if target is not None else "operating_error(β) per β, see targets",
+        "simulation_path": "fast (exact sufficient statistics)",
+        "common_random_numbers": "the same seed at every C of a search",
+        "git_commit": git_commit(),
+    }
+
+
+def git_commit() -> str:
+    """The checkout's commit (with ``+dirty`` when it has uncommitted changes), or
+    "unknown" outside a git checkout."""
+    import subprocess
+
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    if head.returncode != 0:
+        return "unknown"
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
 @dataclass(frozen=True)
 class GridPoint:
     setting: str
@@ -254,7 +300,7 @@ def calibrate_point(point: GridPoint, trials: int, seed: int, extra: dict[str, A
         seed=point_seed(seed, point),
         low=low,
         high=high,
-        rel_tol=0.03,
+        rel_tol=GRID_REL_TOL,
         target=CALIBRATION_TARGET,
         **extra,
     )
@@ -283,6 +329,7 @@ def calibrate(
     base: ConstantTable | None = None,
     progress: Any = None,
     direct: bool = False,
+    checkpoint: Path | None = None,
 ) -> list[Any]:
     """Every grid point of every setting, in grid order (independent of the executor):
     its C (``PointResult``), or with ``direct`` its direct-calibration factors at
@@ -290,6 +337,9 @@ def calibrate(
 
     ``executor`` is any ``concurrent.futures.Executor`` (e.g. a Dask client's); by default
     a local process pool with ``workers`` processes (or in-process when workers = 1).
+    ``checkpoint``: a JSON-lines file that each finished point is appended to; points it
+    already holds for the same run (trials, seed, mode, code version) are not run again,
+    so an interrupted run continues where it stopped with the same result.
     """
     table = base or default_constants()
     grid = axes or (DIRECT_AXES if direct else None)
@@ -298,9 +348,75 @@ def calibrate(
         for setting in settings
         for point in grid_points(setting, grid)
     ]
-    return _map_points(
-        _run_direct_point if direct else _run_point, tasks, executor, workers, progress
+    run = {"trials": trials, "seed": seed, "direct": direct, "code_version": _code_version()}
+    finished: dict[GridPoint, Any] = {}
+    if checkpoint is not None:
+        finished = read_checkpoint(checkpoint, run)
+        _end_cut_line(checkpoint)
+    todo = [task for task in tasks if task[0] not in finished]
+    if progress is not None:
+        for task in tasks:
+            if task[0] in finished:
+                progress(finished[task[0]])
+
+    def on_result(result: Any) -> None:
+        if checkpoint is not None:
+            _append_checkpoint(checkpoint, run, result)
+        if progress is not None:
+            progress(result)
+
+    fresh = iter(
+        _map_points(_run_direct_point if direct else _run_point, todo, executor, workers, on_result)
     )
+    return [finished[task[0]] if task[0] in finished else next(fresh) for task in tasks]
+
+
+def _code_version() -> str:
+    from planner.validate import code_version
+
+    return code_version()
+
+
+def read_checkpoint(path: Path, run: dict[str, Any]) -> dict[GridPoint, Any]:
+    """The results a checkpoint holds for this run, by grid point (none when the file is
+    missing, is of another run, or a line is cut short by an interruption)."""
+    if not path.exists():
+        return {}
+    results: dict[GridPoint, Any] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:  # the last line of a killed run
+            continue
+        if record.get("run") != run:
+            continue
+        point = GridPoint(**record["point"])
+        fields = record["result"]
+        if "factors" in fields:
+            results[point] = DirectResult(point, fields["multiplier"], tuple(fields["factors"]))
+        else:
+            results[point] = PointResult(
+                point, fields["multiplier"], fields["worst_family"], fields["n1"], fields["n2"]
+            )
+    return results
+
+
+def _end_cut_line(path: Path) -> None:
+    """End a line that an interruption cut short, so that the next record starts anew."""
+    if path.exists() and path.stat().st_size > 0:
+        with path.open("rb+") as handle:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                handle.write(b"\n")
+
+
+def _append_checkpoint(path: Path, run: dict[str, Any], result: Any) -> None:
+    fields = {name: value for name, value in asdict(result).items() if name != "point"}
+    record = {"run": run, "point": asdict(result.point), "result": fields}
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def _map_points(
@@ -372,7 +488,7 @@ def direct_point(point: GridPoint, trials: int, seed: int, extra: dict[str, Any]
             seed=point_seed(seed, point),
             low=low,
             high=high,
-            rel_tol=0.02,
+            rel_tol=DIRECT_REL_TOL,
             target=target,
             **extra,
         ).multiplier
@@ -462,6 +578,7 @@ def direct_entry(
             "seed": seed,
             "created": created,
             "code_version": code_version,
+            **search_provenance(setting, rel_tol=DIRECT_REL_TOL, target=None),
         },
     }
 
@@ -607,6 +724,7 @@ def constants_document(
                 "seed": seed,
                 "created": created,
                 "code_version": code_version,
+                **search_provenance(setting, rel_tol=GRID_REL_TOL, target=CALIBRATION_TARGET),
             },
             "grid": {
                 "axes": {name: list(values) for name, values in setting_axes.items()},

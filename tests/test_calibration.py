@@ -292,3 +292,24 @@ def test_shipped_direct_factors_are_reproduced_from_their_provenance(setting: st
             assert fresh is not None and 0.75 * kept <= fresh <= 1.25 * kept
         return
     assert result.factors == pytest.approx(shipped, rel=0.05)
+
+
+def test_an_interrupted_calibration_continues_where_it_stopped(tmp_path) -> None:
+    """Points already in the checkpoint are not run again; the result is the same as an
+    uninterrupted run's; a cut-off last line and another run's lines are ignored."""
+    axes = {"k": [16], "alpha": [0.5], "eps_strong": [1.0], "eps_ratio": [0.5, 1.0]}
+    whole = calibrate(["central"], trials=60, seed=4, axes=axes)
+    checkpoint = tmp_path / "run.partial.jsonl"
+    calibrate(["central"], trials=60, seed=4, axes=axes, checkpoint=checkpoint)
+    lines = checkpoint.read_text().splitlines()
+    assert len(lines) == 2
+    other_run = lines[1].replace('"seed": 4', '"seed": 5')
+    checkpoint.write_text(lines[0] + "\n" + other_run + "\n" + lines[1][:40])  # killed mid-line
+    ran = []
+    resumed = calibrate(
+        ["central"], trials=60, seed=4, axes=axes, checkpoint=checkpoint, progress=ran.append
+    )
+    assert resumed == whole
+    assert [r.point for r in ran] == [r.point for r in whole]  # the progress sees every point
+    kept = [line for line in checkpoint.read_text().splitlines() if '"seed": 4' in line]
+    assert len(kept) == 3  # the first point's line, a cut-off line, the second point re-run
