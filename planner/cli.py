@@ -783,11 +783,18 @@ def calibrate(
         bool,
         typer.Option(
             "--direct",
-            help="Instead: one run's factor at β = 0.2, 0.1, 0.05 (direct calibration at β).",
+            help=(
+                "Instead: the operating factor at β = 1/3 and one run's factor at "
+                "β = 0.2 … 0.01 (direct calibration at β)."
+            ),
         ),
     ] = False,
 ) -> None:
-    """Fit each setting's constant C on a grid by Monte Carlo; write the constants file."""
+    """Fit each setting's constant C on a grid by Monte Carlo; write the constants file.
+
+    Finished grid points are kept in OUTPUT.partial.jsonl as they come: the same command
+    run again after an interruption continues where it stopped, with the same result.
+    """
     import datetime
     import json
 
@@ -811,6 +818,9 @@ def calibrate(
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)
     worker_count = check_integer("workers", workers, 1, 256)
     total = sum(len(calibration.grid_points(key, axes)) for key in chosen)
+    # finished points are kept here as they come: a run stopped for any reason continues
+    # where it stopped when the same command is run again
+    checkpoint = output.with_name(output.name + ".partial.jsonl")
     from rich.progress import Progress
 
     with (
@@ -829,9 +839,11 @@ def calibrate(
             progress=lambda result: progress.update(
                 task, advance=1, description=f"{result.point.setting} k={result.point.k}"
             ),
+            checkpoint=checkpoint,
         )
     if direct:
         _write_direct_factors(results, chosen, trial_count, run_seed, axes, output)
+        checkpoint.unlink(missing_ok=True)
         return
     document = calibration.constants_document(
         results,
@@ -842,6 +854,7 @@ def calibrate(
         code_version=code_version(),
     )
     write_atomically(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    checkpoint.unlink(missing_ok=True)
     for key in chosen:
         entry = document["settings"][key]
         values = entry["grid"]["multipliers"]
@@ -876,13 +889,17 @@ def _write_direct_factors(
             created=datetime.date.today().isoformat(),
             code_version=code_version(),
         )
-        document["settings"][key]["direct"] = entry
-        for k, row in zip(entry["k"], entry["factor"], strict=True):
+        document["settings"][key] = calibration.with_direct(key, document["settings"][key], entry)
+        for k, moved, row in zip(
+            entry["k"], entry["operating_factor"], entry["factor"], strict=True
+        ):
             shown = ", ".join(
                 f"β = {beta:g}: " + ("vote only" if factor is None else f"{factor:.3g}")
                 for beta, factor in zip(entry["beta"], row, strict=True)
             )
-            typer.echo(f"{key}, k = {k}: direct-calibration factor {shown}")
+            typer.echo(
+                f"{key}, k = {k}: operating factor {moved:.3g}; direct-calibration factor {shown}"
+            )
     write_atomically(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     typer.echo(f"wrote {output}")
 

@@ -313,3 +313,34 @@ def test_an_interrupted_calibration_continues_where_it_stopped(tmp_path) -> None
     assert [r.point for r in ran] == [r.point for r in whole]  # the progress sees every point
     kept = [line for line in checkpoint.read_text().splitlines() if '"seed": 4' in line]
     assert len(kept) == 3  # the first point's line, a cut-off line, the second point re-run
+
+
+def test_planner_calibrate_continues_from_its_partial_file(tmp_path) -> None:
+    """The CLI keeps OUTPUT.partial.jsonl while it runs and removes it once the constants
+    are written; a run that finds one (here: the first point of the same run) writes the
+    same constants as a run from scratch."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from planner.cli import app
+
+    command = ["calibrate", "--quick", "--setting", "central", "--trials", "60", "--seed", "2"]
+    fresh, resumed = tmp_path / "fresh.json", tmp_path / "resumed.json"
+    result = CliRunner().invoke(app, [*command, "--workers", "1", "-o", str(fresh)])
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "fresh.json.partial.jsonl").exists()
+    partial = tmp_path / "resumed.json.partial.jsonl"
+    quick = {"k": [16], "alpha": [0.25], "eps_strong": [1.0], "eps_ratio": [0.5]}
+    calibrate(["central"], trials=60, seed=2, axes=quick, checkpoint=partial)
+    grids = [json.loads(fresh.read_text())["settings"]["central"]["grid"]]
+    record = json.loads(partial.read_text())
+    assert record["result"]["multiplier"] == grids[0]["raw_multipliers"][0]
+    # mark the kept point, so that the output shows it was taken from the file, not re-run
+    record["result"]["multiplier"] = 12.5
+    partial.write_text(json.dumps(record) + "\n")
+    result = CliRunner().invoke(app, [*command, "--workers", "1", "-o", str(resumed)])
+    assert result.exit_code == 0, result.output
+    assert not partial.exists()
+    grids.append(json.loads(resumed.read_text())["settings"]["central"]["grid"])
+    assert grids[1]["raw_multipliers"] == [12.5, grids[0]["raw_multipliers"][1]]
