@@ -61,7 +61,10 @@ class Bound:
     def evaluate(self, **values: Any) -> Any:
         """Numeric value of the bound (vectorised over array arguments)."""
         raw = self.terms(**values)
-        if all(np.ndim(term) == 0 for term in raw):  # scalars: no array machinery
+        # scalars: no array machinery (floats, incl. numpy's, checked first: np.ndim is slow)
+        if all(isinstance(term, float) for term in raw) or all(
+            np.ndim(term) == 0 for term in raw
+        ):
             return float(sum(raw)) if self.combine is Combine.SUM else float(max(raw))
         terms = np.broadcast_arrays(*raw)
         stacked = np.stack(terms)
@@ -90,6 +93,8 @@ class Bound:
         return sympy.Add(*terms) if self.combine is Combine.SUM else sympy.Max(*terms)
 
     def _arguments(self, values: dict[str, Any]) -> dict[str, Any]:
+        if len(values) == len(self.parameters) and all(name in values for name in self.parameters):
+            return values
         missing = set(self.parameters) - set(values)
         extra = set(values) - set(self.parameters)
         if missing or extra:

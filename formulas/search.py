@@ -24,3 +24,80 @@ def least_passing(
         else:
             low = middle
     return high
+
+
+class SeededTest:
+    """``x ↦ value(x) ≤ level`` for a value that does not increase in x, answered from the
+    points already evaluated wherever they decide it, and evaluated elsewhere.
+
+    A point evaluated as passing at x_p decides every x ≥ x_p·(1 + m) (passing), one
+    failing at x_f every x ≤ x_f·(1 − m) (failing), where m = :attr:`margin`. That is the
+    answer evaluating would give as long as a relative step m in x moves the computed value
+    by more than twice its rounding noise. :meth:`seed` evaluates a few points on both
+    sides of the crossing (secant steps on log value against log x), after which a search
+    (:func:`least_passing`, a bracket search) asks the same questions, gets the same
+    answers and returns the same x as with the plain test — evaluating only the rare
+    question that falls within m of the crossing.
+    """
+
+    margin = 1e-8
+
+    def __init__(self, value: Callable[[float], float], level: float) -> None:
+        self.value = value
+        self.level = level
+        self.failing = 0.0
+        """Largest x evaluated as failing (0: none yet)."""
+        self.passing = math.inf
+        """Smallest x evaluated as passing (∞: none yet)."""
+        self.evaluations = 0
+
+    def __call__(self, x: float) -> bool:
+        if x <= self.failing * (1.0 - self.margin):
+            return False
+        if x >= self.passing * (1.0 + self.margin):
+            return True
+        return self._evaluate(x)[0]
+
+    def _evaluate(self, x: float) -> tuple[bool, float]:
+        value = self.value(x)
+        self.evaluations += 1
+        passed = value <= self.level
+        if passed:
+            self.passing = min(self.passing, x)
+        else:
+            self.failing = max(self.failing, x)
+        return passed, value
+
+    def _narrow(self) -> bool:
+        """Is the crossing bracketed within m/4 by evaluated points?"""
+        return self.passing <= self.failing * (1.0 + self.margin / 4)
+
+    def seed(self, guess: float, step: float = 1e-5, iterations: int = 12) -> None:
+        """Evaluate near the crossing: ``guess`` (> 0), ``guess``·(1 ± step) (the first
+        questions of :func:`planner.formulas.accounting._bracket_around`), secant steps on
+        log value against log x, then the two sides of the estimate at ± m/8."""
+        if not (guess > 0 and math.isfinite(guess) and self.level > 0):
+            return
+        x0 = guess
+        passed, v0 = self._evaluate(x0)
+        x1 = x0 / (1.0 + step) if passed else x0 * (1.0 + step)
+        _, v1 = self._evaluate(x1)
+        for _ in range(iterations):
+            if self._narrow() or not (v0 > 0 and v1 > 0) or v0 == v1:
+                break
+            f0, f1 = math.log(v0 / self.level), math.log(v1 / self.level)
+            log_x0, log_x1 = math.log(x0), math.log(x1)
+            x2 = math.exp(log_x1 - f1 * (log_x1 - log_x0) / (f1 - f0))
+            if self.failing > 0 and math.isfinite(self.passing):
+                if not self.failing < x2 < self.passing:
+                    x2 = math.sqrt(self.failing * self.passing)
+            else:  # no bracket yet: a step of at most a factor 4
+                x2 = min(max(x2, x1 / 4.0), x1 * 4.0)
+            converged = abs(math.log(x2 / x1)) < self.margin / 16
+            x0, v0, x1 = x1, v1, x2
+            _, v1 = self._evaluate(x1)
+            if converged:
+                break
+        for x in (x1 * (1.0 - self.margin / 8), x1 * (1.0 + self.margin / 8)):
+            if not self._narrow() and self.failing < x < self.passing:
+                self._evaluate(x)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 
 
 class Model(StrEnum):
@@ -38,9 +39,10 @@ class Setting:
         if self.model is Model.CENTRAL:
             object.__setattr__(self, "coin", Coin.PRIVATE)
 
-    @property
+    @cached_property
     def key(self) -> str:
-        """Stable identifier, e.g. ``"shuffle-public"`` or ``"central"``."""
+        """Stable identifier, e.g. ``"shuffle-public"`` or ``"central"`` (read on every plan,
+        so computed once per setting)."""
         if self.model is Model.CENTRAL:
             return "central"
         return f"{self.model.value}-{self.coin.value}"

@@ -34,6 +34,7 @@ from planner.formulas.subsampling import subsampling_population
 from planner.inputs import InputError, Query, check_integer, check_number
 from planner.plan import (
     Coverage,
+    GroupPlan,
     Plan,
     calibrated_multiplier,
     noise_mu,
@@ -132,22 +133,43 @@ def allocate(
     plan: Plan,
     rule: AllocationRule,
     *,
-    cost1: float = 1.0,
-    cost2: float = 1.0,
-    n2: int | None = None,
+    cost1: object = 1.0,
+    cost2: object = 1.0,
+    n2: object = None,
     constants: ConstantTable | None = None,
 ) -> Allocation:
-    """Split the users between the groups by ``rule`` (see the module docstring)."""
-    cost1 = check_number("cost1", cost1, 0.0, 1e12, low_open=True, high_open=False)
-    cost2 = check_number("cost2", cost2, 0.0, 1e12, low_open=True, high_open=False)
+    """Split the users between the groups by ``rule`` (see the module docstring).
+
+    ``cost1``, ``cost2`` and ``n2`` are checked here (raw values, e.g. from a command
+    line, are welcome): an :class:`InputError` names the one out of range.
+    """
+    return _allocate(
+        plan,
+        rule,
+        check_number("cost1", cost1, 0.0, 1e12, low_open=True, high_open=False),
+        check_number("cost2", cost2, 0.0, 1e12, low_open=True, high_open=False),
+        n2,
+        constants,
+    )
+
+
+def _allocate(
+    plan: Plan,
+    rule: AllocationRule,
+    cost1: float,
+    cost2: float,
+    given_n2: object,
+    constants: ConstantTable | None,
+) -> Allocation:
     table = constants or default_constants()
     paper = (plan.n_users_group1, plan.n_users_group2)
     if rule is AllocationRule.PAPER:
         return Allocation(rule, *paper, "the paper's rule", cost1, cost2)
+    n2: int | None = None
     if rule is AllocationRule.FIXED_N2:
-        if n2 is None:
+        if given_n2 is None:
             raise InputError("n2", None, "given with --allocation fixed-n2")
-        n2 = check_integer("n2", n2, 1)
+        n2 = check_integer("n2", given_n2, 1)
     if plan.coverage not in (Coverage.CALIBRATED, Coverage.NONE):
         return Allocation(
             rule,
@@ -224,24 +246,22 @@ def allocated_plan(plan: Plan, allocation: Allocation) -> Plan:
     """
     if not allocation.feasible or allocation.rule is AllocationRule.PAPER:
         return plan
-    sizes = (allocation.n_users_group1, allocation.n_users_group2)
+    n1, n2 = allocation.n_users_group1, allocation.n_users_group2
+    assert n1 is not None and n2 is not None  # feasible
     shuffle = Setting.from_key(plan.protocol).model is Model.SHUFFLE
-    groups = tuple(
-        replace(
-            group,
-            n_users=size,
-            **(
-                {"noise_mu": None, "noise_mu_minimum": None, "messages_per_user": None}
-                if shuffle
-                else {}
-            ),
-        )
-        for group, size in zip(plan.groups, sizes, strict=True)
-    )
+
+    def resized(group: GroupPlan, size: int) -> GroupPlan:
+        if shuffle:
+            return replace(
+                group, n_users=size, noise_mu=None, noise_mu_minimum=None, messages_per_user=None
+            )
+        return replace(group, n_users=size)
+
+    groups = (resized(plan.groups[0], n1), resized(plan.groups[1], n2))
     note = (
         f"allocation {allocation.rule.value}: {allocation.reason} (the paper's rule: "
         f"n1 = {plan.n_users_group1:,}, n2 = {plan.n_users_group2:,})"
     )
     kept = tuple(w for w in plan.warnings if "--allocation cost finds" not in w)
-    return replace(plan, groups=groups, warnings=(*kept, note))  # type: ignore[arg-type]
+    return replace(plan, groups=groups, warnings=(*kept, note))
 

@@ -19,7 +19,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from planner.inputs import DEFAULT_BETA, InputError, Query, check_choice, check_integer
+from planner.inputs import (
+    DEFAULT_BETA,
+    InputError,
+    Query,
+    as_float,
+    check_choice,
+    check_integer,
+)
 from planner.plan import Plan
 from planner.plan import plan as make_plan
 
@@ -33,12 +40,14 @@ VERSION_SCHEMA = "planner.version/1"
 
 def _allocation(result: Plan, rule: object, cost1: object, cost2: object, n2: object) -> Any:
     """The allocation asked for, or None for the paper's rule (as ``planner plan``)."""
+    if isinstance(rule, str) and rule.lower() == "paper":  # without importing the allocations
+        return None
     from planner.allocation import AllocationRule, allocate
 
     chosen = check_choice("allocation", rule, AllocationRule)
     if chosen is AllocationRule.PAPER:
         return None
-    return allocate(result, chosen, cost1=cost1, cost2=cost2, n2=n2)  # type: ignore[arg-type]
+    return allocate(result, chosen, cost1=cost1, cost2=cost2, n2=n2)
 
 
 DEFAULT_SIMULATION_BUDGET = 30.0
@@ -47,7 +56,7 @@ DEFAULT_SIMULATION_BUDGET = 30.0
 
 def _seconds(name: str, value: object, most: float) -> float:
     try:
-        number = float(value)  # type: ignore[arg-type]
+        number = as_float(value)
     except (TypeError, ValueError, OverflowError):
         number = math.nan
     if not 0.0 <= number <= most:  # NaN fails too
@@ -77,9 +86,11 @@ class PlanAnswer:
     def shown(self) -> Plan:
         """The plan as printed: with a feasible allocation, its sizes (the paper's split
         is in a warning and in ``allocation``)."""
+        if self.allocation is None:
+            return self.plan
         from planner.allocation import allocated_plan
 
-        return self.plan if self.allocation is None else allocated_plan(self.plan, self.allocation)
+        return allocated_plan(self.plan, self.allocation)
 
     def to_dict(self) -> dict[str, Any]:
         """Schema ``planner.plan/1`` (with ``exact`` and ``allocation`` when asked for)."""
@@ -122,7 +133,7 @@ def plan_answer(
     from planner.constants import ConstantSource, constants_with_source
 
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
-    table = constants_with_source(check_choice("constants", constants, ConstantSource))  # type: ignore[arg-type]
+    table = constants_with_source(check_choice("constants", constants, ConstantSource))
     result = covered(query, table, _seconds("simulation-budget", simulation_budget, 3600.0))
     allocated = _allocation(result, allocation, cost1, cost2, n2)
     exact_result = None
@@ -240,7 +251,7 @@ def solve_answer(
         beta,
         accounting,
     )
-    return solve_for(template, Unknown(missing[0]), n1=n1, n2=n2)  # type: ignore[arg-type]
+    return solve_for(template, Unknown(missing[0]), n1=n1, n2=n2)
 
 
 def solve_document(**inputs: Any) -> dict[str, Any]:
@@ -313,7 +324,7 @@ def sweep_result(
         eps2=eps2,
         delta=delta,
         beta=beta,
-        accounting=check_choice("accounting", accounting, Accounting),  # type: ignore[arg-type]
+        accounting=check_choice("accounting", accounting, Accounting),
     )
 
 
@@ -343,8 +354,8 @@ def explained_bounds(model: object, coin: object = "private", as_stated: bool = 
     from planner.formulas.settings import Coin, Model, Setting
 
     setting = Setting(
-        check_choice("model", model, Model),  # type: ignore[arg-type]
-        check_choice("coin", coin, Coin),  # type: ignore[arg-type]
+        check_choice("model", model, Model),
+        check_choice("coin", coin, Coin),
     )
     keys = DISPLAY_BOUND_KEY if as_stated else UPPER_BOUND_KEY
     return setting, [
@@ -460,7 +471,7 @@ def validate_document(
             "max-trials", MAX_AUTO_TRIALS if max_trials is None else max_trials, 200, 10**7
         ),
         seed=check_integer("seed", seed, 0, 2**63 - 1),
-        path=check_choice("path", path, PathChoice),  # type: ignore[arg-type]
+        path=check_choice("path", path, PathChoice),
         families=list(families) if families else None,
         progress=progress,
     )

@@ -426,7 +426,7 @@ def _map_points(
     if executor is None and workers <= 1:
         return _collect(map(function, tasks), progress)
     if executor is None:
-        with ProcessPoolExecutor(max_workers=workers, **pool_options()) as pool:  # type: ignore[arg-type]
+        with ProcessPoolExecutor(max_workers=workers, **pool_options()) as pool:
             return _collect(pool.map(function, tasks), progress)
     return _collect(executor.map(function, tasks), progress)
 

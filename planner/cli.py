@@ -737,7 +737,7 @@ def validate(
             trials=trial_count,
             max_trials=trial_cap,
             seed=run_seed,
-            path=path_choice,  # type: ignore[arg-type]
+            path=path_choice,
             families=families,
             extra=extra,
             progress=progress,
@@ -811,7 +811,12 @@ def calibrate(
     for key in chosen:
         if key not in keys:
             raise InputError("setting", key, "one of " + ", ".join(keys))
-    quick_axes = {"k": [16, 64], "alpha": [0.25], "eps_strong": [1.0], "eps_ratio": [0.5]}
+    quick_axes: dict[str, list[float]] = {
+        "k": [16, 64],
+        "alpha": [0.25],
+        "eps_strong": [1.0],
+        "eps_ratio": [0.5],
+    }
     grid = calibration.DIRECT_AXES if direct else None  # None: each setting's own grid
     axes = quick_axes if quick else grid
     trial_count = check_integer("trials", trials, 10, 10**6)
@@ -989,7 +994,7 @@ def _allocation(result: Any, rule: str, cost1: str, cost2: str, n2: str | None) 
     chosen = check_choice("allocation", rule, AllocationRule)
     if chosen is AllocationRule.PAPER:
         return None
-    return allocate(result, chosen, cost1=cost1, cost2=cost2, n2=n2)  # type: ignore[arg-type]
+    return allocate(result, chosen, cost1=cost1, cost2=cost2, n2=n2)
 
 
 def _with_progress(work: Any, total: int | None) -> Any:

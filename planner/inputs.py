@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
+from typing import Any, SupportsFloat, SupportsIndex, TypeVar
 
 from planner.formulas.accounting import DELTA_FLOOR
 from planner.formulas.settings import Coin, Model, Setting
@@ -73,8 +75,21 @@ def _shown(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 2 :]}"
 
 
+_FLOAT_CONVERTIBLE = (str, bytes, bytearray, memoryview, SupportsFloat, SupportsIndex)
+"""What ``float()`` accepts: text, buffers, and objects with ``__float__`` or ``__index__``."""
+
+
+def as_float(value: object) -> float:
+    """``float(value)`` for any object: the same float, or the same exception."""
+    if isinstance(value, (float, int)):  # the common case, without the protocol checks
+        return float(value)
+    if not isinstance(value, _FLOAT_CONVERTIBLE):
+        raise TypeError(f"float() argument must be a string or a real number, not {value!r}")
+    return float(value)
+
+
 def check_number(
-    name: str, value: float, low: float, high: float, *, low_open: bool, high_open: bool
+    name: str, value: object, low: float, high: float, *, low_open: bool, high_open: bool
 ) -> float:
     """Return ``value`` as a float if it is finite and in the interval, else raise.
 
@@ -84,7 +99,7 @@ def check_number(
     if isinstance(value, bool):
         raise InputError(name, value)
     try:
-        number = float(value)
+        number = as_float(value)
     except (TypeError, ValueError, OverflowError):
         raise InputError(name, value) from None
     if not math.isfinite(number):
@@ -111,7 +126,7 @@ def check_integer(name: str, value: object, low: int, high: int | None = None) -
         number: Decimal | int = int(value)
     else:
         try:
-            number = Decimal(value if isinstance(value, str) else float(value))  # type: ignore[arg-type]
+            number = Decimal(value if isinstance(value, str) else as_float(value))
         except (TypeError, ValueError, ArithmeticError):
             raise InputError(name, value, allowed) from None
         if not number.is_finite() or number != number.to_integral_value():
@@ -132,7 +147,11 @@ def check_query(value: object) -> None:
         raise InputError("query", value, "a planner.Query (build one with Query(...))")
 
 
-def check_choice(name: str, value: object, choices: type[StrEnum]) -> StrEnum:
+_Choice = TypeVar("_Choice", bound=StrEnum)
+
+
+def check_choice(name: str, value: object, choices: type[_Choice]) -> _Choice:
+    """``value`` as a member of ``choices`` (case-insensitive), else an :class:`InputError`."""
     try:
         return choices(str(value).lower())
     except ValueError:
@@ -215,17 +234,39 @@ class Query:
         """Validate raw values (e.g. from the command line) into a query."""
         model_ = check_choice("model", model, Model)
         coin_ = check_choice("coin", coin, Coin)
-        warnings = []
+        warnings: list[str] = []
         if model_ is Model.CENTRAL and coin_ is Coin.PUBLIC:
             warnings.append("the central model has no public-coin variant: same protocol")
+        # checked in __post_init__'s order, so the first bad value is the one reported
+        k_ = check_integer("k", k, 2, K_MAX)
+        alpha_ = check_alpha(alpha)
+        eps1_, eps2_ = check_eps("eps1", eps1), check_eps("eps2", eps2)
+        beta_ = check_beta(beta)
+        accounting_ = check_choice("accounting", accounting, Accounting)
         return cls(
-            setting=Setting(model_, coin_),  # type: ignore[arg-type]
-            k=k,  # type: ignore[arg-type]
-            alpha=alpha,  # type: ignore[arg-type]
-            eps1=eps1,  # type: ignore[arg-type]
-            eps2=eps2,  # type: ignore[arg-type]
-            delta=None if delta is None else delta,  # type: ignore[arg-type]
-            beta=beta,  # type: ignore[arg-type]
-            accounting=accounting,  # type: ignore[arg-type]
+            setting=Setting(model_, coin_),
+            k=k_,
+            alpha=alpha_,
+            eps1=eps1_,
+            eps2=eps2_,
+            delta=None if delta is None else check_delta(delta),
+            beta=beta_,
+            accounting=accounting_,
             warnings=tuple(warnings),
         )
+
+
+def _restore_query(fields: dict[str, Any]) -> Query:
+    """A query from fields ``Query`` already accepted, without checking them again."""
+    query = object.__new__(Query)
+    query.__dict__.update(fields)
+    return query
+
+
+def with_setting(query: Query, setting: Setting) -> Query:
+    """``dataclasses.replace(query, setting=setting, warnings=())`` without validating the
+    fields again when ``setting`` has the query's model: δ's rule depends on the model only,
+    so the fields stay those ``Query`` accepted (each plan asks for this once or twice)."""
+    if setting.model is not query.setting.model:
+        return dataclasses.replace(query, setting=setting, warnings=())
+    return _restore_query({**query.__dict__, "setting": setting, "warnings": ()})

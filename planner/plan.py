@@ -30,7 +30,7 @@ from planner.formulas.registry import (
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import Coin, Model, Setting
 from planner.formulas.subsampling import subsampling_population, subsampling_population_ratio
-from planner.inputs import EPS_MIN, Accounting, Query, check_query
+from planner.inputs import EPS_MIN, Accounting, Query, check_query, with_setting
 
 
 @dataclass(frozen=True)
@@ -201,8 +201,9 @@ def mixing_scale(sizes: _RunSizes) -> float:
     return max(sizes.mu_strong / sizes.n_strong, sizes.mu_weak / sizes.n_weak)
 
 
+@lru_cache(maxsize=16384)
 def noise_mu(eps: float, delta: float, accounting: Accounting) -> float:
-    """Per-bin Poisson noise for (ε, δ) under replace-one (README)."""
+    """Per-bin Poisson noise for (ε, δ) under replace-one (README), per (ε, δ) once."""
     if accounting is Accounting.EXACT:
         return poisson_mu_exact(eps, delta)
     return float(poisson_mu_paper(eps, delta))
@@ -237,9 +238,9 @@ def _local_sizes(
             values["K"] = hadamard_order(query.k)
         if "k" in bound.parameters:
             values["k"] = query.k
-        shaped.append(float(bound.evaluate(**values)))
+        shaped.append(_bound_value(bound.key, tuple(values.items())))
     order = [
-        float(order_bound.evaluate(k=query.k, alpha=query.alpha, eps=eps))
+        _bound_value(order_bound.key, (("k", query.k), ("alpha", query.alpha), ("eps", eps)))
         for eps in (eps_strong, eps_weak)
     ]
     return _RunSizes(
@@ -276,22 +277,14 @@ def shuffle_sizes_for_noise(
     compression: tuple[int, int],
 ) -> _RunSizes:
     """Shuffle sizes when the groups' per-bin noise is (μ_strong ≤ μ_weak), n2 = (μ_w/μ_s)·n1."""
-    bound = BOUNDS[UPPER_BOUND_KEY[query.setting.key]]
+    bound_key = UPPER_BOUND_KEY[query.setting.key]
+    bound = BOUNDS[bound_key]
     values: dict[str, Any] = {"k": query.k, "alpha": query.alpha, "mu1": mu_strong, "mu2": mu_weak}
     details = None
     if query.setting.coin is Coin.PUBLIC:
-        floor, hashes = min(compression[0], query.k), compression[1]
-        argmin = integer_argmin(lambda L: bound.evaluate(**values, L=L), 2, query.k)
-        L = max(floor, argmin)
-        details = Compression(
-            L=L,
-            L_closed_form=closed_form_L(query.k, query.alpha, mu_strong, mu_weak),
-            L_paper=float(paper_L(query.k, query.alpha, mu_strong)),
-            hashes=hashes,
-            L_argmin=argmin,
-        )
-        values["L"] = L
-    order_strong = float(bound.evaluate(**values))
+        details = _compression(bound_key, query.k, query.alpha, mu_strong, mu_weak, compression)
+        values["L"] = details.L
+    order_strong = _bound_value(bound_key, tuple(values.items()))
     # Both counts are rounded up from the same real value, so n_weak moves smoothly with
     # the privacy levels; equal mixing weights are then restored by raising the noise of
     # whichever group has the smaller μ_g/n_g (``mixing_scale``), as the protocol does.
@@ -310,12 +303,50 @@ def shuffle_sizes_for_noise(
     )
 
 
+@lru_cache(maxsize=16384)
+def _compression(
+    bound_key: str,
+    k: int,
+    alpha: float,
+    mu_strong: float,
+    mu_weak: float,
+    compression: tuple[int, int],
+) -> Compression:
+    """The public-coin shuffle protocol's L at a point: the bound's exact integer argmin
+    over [2, k], raised to the calibrated floor (cached: a plan asks for it ~3 times, a
+    report or a batch again for the same query)."""
+    bound = BOUNDS[bound_key]
+    floor, hashes = min(compression[0], k), compression[1]
+    argmin = integer_argmin(
+        lambda L: bound.evaluate(k=k, alpha=alpha, mu1=mu_strong, mu2=mu_weak, L=L), 2, k
+    )
+    return Compression(
+        L=max(floor, argmin),
+        L_closed_form=closed_form_L(k, alpha, mu_strong, mu_weak),
+        L_paper=float(paper_L(k, alpha, mu_strong)),
+        hashes=hashes,
+        L_argmin=argmin,
+    )
+
+
+@lru_cache(maxsize=16384)
+def _bound_terms(bound_key: str, values: tuple[tuple[str, Any], ...]) -> tuple[float, ...]:
+    """The bound's terms as floats at a point, cached per point."""
+    return tuple(float(value) for value in BOUNDS[bound_key].terms(**dict(values)))
+
+
+@lru_cache(maxsize=16384)
+def _bound_value(bound_key: str, values: tuple[tuple[str, Any], ...]) -> float:
+    """``float(BOUNDS[bound_key].evaluate(**values))``, cached per point."""
+    return float(BOUNDS[bound_key].evaluate(**dict(values)))
+
+
 def _central_sizes(
     query: Query, eps_strong: float, eps_weak: float, multiplier: float
 ) -> _RunSizes:
     bound = BOUNDS["central"]
     values = {"k": query.k, "alpha": query.alpha, "eps": eps_strong}
-    order_strong = float(bound.evaluate(**values))
+    order_strong = _bound_value("central", tuple(values.items()))
     n_strong = math.ceil(multiplier * order_strong)
     ratio = float(subsampling_population_ratio(eps_strong, eps_weak))
     return _RunSizes(
@@ -398,7 +429,43 @@ def grid_position(
     return strong, weak, Accounting.EXACT
 
 
+_MULTIPLIERS: dict[tuple[Any, ...], tuple[SettingConstant, float]] = {}
+_MULTIPLIERS_MAX = 1 << 16
+
+
 def calibrated_multiplier(
+    query: Query,
+    constant: SettingConstant,
+    eps_strong: float,
+    eps_weak: float,
+    accounting: Accounting,
+    compression: tuple[int, int],
+) -> float:
+    """The multiplier that puts this point's n on the grid's geometric interpolation of n
+    (:func:`_calibrated_multiplier`), remembered per constant and point: a plan asks for
+    it at its point and baseline, a compare, sweep row or batch for the same again."""
+    key = (
+        id(constant),
+        query.setting,
+        query.k,
+        query.alpha,
+        query.delta,
+        eps_strong,
+        eps_weak,
+        accounting,
+        compression,
+    )
+    known = _MULTIPLIERS.get(key)
+    if known is not None and known[0] is constant:  # the entry keeps its constant alive
+        return known[1]
+    value = _calibrated_multiplier(query, constant, eps_strong, eps_weak, accounting, compression)
+    if len(_MULTIPLIERS) >= _MULTIPLIERS_MAX:
+        _MULTIPLIERS.clear()
+    _MULTIPLIERS[key] = (constant, value)
+    return value
+
+
+def _calibrated_multiplier(
     query: Query,
     constant: SettingConstant,
     eps_strong: float,
@@ -485,7 +552,7 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
 def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Plan:
     """The plan when the protocol of ``protocol`` runs (its constants, bound and tester)."""
     asked = query
-    query = replace(query, setting=protocol, warnings=())
+    query = with_setting(query, protocol)
     constant = table.for_setting(protocol.key)
     strong_is_group1 = query.eps1 >= query.eps2
     eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
@@ -514,17 +581,19 @@ def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Pla
     hashes = main.compression.hashes if main.compression else 1  # each hash run adds noise
     groups = []
     for role, eps in ((1, eps_strong), (2, eps_weak)):
+        named_1 = (role == 1) == strong_is_group1  # the named group 1 plays this role
         n_run = main.n_strong if role == 1 else main.n_weak
         mu_min = main.mu_strong if role == 1 else main.mu_weak
         mu_used = None if mu_min is None else n_run * mixing_scale(main)
-        lower_value = float(lower.evaluate(k=query.k, alpha=query.alpha, eps=eps))
+        point = (("k", query.k), ("alpha", query.alpha), ("eps", eps))
+        lower_value = _bound_value(lower.key, point)
         order_value = main.order_strong if role == 1 else main.order_weak
         groups.append(
             (
                 role,
                 eps,
                 GroupPlan(
-                    name="",
+                    name="group 1" if named_1 else "group 2",
                     eps=eps,
                     n_users=runs * n_run,
                     paper_role=role,
@@ -540,12 +609,8 @@ def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Pla
             )
         )
     by_role = {role: group for role, _, group in groups}
-    ordered = (by_role[1], by_role[2]) if strong_is_group1 else (by_role[2], by_role[1])
-    named = tuple(
-        GroupPlan(**{**group.__dict__, "name": f"group {index}"})
-        for index, group in enumerate(ordered, start=1)
-    )
-    term_values = tuple(float(value) for value in main.bound.terms(**main.bound_values))
+    named = (by_role[1], by_role[2]) if strong_is_group1 else (by_role[2], by_role[1])
+    term_values = _bound_terms(main.bound.key, tuple(main.bound_values.items()))
     grid_strong, grid_weak, _ = grid_position(query, eps_strong, eps_weak, query.accounting)
     outside = constant.coverage_gaps(query.k, query.alpha, grid_strong, grid_weak, query.delta)
     gaps = tuple(
@@ -559,7 +624,7 @@ def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Pla
     return Plan(
         query=asked,
         protocol=protocol.key,
-        groups=named,  # type: ignore[arg-type]
+        groups=named,
         bound_key=main.bound.key,
         reference=main.bound.reference,
         terms=tuple(zip(main.bound.term_labels, term_values, strict=True)),
@@ -634,7 +699,13 @@ def _warnings(
     if query.beta > PER_RUN_ERROR:
         notes.append(f"β = {query.beta:g} > 1/3: planned for β = 1/3 (the theorems' target)")
     if sizes.mu_weak is not None and groups:
-        raised = [g for g in groups if g.noise_mu and g.noise_mu > g.noise_mu_minimum * 1.001]
+        raised = [
+            g
+            for g in groups
+            if g.noise_mu
+            and g.noise_mu_minimum is not None
+            and g.noise_mu > g.noise_mu_minimum * 1.001
+        ]
         notes.extend(
             f"{g.name}: noise raised to μ = {g.noise_mu:.4g} (minimum "
             f"{g.noise_mu_minimum:.4g}) to keep equal mixing weights after rounding"

@@ -7,11 +7,13 @@ within a schema version.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.inputs import Query
 from planner.plan import Plan, RepetitionMethod
-from planner.solve import Solution
+
+if TYPE_CHECKING:
+    from planner.solve import Solution
 
 PLAN_SCHEMA = "planner.plan/1"
 SOLUTION_SCHEMA = "planner.solve/1"

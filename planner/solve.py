@@ -80,14 +80,15 @@ def _smallest_satisfying(
 def solve(
     query_template: Query,
     unknown: Unknown,
-    n1: int | None = None,
-    n2: int | None = None,
+    n1: object = None,
+    n2: object = None,
     constants: ConstantTable | None = None,
 ) -> Solution:
     """Solve for ``unknown``; the template's value for it is ignored.
 
     ``query_template`` carries the fixed parameters (for an unknown α or ε2, any valid
-    placeholder). ``n1``/``n2`` are the given group sizes (the unknown one may be None).
+    placeholder). ``n1``/``n2`` are the given group sizes (the unknown one may be None;
+    integers, or raw values checked here).
     An answer whose plan lies outside the covered region is not given (infeasible, with
     the covered ranges it leaves).
     """
@@ -141,8 +142,8 @@ def solve(
 def _solve(
     query_template: Query,
     unknown: Unknown,
-    n1: int | None,
-    n2: int | None,
+    n1: object,
+    n2: object,
     constants: ConstantTable | None,
 ) -> Solution:
     n1_ = None if n1 is None else check_integer("n1", n1, 1)
@@ -166,8 +167,8 @@ def _solve(
                 ),
                 None,
             )
-        value = base.n_users_group1 if unknown is Unknown.N1 else base.n_users_group2
-        return Solution(unknown, float(value), "fewest users for this group", base)
+        users = base.n_users_group1 if unknown is Unknown.N1 else base.n_users_group2
+        return Solution(unknown, float(users), "fewest users for this group", base)
 
     if n1_ is None or n2_ is None:
         missing = "n1" if n1_ is None else "n2"

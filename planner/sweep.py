@@ -22,7 +22,15 @@ import numpy as np
 from planner.constants import COVERAGE_AXES, ConstantTable, default_constants
 from planner.files import csv_text
 from planner.formulas.settings import Model, Setting
-from planner.inputs import DEFAULT_BETA, Accounting, InputError, Query, check_choice
+from planner.inputs import (
+    DEFAULT_BETA,
+    K_MAX,
+    Accounting,
+    InputError,
+    Query,
+    check_choice,
+    check_integer,
+)
 from planner.limits import check_root_finds, check_single_rows, check_sweep_rows
 from planner.plan import Coverage, plan
 from planner.vectorised import plan_columns, valid_rows
@@ -152,7 +160,7 @@ def sweep(
     """
     table = constants or default_constants()
     settings = _checked_settings(settings)
-    accounting = check_choice("accounting", accounting or Accounting.EXACT, Accounting)  # type: ignore[assignment]
+    accounting = check_choice("accounting", accounting or Accounting.EXACT, Accounting)
     given: Mapping[str, Any] = {
         "k": k,
         "alpha": alpha,
@@ -213,7 +221,8 @@ def _as_values(name: str, value: Any) -> list[float]:
 def _setting_block(
     setting: Setting, grid: dict[str, np.ndarray], accounting: Accounting, table: ConstantTable
 ) -> tuple[dict[str, np.ndarray], dict[int, dict[str, int]]]:
-    numbers = plan_columns(setting, *(grid[name] for name in PARAMETERS), accounting, table)
+    k, alpha, eps1, eps2, delta, beta = (grid[name] for name in PARAMETERS)
+    numbers = plan_columns(setting, k, alpha, eps1, eps2, delta, beta, accounting, table)
     size = len(grid["k"])
     columns: dict[str, np.ndarray] = {
         "setting": np.full(size, setting.key, dtype=object),
@@ -236,7 +245,7 @@ def _setting_block(
             columns[name][rows] = np.nan
     exact_counts: dict[int, dict[str, int]] = {}
     single = np.flatnonzero(~numbers.regular)
-    valid = valid_rows(setting, *(grid[name] for name in PARAMETERS))
+    valid = valid_rows(setting, k, alpha, eps1, eps2, delta, beta)
     check_single_rows(int(np.count_nonzero(valid[single])))
     for row in single:
         _answer_one(setting, grid, accounting, table, int(row), columns, exact_counts)
@@ -272,7 +281,7 @@ def _answer_one(
     try:
         query = Query(
             setting,
-            inputs["k"],  # type: ignore[arg-type]
+            check_integer("k", inputs["k"], 2, K_MAX),  # as Query checks it, first
             inputs["alpha"],
             inputs["eps1"],
             inputs["eps2"],

@@ -87,8 +87,8 @@ def trial_schedule(
 def validate(
     query: Query,
     *,
-    n1: int | None = None,
-    n2: int | None = None,
+    n1: object = None,
+    n2: object = None,
     trials: int | str = AUTO,
     max_trials: int = MAX_AUTO_TRIALS,
     seed: int = 0,
@@ -111,9 +111,10 @@ def validate(
     public-coin plan run the private-coin protocol when that is cheaper (see ``plan``).
     ``checked_plan`` is the plan being checked (default: ``plan(query)``; pass what was
     printed, e.g. ``planner.coverage.covered_plan``'s simulated plan, whose one run meets
-    β directly). Sizes given explicitly (``n1``, ``n2``: an allocation's, or the user's)
-    are used the way that plan uses its own: split over its majority-vote runs when β < 1/3
-    is met by a vote (one run of r× the users has an error floor a vote does not).
+    β directly). Sizes given explicitly (``n1``, ``n2``: an allocation's, or the user's;
+    checked here) are used the way that plan uses its own: split over its majority-vote
+    runs when β < 1/3 is met by a vote (one run of r× the users has an error floor a vote
+    does not).
     """
     table = constants or default_constants()
     checked = checked_plan or plan(query, table, fallback=fallback)

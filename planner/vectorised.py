@@ -119,7 +119,15 @@ class _Points:
     accounting: Accounting
 
 
-def valid_rows(setting: Setting, k, alpha, eps1, eps2, delta, beta) -> np.ndarray:
+def valid_rows(
+    setting: Setting,
+    k: np.ndarray,
+    alpha: np.ndarray,
+    eps1: np.ndarray,
+    eps2: np.ndarray,
+    delta: np.ndarray,
+    beta: np.ndarray,
+) -> np.ndarray:
     """Rows that ``Query`` accepts (the ranges of :mod:`planner.inputs`; NaN δ: not given)."""
     with np.errstate(invalid="ignore"):
         valid = (k == np.floor(k)) & (k >= 2) & (k <= K_MAX)
@@ -297,8 +305,14 @@ def _corner_units(
         assert nodes is not None
         deltas, delta_code = np.unique(points.delta[on_nodes], return_inverse=True)
         grid_shape = nodes[0].shape
+        node_k, node_alpha, node_strong, node_weak = (
+            np.broadcast_to(node, (len(deltas), *grid_shape)) for node in nodes
+        )
         table_points = _Points(
-            *(np.broadcast_to(node, (len(deltas), *grid_shape)) for node in nodes),
+            node_k,
+            node_alpha,
+            node_strong,
+            node_weak,
             np.broadcast_to(
                 deltas.reshape(-1, *(1,) * len(grid_shape)), (len(deltas), *grid_shape)
             ),
@@ -320,11 +334,15 @@ def _corner_units(
             unit[position][on_nodes] = table[(delta_code, *index)]
     off = ~on_nodes
     if off.any():
+        corner_k, corner_alpha, corner_strong, corner_weak = (
+            np.stack([np.broadcast_to(getattr(corner, name), shape)[off] for corner in corners])
+            for name in ("k", "alpha", "eps_strong", "eps_weak")
+        )
         corner_points = _Points(
-            *(
-                np.stack([np.broadcast_to(getattr(corner, name), shape)[off] for corner in corners])
-                for name in ("k", "alpha", "eps_strong", "eps_weak")
-            ),
+            corner_k,
+            corner_alpha,
+            corner_strong,
+            corner_weak,
             np.broadcast_to(points.delta[off], (len(corners), int(off.sum()))),
             np.broadcast_to(points.beta[off], (len(corners), int(off.sum()))),
             accounting,

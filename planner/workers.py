@@ -12,6 +12,8 @@ import ctypes
 import os
 import signal
 import sys
+from collections.abc import Callable
+from typing import TypedDict
 
 _PR_SET_PDEATHSIG = 1
 
@@ -29,6 +31,13 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def pool_options() -> dict[str, object]:
+class PoolOptions(TypedDict):
+    """``ProcessPoolExecutor``'s initializer and its arguments (typed for the executor)."""
+
+    initializer: Callable[[int], None]
+    initargs: tuple[int]
+
+
+def pool_options() -> PoolOptions:
     """Keyword arguments for ``ProcessPoolExecutor`` whose workers die with this process."""
     return {"initializer": die_with_parent, "initargs": (os.getpid(),)}

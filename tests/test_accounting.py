@@ -133,3 +133,83 @@ def test_exact_epsilon_at_the_noise_floor_and_below_it() -> None:
     inverse = poisson_epsilon_exact(mu, 1e-6)
     assert inverse <= 4.0 and poisson_histogram_delta(inverse, mu) <= 1e-6
     assert poisson_epsilon_exact(0.5, 1e-6) == math.inf  # e^{-0.5} > δ: no ε is enough
+
+
+def _plain_mu_search(eps: float, delta: float) -> tuple[float, int]:
+    """``poisson_mu_exact``'s search with every question evaluated: (μ, sums)."""
+    from planner.formulas.accounting import _ROUNDING_ALLOWANCE, _bracket_around, _gaussian_mu
+    from planner.formulas.search import least_passing
+
+    sums = 0
+
+    def passes(mu: float) -> bool:
+        nonlocal sums
+        sums += 1
+        return poisson_histogram_delta(eps, mu) <= delta
+
+    high = float(poisson_mu_paper(eps, delta))
+    guess = _gaussian_mu(eps, delta - _ROUNDING_ALLOWANCE, high)
+    low, high = _bracket_around(passes, guess, 1e-9, high)
+    return least_passing(passes, low, high, 1e-6), sums
+
+
+def test_seeded_mu_search_returns_the_plain_search_bit_for_bit() -> None:
+    """The seeded test answers the search's questions from points it evaluated near the
+    crossing; the result is the plain search's to the last bit, after fewer sums."""
+    from planner.formulas import search
+
+    evaluations = []
+    original = search.SeededTest._evaluate
+
+    def counted(self: search.SeededTest, x: float) -> tuple[bool, float]:
+        evaluations.append(x)
+        return original(self, x)
+
+    rng = np.random.default_rng(20261126)
+    plain_sums = 0
+    search.SeededTest._evaluate = counted  # type: ignore[method-assign]
+    try:
+        for _ in range(40):
+            eps = math.exp(rng.uniform(math.log(0.02), math.log(20)))
+            delta = 10 ** rng.uniform(-12, -0.5)
+            expected, sums = _plain_mu_search(eps, delta)
+            plain_sums += sums
+            assert poisson_mu_exact.__wrapped__(eps, delta) == expected, (eps, delta)
+    finally:
+        search.SeededTest._evaluate = original  # type: ignore[method-assign]
+    assert len(evaluations) < plain_sums / 2
+
+
+def test_computed_delta_moves_more_over_the_seed_margin_than_its_rounding() -> None:
+    """SeededTest's premise at the crossing: a relative step of its margin in μ moves the
+    computed δ by far more than the computed δ's own jitter (steps of 1e-14 in μ)."""
+    from planner.formulas.search import SeededTest
+
+    rng = np.random.default_rng(7)
+    margin = SeededTest.margin
+    for _ in range(12):
+        eps = math.exp(rng.uniform(math.log(0.02), math.log(20)))
+        delta = 10 ** rng.uniform(-12, -0.5)
+        mu = poisson_mu_exact(eps, delta)
+        here = poisson_histogram_delta(eps, mu)
+        jitter = max(
+            abs(poisson_histogram_delta(eps, mu * (1 + j * 1e-14)) - here) for j in range(1, 9)
+        )
+        step = poisson_histogram_delta(eps, mu * (1 - margin)) - poisson_histogram_delta(
+            eps, mu * (1 + margin)
+        )
+        assert step > 100 * max(jitter, 1e-300 * here), (eps, delta, step, jitter)
+
+
+def test_seeded_test_on_a_known_monotone_function_asks_less_and_answers_alike() -> None:
+    from planner.formulas.search import SeededTest, least_passing
+
+    def value(x: float) -> float:
+        return 1.0 / x**3
+
+    for level in (1e-9, 0.37, 5.0):
+        plain = least_passing(lambda x, level=level: value(x) <= level, 1e-6, 1e6, 1e-9)
+        seeded = SeededTest(value, level)
+        seeded.seed(0.8 * level ** (-1 / 3))
+        assert least_passing(seeded, 1e-6, 1e6, 1e-9) == plain
+        assert seeded.evaluations < 20

@@ -45,7 +45,7 @@ def json_response(document: Any, status_code: int = 200) -> Response:
 
 
 async def state_of(request: Request) -> ServiceState:
-    return request.app.state.service  # type: ignore[no-any-return]
+    return request.app.state.service
 
 
 State = Annotated[ServiceState, Depends(state_of)]
