@@ -75,7 +75,7 @@ def cluster() -> Iterator[object]:
         n_workers=2,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address="127.0.0.1:0",  # not 8787: a real cluster may hold it
         silence_logs=logging.ERROR,
     )
     try:
