@@ -190,9 +190,20 @@ def poisson_epsilon_exact(mu: float, delta: float, rel_tol: float = 1e-6) -> flo
         raise ValueError(f"exact accounting needs delta ≥ {DELTA_FLOOR:g}")
     if math.exp(-mu) + _ROUNDING_ALLOWANCE > delta:
         return math.inf
-    return least_passing(
-        lambda eps: poisson_histogram_delta(eps, mu) <= delta, 1e-9, 1.0, rel_tol, grow=True
-    )
+    # δ(ε; μ) does not increase in ε either: seeded at the analytic Gaussian ε, the test
+    # answers the search's questions as evaluating would (see poisson_mu_exact)
+    passes = SeededTest(lambda eps: poisson_histogram_delta(eps, mu), delta)
+    guess = _gaussian_epsilon(mu, delta - _ROUNDING_ALLOWANCE)
+    if guess is not None:
+        passes.seed(guess)
+    return least_passing(passes, 1e-9, 1.0, rel_tol, grow=True)
+
+
+def _gaussian_epsilon(mu: float, delta: float) -> float | None:
+    """Smallest ε at which the analytic Gaussian mechanism (σ² = μ) is (ε, δ)-DP, if ≤ 50."""
+    if not (delta > 0 and gaussian_histogram_delta(50.0, mu) <= delta):
+        return None
+    return least_passing(lambda eps: gaussian_histogram_delta(eps, mu) <= delta, 1e-12, 50.0, 1e-9)
 
 
 GAUSSIAN_REGIME_MU = 1e6

@@ -6,6 +6,7 @@ Each user takes part in one run only, so the privacy guarantee is unchanged.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 PER_RUN_ERROR = 1 / 3
 """The error every theorem's bound is stated for (β = 1/3)."""
@@ -33,6 +34,7 @@ def majority_vote_error(runs: int, per_run_error: float) -> float:
     return math.exp(top) * math.fsum(math.exp(t - top) for t in log_terms)
 
 
+@lru_cache(maxsize=4096)
 def majority_vote_runs(beta: float, per_run_error: float = 1 / 3) -> int:
     """Smallest odd r whose majority vote errs with probability ≤ β.
 

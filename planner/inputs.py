@@ -199,19 +199,30 @@ class Query:
         if not isinstance(setting, Setting):
             raise InputError("model", setting)
         set_ = object.__setattr__
-        set_(self, "k", check_integer("k", self.k, 2, K_MAX))
-        set_(self, "alpha", check_alpha(self.alpha))
-        set_(self, "eps1", check_eps("eps1", self.eps1))
-        set_(self, "eps2", check_eps("eps2", self.eps2))
-        set_(self, "beta", check_beta(self.beta))
-        set_(self, "accounting", check_choice("accounting", self.accounting, Accounting))
+        # Values already of their type and in range are kept as they are (what the checks
+        # would return); anything else goes through the check, which converts or refuses.
+        k, alpha, eps1, eps2, beta = self.k, self.alpha, self.eps1, self.eps2, self.beta
+        if not (type(k) is int and 2 <= k <= K_MAX):
+            set_(self, "k", check_integer("k", k, 2, K_MAX))
+        if not (type(alpha) is float and ALPHA_MIN <= alpha <= 1.0):
+            set_(self, "alpha", check_alpha(alpha))
+        if not (type(eps1) is float and EPS_MIN <= eps1 <= EPS_MAX):
+            set_(self, "eps1", check_eps("eps1", eps1))
+        if not (type(eps2) is float and EPS_MIN <= eps2 <= EPS_MAX):
+            set_(self, "eps2", check_eps("eps2", eps2))
+        if not (type(beta) is float and 0.0 < beta < 0.5):
+            set_(self, "beta", check_beta(beta))
+        if type(self.accounting) is not Accounting:
+            set_(self, "accounting", check_choice("accounting", self.accounting, Accounting))
         warnings = list(self.warnings)
         if setting.model is Model.SHUFFLE:
-            if self.delta is None:
+            delta = self.delta
+            if delta is None:
                 raise InputError(
                     "delta", None, f"given for the shuffle model: a number in [{DELTA_FLOOR:g}, 1)"
                 )
-            set_(self, "delta", check_delta(self.delta))
+            if not (type(delta) is float and DELTA_FLOOR <= delta < 1.0):
+                set_(self, "delta", check_delta(delta))
         elif self.delta is not None:
             check_delta(self.delta)
             warnings.append(f"delta is ignored: the {setting.model.value} protocol is pure ε-DP")

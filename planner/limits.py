@@ -18,7 +18,7 @@ invocations at all of them):
   distinct (ε, δ)), and at most :data:`SWEEP_SINGLE_ROWS_MAX` rows are planned one by one;
 * a plan's root-finding: every search (:func:`planner.formulas.search.least_passing`, the
   subsampling inverse) takes O(log) steps; the exact shuffle noise μ sums ≈ 28√μ terms
-  ~6 times (ε = 1e-4, δ = 1e-12: μ = 5·10^9, 2·10^6 terms, ~1 s), and ε ≥ 1e-4 and
+  ~6 times (ε = 1e-4, δ = 1e-12: μ = 5·10^9, 2·10^6 terms, ~0.7 s), and ε ≥ 1e-4 and
   α ≥ 1e-6 (:mod:`planner.inputs`) bound every size a plan computes;
 * a batch file holds at most :data:`BATCH_SCENARIOS_MAX` scenarios and, like a pmf
   file, at most :data:`INPUT_FILE_BYTES_MAX` bytes.
@@ -48,10 +48,11 @@ USER_PATH_MESSAGES_MAX = 2 * 10**7
 SWEEP_SINGLE_ROWS_MAX = 300
 """Valid sweep rows the vectorised path leaves to ``plan`` one by one (β < 1/3 with direct
 calibration, counts ≥ 2^53): ~45 ms each."""
-ROOT_FIND_COST_MAX = 3 * 10**7
+ROOT_FIND_COST_MAX = 10**8
 """Summed cost of the exact-noise root-finds one sweep may need, in terms of the sums of
-:func:`planner.formulas.accounting.poisson_histogram_delta` (~0.3 µs a term, ~1000 terms of
-overhead an evaluation): about 10 s. See :func:`noise_root_find_cost`."""
+:func:`planner.formulas.accounting.poisson_histogram_delta` (~0.1 µs a term, ~1000 terms of
+overhead an evaluation, on the loaded 2-core machine): about 10 s. See
+:func:`noise_root_find_cost`."""
 BATCH_SCENARIOS_MAX = 10_000
 """Scenarios in one batch file."""
 INPUT_FILE_BYTES_MAX = PMF_FILE_BYTES_MAX
@@ -80,8 +81,10 @@ def noise_root_find_cost(eps: float, delta: float, paper: bool) -> float:
     """Upper estimate of the terms summed to find the shuffle noise μ(ε, δ) (``exact``), or
     the ε that the lemma's μ buys (``paper``, exact below μ = 10^6, closed form above).
 
-    A sum has ≈ 28√μ + 1000 terms' worth of work; the exact search takes ≤ 6 sums once μ
-    is in the Gaussian regime (μ ≥ 10^6, bracketed from the Gaussian μ) and ≤ 45 below.
+    A sum has ≈ 28√μ + 1000 terms' worth of work; the exact search
+    (:class:`planner.formulas.search.SeededTest`) takes ≤ 6 sums once μ is in the Gaussian
+    regime (μ ≥ 10^6, seeded at the Gaussian μ) and ≤ 16 below (measured: at most 15 over
+    1,500 random (ε, δ), 7 on average).
     μ is estimated by the Gaussian mechanism's 4·ln(1.25/δ)/ε² (the lemma's is ~40× it).
     """
     mu = 4.0 * math.log(1.25 / delta) / eps**2
@@ -89,7 +92,7 @@ def noise_root_find_cost(eps: float, delta: float, paper: bool) -> float:
         mu *= 40.0
         if mu >= 1e6:
             return 1000.0
-    sums = 6 if mu >= 1e6 else 45
+    sums = 6 if mu >= 1e6 else 16
     return sums * (28.0 * math.sqrt(mu) + 1000.0)
 
 

@@ -317,12 +317,16 @@ def _compression(
     report or a batch again for the same query)."""
     bound = BOUNDS[bound_key]
     floor, hashes = min(compression[0], k), compression[1]
+    closed_form = closed_form_L(k, alpha, mu_strong, mu_weak)
     argmin = integer_argmin(
-        lambda L: bound.evaluate(k=k, alpha=alpha, mu1=mu_strong, mu2=mu_weak, L=L), 2, k
+        lambda L: bound.evaluate(k=k, alpha=alpha, mu1=mu_strong, mu2=mu_weak, L=L),
+        2,
+        k,
+        guess=closed_form,
     )
     return Compression(
         L=max(floor, argmin),
-        L_closed_form=closed_form_L(k, alpha, mu_strong, mu_weak),
+        L_closed_form=closed_form,
         L_paper=float(paper_L(k, alpha, mu_strong)),
         hashes=hashes,
         L_argmin=argmin,

@@ -213,3 +213,49 @@ def test_seeded_test_on_a_known_monotone_function_asks_less_and_answers_alike() 
         seeded.seed(0.8 * level ** (-1 / 3))
         assert least_passing(seeded, 1e-6, 1e6, 1e-9) == plain
         assert seeded.evaluations < 20
+
+
+def test_seeded_epsilon_search_returns_the_plain_search_bit_for_bit() -> None:
+    """The exact ε a noise level buys: seeded at the Gaussian ε, the same ε to the last bit."""
+    from planner.formulas.accounting import poisson_epsilon_exact
+    from planner.formulas.search import least_passing
+
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        mu = math.exp(rng.uniform(math.log(0.5), math.log(9e5)))
+        delta = 10 ** rng.uniform(-12, -0.3)
+        rel_tol = 1e-3 if rng.random() < 0.5 else 1e-6
+        if math.exp(-mu) + 1e-14 > delta:
+            continue
+        plain = least_passing(
+            lambda eps, mu=mu, delta=delta: poisson_histogram_delta(eps, mu) <= delta,
+            1e-9,
+            1.0,
+            rel_tol,
+            grow=True,
+        )
+        assert poisson_epsilon_exact.__wrapped__(mu, delta, rel_tol) == plain, (mu, delta)
+
+
+def test_computed_delta_moves_more_over_the_seed_margin_in_epsilon_than_its_rounding() -> None:
+    from planner.formulas.accounting import poisson_epsilon_exact
+    from planner.formulas.search import SeededTest
+
+    rng = np.random.default_rng(8)
+    margin = SeededTest.margin
+    for _ in range(12):
+        mu = math.exp(rng.uniform(math.log(2.0), math.log(9e5)))
+        delta = 10 ** rng.uniform(-12, -0.5)
+        if not poisson_histogram_delta(1e-9, mu) > delta:
+            continue  # every ε passes: no crossing (the search returns its floor)
+        eps = poisson_epsilon_exact(mu, delta, 1e-9)
+        if not math.isfinite(eps):
+            continue
+        here = poisson_histogram_delta(eps, mu)
+        jitter = max(
+            abs(poisson_histogram_delta(eps * (1 + j * 1e-14), mu) - here) for j in range(1, 9)
+        )
+        step = poisson_histogram_delta(eps * (1 - margin), mu) - poisson_histogram_delta(
+            eps * (1 + margin), mu
+        )
+        assert step > 100 * max(jitter, 1e-300 * here), (mu, delta, step, jitter)

@@ -1,11 +1,18 @@
 """The golden file: 500 random queries through plan, compare, solve, sweep and batch.
 
 ``python -m tests.golden.generate`` (from the repository root) draws the queries with a
-fixed seed, runs each through :mod:`planner.api` (plan, compare, solve, sweep) and the
-CLI's ``planner batch … --format json``, and writes every numeric field of every JSON
-document to ``tests/golden/golden.json``, beside the inputs that produced it.
-``tests/test_golden.py`` re-runs the stored inputs and compares. Regenerate only when a
-change is *meant* to move numbers (a recalibration), in that same commit.
+fixed seed, runs each through :mod:`planner.api` and the CLI's ``planner batch … --format
+json``, and writes every numeric field of every JSON document to
+``tests/golden/golden.json``, beside the inputs that produced it. ``tests/test_golden.py``
+re-runs the stored inputs and compares. Regenerate only when a change is *meant* to move
+numbers (a recalibration), in that same commit.
+
+Every query goes through ``plan`` (with its allocation: the paper's rule, cost or fixed-n2),
+``compare`` and the batch file (as a plan scenario); one in three also through ``solve``
+(for one unknown; every second of those also as a batch solve scenario) and another one in
+three through a 3-value ``sweep`` — the paths a query takes are stored with it. That mix
+keeps the test within ~20 s: a solve plans ~60 points, a shuffle allocation sizes 64
+family members, each at its own exact-noise search.
 """
 
 from __future__ import annotations
@@ -68,7 +75,8 @@ def draw_queries(seed: int = SEED, count: int = QUERIES) -> list[dict[str, Any]]
         accounting = "paper" if model == "shuffle" and rng.random() < 0.2 else "exact"
         # a shuffle allocation under the paper accounting locates each of its 64 family
         # members on the grid with an exact-ε root-find (seconds): exact accounting only
-        allocation = str(rng.choice(["paper"] * 4 + ["cost", "fixed-n2"]))
+        paper_share = 8 if model == "shuffle" else 4  # a shuffle family: 64 noise searches
+        allocation = str(rng.choice(["paper"] * paper_share + ["cost", "fixed-n2"]))
         if accounting == "paper":
             allocation = "paper"
         # solving a shuffle query for ε2 costs an exact-μ root-find per bisection step
@@ -94,6 +102,7 @@ def draw_queries(seed: int = SEED, count: int = QUERIES) -> list[dict[str, Any]]
                 "n_fraction": _sig(_log_uniform(rng, 0.5, 3), 3),
                 "swept": str(rng.choice(["k", "alpha", "eps1", "eps2", "delta", "beta"])),
                 "sweep_factors": [_sig(_log_uniform(rng, 0.3, 3), 3) for _ in range(2)],
+                "paths": ["plan", "compare", *(("solve",), ("sweep",), ())[index % 3]],
             }
         )
     return queries
@@ -176,15 +185,17 @@ def sweep_case(query: dict[str, Any]) -> Leaves:
     values = [value, *(value * factor for factor in query["sweep_factors"])]
     if name == "k":
         values = [round(v) for v in values]
-    if name == "delta":  # the neighbouring decades (and one past the range)
-        values = [value * 0.1, value, value * 10]
+    if name == "delta":  # neighbouring values of DELTAS (δ = 1e-6 where it is ignored)
+        at = DELTAS.index(value) if value in DELTAS else DELTAS.index(1e-6)
+        at = min(max(at, 1), len(DELTAS) - 2)
+        values = list(DELTAS[at - 1 : at + 2])
     inputs[name] = values
     return _outcome(lambda: api.sweep_document(settings=[setting], **inputs))
 
 
-BATCH_SOLVE_EVERY = 5
-"""Every query is a plan scenario of the batch; every fifth also a solve scenario (the
-solves themselves are all checked by ``solve_case``: the batch adds its rows' assembly)."""
+BATCH_SOLVE_EVERY = 6
+"""Every query is a plan scenario of the batch; every sixth also a solve scenario (one of
+those ``solve_case`` checks: the batch adds its rows' assembly)."""
 
 
 def batch_scenarios(queries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -252,12 +263,14 @@ CASES: dict[str, Callable[[dict[str, Any]], Leaves]] = {
 }
 
 
+def run_paths(query: dict[str, Any]) -> dict[str, Leaves]:
+    """The query's outcome on each of its paths."""
+    return {name: CASES[name](query) for name in query["paths"]}
+
+
 def run(queries: list[dict[str, Any]]) -> dict[str, Any]:
     """Every query's outcomes, and the batch's: what the golden file stores."""
-    return {
-        "cases": [{name: case(query) for name, case in CASES.items()} for query in queries],
-        "batch": batch_case(queries),
-    }
+    return {"cases": [run_paths(query) for query in queries], "batch": batch_case(queries)}
 
 
 def main() -> None:
