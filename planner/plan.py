@@ -588,7 +588,8 @@ def _plan_protocol(query: Query, protocol: Setting, table: ConstantTable) -> Pla
         named_1 = (role == 1) == strong_is_group1  # the named group 1 plays this role
         n_run = main.n_strong if role == 1 else main.n_weak
         mu_min = main.mu_strong if role == 1 else main.mu_weak
-        mu_used = None if mu_min is None else n_run * mixing_scale(main)
+        # never below the minimum, not even by s·n's last bit (the privacy rests on it)
+        mu_used = None if mu_min is None else max(n_run * mixing_scale(main), mu_min)
         point = (("k", query.k), ("alpha", query.alpha), ("eps", eps))
         lower_value = _bound_value(lower.key, point)
         order_value = main.order_strong if role == 1 else main.order_weak

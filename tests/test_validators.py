@@ -212,3 +212,21 @@ def test_local_statistic_is_unbiased_for_the_block_distance(equal: bool) -> None
     standard_error = z2.std() / np.sqrt(trials)
     assert abs(z2.mean() - truth) < 4 * standard_error
     assert standard_error < 0.05 * max(truth, z2.std())  # the check has power
+
+
+def test_shuffle_noise_is_never_below_a_groups_minimum() -> None:
+    """μ_g = s·n_g with s = max_g μ_g^min/n_g can round one bit below the binding group's
+    minimum; the protocol raises it back (the group's ε rests on its minimum)."""
+    from planner.validators.shuffle_private import noise_levels
+
+    rng = np.random.default_rng(5)
+    below_before = 0
+    for _ in range(20_000):
+        n1, n2 = (int(value) for value in rng.integers(1, 10**7, size=2))
+        mu1, mu2 = (float(value) for value in np.exp(rng.uniform(-3, 8, size=2)))
+        scale = max(mu1 / n1, mu2 / n2)
+        below_before += scale * n1 < mu1 or scale * n2 < mu2
+        noise1, noise2 = noise_levels(n1, n2, mu1, mu2)
+        assert noise1 >= mu1 and noise2 >= mu2
+        assert noise1 / n1 == pytest.approx(noise2 / n2, rel=1e-12)  # equal mixing weights
+    assert below_before > 0  # the rounding this guards against does happen

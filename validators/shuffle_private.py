@@ -36,9 +36,12 @@ from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
 
 
 def noise_levels(n1: int, n2: int, mu1_min: float, mu2_min: float) -> tuple[float, float]:
-    """Per-bin noise μ_g = s·n_g, s = max(μ1^min/n1, μ2^min/n2): equal mixing weights."""
+    """Per-bin noise μ_g = s·n_g, s = max(μ1^min/n1, μ2^min/n2): equal mixing weights.
+
+    Never below a group's minimum, not even by the last bit of s·n_g's rounding (that
+    group's privacy rests on it)."""
     scale = max(mu1_min / n1, mu2_min / n2)
-    return scale * n1, scale * n2
+    return max(scale * n1, mu1_min), max(scale * n2, mu2_min)
 
 
 def randomize(values: np.ndarray, k: int, mu: float, rng: np.random.Generator) -> np.ndarray:
