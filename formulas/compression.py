@@ -55,12 +55,36 @@ def closed_form_L(k: float, alpha: float, mu1: float, mu2: float) -> float:
     return float(min(k, max(2.0, stationary)))
 
 
+def closed_form_L_guess(k: Any, alpha: Any, mu1: Any, mu2: Any) -> np.ndarray:
+    """:func:`closed_form_L` elementwise, as a guess for :func:`integer_argmin` (arrays in;
+    not bit for bit the scalar's: the search only starts there)."""
+    k, alpha, mu1, mu2 = (np.asarray(value, dtype=np.float64) for value in (k, alpha, mu1, mu2))
+    with np.errstate(all="ignore"):
+        a = k / alpha**2
+        b = np.sqrt(k * mu1) / alpha
+        c = k**2 / (alpha**4 * mu1 * mu2)
+        d = k ** (2 / 3) * (mu1 / mu2) ** (1 / 3) / alpha ** (4 / 3)
+        p2, p0 = -2 * a / b, -8 * c / b
+        depressed_p = -(p2**2) / 3
+        depressed_q = 2 * p2**3 / 27 + p0
+        discriminant = np.maximum(0.0, (depressed_q / 2) ** 2 + (depressed_p / 3) ** 3)
+        root = np.cbrt(-depressed_q / 2 + np.sqrt(discriminant)) + np.cbrt(
+            -depressed_q / 2 - np.sqrt(discriminant)
+        )
+        stationary = (root - p2 / 3) ** (4 / 3)
+        stationary = np.where(c / stationary**2 > d, (2 * a / b) ** (4 / 3), stationary)
+        return np.minimum(k, np.maximum(2.0, stationary))
+
+
 GUESS_WINDOW = 4
 """Integers on each side of a guess that :func:`integer_argmin` looks at first."""
+GUESS_RANGE_MAX = 2**20
+"""Guesses are used for searches up to here: below it, neighbouring values of the bound
+differ near its minimiser by ≳ 1e-13 relative, far above rounding (see integer_argmin)."""
 
 
 def integer_argmin(
-    cost: Callable[[np.ndarray], np.ndarray], lower: Any, upper: Any, guess: float | None = None
+    cost: Callable[[np.ndarray], np.ndarray], lower: Any, upper: Any, guess: Any = None
 ) -> Any:
     """Exact minimiser over the integers of [lower, upper] of a unimodal ``cost``.
 
@@ -77,19 +101,20 @@ def integer_argmin(
     a/2·L^{-3/4} − 2c·L^{-9/4}·1[min on its first branch]) with a bracket increasing in L,
     so it changes sign at most once.
 
-    ``guess`` (one search, fewer than ``fan`` integers): a point near the minimiser, e.g.
-    :func:`closed_form_L`. The integers within :data:`GUESS_WINDOW` of it are looked at
-    first; when their minimum is not at a window edge inside [lower, upper], unimodality
-    makes it the minimiser the exhaustive look would find (ties: the first), so that is
-    skipped. Near the minimiser of a bound whose argmin is below 4096, neighbouring values
-    differ by ≳ 1e-8 relative, far above rounding, so the computed values are unimodal too.
+    ``guess`` (of ``lower``'s shape; e.g. :func:`closed_form_L`): a point near each
+    minimiser. The integers within :data:`GUESS_WINDOW` of it are looked at first; when
+    every window's minimum is not at a window edge inside [lower, upper], unimodality makes
+    it the minimiser, which the search would find too (ties: the first), and the search is
+    skipped (otherwise it runs as without a guess). For upper ≤ :data:`GUESS_RANGE_MAX` the
+    computed values are unimodal as well: near the minimiser L* neighbouring values differ
+    by ~1/(2L*²) relative, ≳ 1e-13.
     """
     low, high = (np.array(bound, dtype=np.int64) for bound in np.broadcast_arrays(lower, upper))
     fan = 4096 if low.ndim == 0 else max(4, 2**16 // max(low.size, 1))
-    if guess is not None and low.ndim == 0 and int(high) - int(low) < fan:
-        near = _argmin_near(cost, int(low), int(high), guess)
-        if near is not None:
-            return near
+    if guess is not None:
+        near, shown = _argmin_near(cost, low, high, np.asarray(guess, dtype=np.float64))
+        if shown.all():
+            return int(near) if low.ndim == 0 else near
     column = (-1,) + (1,) * low.ndim
     while np.any(low < high):
         width = int((high - low).max())
@@ -113,14 +138,16 @@ def integer_argmin(
 
 
 def _argmin_near(
-    cost: Callable[[np.ndarray], np.ndarray], low: int, high: int, guess: float
-) -> int | None:
-    """The minimiser over [low, high] if the window around ``guess`` shows it, else None."""
-    if not np.isfinite(guess):
-        return None
-    centre = min(max(round(guess), low), high)
-    start, stop = max(low, centre - GUESS_WINDOW), min(high, centre + GUESS_WINDOW)
-    best = start + int(np.argmin(cost(np.arange(start, stop + 1, dtype=np.int64))))
-    if (best > start or start == low) and (best < stop or stop == high):
-        return best
-    return None
+    cost: Callable[[np.ndarray], np.ndarray], low: np.ndarray, high: np.ndarray, guess: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each window's minimiser, and where it is the minimiser over [low, high]."""
+    usable = np.isfinite(guess) & (high <= GUESS_RANGE_MAX)
+    centre = np.clip(np.round(np.where(usable, guess, low)), low, high).astype(np.int64)
+    start = np.maximum(low, centre - GUESS_WINDOW)
+    stop = np.minimum(high, centre + GUESS_WINDOW)
+    column = (-1,) + (1,) * low.ndim
+    candidates = np.minimum(start + np.arange(2 * GUESS_WINDOW + 1).reshape(column), stop)
+    best_index = np.argmin(cost(candidates), axis=0)
+    best = np.take_along_axis(candidates, np.asarray(best_index)[None], axis=0)[0]
+    shown = usable & ((best > start) | (start == low)) & ((best < stop) | (stop == high))
+    return best, shown

@@ -24,7 +24,7 @@ import numpy as np
 
 from planner.constants import ConstantSource, ConstantTable, SettingConstant
 from planner.formulas.accounting import DELTA_FLOOR, epsilon_for_noise
-from planner.formulas.compression import integer_argmin
+from planner.formulas.compression import closed_form_L_guess, integer_argmin
 from planner.formulas.hadamard import hadamard_order
 from planner.formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
@@ -377,8 +377,15 @@ def _distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     lexicographic sort of rows.
     """
     code = np.zeros(columns[0].size, dtype=np.int64)
+    varied = False  # code is all zeros until a column varies
     for column in columns:
-        _, column_code = np.unique(np.ravel(column), return_inverse=True)
+        flat = np.ravel(column)
+        if flat.size and bool((flat == flat[0]).all()):
+            continue  # one value (often δ): it adds nothing to the codes
+        _, column_code = np.unique(flat, return_inverse=True)
+        if not varied:  # 0·(m + 1) + column_code: already dense
+            code, varied = column_code.reshape(-1), True
+            continue
         _, code = np.unique(
             code * (int(column_code.max(initial=0)) + 1) + column_code, return_inverse=True
         )
@@ -430,8 +437,11 @@ def _run_sizes(
                     name: column.flat[representatives]
                     for name, column in zip(("k", "alpha", "mu1", "mu2"), columns, strict=True)
                 }
+                guess = closed_form_L_guess(
+                    distinct["k"], distinct["alpha"], distinct["mu1"], distinct["mu2"]
+                )
                 argmin = integer_argmin(
-                    lambda L: bound.evaluate(**distinct, L=L), 2, distinct["k"]
+                    lambda L: bound.evaluate(**distinct, L=L), 2, distinct["k"], guess=guess
                 )[inverse].reshape(columns[0].shape)
                 values["L"] = np.maximum(np.minimum(compression[0], k), argmin)
             unit_strong = bound.evaluate(**values)
