@@ -228,6 +228,7 @@ def test_calibrated_plans_are_monotone_inside_the_grid(
         check_monotone_in_own_epsilon(query, CALIBRATED, factor, 1e-4)
 
 
+@pytest.mark.slow  # 40 examples × 4 solves (~60 plans each at fresh ε, δ): ~8 s of a loaded run
 @settings(
     max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
