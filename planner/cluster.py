@@ -241,10 +241,19 @@ def map_in_order(
     if workers <= 1:
         return _collect(map(function, tasks), progress)
     # workers that die with this process (planner.workers.pool_options, spelt out for mypy)
-    with ProcessPoolExecutor(
+    pool = ProcessPoolExecutor(
         max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)
-    ) as pool:
-        return _collect(pool.map(function, tasks), progress)
+    )
+    try:
+        collected = _collect(pool.map(function, tasks), progress)
+    except BaseException:  # Ctrl-C or an error: stop the running tasks, do not wait for them
+        running = dict(getattr(pool, "_processes", None) or {})  # shutdown forgets them
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in running.values():
+            process.terminate()
+        raise
+    pool.shutdown()
+    return collected
 
 
 def _collect(results: Iterable[R], progress: Callable[[R], None] | None) -> list[R]:

@@ -32,6 +32,7 @@ from planner.cluster import ClusterExecutor, connect, mismatch, scheduler_addres
 from planner.inputs import InputError  # noqa: E402
 from planner.validate import PathChoice, validate  # noqa: E402
 
+EXAMPLE = "docs/examples/scenarios.toml"
 SCENARIOS = """\
 [[scenario]]
 name = "central"
@@ -226,6 +227,41 @@ def test_ctrl_c_cancels_the_clusters_tasks(cluster, tmp_path: Path) -> None:
     assert not (tmp_path / "c.json").exists()
 
 
+def test_ctrl_c_stops_a_local_pool_at_once() -> None:
+    """--workers N: the running validations are stopped, not waited for."""
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "planner", "batch", EXAMPLE, "--validate"),
+            *("--workers", "2", "--trials", "20000"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        children: list[str] = []
+        deadline = time.monotonic() + 30
+        while len(children) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            children = subprocess.run(
+                ["pgrep", "-P", str(process.pid)], capture_output=True, text=True, check=False
+            ).stdout.split()
+        assert len(children) >= 2, "the pool did not start"
+        time.sleep(1.0)  # the workers are inside their validations (minutes each)
+        start = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=20)
+        assert time.monotonic() - start < 5
+        assert process.returncode == 130 and err.strip() == "aborted"
+    finally:
+        if process.poll() is None:
+            process.kill()
+    time.sleep(0.5)
+    for child in children:
+        status = Path(f"/proc/{child}/status")
+        assert not status.exists() or "State:\tZ" in status.read_text(), f"{child} still runs"
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -254,9 +290,6 @@ def test_a_scheduler_that_never_answers_is_one_line_within_seconds(tmp_path: Pat
     one_error_line(err, "scheduler")
     assert "no answer" in err
     assert elapsed < 10
-
-
-EXAMPLE = "docs/examples/scenarios.toml"
 
 
 @pytest.mark.parametrize(
