@@ -2,10 +2,10 @@
 
 ``planner calibrate --scheduler ADDRESS`` and ``planner batch FILE --validate --scheduler
 ADDRESS`` send their tasks to a running ``dask scheduler`` instead of a local process pool.
-What travels is small: a reference to a function of this package (``planner.calibrate.
-_run_point``, ``planner.batch._validated_row``; pickled by name, not by value), its
-arguments (a grid point or a scenario, a trial count, the run seed) and the result (a
-number or a row). So every worker needs this package installed at the same version and
+What travels is small: a reference to a function of this package
+(``planner.calibrate._run_point``, ``planner.batch._validated_row``; pickled by name, not
+by value), its arguments (a grid point or a scenario, a trial count, the run seed) and the
+result (a number or a row). So every worker needs this package installed at the same version and
 with the same constants file; :func:`connect` checks that before sending anything.
 
 Results never depend on the executor: each task's seed derives from the run seed and the
