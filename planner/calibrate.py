@@ -83,7 +83,8 @@ def error_at(
 
 def passes(verification: Verification) -> bool:
     """Every family's observed error rate is at most the target (calibration and --exact
-    pick targets below β so that a fresh validation's Wilson bound then passes)."""
+    pick targets below β, the operating point, so that ``planner validate --trials auto``
+    then certifies the plan)."""
     return verification.worst_error_rate <= verification.target
 
 

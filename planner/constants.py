@@ -163,17 +163,23 @@ class SettingConstant:
         k, alpha, eps_strong, ratio = np.meshgrid(*grid[0], indexing="ij")
         return np.round(k).astype(np.int64), alpha, eps_strong, eps_strong * ratio
 
-    def direct_factor(self, beta: float, k: int) -> float | None:
+    def direct_factor(self, beta: float, k: int, eps_strong: float | None = None) -> float | None:
         """How many times one run's C must grow to meet β by itself (README, β).
 
         From the ``direct`` entry (``planner calibrate --direct``): per calibrated k, factors
         at β nodes and 1 at β = 1/3, interpolated linearly in log f against log β, then
         against log k. Above the last k its row is used (the factor falls as k grows).
-        None when there is no entry, β is below the last node, k is below the first, or a
-        node it needs has no factor (the tester's constants leave an error floor there).
+        None when there is no entry, β is below the last node, k is below the first, a
+        node it needs has no factor (the tester's constants leave an error floor there), or
+        the larger ε is above the entry's grid (``eps_strong``; None: not checked): there
+        the tester adds little noise, its error's tail falls more slowly than where the
+        factors were measured, and only the majority vote is backed (``docs/coverage.md``).
         """
         direct = self.extra.get("direct")
         if not direct or not 0 < beta < PER_RUN_ERROR or k < direct["k"][0]:
+            return None
+        measured = direct.get("axes", {}).get("eps_strong")
+        if eps_strong is not None and (not measured or eps_strong > max(measured)):
             return None
         betas = [PER_RUN_ERROR, *direct["beta"]]
         rows = [_log_log_between(beta, betas, [1.0, *row]) for row in direct["factor"]]

@@ -670,7 +670,7 @@ def _repetition(
         return Repetition(RepetitionMethod.NONE, 1, None, None), one_run
     vote_runs = majority_vote_runs(query.beta, PER_RUN_ERROR)
     vote_total = vote_runs * (one_run.n_strong + one_run.n_weak)
-    factor = constant.direct_factor(query.beta, query.k)
+    factor = constant.direct_factor(query.beta, query.k, max(query.eps1, query.eps2))
     if factor is None:
         return Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, None, None), one_run
     direct = sized(factor)

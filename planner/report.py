@@ -315,8 +315,8 @@ def repetition_line(plan: Plan) -> str | None:
         )
     if rep.direct_factor is None:
         return (
-            f"target β: {vote}; direct calibration is not available at this β for this "
-            "tester (--exact tries it for this query)"
+            f"target β: {vote}; direct calibration is not available at this β, k and ε "
+            "for this tester (--exact tries it for this query)"
         )
     return (
         f"target β: {vote}; direct calibration (C × {rep.direct_factor:.3g}) would need "

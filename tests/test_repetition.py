@@ -16,7 +16,12 @@ from tests.conftest import make_query
 
 
 def _entry(*rows: list[float | None], ks: tuple[int, ...] = (16,)) -> SettingConstant:
-    direct = {"beta": [0.2, 0.1, 0.05], "k": list(ks), "factor": list(rows)}
+    direct = {
+        "beta": [0.2, 0.1, 0.05],
+        "k": list(ks),
+        "factor": list(rows),
+        "axes": {"eps_strong": [0.25, 1.0]},
+    }
     return SettingConstant(ConstantSource.CALIBRATED, 1.0, extra={"direct": direct})
 
 
@@ -54,6 +59,7 @@ def _table_with_direct(setting: str, factors: list[float | None]):
         "beta": [0.2, 0.1, 0.05],
         "k": [16],
         "factor": [factors],
+        "axes": {"eps_strong": [0.25, 1.0]},
     }
     return parse_constant_table(document)
 
@@ -86,3 +92,22 @@ def test_the_vote_stays_when_direct_calibration_costs_more_or_is_unknown() -> No
     floor = plan(query, _table_with_direct("local-private", [None, None, None]))
     assert floor.repetition.method is RepetitionMethod.MAJORITY_VOTE
     assert floor.repetition.direct_factor is None and floor.repetition.other_total_users is None
+
+
+def test_direct_calibration_stops_at_the_top_of_its_epsilon_grid() -> None:
+    """The factors were measured at ε_strong ≤ 1; above it the tester adds little noise and
+    its error's tail falls more slowly (hold-out: shuffle, k = 50, ε = (1.87, 6.31),
+    β = 0.012 needed 8.6× the direct plan), so such a plan takes the majority vote."""
+    from planner.formulas.settings import Setting
+    from planner.inputs import Query
+    from planner.plan import RepetitionMethod, plan
+
+    entry = _entry([2.0, 4.0, 8.0])
+    assert entry.direct_factor(0.2, 16, 1.0) == pytest.approx(2.0)
+    assert entry.direct_factor(0.2, 16, 1.01) is None
+    assert entry.direct_factor(0.2, 16) == pytest.approx(2.0)  # ε not given: not checked
+    private = Setting.from_key("shuffle-private")
+    high = Query(private, 50, 0.08, 1.87, 6.31, 3e-5, 0.0118)
+    assert plan(high).repetition.method is RepetitionMethod.MAJORITY_VOTE
+    low = Query(private, 50, 0.08, 0.187, 0.631, 3e-5, 0.0118)
+    assert plan(low).repetition.method is RepetitionMethod.DIRECT
