@@ -33,7 +33,10 @@ def subsampling_population(n_used: Any, eps_base: Any, eps_target: Any) -> Any:
     over arrays (exact for n below 2^53); scalars in, int out (in plain Python, the same
     steps: one plan must cost microseconds).
     """
-    if np.ndim(n_used) == np.ndim(eps_base) == np.ndim(eps_target) == 0:
+    scalars = isinstance(n_used, int) and isinstance(eps_base, float)  # the plan's case,
+    if (scalars and isinstance(eps_target, float)) or (  # without np.ndim's cost
+        np.ndim(n_used) == np.ndim(eps_base) == np.ndim(eps_target) == 0
+    ):
         if eps_target >= eps_base:
             return int(n_used)
         ratio = math.expm1(eps_base) / math.expm1(eps_target)
