@@ -29,7 +29,7 @@ import time
 from typing import Any
 
 from planner.calibrate import GridPoint, calibrate, calibrate_point, default_axes, grid_points
-from planner.cluster import ClusterExecutor, connect
+from planner.cluster import ClusterExecutor, connect, task_size
 from planner.constants import default_constants
 from planner.formulas.settings import ALL_SETTINGS
 
@@ -106,6 +106,38 @@ def speedup(client: Any, trials: int, repeats: int) -> None:
         "  (cores obtained: the workers' CPU seconds per wall second. Below 1 and 2, other "
         "work took the rest: Linux shares CPU between sessions (autogroup), so a session's "
         "extra processes gain nothing while another session keeps both cores busy.)"
+    )
+    work = {
+        label: statistics.median(times[label]) * statistics.median(cores[label]) for label in times
+    }
+    print(
+        f"  CPU seconds per run: 1 local worker {work['1 local worker']:.2f}, cluster "
+        f"{work['2-process cluster']:.2f} (its workers' event loops, transfers and contention)"
+    )
+    project(settings, trials)
+
+
+def project(settings: list[str], trials: int) -> None:
+    """What 2 idle cores would give: the points' CPU times (measured here, one by one)
+    scheduled on 2 workers in the order ClusterExecutor sends them (largest k first), each
+    worker taking the next point when free. A projection
+    (before the cluster's own CPU costs, printed above), not a measurement."""
+    table = default_constants()
+    points = [point for setting in settings for point in grid_points(setting, QUICK_AXES)]
+    cpu = [
+        timed_point(point, trials, SEED, table.for_setting(point.setting).tester_extras)[1]
+        for point in points
+    ]
+    free = [0.0, 0.0]
+    sizes = [task_size((point,)) for point in points]
+    for index in sorted(range(len(points)), key=lambda i: -sizes[i]):  # ClusterExecutor's order
+        free[free.index(min(free))] += cpu[index]
+    makespan = max(free)
+    print(
+        f"  projection for 2 idle cores: the points' CPU times sum to {sum(cpu):.2f} s "
+        f"(longest {max(cpu):.2f} s); on 2 workers, largest k first, they end after "
+        f"{makespan:.2f} s: "
+        f"{sum(cpu) / makespan:.2f}x before the cluster's own costs"
     )
 
 

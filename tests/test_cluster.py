@@ -28,7 +28,13 @@ distributed = pytest.importorskip(
 from planner.batch import read_scenarios, row_seed  # noqa: E402
 from planner.calibrate import calibrate  # noqa: E402
 from planner.cli import main  # noqa: E402
-from planner.cluster import ClusterExecutor, connect, mismatch, scheduler_address  # noqa: E402
+from planner.cluster import (  # noqa: E402
+    ClusterExecutor,
+    connect,
+    mismatch,
+    scheduler_address,
+    task_size,
+)
 from planner.inputs import InputError  # noqa: E402
 from planner.validate import PathChoice, validate  # noqa: E402
 
@@ -209,7 +215,7 @@ def test_ctrl_c_cancels_the_clusters_tasks(cluster, tmp_path: Path) -> None:
     )
     try:
         deadline = time.monotonic() + 30
-        while tasks() == 0 and time.monotonic() < deadline:
+        while tasks() < 96 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert tasks() == 96  # the whole central grid was sent
         process.send_signal(signal.SIGINT)
@@ -327,3 +333,13 @@ def test_addresses_and_version_checks() -> None:
     assert mismatch(same, {"tcp://w1:1": same, "tcp://w2:2": list(same)}) is None
     message = mismatch(same, {"tcp://w1:1": same, "tcp://w2:2": ("0.0.9", "constants-a")})
     assert message is not None and "tcp://w2:2 has 0.0.9" in message
+
+
+def test_the_largest_tasks_are_sent_first() -> None:
+    from planner.calibrate import GridPoint
+
+    point = GridPoint("central", 4096, 0.1, 1.0, 1.0)
+    assert task_size((point, 500, 0, {})) == 4096  # a calibration task
+    assert task_size(({"k": "1000", "model": "local"}, "auto", 7)) == 1000  # a batch row
+    assert task_size(({"model": "local"}, "auto", 7)) == 0  # no k: an error row, cheap
+    assert task_size(({"k": "x"}, "auto", 7)) == 0
