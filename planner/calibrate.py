@@ -15,7 +15,6 @@ import math
 import os
 import zlib
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from planner.cluster import map_in_order
 from planner.constants import (
     TESTER_EXTRAS,
     ConstantSource,
@@ -38,7 +38,6 @@ from planner.validate import AUTO, trial_schedule, validate
 from planner.validators.engine import DEFAULT_CONFIDENCE, Verification
 from planner.validators.instances import FAMILIES
 from planner.validators.stats import sequentially_passing_error
-from planner.workers import pool_options
 
 
 def table_with(
@@ -367,7 +366,13 @@ def calibrate(
             progress(result)
 
     fresh = iter(
-        _map_points(_run_direct_point if direct else _run_point, todo, executor, workers, on_result)
+        map_in_order(
+            _run_direct_point if direct else _run_point,
+            todo,
+            executor=executor,
+            workers=workers,
+            progress=on_result,
+        )
     )
     return [finished[task[0]] if task[0] in finished else next(fresh) for task in tasks]
 
@@ -418,27 +423,6 @@ def _append_checkpoint(path: Path, run: dict[str, Any], result: Any) -> None:
         handle.write(json.dumps(record) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
-
-
-def _map_points(
-    function: Any, tasks: list[Any], executor: Any, workers: int, progress: Any
-) -> list[Any]:
-    """``function`` over the tasks, in task order, on the executor (or a process pool)."""
-    if executor is None and workers <= 1:
-        return _collect(map(function, tasks), progress)
-    if executor is None:
-        with ProcessPoolExecutor(max_workers=workers, **pool_options()) as pool:
-            return _collect(pool.map(function, tasks), progress)
-    return _collect(executor.map(function, tasks), progress)
-
-
-def _collect(results: Any, progress: Any) -> list[Any]:
-    collected = []
-    for result in results:
-        collected.append(result)
-        if progress is not None:
-            progress(result)
-    return collected
 
 
 # --- direct calibration at β < 1/3 (README, β) --------------------------------------
