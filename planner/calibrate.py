@@ -394,16 +394,20 @@ def read_checkpoint(path: Path, run: dict[str, Any]) -> dict[GridPoint, Any]:
             record = json.loads(line)
         except json.JSONDecodeError:  # the last line of a killed run
             continue
-        if record.get("run") != run:
+        if not isinstance(record, dict) or record.get("run") != run:
             continue
-        point = GridPoint(**record["point"])
-        fields = record["result"]
-        if "factors" in fields:
-            results[point] = DirectResult(point, fields["multiplier"], tuple(fields["factors"]))
-        else:
-            results[point] = PointResult(
-                point, fields["multiplier"], fields["worst_family"], fields["n1"], fields["n2"]
-            )
+        try:
+            point = GridPoint(**record["point"])
+            fields = record["result"]
+            if "factors" in fields:
+                result: Any = DirectResult(point, fields["multiplier"], tuple(fields["factors"]))
+            else:
+                result = PointResult(
+                    point, fields["multiplier"], fields["worst_family"], fields["n1"], fields["n2"]
+                )
+        except (KeyError, TypeError):  # not a record this code wrote: run the point again
+            continue
+        results[point] = result
     return results
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -309,7 +310,10 @@ def test_an_interrupted_calibration_continues_where_it_stopped(tmp_path) -> None
     lines = checkpoint.read_text().splitlines()
     assert len(lines) == 2
     other_run = lines[1].replace('"seed": 4', '"seed": 5')
-    checkpoint.write_text(lines[0] + "\n" + other_run + "\n" + lines[1][:40])  # killed mid-line
+    foreign = json.dumps({"run": json.loads(lines[0])["run"], "point": {"k": 16}})  # not ours
+    checkpoint.write_text(
+        "\n".join([lines[0], other_run, foreign, "[1, 2]", lines[1][:40]])  # killed mid-line
+    )
     ran = []
     resumed = calibrate(
         ["central"], trials=60, seed=4, axes=axes, checkpoint=checkpoint, progress=ran.append
@@ -317,7 +321,8 @@ def test_an_interrupted_calibration_continues_where_it_stopped(tmp_path) -> None
     assert resumed == whole
     assert [r.point for r in ran] == [r.point for r in whole]  # the progress sees every point
     kept = [line for line in checkpoint.read_text().splitlines() if '"seed": 4' in line]
-    assert len(kept) == 3  # the first point's line, a cut-off line, the second point re-run
+    # the first point's line, the foreign line, the cut-off line, the second point re-run
+    assert len(kept) == 4
 
 
 def test_planner_calibrate_continues_from_its_partial_file(tmp_path) -> None:
