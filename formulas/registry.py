@@ -62,9 +62,7 @@ class Bound:
         """Numeric value of the bound (vectorised over array arguments)."""
         raw = self.terms(**values)
         # scalars: no array machinery (floats, incl. numpy's, checked first: np.ndim is slow)
-        if all(isinstance(term, float) for term in raw) or all(
-            np.ndim(term) == 0 for term in raw
-        ):
+        if all(isinstance(term, float) for term in raw) or all(np.ndim(term) == 0 for term in raw):
             return float(sum(raw)) if self.combine is Combine.SUM else float(max(raw))
         terms = np.broadcast_arrays(*raw)
         stacked = np.stack(terms)

@@ -264,4 +264,3 @@ def allocated_plan(plan: Plan, allocation: Allocation) -> Plan:
     )
     kept = tuple(w for w in plan.warnings if "--allocation cost finds" not in w)
     return replace(plan, groups=groups, warnings=(*kept, note))
-

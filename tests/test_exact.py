@@ -96,8 +96,7 @@ def test_exact_sizes_are_certified_by_the_operating_look_and_a_smaller_plan_is_n
         )
         outcomes = [o for o in report.verification.outcomes if o.applicable]
         return all(
-            clopper_pearson_bounds(o.errors, o.trials, AUTO_TAIL)[1] <= query.beta
-            for o in outcomes
+            clopper_pearson_bounds(o.errors, o.trials, AUTO_TAIL)[1] <= query.beta for o in outcomes
         )
 
     def passed(scale: float) -> int:
