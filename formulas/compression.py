@@ -35,8 +35,16 @@ def paper_L(k: Any, alpha: Any, mu1: Any, ops: Ops = NUMPY) -> Any:
     return ops.minimum(k, ops.maximum(2, balance))
 
 
-def closed_form_L(k: float, alpha: float, mu1: float, mu2: float) -> float:
-    """Stationary point of the public-coin shuffle bound, by Cardano (see module doc)."""
+def _stationary_L(
+    k: Any,
+    alpha: Any,
+    mu1: Any,
+    mu2: Any,
+    maximum: Callable[[Any, Any], Any],
+    choose: Callable[[Any, Any, Any], Any],
+) -> Any:
+    """Cardano's stationary point, written once for floats (``max``, a conditional) and
+    arrays (``np.maximum``, ``np.where``)."""
     a = k / alpha**2
     b = np.sqrt(k * mu1) / alpha
     c = k**2 / (alpha**4 * mu1 * mu2)
@@ -45,34 +53,33 @@ def closed_form_L(k: float, alpha: float, mu1: float, mu2: float) -> float:
     p2, p0 = -2 * a / b, -8 * c / b
     depressed_p = -(p2**2) / 3
     depressed_q = 2 * p2**3 / 27 + p0
-    discriminant = max(0.0, (depressed_q / 2) ** 2 + (depressed_p / 3) ** 3)
+    discriminant = maximum(0.0, (depressed_q / 2) ** 2 + (depressed_p / 3) ** 3)
     root = np.cbrt(-depressed_q / 2 + np.sqrt(discriminant)) + np.cbrt(
         -depressed_q / 2 - np.sqrt(discriminant)
     )
-    stationary = float(root - p2 / 3) ** (4 / 3)
-    if c / stationary**2 > d:  # constant branch active there: the two-term stationary point
-        stationary = (2 * a / b) ** (4 / 3)
-    return float(min(k, max(2.0, stationary)))
+    stationary = (root - p2 / 3) ** (4 / 3)
+    # where the constant branch is active: the two-term stationary point
+    return choose(c / stationary**2 > d, (2 * a / b) ** (4 / 3), stationary)
+
+
+def closed_form_L(k: float, alpha: float, mu1: float, mu2: float) -> float:
+    """Stationary point of the public-coin shuffle bound, by Cardano (see module doc)."""
+    stationary = _stationary_L(
+        k,
+        alpha,
+        mu1,
+        mu2,
+        max,
+        lambda active, two_term, three_term: two_term if active else three_term,
+    )
+    return float(min(k, max(2.0, float(stationary))))
 
 
 def closed_form_L_guess(k: Any, alpha: Any, mu1: Any, mu2: Any) -> np.ndarray:
-    """:func:`closed_form_L` elementwise, as a guess for :func:`integer_argmin` (arrays in;
-    not bit for bit the scalar's: the search only starts there)."""
+    """:func:`closed_form_L` elementwise, as a guess for :func:`integer_argmin` (arrays in)."""
     k, alpha, mu1, mu2 = (np.asarray(value, dtype=np.float64) for value in (k, alpha, mu1, mu2))
     with np.errstate(all="ignore"):
-        a = k / alpha**2
-        b = np.sqrt(k * mu1) / alpha
-        c = k**2 / (alpha**4 * mu1 * mu2)
-        d = k ** (2 / 3) * (mu1 / mu2) ** (1 / 3) / alpha ** (4 / 3)
-        p2, p0 = -2 * a / b, -8 * c / b
-        depressed_p = -(p2**2) / 3
-        depressed_q = 2 * p2**3 / 27 + p0
-        discriminant = np.maximum(0.0, (depressed_q / 2) ** 2 + (depressed_p / 3) ** 3)
-        root = np.cbrt(-depressed_q / 2 + np.sqrt(discriminant)) + np.cbrt(
-            -depressed_q / 2 - np.sqrt(discriminant)
-        )
-        stationary = (root - p2 / 3) ** (4 / 3)
-        stationary = np.where(c / stationary**2 > d, (2 * a / b) ** (4 / 3), stationary)
+        stationary = _stationary_L(k, alpha, mu1, mu2, np.maximum, np.where)
         return np.minimum(k, np.maximum(2.0, stationary))
 
 
