@@ -160,6 +160,9 @@ def main() -> None:
     parser.add_argument("--region", choices=("accepted", "covered"), default="accepted")
     parser.add_argument("--first", type=int, default=0, help="skip the queries before this one")
     parser.add_argument("--beta", type=float, default=None, help="every query at this β")
+    parser.add_argument(
+        "--setting", choices=SETTINGS, default=None, help="only the queries drawn for it"
+    )
     args = parser.parse_args()
     done = set()
     if args.output.exists():
@@ -168,7 +171,7 @@ def main() -> None:
     todo = [
         (draw(args.seed, i, ranges, args.beta), args.budget)
         for i in range(args.first, args.queries)
-        if i not in done
+        if i not in done and (args.setting is None or SETTINGS[i % len(SETTINGS)] == args.setting)
     ]
     with args.output.open("a") as out, ProcessPoolExecutor(args.workers) as pool:
         for record in pool.map(run_query, todo):

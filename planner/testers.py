@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from planner.constants import ConstantTable, default_constants
-from planner.formulas.settings import Coin, Model
+from planner.formulas.repetition import PER_RUN_ERROR
+from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Query
 from planner.plan import noise_mu
-from planner.validators.central import CentralTester
+from planner.validators.central import CentralTester, shifts_for_error
 from planner.validators.local_private import LocalPrivateTester
 from planner.validators.local_public import local_public_tester
 from planner.validators.repetition import MajorityVoteTester
@@ -16,10 +17,40 @@ from planner.validators.shuffle_private import ShufflePrivateTester
 from planner.validators.shuffle_public import shuffle_public_tester
 
 
-def tester_parameters(query: Query, constants: ConstantTable | None = None) -> dict[str, Any]:
-    """The tester's free constants for this setting, from the constants file."""
+def tester_parameters(
+    query: Query, constants: ConstantTable | None = None, *, run_beta: float | None = None
+) -> dict[str, Any]:
+    """The tester's free constants for this setting, from the constants file, for one run
+    held to ``run_beta`` (default: the query's β; a majority vote's runs: 1/3)."""
     entry = (constants or default_constants()).for_setting(query.setting.key)
-    return dict(entry.extra.get("tester", {}))
+    parameters = dict(entry.extra.get("tester", {}))
+    return parameters_for_beta(
+        query.setting, parameters, query.beta if run_beta is None else run_beta
+    )
+
+
+def parameters_for_beta(
+    setting: Setting, parameters: dict[str, Any], beta: float
+) -> dict[str, Any]:
+    """The file's tester constants (tuned at β = 1/3) for one run that must meet ``beta``.
+
+    Central's threshold constants leave a null error floor (``shifts_for_error``): below
+    1/3 they are raised so that the floor falls with the operating error of β. The other
+    testers' thresholds are fractions of the alternative's expected statistic, whose null
+    error falls as n grows: their constants stay.
+    """
+    if setting.model is not Model.CENTRAL or beta >= PER_RUN_ERROR:
+        return parameters
+    from planner.calibrate import operating_error  # scipy: only when validating
+
+    defaults = CentralTester(2, 1.0, 1.0)
+    shift_scale, shift_privacy = shifts_for_error(
+        float(parameters.get("shift_scale", defaults.shift_scale)),
+        float(parameters.get("shift_privacy", defaults.shift_privacy)),
+        operating_error(PER_RUN_ERROR),
+        operating_error(beta),
+    )
+    return {**parameters, "shift_scale": shift_scale, "shift_privacy": shift_privacy}
 
 
 def build_tester(
@@ -31,7 +62,9 @@ def build_tester(
     constants: ConstantTable | None = None,
 ) -> Any:
     """The setting's protocol for named groups 1 (p, ε1) and 2 (q, ε2)."""
-    parameters = tester_parameters(query, constants)
+    parameters = tester_parameters(
+        query, constants, run_beta=PER_RUN_ERROR if runs > 1 else query.beta
+    )
     setting = query.setting
     if setting.model is Model.LOCAL:
         if setting.coin is Coin.PUBLIC:

@@ -48,6 +48,7 @@ import math
 import random
 from dataclasses import dataclass
 from fractions import Fraction
+from statistics import NormalDist
 
 import numpy as np
 
@@ -77,6 +78,35 @@ def test_epsilon(n1: int, n2: int, eps1: float, eps2: float) -> float:
 def threshold(used: int, eps: float, shift_scale: float, shift_privacy: float) -> float:
     """t = C1·√m + C2/ε: the non-private part in units of √m, the private one of 1/ε."""
     return shift_scale * math.sqrt(used) + shift_privacy / eps
+
+
+def shifts_for_error(
+    shift_scale: float, shift_privacy: float, base_error: float, error: float
+) -> tuple[float, float]:
+    """(C1, C2) for one run held to ``error`` instead of ``base_error`` (``error`` smaller).
+
+    The null's rejection rate has two limits that do not fall as n grows, one per part of
+    the threshold t = C1·√m + C2/ε. Where the noise dominates (small m), it tends to the
+    noise's tail beyond C2/ε: ½e^{−C2/S}. Where the statistic dominates (large m), Z/√m
+    is close to a centred normal of spread σ ≈ 0.8–1.07 (measured on the null families
+    at k = 16, 256 and m from 200 to 20,000), and the rate tends to about Φ̄(C1). Fixed
+    constants tuned for one error therefore leave a floor: with C1 = 0.9, C2 = 4 the null
+    is rejected about 16–18 % of the time however many users there are, so a smaller β
+    could only be met by a majority vote of many runs.
+
+    Each limit is scaled by error/base_error: C2 grows by S·ln(base_error/error) and C1
+    becomes the normal quantile of Φ̄(C1)·error/base_error. The users needed for the
+    alternative then grow with the threshold (the direct factors measure by how much).
+    """
+    if not 0 < error <= base_error < 1:
+        raise ValueError(f"error must be in (0, base_error]; got {error}, {base_error}")
+    scale = error / base_error
+    normal = NormalDist()
+    non_private_tail = (1.0 - normal.cdf(shift_scale)) * scale
+    return (
+        normal.inv_cdf(1.0 - non_private_tail),
+        shift_privacy + SENSITIVITY * math.log(1.0 / scale),
+    )
 
 
 def noise_scale(eps: float) -> Fraction:
