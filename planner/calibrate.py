@@ -791,7 +791,9 @@ def exact_search(
     """
     table = base or default_constants()
     entry = table.for_setting(query.setting.key)
-    extra = entry.tester_extras
+    extra = dict(entry.tester_extras)
+    # the one run is held to β: its tester takes the constants plans use for β
+    extra["tester"] = parameters_for_beta(query.setting, dict(extra.get("tester", {})), query.beta)
     low, high = SEARCH_RANGE[query.setting.key]
     sizing = replace(query, beta=1 / 3)
     return smallest_multiplier(

@@ -79,3 +79,14 @@ def test_the_null_floor_falls_below_the_operating_error(regime: str) -> None:
                 worst_file = max(worst_file, low)
     assert worst_raised < target
     assert worst_file > target
+
+
+def test_the_per_query_search_holds_one_run_to_beta_with_the_raised_constants() -> None:
+    """``--exact`` (and a simulated plan) at β = 0.1 finds a size: its one run uses the
+    raised constants; with the file's constants its null floor is above the target."""
+    from planner.calibrate import exact_search
+
+    query = make_query("central", k=16, alpha=0.5, eps1=1.0, eps2=1.0, beta=0.1)
+    found = exact_search(query, trials=600, seed=5)
+    assert found.multiplier is not None and found.verification is not None
+    assert found.verification.worst_error_rate <= operating_error(0.1)
