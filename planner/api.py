@@ -439,6 +439,12 @@ def validation_sizes(query: Query, n1: int | None, n2: int | None) -> tuple[int,
     return result.n_users_group1, result.n_users_group2
 
 
+def validation_runs(query: Query) -> int:
+    """How many runs a validation of the query's plan simulates at every trial (a majority
+    vote's r; sizes given explicitly are split over them as the plan's own are)."""
+    return make_plan(query).runs
+
+
 def validate_document(
     *,
     trials: object = "auto",

@@ -125,20 +125,21 @@ def check_single_rows(rows: int) -> None:
 
 
 def check_validation(
-    k: int, trials: int, families: int, n1: int, n2: int, *, user_path: bool
+    k: int, trials: int, families: int, n1: int, n2: int, *, user_path: bool, runs: int = 1
 ) -> None:
-    """Refuse a validation beyond the limits above, before any instance is built."""
+    """Refuse a validation beyond the limits above, before any instance is built
+    (``runs``: a majority vote's runs, each simulated at every trial)."""
     if k > VALIDATION_K_MAX:
         raise InputError("k", k, f"at most {VALIDATION_K_MAX:.0e} to validate")
     for name, size in (("n1", n1), ("n2", n2)):
         if size > SIMULATION_N_MAX:
             raise InputError(name, size, f"an integer in [1, {SIMULATION_N_MAX:.0e}] to simulate")
-    cells = k * trials * max(families, 1)
+    cells = k * trials * max(families, 1) * max(runs, 1)
     if cells > VALIDATION_CELLS_MAX:
         raise InputError(
             "trials",
             trials,
-            f"at most k × trials × families = {VALIDATION_CELLS_MAX:.0e} cells "
+            f"at most k × trials × families × vote runs = {VALIDATION_CELLS_MAX:.0e} cells "
             f"(here {cells:.2e}): fewer trials or families",
         )
     if user_path and trials * (n1 + n2) > USER_PATH_MESSAGES_MAX:

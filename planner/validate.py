@@ -67,17 +67,18 @@ def resolve_path(choice: PathChoice, n1: int, n2: int, trials: int) -> Simulatio
 
 
 def trial_schedule(
-    trials: int | str, k: int, families: int, max_trials: int = MAX_AUTO_TRIALS
+    trials: int | str, k: int, families: int, max_trials: int = MAX_AUTO_TRIALS, runs: int = 1
 ) -> tuple[int, ...]:
     """The looks of a validation: a fixed count, or ``auto``'s doubling schedule.
 
     ``auto``: 200, 400, 800, … up to ``max_trials`` per family, fewer where the cost
-    trials × k × families would exceed :data:`VALIDATION_CELL_BUDGET` (at least one look).
+    trials × k × families × runs (a majority vote simulates each of its runs) would exceed
+    :data:`VALIDATION_CELL_BUDGET` (at least one look).
     """
     if trials != AUTO:
         return (check_integer("trials", trials, 1, 10**7),)
     cap = check_integer("max-trials", max_trials, FIRST_LOOK_TRIALS, 10**7)
-    affordable = VALIDATION_CELL_BUDGET // max(k * max(families, 1), 1)
+    affordable = VALIDATION_CELL_BUDGET // max(k * max(families, 1) * max(runs, 1), 1)
     looks = [FIRST_LOOK_TRIALS]
     while looks[-1] * 2 <= min(cap, affordable):
         looks.append(looks[-1] * 2)
@@ -138,7 +139,7 @@ def validate(
         if name not in FAMILIES:
             raise InputError("family", name, "one of " + ", ".join(FAMILIES))
     family_count = len(FAMILIES if families is None else families) + len(extra)
-    schedule = trial_schedule(trials, query.k, family_count, max_trials)
+    schedule = trial_schedule(trials, query.k, family_count, max_trials, checked.runs)
     # a shuffle user path also sends every noise message: k·μ_g per group and run
     messages1, messages2 = (
         size + round(query.k * max(group.noise_mu or 0.0, group.noise_mu_minimum or 0.0))
@@ -146,7 +147,15 @@ def validate(
     )
     simulated = resolve_path(path, messages1, messages2, schedule[-1])
     user_path = simulated is SimulationPath.USER
-    check_validation(query.k, schedule[-1], family_count, messages1, messages2, user_path=user_path)
+    check_validation(
+        query.k,
+        schedule[-1],
+        family_count,
+        messages1,
+        messages2,
+        user_path=user_path,
+        runs=checked.runs,
+    )
     verification = verify(
         tester,
         query.k,

@@ -136,6 +136,14 @@ def test_validation_limits_accept_work_just_inside_them() -> None:
         limits.check_validation(10**6 + 1, 1, 1, 10, 10, user_path=False)
 
 
+def test_a_majority_votes_runs_count_in_the_validation_cost() -> None:
+    """Each trial of a vote simulates every run: 1000 × 1000 × 11 cells are fine once,
+    not 91 times (1.001e9 > 1e9)."""
+    limits.check_validation(1000, 1000, 11, 10, 10, user_path=False, runs=90)
+    with pytest.raises(InputError, match="vote runs"):
+        limits.check_validation(1000, 1000, 11, 10, 10, user_path=False, runs=91)
+
+
 def test_query_rejects_what_python_callers_may_pass() -> None:
     from planner.formulas.settings import Setting
 

@@ -75,6 +75,9 @@ def test_auto_schedule_doubles_to_the_cap_within_the_cost_budget() -> None:
     assert budgeted[-1] * 60_000 * 11 <= 500_000_000 and budgeted[0] == 200
     assert trial_schedule("auto", 10**9, 11) == (200,)  # at least one look
     assert trial_schedule(150, 100, 11) == (150,)
+    # a 45-run vote at k = 3181 affords 45× fewer trials: 500e6 // (3181·11·45) = 317
+    assert trial_schedule("auto", 3181, 11, runs=45) == (200,)
+    assert trial_schedule("auto", 3181, 11, runs=1)[-1] == 12800
 
 
 class _OnTheTarget:
