@@ -691,10 +691,10 @@ def validate(
     more trials would decide, exit 3). With --allocation cost|fixed-n2 the allocated
     sizes are checked (fixed-n2 takes group 2's size from --n2).
     """
+    from planner import api
     from planner.inputs import check_choice, check_integer
     from planner.validate import PathChoice, report_json
     from planner.validate import validate as run_validation
-    from planner.validators.instances import PmfFileError, file_instance
 
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
     _only_with(allocation.lower() == "cost", "--allocation cost", "cost1", "cost2")
@@ -705,19 +705,8 @@ def validate(
             typer.echo(f"infeasible: {allocated.reason}")
             raise typer.Exit(1)
         n1, n2 = str(allocated.n_users_group1), str(allocated.n_users_group2)
-    extra = []
-    if (p_file is None) != (q_file is None):
-        raise InputError(
-            "p-file" if p_file is None else "q-file", None, "given together with the other"
-        )
-    if p_file is not None and q_file is not None:
-        try:
-            instance = file_instance(p_file, q_file, normalize=normalize)
-        except PmfFileError as error:
-            raise InputError("pmf file", str(p_file), str(error)) from None
-        if instance.p.size != query.k:
-            raise InputError("k", query.k, f"the pmf files' size {instance.p.size}")
-        extra.append(instance)
+    instance = api.file_pair(p_file, q_file, query.k, normalize=normalize)
+    extra = [] if instance is None else [instance]
     path_choice = check_choice("path", path, PathChoice)
     trial_count: int | str = (
         trials if trials == "auto" else check_integer("trials", trials, 1, 10**7)
@@ -799,14 +788,14 @@ def calibrate(
     import json
 
     from planner import calibrate as calibration
+    from planner.api import SETTING_KEYS
     from planner.files import write_atomically
-    from planner.formulas.settings import ALL_SETTINGS
     from planner.inputs import check_integer
     from planner.validate import code_version
 
     _not_with_scheduler(scheduler, workers)
     _checked_destination("json", output)
-    keys = [s.key for s in ALL_SETTINGS]
+    keys = list(SETTING_KEYS)
     chosen = setting or keys
     for key in chosen:
         if key not in keys:
