@@ -2,9 +2,11 @@
 
 Every bad input ends in one line ``error: …`` naming the parameter and its allowed
 range, exit code 2, no traceback.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: typer reads every command's signature
+each time it builds the CLI, and string annotations would be evaluated (twice) on every
+start; as objects they are built once, at import.
+"""
 
 import contextlib
 import json
@@ -996,11 +998,52 @@ def _with_progress(work: Any, total: int | None) -> Any:
         return work(lambda name: progress.update(task, advance=1, description=name))
 
 
+def _command() -> Any:
+    """The click command typer builds from ``app``, its options' text taken as typed.
+
+    typer (0.2x) coerces every option through a pydantic ``TypeAdapter``: importing
+    pydantic and building the adapters was a third of ``planner plan``'s start-up
+    (docs/architecture.md, "Speed"). The options of this CLI are raw text that
+    :mod:`planner.inputs` checks itself, and flags; typer's adapter returns a ``str``
+    option's text and a flag's bool unchanged, so a value already of its option's type
+    (``str`` or ``bool``) is kept as it is, and anything else (paths, lists, a flag given
+    text) goes through typer's own coercion, as does every option of a typer without
+    these internals.
+    """
+    command = typer.main.get_command(app)
+    try:
+        from typer._coercion import RuntimeParam, build_runtime_param
+    except ImportError:  # pragma: no cover - another typer: its own coercion
+        return command
+
+    class AsTyped(RuntimeParam):
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            if type(value) is self.annotation:
+                return value
+            own = build_runtime_param(param.type_descriptor)
+            return own._coerce_value(value, param=param, ctx=ctx)
+
+    for each in (command, *getattr(command, "commands", {}).values()):
+        # the context only names the help option, which click creates here once
+        for param in each.get_params(each.context_class(each)):
+            described = getattr(param, "type_descriptor", None)
+            if (
+                described is not None
+                and described.annotation in (str, bool)
+                and described.file_annotation is None
+                and described.parameter_info.parser is None
+                and getattr(param, "_runtime_param", False) is None
+            ):
+                param._runtime_param = AsTyped(described.parameter_info, described.annotation)
+    return command
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app and turn every input error into one line and exit 2."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        result = app(args=args or ["--help"], standalone_mode=False, prog_name="planner")
+        # what ``app(...)`` does (its exception hook only prettifies, and that is off)
+        result = _command()(args=args or ["--help"], standalone_mode=False, prog_name="planner")
         if result == 130:  # typer turns Ctrl-C into exit code 130, silently
             raise KeyboardInterrupt
     except InputError as error:
