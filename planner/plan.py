@@ -454,6 +454,7 @@ def grid_position(
 _Remembered = TypeVar("_Remembered")
 _MULTIPLIERS: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
 _SIZES: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
+_GAPS: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
 _REMEMBERED_MAX = 1 << 16
 
 
@@ -610,7 +611,7 @@ class _ProtocolRun:
     repetition: Repetition
     main: _RunSizes
     coverage: Coverage
-    outside: list[tuple[str, float, float, float]]
+    outside: tuple[tuple[str, float, float, float], ...]
     """The covered ranges the point lies outside of (``coverage_gaps``)."""
 
     @classmethod
@@ -627,7 +628,14 @@ class _ProtocolRun:
             ),
         )
         grid_strong, grid_weak, _ = grid_position(query, eps_strong, eps_weak, query.accounting)
-        outside = constant.coverage_gaps(query.k, query.alpha, grid_strong, grid_weak, query.delta)
+        outside = _remembered(
+            _GAPS,
+            constant,
+            (id(constant), query.k, query.alpha, grid_strong, grid_weak, query.delta),
+            lambda: tuple(
+                constant.coverage_gaps(query.k, query.alpha, grid_strong, grid_weak, query.delta)
+            ),
+        )
         if constant.source is not ConstantSource.CALIBRATED:
             coverage = Coverage.NONE
         else:
