@@ -598,8 +598,9 @@ _PRIVATE_COIN = {setting.model: setting for setting in ALL_SETTINGS if setting.c
 @dataclass(slots=True)
 class _ProtocolRun:
     """One protocol sized at a query (its constants, bound and tester): what choosing
-    between protocols needs (users and coverage); :meth:`plan` completes it. (Not frozen,
-    as ``_RunSizes``: made once per protocol and plan, never changed.)"""
+    between protocols needs (users and coverage); :meth:`plan` completes it. (Not frozen:
+    made once per protocol and plan and never changed, and a frozen ``__init__`` pays an
+    ``object.__setattr__`` per field.)"""
 
     query: Query
     """The query with the protocol's setting."""
