@@ -13,7 +13,7 @@ def hadamard_order(k: Any) -> Any:
     The paper writes K = 2^{⌊log2(k+1)⌋}, which is not that (k = 5 gives 4 < 5); see
     README.
     """
-    if np.ndim(k) == 0:
+    if isinstance(k, int) or np.ndim(k) == 0:  # np.ndim of an int costs a plan ~10 µs
         if k < 1:
             raise ValueError("k must be a positive integer")
         return 1 << (int(k) - 1).bit_length()

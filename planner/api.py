@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from planner.formulas.settings import ALL_SETTINGS
 from planner.inputs import (
     DEFAULT_BETA,
     InputError,
@@ -31,9 +32,12 @@ from planner.plan import Plan
 from planner.plan import plan as make_plan
 
 if TYPE_CHECKING:
-    from planner.solve import Solution
+    from pathlib import Path
 
-SETTING_KEYS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
+    from planner.solve import Solution
+    from planner.validators.instances import Instance
+
+SETTING_KEYS = tuple(setting.key for setting in ALL_SETTINGS)
 EXPLAIN_SCHEMA = "planner.explain/1"
 VERSION_SCHEMA = "planner.version/1"
 
@@ -431,6 +435,28 @@ def validation_query(
     return query, check_integer("n1", n1, 1), check_integer("n2", n2, 1)
 
 
+def file_pair(
+    p_file: Path | None, q_file: Path | None, k: int, *, normalize: bool = False
+) -> Instance | None:
+    """``planner validate --p-file/--q-file``: the pair of pmfs read from two files (None
+    when neither is given), each refusal an :class:`InputError` naming the file or k."""
+    if (p_file is None) != (q_file is None):
+        raise InputError(
+            "p-file" if p_file is None else "q-file", None, "given together with the other"
+        )
+    if p_file is None or q_file is None:
+        return None
+    from planner.validators.instances import PmfFileError, file_instance
+
+    try:
+        instance = file_instance(p_file, q_file, normalize=normalize)
+    except PmfFileError as error:
+        raise InputError("pmf file", str(p_file), str(error)) from None
+    if instance.p.size != k:
+        raise InputError("k", k, f"the pmf files' size {instance.p.size}")
+    return instance
+
+
 def validation_sizes(query: Query, n1: int | None, n2: int | None) -> tuple[int, int]:
     """The group sizes a validation will simulate."""
     if n1 is not None and n2 is not None:
@@ -510,6 +536,7 @@ __all__ = [
     "compare_answer",
     "compare_document",
     "explain_document",
+    "file_pair",
     "plan_answer",
     "plan_document",
     "solve_answer",

@@ -2,9 +2,11 @@
 
 Every bad input ends in one line ``error: …`` naming the parameter and its allowed
 range, exit code 2, no traceback.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: typer reads every command's signature
+each time it builds the CLI, and string annotations would be evaluated (twice) on every
+start; as objects they are built once, at import.
+"""
 
 import contextlib
 import json
@@ -691,10 +693,10 @@ def validate(
     more trials would decide, exit 3). With --allocation cost|fixed-n2 the allocated
     sizes are checked (fixed-n2 takes group 2's size from --n2).
     """
+    from planner import api
     from planner.inputs import check_choice, check_integer
     from planner.validate import PathChoice, report_json
     from planner.validate import validate as run_validation
-    from planner.validators.instances import PmfFileError, file_instance
 
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
     _only_with(allocation.lower() == "cost", "--allocation cost", "cost1", "cost2")
@@ -705,19 +707,8 @@ def validate(
             typer.echo(f"infeasible: {allocated.reason}")
             raise typer.Exit(1)
         n1, n2 = str(allocated.n_users_group1), str(allocated.n_users_group2)
-    extra = []
-    if (p_file is None) != (q_file is None):
-        raise InputError(
-            "p-file" if p_file is None else "q-file", None, "given together with the other"
-        )
-    if p_file is not None and q_file is not None:
-        try:
-            instance = file_instance(p_file, q_file, normalize=normalize)
-        except PmfFileError as error:
-            raise InputError("pmf file", str(p_file), str(error)) from None
-        if instance.p.size != query.k:
-            raise InputError("k", query.k, f"the pmf files' size {instance.p.size}")
-        extra.append(instance)
+    instance = api.file_pair(p_file, q_file, query.k, normalize=normalize)
+    extra = [] if instance is None else [instance]
     path_choice = check_choice("path", path, PathChoice)
     trial_count: int | str = (
         trials if trials == "auto" else check_integer("trials", trials, 1, 10**7)
@@ -799,14 +790,14 @@ def calibrate(
     import json
 
     from planner import calibrate as calibration
+    from planner.api import SETTING_KEYS
     from planner.files import write_atomically
-    from planner.formulas.settings import ALL_SETTINGS
     from planner.inputs import check_integer
     from planner.validate import code_version
 
     _not_with_scheduler(scheduler, workers)
     _checked_destination("json", output)
-    keys = [s.key for s in ALL_SETTINGS]
+    keys = list(SETTING_KEYS)
     chosen = setting or keys
     for key in chosen:
         if key not in keys:
@@ -1007,11 +998,52 @@ def _with_progress(work: Any, total: int | None) -> Any:
         return work(lambda name: progress.update(task, advance=1, description=name))
 
 
+def _command() -> Any:
+    """The click command typer builds from ``app``, its options' text taken as typed.
+
+    typer (0.2x) coerces every option through a pydantic ``TypeAdapter``: importing
+    pydantic and building the adapters was a third of ``planner plan``'s start-up
+    (docs/architecture.md, "Speed"). The options of this CLI are raw text that
+    :mod:`planner.inputs` checks itself, and flags; typer's adapter returns a ``str``
+    option's text and a flag's bool unchanged, so a value already of its option's type
+    (``str`` or ``bool``) is kept as it is, and anything else (paths, lists, a flag given
+    text) goes through typer's own coercion, as does every option of a typer without
+    these internals.
+    """
+    command = typer.main.get_command(app)
+    try:
+        from typer._coercion import RuntimeParam, build_runtime_param
+    except ImportError:  # pragma: no cover - another typer: its own coercion
+        return command
+
+    class AsTyped(RuntimeParam):
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            if type(value) is self.annotation:
+                return value
+            own = build_runtime_param(param.type_descriptor)
+            return own._coerce_value(value, param=param, ctx=ctx)
+
+    for each in (command, *getattr(command, "commands", {}).values()):
+        # the context only names the help option, which click creates here once
+        for param in each.get_params(each.context_class(each)):
+            described = getattr(param, "type_descriptor", None)
+            if (
+                described is not None
+                and described.annotation in (str, bool)
+                and described.file_annotation is None
+                and described.parameter_info.parser is None
+                and getattr(param, "_runtime_param", False) is None
+            ):
+                param._runtime_param = AsTyped(described.parameter_info, described.annotation)
+    return command
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app and turn every input error into one line and exit 2."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        result = app(args=args or ["--help"], standalone_mode=False, prog_name="planner")
+        # what ``app(...)`` does (its exception hook only prettifies, and that is off)
+        result = _command()(args=args or ["--help"], standalone_mode=False, prog_name="planner")
         if result == 130:  # typer turns Ctrl-C into exit code 130, silently
             raise KeyboardInterrupt
     except InputError as error:

@@ -139,16 +139,43 @@ class SettingConstant:
             (log_ratio < log_axes[3][0]) | (log_ratio > log_axes[3][-1]) | (len(log_axes[3]) == 1)
         )
         own_weak = np.asarray(eps_weak, dtype=np.float64)
+        # what several corners share is made once: k rounded per k side, ε_weak per
+        # (ε_strong, ratio) side, the weight's partial products in the same order
+        # ((w0·w1)·w2)·w3, and the node's flat position for one gather instead of four
+        k_nodes = [np.round(k0).astype(np.int64) for _, k0, _ in sides[0]]
+        weak_nodes = {
+            (s2, s3): np.where(ratio_clamped, own_weak, e2 * r3)
+            for s2, (_, e2, _) in enumerate(sides[2])
+            for s3, (_, r3, _) in enumerate(sides[3])
+        }
+        strides = [int(np.prod(values.shape[axis + 1 :])) for axis in range(4)]
+        flat_values = values.ravel()
+        partial: dict[tuple[int, ...], Any] = {}
+        position: dict[tuple[int, ...], Any] = {}
+        for s0, s1, s2 in itertools.product(range(2), repeat=3):
+            weight01 = sides[0][s0][2] * sides[1][s1][2]
+            partial[s0, s1, s2] = weight01 * sides[2][s2][2]
+            position[s0, s1, s2] = (
+                sides[0][s0][0] * strides[0]
+                + sides[1][s1][0] * strides[1]
+                + sides[2][s2][0] * strides[2]
+            )
         corners = []
-        for (i0, k0, w0), (i1, a1, w1), (i2, e2, w2), (i3, r3, w3) in itertools.product(*sides):
+        for s0, s1, s2, s3 in itertools.product(range(2), repeat=4):
+            (i0, _, _), (i1, a1, _), (i2, e2, _), (i3, _, w3) = (
+                sides[0][s0],
+                sides[1][s1],
+                sides[2][s2],
+                sides[3][s3],
+            )
             corners.append(
                 GridCorner(
-                    w0 * w1 * w2 * w3,
-                    margin * values[i0, i1, i2, i3],
-                    np.round(k0).astype(np.int64),
+                    partial[s0, s1, s2] * w3,
+                    margin * flat_values[position[s0, s1, s2] + i3 * strides[3]],
+                    k_nodes[s0],
                     a1,
                     e2,
-                    np.where(ratio_clamped, own_weak, e2 * r3),
+                    weak_nodes[s2, s3],
                     (i0, i1, i2, i3),
                     on_nodes,
                 )

@@ -280,4 +280,6 @@ def with_setting(query: Query, setting: Setting) -> Query:
     so the fields stay those ``Query`` accepted (each plan asks for this once or twice)."""
     if setting.model is not query.setting.model:
         return dataclasses.replace(query, setting=setting, warnings=())
+    if not query.warnings and (setting is query.setting or setting == query.setting):
+        return query  # already that query
     return _restore_query({**query.__dict__, "setting": setting, "warnings": ()})

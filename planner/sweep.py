@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from planner.constants import COVERAGE_AXES, ConstantTable, default_constants
-from planner.files import csv_text
 from planner.formulas.settings import Model, Setting
 from planner.inputs import (
     DEFAULT_BETA,
@@ -33,7 +32,6 @@ from planner.inputs import (
 )
 from planner.limits import check_root_finds, check_single_rows, check_sweep_rows
 from planner.plan import Coverage, plan
-from planner.vectorised import plan_columns, valid_rows
 
 SWEEP_SCHEMA = "planner.sweep/1"
 PARAMETERS = ("k", "alpha", "eps1", "eps2", "delta", "beta")
@@ -221,6 +219,8 @@ def _as_values(name: str, value: Any) -> list[float]:
 def _setting_block(
     setting: Setting, grid: dict[str, np.ndarray], accounting: Accounting, table: ConstantTable
 ) -> tuple[dict[str, np.ndarray], dict[int, dict[str, int]]]:
+    from planner.vectorised import plan_columns, valid_rows  # not on `planner plan`'s path
+
     k, alpha, eps1, eps2, delta, beta = (grid[name] for name in PARAMETERS)
     numbers = plan_columns(setting, k, alpha, eps1, eps2, delta, beta, accounting, table)
     size = len(grid["k"])
@@ -318,6 +318,8 @@ def sweep_to_dict(result: Sweep) -> dict[str, Any]:
 
 def sweep_to_csv(result: Sweep) -> str:
     """One CSV line per row, the fields of :data:`COLUMNS` as header (empty: none)."""
+    from planner.files import csv_text
+
     return csv_text(result.rows(), COLUMNS)
 
 

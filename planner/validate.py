@@ -59,6 +59,17 @@ class ValidationReport:
         return self.verification.verdict
 
 
+def checked_families(families: Sequence[str] | None) -> tuple[str, ...]:
+    """The instance families a validation runs: ``families``, each checked by name, or
+    every family when None."""
+    if families is None:
+        return tuple(FAMILIES)
+    for name in families:
+        if name not in FAMILIES:
+            raise InputError("family", name, "one of " + ", ".join(FAMILIES))
+    return tuple(families)
+
+
 def resolve_path(choice: PathChoice, n1: int, n2: int, trials: int) -> SimulationPath:
     if choice is PathChoice.AUTO:
         small = trials * (n1 + n2) <= USER_PATH_BUDGET
@@ -135,10 +146,7 @@ def validate(
         runs=checked.runs,
         constants=table,
     )
-    for name in families or ():
-        if name not in FAMILIES:
-            raise InputError("family", name, "one of " + ", ".join(FAMILIES))
-    family_count = len(FAMILIES if families is None else families) + len(extra)
+    family_count = len(checked_families(families)) + len(extra)
     schedule = trial_schedule(trials, query.k, family_count, max_trials, checked.runs)
     # a shuffle user path also sends every noise message: k·μ_g per group and run
     messages1, messages2 = (

@@ -334,8 +334,15 @@ def _corner_units(
             unit[position][on_nodes] = table[(delta_code, *index)]
     off = ~on_nodes
     if off.any():
+        # only the corners that weigh (most weigh 0: a point outside the grid on an axis
+        # has both corners there, weights 1 and 0): a weight of 0 adds nothing to the
+        # chord, whatever the size, so those keep a size of 1 (``grid_corners`` leaves
+        # them out of the scalar chord)
+        weighs = np.stack([np.broadcast_to(corner.weight, shape)[off] for corner in corners]) > 0
         corner_k, corner_alpha, corner_strong, corner_weak = (
-            np.stack([np.broadcast_to(getattr(corner, name), shape)[off] for corner in corners])
+            np.stack([np.broadcast_to(getattr(corner, name), shape)[off] for corner in corners])[
+                weighs
+            ]
             for name in ("k", "alpha", "eps_strong", "eps_weak")
         )
         corner_points = _Points(
@@ -343,11 +350,12 @@ def _corner_units(
             corner_alpha,
             corner_strong,
             corner_weak,
-            np.broadcast_to(points.delta[off], (len(corners), int(off.sum()))),
-            np.broadcast_to(points.beta[off], (len(corners), int(off.sum()))),
+            np.broadcast_to(points.delta[off], weighs.shape)[weighs],
+            np.broadcast_to(points.beta[off], weighs.shape)[weighs],
             accounting,
         )
-        unit[:, off] = _run_sizes(
+        sizes = np.ones(weighs.shape)
+        sizes[weighs] = _run_sizes(
             corner_points,
             protocol,
             corner_points.eps1,
@@ -357,6 +365,7 @@ def _corner_units(
             accounting,
             compression,
         )
+        unit[:, off] = sizes
     return unit
 
 

@@ -208,6 +208,24 @@ def test_usage_errors_are_one_line_without_traceback(args) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_plan_starts_without_the_heavy_modules() -> None:
+    """``planner plan``'s cold start (docs/architecture.md, Speed): no pydantic (typer's
+    option coercion, skipped for text options), sympy, scipy or matplotlib on its path;
+    its printed table and its refusals are those of typer's own coercion."""
+    script = (
+        "import sys\n"
+        "from planner.cli import main\n"
+        f"code = main({PLAN!r})\n"
+        "heavy = {'pydantic', 'sympy', 'scipy', 'matplotlib', 'fastapi'}\n"
+        "print(code, sorted(heavy & {name.split('.')[0] for name in sys.modules}))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.splitlines()[-1] == "0 []"
+    assert "users needed" in result.stdout
+
+
 def test_constants_sources_are_selectable_and_ordered(capsys) -> None:
     base = [
         "plan",

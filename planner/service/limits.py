@@ -50,9 +50,14 @@ class JobPlan:
 def check_job(fields: dict[str, Any]) -> JobPlan:
     """Check a validation or exact request against the caps; normalise its defaults."""
     from planner import api
-    from planner.validate import AUTO, PathChoice, resolve_path, trial_schedule
-    from planner.validators.instances import FAMILIES
-    from planner.validators.protocol import SimulationPath
+    from planner.validate import (
+        AUTO,
+        PathChoice,
+        SimulationPath,
+        checked_families,
+        resolve_path,
+        trial_schedule,
+    )
 
     kind = fields.pop("kind", "validate")
     budget = fields.pop("simulation_budget", 30)
@@ -77,9 +82,7 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
     cap = fields.get("max_trials") or MAX_TRIALS
     max_trials = check_integer("max-trials", cap, 200, MAX_TRIALS)
     families = fields.get("families") or None
-    for name in families or ():
-        if name not in FAMILIES:
-            raise InputError("family", name, "one of " + ", ".join(FAMILIES))
+    family_count = len(checked_families(families))
     query_fields = {
         name: value
         for name, value in fields.items()
@@ -90,7 +93,6 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
         raise InputError("k", query.k, f"an integer in [2, {MAX_JOB_K:,}] for a validation job")
     path = PathChoice(check_choice("path", fields.get("path", "auto"), PathChoice))
     size1, size2 = api.validation_sizes(query, n1, n2)
-    family_count = len(families) if families else len(FAMILIES)
     runs = api.validation_runs(query)
     looks = trial_schedule(count, query.k, family_count, max_trials, runs)
     largest = looks[-1]
