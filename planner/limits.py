@@ -9,7 +9,7 @@ invocations at all of them):
 * a sweep or plot has at most :data:`SWEEP_ROWS_MAX` rows (10^5 rows: ~4 s as CSV,
   ~0.5 GB as JSON) and prints at most :data:`TABLE_ROWS_MAX` of them as a table;
 * a validation simulates at most :data:`VALIDATION_CELLS_MAX` (trial × bin) cells,
-  k × trials × families (~5·10^6 cells a second), at k ≤ :data:`VALIDATION_K_MAX` (each
+  k × trials × families × a majority vote's runs (~5·10^6 cells a second), at k ≤ :data:`VALIDATION_K_MAX` (each
   instance holds k-vectors) and n ≤ :data:`SIMULATION_N_MAX` users a group (the fast
   path draws int64 binomial counts that must stay exact in float64);
 * the user path holds every trial's messages at once: trials × (n1 + n2) ≤
@@ -38,7 +38,7 @@ SWEEP_ROWS_MAX = 100_000
 TABLE_ROWS_MAX = 1_000
 """Rows a sweep or batch prints as a table (rich lays a table out at ~2.5 ms a row)."""
 VALIDATION_CELLS_MAX = 10**9
-"""k × trials × families one validation may simulate (~3 minutes on one core)."""
+"""k × trials × families × vote runs one validation may simulate (~3 minutes on one core)."""
 VALIDATION_K_MAX = 10**6
 """Largest domain a validation simulates (instance pmfs and counts are k-vectors)."""
 SIMULATION_N_MAX = 10**15
