@@ -9,8 +9,8 @@ invocations at all of them):
 * a sweep or plot has at most :data:`SWEEP_ROWS_MAX` rows (10^5 rows: ~4 s as CSV,
   ~0.5 GB as JSON) and prints at most :data:`TABLE_ROWS_MAX` of them as a table;
 * a validation simulates at most :data:`VALIDATION_CELLS_MAX` (trial × bin) cells,
-  k × trials × families × a majority vote's runs (~5·10^6 cells a second), at k ≤ :data:`VALIDATION_K_MAX` (each
-  instance holds k-vectors) and n ≤ :data:`SIMULATION_N_MAX` users a group (the fast
+  k × trials × families × a majority vote's runs (~5·10^6 cells a second), at
+  k ≤ :data:`VALIDATION_K_MAX` (each instance holds k-vectors) and n ≤ :data:`SIMULATION_N_MAX` users a group (the fast
   path draws int64 binomial counts that must stay exact in float64);
 * the user path holds every trial's messages at once: trials × (n1 + n2) ≤
   :data:`USER_PATH_MESSAGES_MAX`;
