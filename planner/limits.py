@@ -10,8 +10,9 @@ invocations at all of them):
   ~0.5 GB as JSON) and prints at most :data:`TABLE_ROWS_MAX` of them as a table;
 * a validation simulates at most :data:`VALIDATION_CELLS_MAX` (trial × bin) cells,
   k × trials × families × a majority vote's runs (~5·10^6 cells a second), at
-  k ≤ :data:`VALIDATION_K_MAX` (each instance holds k-vectors) and n ≤ :data:`SIMULATION_N_MAX` users a group (the fast
-  path draws int64 binomial counts that must stay exact in float64);
+  k ≤ :data:`VALIDATION_K_MAX` (each instance holds k-vectors) and
+  n ≤ :data:`SIMULATION_N_MAX` users a group (the fast path draws int64 binomial counts
+  that must stay exact in float64);
 * the user path holds every trial's messages at once: trials × (n1 + n2) ≤
   :data:`USER_PATH_MESSAGES_MAX`;
 * a sweep's shuffle noise searches cost at most :data:`ROOT_FIND_COST_MAX` (one per
