@@ -28,8 +28,15 @@ import statistics
 import time
 from typing import Any
 
-from planner.calibrate import GridPoint, calibrate, calibrate_point, default_axes, grid_points
-from planner.cluster import ClusterExecutor, connect, task_size
+from planner.calibrate import (
+    GridPoint,
+    calibrate,
+    calibrate_point,
+    default_axes,
+    grid_points,
+    point_cost,
+)
+from planner.cluster import ClusterExecutor, connect, longest_first
 from planner.constants import default_constants
 from planner.formulas.settings import ALL_SETTINGS
 
@@ -119,8 +126,9 @@ def speedup(client: Any, trials: int, repeats: int) -> None:
 
 def project(settings: list[str], trials: int) -> None:
     """What 2 idle cores would give: the points' CPU times (measured here, one by one)
-    scheduled on 2 workers in the order ClusterExecutor sends them (largest k first), each
-    worker taking the next point when free. A projection
+    scheduled on 2 workers in the order calibrate sends them (costliest first by
+    ``planner.calibrate.point_cost``), each worker taking the next point when free. A
+    projection
     (before the cluster's own CPU costs, printed above), not a measurement."""
     table = default_constants()
     points = [point for setting in settings for point in grid_points(setting, QUICK_AXES)]
@@ -129,13 +137,12 @@ def project(settings: list[str], trials: int) -> None:
         for point in points
     ]
     free = [0.0, 0.0]
-    sizes = [task_size((point,)) for point in points]
-    for index in sorted(range(len(points)), key=lambda i: -sizes[i]):  # ClusterExecutor's order
+    for index in longest_first([point_cost(point, trials) for point in points]):  # calibrate's
         free[free.index(min(free))] += cpu[index]
     makespan = max(free)
     print(
         f"  projection for 2 idle cores: the points' CPU times sum to {sum(cpu):.2f} s "
-        f"(longest {max(cpu):.2f} s); on 2 workers, largest k first, they end after "
+        f"(longest {max(cpu):.2f} s); on 2 workers, costliest first, they end after "
         f"{makespan:.2f} s: "
         f"{sum(cpu) / makespan:.2f}x before the cluster's own costs"
     )

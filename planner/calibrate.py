@@ -322,6 +322,42 @@ def _run_point(arguments: tuple[GridPoint, int, int, dict[str, Any]]) -> PointRe
     return calibrate_point(*arguments)
 
 
+POINT_SECONDS: dict[str, dict[int, float]] = {
+    "central": {16: 1.0, 64: 3.4, 256: 9.9, 4096: 120.0},
+    "shuffle-private": {16: 0.48, 64: 2.5, 256: 9.4, 4096: 120.0},
+    "local-private": {16: 0.92, 64: 1.4, 256: 4.4, 4096: 60.0},
+    "shuffle-public": {16: 0.42, 64: 1.2, 256: 2.4, 4096: 16.0},
+    "local-public": {16: 0.24, 64: 0.5, 256: 0.9, 4096: 8.0},
+}
+"""CPU seconds of one grid point's search at 1000 trials, by setting and domain size k:
+measured one point at a time on an idle core at α = 0.25, ε_strong = 1, ratio 0.5 (k ≤ 256)
+and from the full calibration's timings (k = 4096, README, Running on a cluster). The fast
+path's trial costs about k^0.6 to k^1 depending on the tester, plus a part that does not
+grow with k. Used only to start the costliest points first (:func:`point_cost`); no result
+depends on it."""
+
+
+def point_cost(point: GridPoint, trials: int) -> float:
+    """A grid point's expected CPU seconds for its search at ``trials`` trials: the
+    setting's :data:`POINT_SECONDS` interpolated log-log in k (extrapolated from the
+    nearest two sizes), times trials / 1000. Rough (the other axes are ignored): it orders
+    tasks, it is not a promise."""
+    measured = POINT_SECONDS.get(point.setting, POINT_SECONDS["central"])
+    sizes = sorted(measured)
+    upper = next((i for i, size in enumerate(sizes) if size >= point.k), len(sizes) - 1)
+    upper = min(max(upper, 1), len(sizes) - 1)
+    low, high = sizes[upper - 1], sizes[upper]
+    slope = math.log(measured[high] / measured[low]) / math.log(high / low)
+    seconds = measured[low] * (max(point.k, 1) / low) ** slope
+    return seconds * trials / 1000
+
+
+def task_cost(arguments: tuple[GridPoint, int, int, dict[str, Any]]) -> float:
+    """A calibration task's expected CPU seconds (:func:`point_cost` of its point and
+    trials): the order :func:`planner.cluster.map_in_order` starts the tasks in."""
+    return point_cost(arguments[0], arguments[1])
+
+
 def calibrate(
     settings: Sequence[str],
     *,
@@ -376,6 +412,7 @@ def calibrate(
             executor=executor,
             workers=workers,
             progress=on_result,
+            cost=task_cost,
         )
     )
     return [finished[task[0]] if task[0] in finished else next(fresh) for task in tasks]

@@ -925,14 +925,26 @@ def serve(
     time_limit: Annotated[
         str, typer.Option("--time-limit", metavar="SECONDS", help="Per-job time limit.")
     ] = "600",
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            metavar="ADDRESS",
+            help="Run the verification jobs on the dask scheduler at tcp://host:port instead "
+            "of local processes (needs the dask extra; see README, Running on a cluster).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the HTTP API (/v1, OpenAPI at /docs) and the web calculator (/)."""
+    from planner.cluster import scheduler_address
     from planner.inputs import check_integer
     from planner.service.server import check_binding
     from planner.service.server import serve as run_server
     from planner.service.store import default_database
 
     check_binding(host, token)
+    if scheduler is not None:
+        scheduler_address(scheduler)  # a malformed address: one line before anything else
     run_server(
         host=host,
         port=check_integer("port", port, 1, 65535),
@@ -940,6 +952,7 @@ def serve(
         workers=check_integer("jobs", jobs, 1, 64),
         token=token,
         time_limit=check_integer("time-limit", time_limit, 1, 86400),
+        scheduler=scheduler,
     )
 
 

@@ -164,11 +164,12 @@ class ClusterExecutor(concurrent.futures.Executor):
     """``concurrent.futures`` on a dask client, for :func:`planner.calibrate.calibrate`.
 
     ``map`` sends every task at once (``pure=False``: equal arguments are still separate
-    tasks), the largest first (``size``, default :func:`task_size`: a long task started
-    last would hold up the end of the run), and yields the results in task order. Leaving
-    it early — an error, Ctrl-C, a consumer that stops — cancels every task not yet
-    returned. A task that the scheduler gives up on (its workers kept dying) or a
-    scheduler lost mid-run is one line naming ``scheduler``.
+    tasks), the costliest first (``size``, default :func:`task_size`: a long task started
+    last would hold up the end of the run), and yields the results in task order.
+    :func:`map_in_order` uses :meth:`send` and :meth:`gather` instead, to see each result
+    as it arrives. Leaving early — an error, Ctrl-C, a consumer that stops — cancels every
+    task not yet returned. A task that the scheduler gives up on (its workers kept dying)
+    or a scheduler lost mid-run is one line naming ``scheduler``.
     """
 
     def __init__(
@@ -192,45 +193,79 @@ class ClusterExecutor(concurrent.futures.Executor):
         chunksize: int = 1,
     ) -> Iterator[R]:
         tasks = list(zip(*iterables, strict=False))
-        sizes = [self.size(*arguments) for arguments in tasks]
-        order = sorted(range(len(tasks)), key=lambda index: -sizes[index])  # stable
+        futures = self.send(fn, tasks, [self.size(*arguments) for arguments in tasks])
+        return self._results(futures, timeout)
+
+    def send(
+        self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], costs: Sequence[float]
+    ) -> list[Any]:
+        """Submit ``fn(*task)`` for every task, the costliest first (dask runs a higher
+        priority first; equal costs in task order); the futures in task order."""
         futures: list[Any] = [None] * len(tasks)
-        for rank, index in enumerate(order):  # dask runs a higher priority first
+        for rank, index in enumerate(longest_first(costs)):
             futures[index] = self.client.submit(
                 fn, *tasks[index], pure=False, priority=len(tasks) - rank
             )
-        return self._results(futures, timeout)
+        return futures
+
+    def gather(
+        self, futures: list[Any], progress: Callable[[Any], None] | None = None
+    ) -> list[Any]:
+        """The futures' results in task order; ``progress`` is called with each as it
+        arrives. However it ends, every future not yet done is cancelled."""
+        from distributed import as_completed
+
+        results: list[Any] = [None] * len(futures)
+        where = {future.key: index for index, future in enumerate(futures)}
+        try:
+            for future in as_completed(futures, loop=self.client.loop):
+                results[where[future.key]] = self._result(future, None)
+                if progress is not None:
+                    progress(results[where[future.key]])
+        finally:
+            self.client.cancel(futures)  # the finished ones are already collected
+        return results
 
     def _results(self, futures: list[Any], timeout: float | None) -> Iterator[Any]:
+        try:
+            for future in futures:
+                yield self._result(future, timeout)
+        finally:
+            self.client.cancel(futures)  # the finished ones are already collected
+
+    def _result(self, future: Any, timeout: float | None) -> Any:
+        """One future's result; a task given up on or a lost scheduler is one line."""
         from distributed.client import FutureCancelledError
         from distributed.scheduler import KilledWorker
 
         try:
-            for future in futures:
-                try:
-                    yield future.result(timeout=timeout)
-                except KilledWorker as error:
-                    raise InputError(
-                        "scheduler",
-                        self.address,
-                        f"a cluster whose workers stay up (a task's workers died too often: "
-                        f"{str(error).splitlines()[0]})",
-                    ) from None
-                except (FutureCancelledError, concurrent.futures.CancelledError) as error:
-                    raise InputError(
-                        "scheduler",
-                        self.address,
-                        f"reachable for the whole run (a task was lost: {error})",
-                    ) from None
-        finally:
-            self.client.cancel(futures)  # the finished ones are already collected
+            return future.result(timeout=timeout)
+        except KilledWorker as error:
+            raise InputError(
+                "scheduler",
+                self.address,
+                f"a cluster whose workers stay up (a task's workers died too often: "
+                f"{str(error).splitlines()[0]})",
+            ) from None
+        except (FutureCancelledError, concurrent.futures.CancelledError) as error:
+            raise InputError(
+                "scheduler",
+                self.address,
+                f"reachable for the whole run (a task was lost: {error})",
+            ) from None
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         self.client.close()
 
 
+def longest_first(costs: Sequence[float]) -> list[int]:
+    """Task indices, the costliest first, equal costs in task order: the order to start
+    tasks in so that the last ones to start are short (longest processing time first)."""
+    return sorted(range(len(costs)), key=lambda index: -costs[index])
+
+
 def task_size(*arguments: Any) -> float:
-    """A task's rough cost, to start the largest first: the domain size k of its grid point
+    """A task's rough cost when its caller gives none: the domain size k of its grid point
     (``planner.calibrate``'s tasks) or scenario (``planner.batch``'s); 0 when it has none.
     A simulated trial costs O(k) on the fast path, whatever the number of users."""
     head = arguments[0] if arguments else None
@@ -260,20 +295,32 @@ def map_in_order(
     executor: concurrent.futures.Executor | None = None,
     workers: int = 1,
     progress: Callable[[R], None] | None = None,
+    cost: Callable[[T], float] = task_size,
 ) -> list[R]:
-    """``function`` over ``tasks`` in task order: on ``executor`` (e.g. a
+    """``function`` over ``tasks``, the results in task order: on ``executor`` (e.g. a
     :class:`ClusterExecutor`), else a local pool of ``workers`` processes that die with this
-    one, else in this process. ``progress`` is called with each result, in order."""
-    if executor is not None:
-        return _collect(executor.map(function, tasks), progress)
-    if workers <= 1:
+    one, else in this process.
+
+    On an executor or a pool the tasks start costliest first (``cost``, an estimate of a
+    task's run time; :func:`longest_first`), so that the run does not end waiting for a
+    long task started last; which task runs where and when never changes its result.
+    ``progress`` is called with each result as it arrives (in task order in this process).
+    """
+    if executor is None and workers <= 1:
         return _collect(map(function, tasks), progress)
+    costs = [cost(task) for task in tasks]
+    if isinstance(executor, ClusterExecutor):
+        return executor.gather(
+            executor.send(function, [(task,) for task in tasks], costs), progress
+        )
+    if executor is not None:
+        return _gather(_send(executor, function, tasks, costs), progress)
     # workers that die with this process (planner.workers.pool_options, spelt out for mypy)
     pool = ProcessPoolExecutor(
         max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)
     )
     try:
-        collected = _collect(pool.map(function, tasks), progress)
+        collected = _gather(_send(pool, function, tasks, costs), progress)
     except BaseException:  # Ctrl-C or an error: stop the running tasks, do not wait for them
         running = dict(getattr(pool, "_processes", None) or {})  # shutdown forgets them
         pool.shutdown(wait=False, cancel_futures=True)
@@ -282,6 +329,45 @@ def map_in_order(
         raise
     pool.shutdown()
     return collected
+
+
+def _send(
+    executor: concurrent.futures.Executor,
+    function: Callable[[T], R],
+    tasks: Sequence[T],
+    costs: Sequence[float],
+) -> list[concurrent.futures.Future[R]]:
+    """Submit the tasks costliest first (an executor's queue is first in, first out); the
+    futures in task order."""
+    futures: dict[int, concurrent.futures.Future[R]] = {}
+    try:
+        for index in longest_first(costs):
+            futures[index] = executor.submit(function, tasks[index])
+    except BaseException:
+        for future in futures.values():
+            future.cancel()
+        raise
+    return [futures[index] for index in range(len(tasks))]
+
+
+def _gather(
+    futures: list[concurrent.futures.Future[R]], progress: Callable[[R], None] | None
+) -> list[R]:
+    """The results in task order, ``progress`` called as each arrives; the futures not
+    yet started are cancelled if this ends early."""
+    where = {id(future): index for index, future in enumerate(futures)}
+    results: list[Any] = [None] * len(futures)
+    try:
+        for future in concurrent.futures.as_completed(futures):
+            result = future.result()
+            results[where[id(future)]] = result
+            if progress is not None:
+                progress(result)
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+    return results
 
 
 def _collect(results: Iterable[R], progress: Callable[[R], None] | None) -> list[R]:

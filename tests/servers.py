@@ -32,7 +32,9 @@ def call(port: int, method: str, path: str, body: dict | None = None) -> tuple[i
         return error.code, json.loads(error.read())
 
 
-def start_server(port: int, database: Path) -> subprocess.Popen[bytes]:
+def start_server(port: int, database: Path, *options: str) -> subprocess.Popen[bytes]:
+    """``planner serve`` on 127.0.0.1:``port`` (one job at a time, plus ``options``), once
+    it answers ``/v1/health``."""
     server = subprocess.Popen(
         [
             sys.executable,
@@ -45,6 +47,7 @@ def start_server(port: int, database: Path) -> subprocess.Popen[bytes]:
             str(database),
             "--jobs",
             "1",
+            *options,
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

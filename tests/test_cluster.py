@@ -364,3 +364,68 @@ def test_the_largest_tasks_are_sent_first() -> None:
     assert task_size(({"k": "1000", "model": "local"}, "auto", 7)) == 1000  # a batch row
     assert task_size(({"model": "local"}, "auto", 7)) == 0  # no k: an error row, cheap
     assert task_size(({"k": "x"}, "auto", 7)) == 0
+
+
+def test_tasks_start_costliest_first_and_results_stay_in_task_order() -> None:
+    """map_in_order on an executor: a one-thread executor runs the tasks in the order they
+    were sent, which must be costliest first; the results come back in task order, and
+    progress sees every result once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from planner.cluster import map_in_order
+
+    started: list[int] = []
+
+    def square(task: int) -> int:
+        started.append(task)
+        return task * task
+
+    tasks = [3, 1, 4, 1, 5, 9, 2, 6]
+    seen: list[int] = []
+    with ThreadPoolExecutor(max_workers=1) as one_thread:
+        results = map_in_order(square, tasks, executor=one_thread, progress=seen.append, cost=float)
+    assert results == [task * task for task in tasks]
+    assert started == sorted(tasks, reverse=True)
+    assert sorted(seen) == sorted(results)
+    # a local pool takes the same path (and the same order); its results are the same
+    assert map_in_order(abs, [-3, 1, -4], workers=2, cost=float) == [3, 1, 4]
+
+
+def test_the_cluster_runs_the_costliest_first() -> None:
+    """ClusterExecutor gives dask a higher priority (runs first) to a costlier task."""
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.priorities: dict[int, int] = {}
+
+        def submit(self, fn: object, task: int, *, pure: bool, priority: int) -> int:
+            assert pure is False
+            self.priorities[task] = priority
+            return task
+
+    recorder = Recorder()
+    executor = ClusterExecutor(recorder, "tcp://127.0.0.1:1")
+    costs = [0.5, 3.0, 0.5, 9.0, 1.0]
+    futures = executor.send(abs, [(index,) for index in range(len(costs))], costs)
+    assert futures == list(range(len(costs)))  # in task order
+    by_priority = sorted(recorder.priorities, key=lambda task: -recorder.priorities[task])
+    assert by_priority == [3, 1, 4, 0, 2]  # costliest first, equal costs in task order
+
+
+def test_a_grid_points_cost_estimate_orders_the_quick_grid() -> None:
+    """point_cost grows with k and trials, and puts the quick grid's costliest measured
+    points (central and shuffle private coin at k = 64) first, its cheapest (local public
+    coin at k = 16) last."""
+    from planner.calibrate import GridPoint, grid_points, point_cost
+
+    for setting in ("central", "shuffle-private", "local-private", "local-public"):
+        costs = [point_cost(GridPoint(setting, k, 0.25, 1.0, 0.5), 500) for k in (4, 16, 100)]
+        assert costs == sorted(costs) and costs[0] > 0
+        point = GridPoint(setting, 64, 0.25, 1.0, 0.5)
+        assert point_cost(point, 1000) == pytest.approx(2 * point_cost(point, 500))
+    quick = {"k": [16, 64], "alpha": [0.25], "eps_strong": [1.0], "eps_ratio": [0.5]}
+    settings = ("central", "shuffle-private", "local-public")
+    points = [point for setting in settings for point in grid_points(setting, quick)]
+    ranked = sorted(points, key=lambda p: -point_cost(p, 500))
+    assert {(p.setting, p.k) for p in ranked[:2]} == {("central", 64), ("shuffle-private", 64)}
+    assert (ranked[-1].setting, ranked[-1].k) == ("local-public", 16)

@@ -113,14 +113,17 @@ def create_app(
     token: str | None = None,
     time_limit: float = 600.0,
     run_jobs: bool = True,
+    client: Any = None,
 ) -> FastAPI:
-    """The service around one database file (``run_jobs=False``: queue but never run)."""
+    """The service around one database file (``run_jobs=False``: queue but never run;
+    ``client``: a ``distributed.Client`` whose cluster runs the jobs, see
+    :func:`planner.cluster.connect`; the caller closes it)."""
     from planner import api
     from planner.service import apidocs, page, routes
 
     store = JobStore(database)
     store.recover()
-    runner = JobRunner(store, workers=workers, time_limit=time_limit)
+    runner = JobRunner(store, workers=workers, time_limit=time_limit, client=client)
     versions = api.version_document()
 
     @asynccontextmanager

@@ -5,10 +5,17 @@ process per job (``python -m planner.service.worker``; never the request's threa
 follower thread per running job relays its progress lines into the store and records its
 outcome. The dispatcher kills a job that outlives the time limit or is cancelled; killing
 a job's process stops exactly that job, and a crash of one job fails only that job.
+
+With a dask client (``planner serve --scheduler``) a job is a task on the cluster instead
+(:func:`planner.service.worker.run_on_cluster`, the same code and seed, so the same
+report); its progress comes back as dask events. A stopped job's future is cancelled and
+its stop event set (the task ends after its current family); a job whose scheduler went
+away fails with one line instead of waiting for it.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -17,24 +24,32 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
-from planner.service.store import JobStatus, JobStore
-from planner.service.worker import MEMORY_LIMIT_BYTES, PARENT_ENV
+from planner.service.store import Job, JobStatus, JobStore
+from planner.service.worker import MEMORY_LIMIT_BYTES, PARENT_ENV, PROGRESS_TOPIC, stop_event_name
 
 POLL_SECONDS = 0.2
+LOST_SCHEDULER_SECONDS = 10.0
+"""How long a job on a cluster waits for a client that lost its scheduler to reconnect
+before it fails."""
 
 
 @dataclass
 class _Running:
     job_id: str
-    process: subprocess.Popen[str]
+    process: subprocess.Popen[str] | None
+    """The job's own process (None for a job on a cluster)."""
     deadline: float
     stopped: tuple[JobStatus, str] | None = None
     """Set by the dispatcher before it kills the process: the status and reason to record."""
+    future: Any = None
+    """The job's ``distributed.Future`` (a job on a cluster)."""
 
 
 class JobRunner:
-    """The bounded pool of job processes behind ``POST /v1/validations``."""
+    """The bounded pool of job processes (or of a dask cluster's tasks, with ``client``)
+    behind ``POST /v1/validations``."""
 
     def __init__(
         self,
@@ -43,12 +58,18 @@ class JobRunner:
         workers: int = 2,
         time_limit: float = 600.0,
         memory: int = MEMORY_LIMIT_BYTES,
+        client: Any = None,
+        scheduler: str | None = None,
     ) -> None:
         self.store = store
         self.workers = workers
         self.time_limit = time_limit
         self.memory = memory
+        self.client = client
+        """A ``distributed.Client``: jobs run on its cluster; None: in local processes."""
+        self.scheduler = scheduler or (None if client is None else str(client.scheduler.address))
         self._running: dict[str, _Running] = {}
+        self._lost_since: float | None = None
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -57,6 +78,8 @@ class JobRunner:
     def start(self) -> None:
         if self._thread is None:
             self._stop.clear()
+            if self.client is not None:
+                self.client.subscribe_topic(PROGRESS_TOPIC, self._remote_progress)
             self._thread = threading.Thread(target=self._loop, name="job-runner", daemon=True)
             self._thread.start()
 
@@ -67,6 +90,9 @@ class JobRunner:
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
+        if self.client is not None and self.client.status == "running":
+            with contextlib.suppress(Exception):
+                self.client.unsubscribe_topic(PROGRESS_TOPIC)
 
     def wake(self) -> None:
         """A job was queued or cancelled: look now rather than at the next poll."""
@@ -91,9 +117,20 @@ class JobRunner:
 
     def _dispatch(self) -> None:
         while len(self._running) < self.workers:
+            if self.client is not None and self.client.status != "running":
+                if not self._scheduler_lost():
+                    return  # reconnecting: the queue waits
+                job = self.store.next_queued()
+                if job is None or not self.store.mark_running(job.id):
+                    return
+                self.store.finish(job.id, JobStatus.FAILED, error=self._lost_line())
+                continue
             job = self.store.next_queued()
             if job is None or not self.store.mark_running(job.id):
                 return
+            if self.client is not None:
+                self._submit(job)
+                continue
             environment = {
                 **os.environ,
                 PARENT_ENV: str(os.getpid()),
@@ -123,10 +160,113 @@ class JobRunner:
                 target=self._follow, args=(running,), name=f"job-{job.id[:8]}", daemon=True
             ).start()
 
+    def _submit(self, job: Job) -> None:
+        """Start a job as a task on the cluster, and its follower thread."""
+        from planner.service.worker import run_on_cluster
+
+        try:
+            future = self.client.submit(
+                run_on_cluster,
+                job.id,
+                job.kind,
+                job.request,
+                pure=False,
+                key=f"planner-job-{job.id}",
+            )
+        except Exception as error:  # the client closed between the check and the call
+            self.store.finish(job.id, JobStatus.FAILED, error=self._lost_line(error))
+            return
+        running = _Running(job.id, None, time.monotonic() + self.time_limit, future=future)
+        with self._lock:
+            self._running[job.id] = running
+        threading.Thread(
+            target=self._follow_remote, args=(running,), name=f"job-{job.id[:8]}", daemon=True
+        ).start()
+
+    def _remote_progress(self, event: tuple[float, Any]) -> None:
+        """A dask event from a job's task (runs on the client's event loop)."""
+        _, message = event
+        try:
+            job_id = str(message["job"])
+            if job_id in self._running:
+                self.store.progress(job_id, int(message["progress"]), str(message["family"]))
+        except (KeyError, TypeError, ValueError):  # not an event this code sent
+            return
+
+    def _follow_remote(self, running: _Running) -> None:
+        """Wait for one job's task and record its outcome."""
+        status, report, error = self._remote_outcome(running.future)
+        with self._lock:
+            self._running.pop(running.job_id, None)
+            stopped = running.stopped
+        if stopped is not None:
+            self.store.finish(running.job_id, stopped[0], error=stopped[1])
+            self._clear_stop(running.job_id)
+        else:
+            self.store.finish(running.job_id, status, report=report, error=error)
+        self._wake.set()
+
+    def _remote_outcome(self, future: Any) -> tuple[JobStatus, dict | None, str | None]:
+        """The task's result as (status, report, error), however it ends: done, failed,
+        its workers dead, cancelled, or its scheduler gone (after
+        :data:`LOST_SCHEDULER_SECONDS` without it, or at once when the client closed)."""
+        from distributed.client import FutureCancelledError
+        from distributed.scheduler import KilledWorker
+
+        while True:
+            try:
+                message = future.result(timeout=POLL_SECONDS)
+            except TimeoutError:
+                if self._scheduler_lost():
+                    return JobStatus.FAILED, None, self._lost_line()
+                continue
+            except KilledWorker as error:
+                reason = str(error).splitlines()[0]
+                return JobStatus.FAILED, None, f"the cluster's workers died running it ({reason})"
+            except (FutureCancelledError, concurrent.futures.CancelledError) as error:
+                return JobStatus.FAILED, None, self._lost_line(error)
+            except Exception as error:  # e.g. the package is missing on a worker
+                line = f"{type(error).__name__}: {error}".splitlines()[0]
+                return JobStatus.FAILED, None, f"the job failed on the cluster: {line}"
+            if isinstance(message, dict) and "done" in message:
+                return JobStatus.DONE, message["done"], None
+            error_line = message.get("error") if isinstance(message, dict) else None
+            return JobStatus.FAILED, None, str(error_line or "the job's task gave no result")
+
+    def _scheduler_lost(self) -> bool:
+        """The client closed, or has been without its scheduler for longer than
+        :data:`LOST_SCHEDULER_SECONDS` (dask's client may try to reconnect for ever)."""
+        if self.client.status == "running":
+            self._lost_since = None
+            return False
+        if self._lost_since is None:
+            self._lost_since = time.monotonic()
+        return (
+            self.client.status in ("closing", "closed")
+            or time.monotonic() - self._lost_since > LOST_SCHEDULER_SECONDS
+        )
+
+    def _lost_line(self, error: BaseException | None = None) -> str:
+        """The one line a job gets when the cluster's scheduler is no longer reachable."""
+        why = "" if error is None else f" ({str(error).splitlines()[0] or type(error).__name__})"
+        return (
+            f"the dask scheduler at {self.scheduler} went away{why}; the job did not finish: "
+            "restart the scheduler and planner serve --scheduler, then rerun it"
+        )
+
+    def _clear_stop(self, job_id: str) -> None:
+        """Drop a stopped job's stop event from the scheduler (if it is still there)."""
+        if self.client is None or self.client.status != "running":
+            return
+        from distributed import Event
+
+        with contextlib.suppress(Exception):
+            Event(stop_event_name(job_id), client=self.client).clear()
+
     def _follow(self, running: _Running) -> None:
         """Relay one job's lines into the store until its process ends."""
         outcome: tuple[JobStatus, dict | None, str | None] | None = None
-        assert running.process.stdout is not None
+        assert running.process is not None and running.process.stdout is not None
         for line in running.process.stdout:
             try:
                 message = json.loads(line)
@@ -172,9 +312,24 @@ class JobRunner:
         with self._lock:
             if running.stopped is None:
                 running.stopped = (status, reason)
-        if running.process.poll() is None:
-            running.process.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            running.process.wait(timeout=5)
+        if running.future is not None:
+            self._stop_remote(running)
+        elif running.process is not None:
+            if running.process.poll() is None:
+                running.process.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                running.process.wait(timeout=5)
         if self._stop.is_set():  # the follower may not get to it before exit
             self.store.finish(running.job_id, status, error=reason)
+
+    def _stop_remote(self, running: _Running) -> None:
+        """Set the job's stop event (its task ends after its current family) and cancel
+        its future (a task not started yet never starts)."""
+        if self.client.status != "running":
+            return  # the follower fails it as lost
+        from distributed import Event
+
+        with contextlib.suppress(Exception):
+            Event(stop_event_name(running.job_id), client=self.client).set()
+        with contextlib.suppress(Exception):
+            running.future.cancel()

@@ -59,20 +59,39 @@ def serve(
     workers: int,
     token: str | None,
     time_limit: float,
+    scheduler: str | None = None,
 ) -> None:
-    """Serve until interrupted (Ctrl-C or SIGTERM end running jobs as ``interrupted``)."""
+    """Serve until interrupted (Ctrl-C or SIGTERM end running jobs as ``interrupted``).
+    ``scheduler``: run the jobs on that dask scheduler's cluster (checked before serving:
+    one line naming ``scheduler`` if it does not answer or its workers differ)."""
     import uvicorn
 
     from planner.service.app import create_app
 
     check_binding(host, token)
     check_port(host, port)
+    client = None
+    if scheduler is not None:
+        from planner.cluster import connect, scheduler_address
+
+        client = connect(scheduler)
+        scheduler = scheduler_address(scheduler)
     try:
-        app = create_app(database, workers=workers, token=token, time_limit=time_limit)
-    except (OSError, sqlite3.Error) as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise InputError(
-            "db", str(database), f"a writable SQLite database file ({reason})"
-        ) from None
-    print(f"planner serve: http://{host}:{port}/  (jobs in {database}, {workers} at a time)")
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+        try:
+            app = create_app(
+                database, workers=workers, token=token, time_limit=time_limit, client=client
+            )
+        except (OSError, sqlite3.Error) as error:
+            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise InputError(
+                "db", str(database), f"a writable SQLite database file ({reason})"
+            ) from None
+        where = f"on the dask cluster at {scheduler}" if scheduler else "in local processes"
+        print(
+            f"planner serve: http://{host}:{port}/  (jobs in {database}, {workers} at a time, "
+            f"{where})"
+        )
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    finally:
+        if client is not None:
+            client.close()
