@@ -220,6 +220,18 @@ def full_row(client: Any, row: str) -> None:
     )
 
 
+CLUSTER_SETTINGS: dict[str, object] = {
+    "distributed.scheduler.worker-saturation": 1.0,
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.admin.tick.interval": "200ms",
+}
+"""Settings for CPU-bound tasks of seconds (README, Running on a cluster): one task per
+worker thread at a time (no second task queued behind a long one), no sampling profiler
+and fewer monitor wake-ups competing with the task for the worker process's GIL. On this
+machine: 1.64× against 1.55× with dask's defaults (3.64 s against 3.82 s)."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=500, help="quick grid: trials per check")
@@ -233,10 +245,19 @@ def main() -> None:
         default=[],
         help="time every node of one (setting, k), to check the sample (repeatable)",
     )
+    parser.add_argument(
+        "--dask-defaults",
+        action="store_true",
+        help="run the cluster with dask's default settings, not CLUSTER_SETTINGS",
+    )
     arguments = parser.parse_args()
+    import dask
     import distributed
 
     print(load())
+    settings = {} if arguments.dask_defaults else CLUSTER_SETTINGS
+    print(f"cluster settings: {settings or 'dask defaults'}")
+    dask.config.set(settings)  # before the cluster starts: its processes inherit them
     cluster = distributed.LocalCluster(
         n_workers=2,
         threads_per_worker=1,
