@@ -154,6 +154,12 @@ def test_explain_version_health_and_openapi(client) -> None:
             "trials",
             "user path",
         ),
+        (  # a 45-run vote: 25,600 trials × k = 4,000 fit once (1e8), not 45 times
+            "/v1/validations",
+            {**SMALL_JOB, "k": 4000, "eps1": 5, "eps2": 2, "beta": 0.01, "trials": 25600},
+            "trials",
+            "vote run",
+        ),
     ],
 )
 def test_bad_input_is_422_with_one_line_naming_the_parameter(
