@@ -476,6 +476,28 @@ def _remembered(
     return value
 
 
+def _point_key(
+    query: Query,
+    constant: SettingConstant,
+    eps_strong: float,
+    eps_weak: float,
+    accounting: Accounting,
+    compression: tuple[int, int],
+) -> tuple[Any, ...]:
+    """What a point's remembered multiplier and sizes depend on (with the constant's id)."""
+    return (
+        id(constant),
+        query.setting,
+        query.k,
+        query.alpha,
+        query.delta,
+        eps_strong,
+        eps_weak,
+        accounting,
+        compression,
+    )
+
+
 def calibrated_multiplier(
     query: Query,
     constant: SettingConstant,
@@ -487,17 +509,7 @@ def calibrated_multiplier(
     """The multiplier that puts this point's n on the grid's geometric interpolation of n
     (:func:`_calibrated_multiplier`), remembered per constant and point: a plan asks for
     it at its point and baseline, a compare, sweep row or batch for the same again."""
-    key = (
-        id(constant),
-        query.setting,
-        query.k,
-        query.alpha,
-        query.delta,
-        eps_strong,
-        eps_weak,
-        accounting,
-        compression,
-    )
+    key = _point_key(query, constant, eps_strong, eps_weak, accounting, compression)
     return _remembered(
         _MULTIPLIERS,
         constant,
@@ -758,18 +770,7 @@ def _sizes(
             query, eps_strong, eps_weak, multiplier, constant.bound, accounting, compression
         )
 
-    key = (
-        id(constant),
-        query.setting,
-        query.k,
-        query.alpha,
-        query.delta,
-        eps_strong,
-        eps_weak,
-        accounting,
-        compression,
-        factor,
-    )
+    key = (*_point_key(query, constant, eps_strong, eps_weak, accounting, compression), factor)
     return _remembered(_SIZES, constant, key, made)
 
 
