@@ -18,7 +18,9 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import re
+import signal
 import socket
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -202,10 +204,14 @@ class ClusterExecutor(concurrent.futures.Executor):
         """Submit ``fn(*task)`` for every task, the costliest first (dask runs a higher
         priority first; equal costs in task order); the futures in task order."""
         futures: list[Any] = [None] * len(tasks)
-        for rank, index in enumerate(longest_first(costs)):
-            futures[index] = self.client.submit(
-                fn, *tasks[index], pure=False, priority=len(tasks) - rank
-            )
+        with _ctrl_c_deferred() as interrupted:
+            for rank, index in enumerate(longest_first(costs)):
+                futures[index] = self.client.submit(
+                    fn, *tasks[index], pure=False, priority=len(tasks) - rank
+                )
+        if interrupted:  # Ctrl-C while submitting: nothing of this run may stay queued
+            self.client.cancel([future for future in futures if future is not None])
+            raise KeyboardInterrupt
         return futures
 
     def gather(
@@ -329,6 +335,26 @@ def map_in_order(
         raise
     pool.shutdown()
     return collected
+
+
+@contextmanager
+def _ctrl_c_deferred() -> Iterator[list[int]]:
+    """Hold Ctrl-C (SIGINT) back while the block runs, and say whether it came.
+
+    A ``KeyboardInterrupt`` raised inside the dask client's ``submit`` can leave the client
+    half-way through talking to its event-loop thread, and the command then hangs on exit
+    instead of cancelling its tasks. Only the main thread receives signals; elsewhere the
+    block runs as it is.
+    """
+    caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+    previous = signal.signal(signal.SIGINT, lambda number, _frame: caught.append(number))
+    try:
+        yield caught
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _send(

@@ -429,3 +429,33 @@ def test_a_grid_points_cost_estimate_orders_the_quick_grid() -> None:
     ranked = sorted(points, key=lambda p: -point_cost(p, 500))
     assert {(p.setting, p.k) for p in ranked[:2]} == {("central", 64), ("shuffle-private", 64)}
     assert (ranked[-1].setting, ranked[-1].k) == ("local-public", 16)
+
+
+class _InterruptedClient:
+    """A client whose third ``submit`` receives Ctrl-C (SIGINT to this process)."""
+
+    def __init__(self) -> None:
+        self.submitted: list[int] = []
+        self.cancelled: list[int] = []
+
+    def submit(self, fn, *args, pure: bool, priority: int) -> int:
+        self.submitted.append(priority)
+        if len(self.submitted) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        return priority
+
+    def cancel(self, futures: list[int]) -> None:
+        self.cancelled.extend(futures)
+
+
+def test_ctrl_c_while_submitting_lets_every_submit_finish_then_cancels_them() -> None:
+    """Ctrl-C is held back during submission (a KeyboardInterrupt inside the dask client's
+    submit could leave it stuck), then raised, with every submitted task cancelled."""
+    client = _InterruptedClient()
+    executor = ClusterExecutor(client, address="tcp://127.0.0.1:1")
+    handler = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        executor.send(len, [((1,),)] * 5, [1.0] * 5)
+    assert len(client.submitted) == 5  # no submit was cut in the middle
+    assert sorted(client.cancelled) == sorted(client.submitted)
+    assert signal.getsignal(signal.SIGINT) is handler
