@@ -43,10 +43,9 @@ def parameters_for_beta(
         return parameters
     from planner.calibrate import operating_error  # scipy: only when validating
 
-    defaults = CentralTester(2, 1.0, 1.0)
-    shift_scale, shift_privacy = shifts_for_error(
-        float(parameters.get("shift_scale", defaults.shift_scale)),
-        float(parameters.get("shift_privacy", defaults.shift_privacy)),
+    shift_scale, shift_privacy = shifts_for_error(  # the file's, else the class defaults
+        float(parameters.get("shift_scale", CentralTester.shift_scale)),
+        float(parameters.get("shift_privacy", CentralTester.shift_privacy)),
         operating_error(PER_RUN_ERROR),
         operating_error(beta),
     )
