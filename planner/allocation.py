@@ -91,7 +91,13 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
             multiplier = plan.repetition.factor * calibrated_multiplier(
                 query, constant, eps_effective, eps_weak, query.accounting, compression
             )
-            sizes = shuffle_sizes_for_noise(query, float(mu), mu_w, multiplier, compression)
+            # the member runs the plan's protocol: its L is the plan's (printed, validated),
+            # not the bound's argmin at μ′ (a member sized for another L would be run with
+            # this one: k = 200, ε = (0.245, 2.9), cost allocation: null error 0.33)
+            fixed_L = plan.compression.L if plan.compression is not None else None
+            sizes = shuffle_sizes_for_noise(
+                query, float(mu), mu_w, multiplier, compression, fixed_L=fixed_L
+            )
             pair = (plan.runs * sizes.n_strong, plan.runs * sizes.n_weak)
             members.append(
                 (

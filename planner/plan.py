@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -293,14 +293,20 @@ def shuffle_sizes_for_noise(
     mu_weak: float,
     multiplier: float,
     compression: tuple[int, int],
+    fixed_L: int | None = None,
 ) -> _RunSizes:
-    """Shuffle sizes when the groups' per-bin noise is (μ_strong ≤ μ_weak), n2 = (μ_w/μ_s)·n1."""
+    """Shuffle sizes when the groups' per-bin noise is (μ_strong ≤ μ_weak), n2 = (μ_w/μ_s)·n1.
+
+    ``fixed_L``: the public-coin protocol's L as given (an allocation's member runs the
+    plan's own protocol, whose L is the one printed), not the bound's argmin at these μ."""
     bound_key = UPPER_BOUND_KEY[query.setting.key]
     bound = BOUNDS[bound_key]
     values: dict[str, Any] = {"k": query.k, "alpha": query.alpha, "mu1": mu_strong, "mu2": mu_weak}
     details = None
     if query.setting.coin is Coin.PUBLIC:
         details = _compression(bound_key, query.k, query.alpha, mu_strong, mu_weak, compression)
+        if fixed_L is not None:
+            details = replace(details, L=fixed_L)
         values["L"] = details.L
     order_strong = _bound_value(bound_key, tuple(values.items()))
     # Both counts are rounded up from the same real value, so n_weak moves smoothly with
@@ -820,7 +826,7 @@ def _repetition(
         return _ONE_RUN, one_run
     vote_runs = majority_vote_runs(query.beta, PER_RUN_ERROR)
     vote_total = vote_runs * (one_run.n_strong + one_run.n_weak)
-    factor = constant.direct_factor(query.beta, query.k, max(query.eps1, query.eps2))
+    factor = constant.direct_factor(query.beta, query.k, max(query.eps1, query.eps2), query.alpha)
     if factor is None:
         return Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, None, None), one_run
     direct = sized(factor)

@@ -95,3 +95,37 @@ def test_an_allocation_is_what_the_plan_prints(capsys) -> None:
         allocated["n_users_group2"],
     ]
     assert any(f"n1 = {paper['n_users_group1']:,}" in w for w in chosen["warnings"])
+
+
+def test_a_public_coin_shuffle_member_is_sized_for_the_protocol_it_runs() -> None:
+    """A member of the shuffle public-coin family runs the plan's protocol, whose L is the
+    one printed and validated; it used to be sized at the bound's argmin L for its own μ
+    (L = 10 here against the plan's 118), and the hold-out found the cost allocation's
+    one run at a null error of 0.33 (0.328 at 4000 trials), which a 33-run vote at
+    β = 0.024 turned into 0.026 > β. Sized for L = 118, 3000 trials (seed 78): 0.25."""
+    from planner.allocation import allocated_plan
+
+    query = make_query(
+        "shuffle-public",
+        k=200,
+        alpha=0.16990923575035735,
+        eps1=0.24496582356065816,
+        eps2=2.904448232014959,
+        delta=1.8613210599584885e-09,
+    )
+    paper = plan(query)
+    assert paper.compression is not None and paper.compression.L == 118
+    cheap = allocate(paper, AllocationRule.COST, cost1=1.0, cost2=0.6087979992658035)
+    assert "noise raised" in cheap.reason
+    assert allocated_plan(paper, cheap).compression == paper.compression
+    report = validate(
+        query,
+        n1=cheap.n_users_group1,
+        n2=cheap.n_users_group2,
+        trials=3000,
+        seed=78,
+        families=["uniform"],
+        checked_plan=paper,
+    )
+    (uniform,) = report.verification.outcomes
+    assert uniform.ci_high < 0.296  # the operating point at β = 1/3 (old sizes: 0.328)
