@@ -36,14 +36,27 @@ ACCEPTED = {
 }
 """``--region accepted``: every input's accepted range (α and β from 1e-4 and 0.01)."""
 COVERED = {
-    "k": (16, 4096),
-    "alpha": (0.05, 0.5),
+    "k": (16, 10**5),
+    "alpha": (0.01, 0.95),
     "eps": (0.01, 20.0),
     "delta": (1e-10, 1e-3),
     "beta": (0.01, 0.5),
 }
 """``--region covered``: the box the settings' covered regions share most of (a query
 outside one setting's region is still simulated or refused, as ever)."""
+TARGET = {
+    "k": (2, 10**5),
+    "alpha": (0.01, 0.95),
+    "eps": (0.01, 10.0),
+    "delta": (1e-10, 1e-3),
+    "beta": (0.01, 1 / 3),
+}
+"""``--region target``: where users plan, the box the calibration is meant to reach
+(docs/coverage.md); with ``--plan-only`` it measures how much of it is calibrated,
+simulated or refused."""
+LARGE_K = {**COVERED, "k": (4096, 10**5)}
+"""``--region large-k``: the covered box above the grids' largest k (docs/coverage.md, k)."""
+REGIONS = {"accepted": ACCEPTED, "covered": COVERED, "target": TARGET, "large-k": LARGE_K}
 SETTINGS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
 ALLOCATIONS = ("paper", "cost", "fixed-n2")
 
@@ -115,6 +128,9 @@ def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
         return record
     record.update(coverage=result.coverage.value, protocol=result.protocol)
     n1, n2 = result.n_users_group1, result.n_users_group2
+    if drawn.get("plan_only"):
+        record.update(outcome="planned", n1=n1, n2=n2, seconds=time.perf_counter() - start)
+        return record
     rule = AllocationRule(drawn["allocation"])
     if rule is not AllocationRule.PAPER:
         allocated = allocate(
@@ -157,7 +173,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--budget", type=float, default=30.0, help="simulation budget (s)")
     parser.add_argument("--output", type=Path, default=Path("holdout.jsonl"))
-    parser.add_argument("--region", choices=("accepted", "covered"), default="accepted")
+    parser.add_argument("--region", choices=tuple(REGIONS), default="accepted")
+    parser.add_argument(
+        "--plan-only", action="store_true", help="plan (or refuse) each query, no validation"
+    )
     parser.add_argument("--first", type=int, default=0, help="skip the queries before this one")
     parser.add_argument("--beta", type=float, default=None, help="every query at this β")
     parser.add_argument(
@@ -167,9 +186,9 @@ def main() -> None:
     done = set()
     if args.output.exists():
         done = {json.loads(line)["index"] for line in args.output.read_text().splitlines()}
-    ranges = ACCEPTED if args.region == "accepted" else COVERED
+    ranges = REGIONS[args.region]
     todo = [
-        (draw(args.seed, i, ranges, args.beta), args.budget)
+        ({**draw(args.seed, i, ranges, args.beta), "plan_only": args.plan_only}, args.budget)
         for i in range(args.first, args.queries)
         if i not in done and (args.setting is None or SETTINGS[i % len(SETTINGS)] == args.setting)
     ]

@@ -143,7 +143,7 @@ def smallest_multiplier(
 
 DEFAULT_AXES: dict[str, list[float]] = {
     "k": [16, 256, 4096],
-    "alpha": [0.05, 0.15, 0.5],
+    "alpha": [0.01, 0.05, 0.15, 0.5, 0.95],
     "eps_strong": [0.25, 0.5, 1.0],
     "eps_ratio": [0.25, 0.5, 1.0],
 }
@@ -153,14 +153,14 @@ SMALL_EPS_AXES: dict[str, list[float]] = {
     **DEFAULT_AXES,
     "eps_strong": [0.01, 0.03, 0.1, 0.25, 0.5, 1.0],
 }
-"""The shuffle public-coin grid: down to ε_strong = 0.01, where its constant rises (by up
-to 1.5× below 0.25). (The private coin's rises by up to 1.3×; its small-ε nodes are not
-fitted yet, so its covered region starts at the grid's 0.25.)"""
+"""The shuffle grids: down to ε_strong = 0.01, where their constants rise (public coin: by
+up to 1.5× below 0.25, private coin: up to 1.3×)."""
 SETTING_AXES: dict[str, dict[str, list[float]]] = {
     "shuffle-public": SMALL_EPS_AXES,
+    "shuffle-private": SMALL_EPS_AXES,
     "central": {
         "k": [4, 16, 256, 4096],
-        "alpha": [0.05, 0.15, 0.5, 0.95],
+        "alpha": [0.01, 0.05, 0.15, 0.5, 0.95],
         "eps_strong": [0.01, 0.03, 0.1, 0.25, 1.0, 3.0],
         "eps_ratio": [1.0],
     },
@@ -742,6 +742,14 @@ def constants_document(
         kept = {
             name: previous[name] for name in ("bound", *TESTER_EXTRAS, "direct") if name in previous
         }
+        # The covered region is a claim about evidence (docs/coverage.md), partly argued
+        # beyond the grid: a refit on a grid that spans every earlier node keeps it; any
+        # other grid (a --quick run) is covered by its own extent only.
+        earlier_axes = previous.get("grid", {}).get("axes", {})
+        if all(set(values) <= set(setting_axes[name]) for name, values in earlier_axes.items()):
+            kept.update(
+                {name: previous[name] for name in ("covered", "covered_note") if name in previous}
+            )
         settings[setting] = {
             "source": "calibrated",
             "multiplier": safety_margin(setting) * max(multipliers),

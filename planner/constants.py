@@ -190,7 +190,9 @@ class SettingConstant:
         k, alpha, eps_strong, ratio = np.meshgrid(*grid[0], indexing="ij")
         return np.round(k).astype(np.int64), alpha, eps_strong, eps_strong * ratio
 
-    def direct_factor(self, beta: float, k: int, eps_strong: float | None = None) -> float | None:
+    def direct_factor(
+        self, beta: float, k: int, eps_strong: float | None = None, alpha: float | None = None
+    ) -> float | None:
         """How many times one run's C must grow to meet β by itself (README, β).
 
         From the ``direct`` entry (``planner calibrate --direct``): per calibrated k, factors
@@ -201,13 +203,18 @@ class SettingConstant:
         the larger ε is above the entry's grid (``eps_strong``; None: not checked): there
         the tester adds little noise, its error's tail falls more slowly than where the
         factors were measured, and only the majority vote is backed (``docs/coverage.md``).
+        Likewise above the entry's largest α (``alpha``; None: not checked): a plan there
+        has few users, its statistic is as discrete as the data. (Below the entry's α the
+        users only grow and the statistic is closer to normal: the factors hold.)
         """
         direct = self.extra.get("direct")
         if not direct or not 0 < beta < PER_RUN_ERROR or k < direct["k"][0]:
             return None
-        measured = direct.get("axes", {}).get("eps_strong")
-        if eps_strong is not None and (not measured or eps_strong > max(measured)):
-            return None
+        axes = direct.get("axes", {})
+        for value, name in ((eps_strong, "eps_strong"), (alpha, "alpha")):
+            measured = axes.get(name)
+            if value is not None and (not measured or value > max(measured)):
+                return None
         betas = [PER_RUN_ERROR, *direct["beta"]]
         rows = [_log_log_between(beta, betas, [1.0, *row]) for row in direct["factor"]]
         return _log_log_between(min(k, direct["k"][-1]), direct["k"], rows)

@@ -77,6 +77,26 @@ def test_one_worker_and_two_workers_give_identical_constants() -> None:
     assert plan(grid_points("central", QUICK_AXES)[0].query(), table).constant_source.value == (
         "calibrated"
     )
+    # a grid that does not span the shipped one is covered by its own extent only
+    assert entry.covered == {"k": (16, 64), "alpha": (0.3, 0.3), "eps_strong": (1.0, 1.0)} | {
+        "eps_ratio": (0.5, 0.5)
+    }
+
+
+def test_a_refit_on_the_full_grid_keeps_the_covered_region() -> None:
+    """The covered region is a claim partly argued beyond the grid (docs/coverage.md): a
+    refit whose grid spans every shipped node keeps it (only the constants change)."""
+    from planner.calibrate import PointResult
+    from planner.constants import default_constants
+
+    shipped = default_constants().for_setting("central")
+    results = [PointResult(point, 2.0, "uniform", None, None) for point in grid_points("central")]
+    document = constants_document(
+        results, trials=500, seed=1, created="2026-01-01", code_version="test"
+    )
+    refit = parse_constant_table(document).for_setting("central")
+    assert refit.covered == shipped.covered
+    assert refit.covered["eps_strong"][1] > max(refit.extra["grid"]["axes"]["eps_strong"])
 
 
 @pytest.mark.slow

@@ -48,15 +48,15 @@ def test_order_constants_make_no_claim_and_are_not_gated() -> None:
 
 
 def test_refused_with_one_line_naming_the_parameter_and_range(capsys) -> None:
-    args = ["plan", "--model", "local", "-k", "6000", "--alpha", "0.2", "--eps1", "5"]
+    args = ["plan", "--model", "local", "-k", "200000", "--alpha", "0.2", "--eps1", "5"]
     assert main([*args, "--eps2", "0.5", "--simulation-budget", "0"]) == 2
     error = capsys.readouterr().err.strip()
     assert error.count("\n") == 0 and error.startswith("error: not covered for local-private")
-    assert "k = 6,000 is outside the covered range [16, 4096]" in error
+    assert "k = 200,000 is outside the covered range [16, 100000]" in error
 
 
 def test_the_simulation_is_refused_when_its_estimate_exceeds_the_budget() -> None:
-    query = make_query("shuffle-private", k=60_000, alpha=0.2, eps1=0.01, eps2=0.005)
+    query = make_query("shuffle-private", k=200_000, alpha=0.2, eps1=0.01, eps2=0.005)
     assert simulation_seconds(query, 1000) > 60
     with pytest.raises(NotCoveredError, match="above the 60 s budget"):
         covered_plan(query, budget_seconds=60)

@@ -20,7 +20,7 @@ def _entry(*rows: list[float | None], ks: tuple[int, ...] = (16,)) -> SettingCon
         "beta": [0.2, 0.1, 0.05],
         "k": list(ks),
         "factor": list(rows),
-        "axes": {"eps_strong": [0.25, 1.0]},
+        "axes": {"eps_strong": [0.25, 1.0], "alpha": [0.15, 0.5]},
     }
     return SettingConstant(ConstantSource.CALIBRATED, 1.0, extra={"direct": direct})
 
@@ -59,7 +59,7 @@ def _table_with_direct(setting: str, factors: list[float | None]):
         "beta": [0.2, 0.1, 0.05],
         "k": [16],
         "factor": [factors],
-        "axes": {"eps_strong": [0.25, 1.0]},
+        "axes": {"eps_strong": [0.25, 1.0], "alpha": [0.15, 0.5]},
     }
     return parse_constant_table(document)
 
@@ -111,3 +111,24 @@ def test_direct_calibration_stops_at_the_top_of_its_epsilon_grid() -> None:
     assert plan(high).repetition.method is RepetitionMethod.MAJORITY_VOTE
     low = Query(private, 50, 0.08, 0.187, 0.631, 3e-5, 0.0118)
     assert plan(low).repetition.method is RepetitionMethod.DIRECT
+
+
+def test_direct_calibration_stops_above_its_largest_alpha() -> None:
+    """The factors were measured at α ≤ 0.5; a plan at larger α has few users and a
+    statistic as discrete as the data, so it takes the majority vote; a smaller α (more
+    users, a statistic closer to normal) keeps the factor."""
+    from planner.formulas.settings import Setting
+    from planner.inputs import Query
+    from planner.plan import RepetitionMethod, plan
+
+    entry = _entry([2.0, 4.0, 8.0])
+    assert entry.direct_factor(0.2, 16, 1.0, 0.5) == pytest.approx(2.0)
+    assert entry.direct_factor(0.2, 16, 1.0, 0.01) == pytest.approx(2.0)
+    assert entry.direct_factor(0.2, 16, 1.0, 0.51) is None
+    central = Setting.from_key("central")
+    assert plan(Query(central, 256, 0.8, 1.0, 0.5, None, 0.05)).repetition.method is (
+        RepetitionMethod.MAJORITY_VOTE
+    )
+    assert plan(Query(central, 256, 0.3, 1.0, 0.5, None, 0.05)).repetition.method is (
+        RepetitionMethod.DIRECT
+    )
