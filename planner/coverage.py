@@ -16,7 +16,7 @@ from dataclasses import replace
 from planner.constants import ConstantSource, ConstantTable
 from planner.formulas.hadamard import hadamard_order
 from planner.formulas.repetition import PER_RUN_ERROR
-from planner.formulas.settings import Coin, Model
+from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import InputError, Query
 from planner.plan import Coverage, Plan, Repetition, RepetitionMethod, plan
 
@@ -74,20 +74,47 @@ def covered_plan(
             f"simulating this query would take about {needed:,.0f} s, above the "
             f"{budget_seconds:g} s budget (--simulation-budget)",
         )
-    return simulated_plan(query, result, trials=trials, seed=seed)
+    private = _private_coin(query)
+    fallback = private is not None and needed + simulation_seconds(private, trials) <= (
+        budget_seconds
+    )
+    return simulated_plan(query, result, trials=trials, seed=seed, fallback=fallback)
 
 
-def simulated_plan(query: Query, extrapolated: Plan, *, trials: int, seed: int) -> Plan:
-    """This query's own minimal sizes by simulation, as a plan (``Coverage.SIMULATED``)."""
+def _private_coin(query: Query) -> Query | None:
+    """The query's private-coin twin (a public-coin query may run that protocol), or None."""
+    if query.setting.coin is not Coin.PUBLIC:
+        return None
+    return replace(query, setting=Setting(query.setting.model, Coin.PRIVATE), warnings=())
+
+
+def simulated_plan(
+    query: Query, extrapolated: Plan, *, trials: int, seed: int, fallback: bool = False
+) -> Plan:
+    """This query's own minimal sizes by simulation, as a plan (``Coverage.SIMULATED``).
+
+    ``fallback``: when no size meets the target with a public-coin query's own protocol
+    (its hash merges bins: at a small k it can leave an error floor above the target),
+    simulate the private-coin protocol, which serves a public-coin query as well (as
+    ``plan`` offers it when cheaper); the plan's ``protocol`` then says which was sized.
+    """
     from planner.exact import exact_plan
 
-    try:
-        found = exact_plan(query, trials=trials, seed=seed)
-    except InputError as error:  # the search reached sizes beyond what can be simulated
-        raise NotCoveredError(
-            query, extrapolated.coverage_gaps, f"and it cannot be simulated here: {error}"
-        ) from None
-    if found.plan is None or found.multiplier is None:
+    candidates = [query]
+    private = _private_coin(query)
+    if fallback and private is not None:
+        candidates.append(private)
+    found = None
+    for candidate in candidates:
+        try:
+            found = exact_plan(candidate, trials=trials, seed=seed)
+        except InputError as error:  # the search reached sizes beyond what can be simulated
+            raise NotCoveredError(
+                query, extrapolated.coverage_gaps, f"and it cannot be simulated here: {error}"
+            ) from None
+        if found.plan is not None and found.multiplier is not None:
+            break
+    if found is None or found.plan is None or found.multiplier is None:
         raise NotCoveredError(
             query,
             extrapolated.coverage_gaps,
@@ -97,9 +124,12 @@ def simulated_plan(query: Query, extrapolated: Plan, *, trials: int, seed: int) 
     repetition = Repetition(
         RepetitionMethod.DIRECT if direct else RepetitionMethod.NONE, 1, None, None
     )
+    ran = found.plan.protocol
     note = (
         f"simulated: outside the covered region ({'; '.join(extrapolated.coverage_gaps)}), "
-        f"so this query's real tester was simulated ({trials} trials per family per check, "
+        f"so this query's real tester was simulated"
+        f"{'' if ran == query.setting.key else f' (the {ran} protocol: its own found no size)'}"
+        f" ({trials} trials per family per check, "
         f"seed {seed}) until every family's error was ≤ {found.target:.3f}; the baseline "
         "column is extrapolated"
     )

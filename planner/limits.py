@@ -141,7 +141,8 @@ def check_validation(
             "trials",
             trials,
             f"at most k × trials × families × vote runs = {VALIDATION_CELLS_MAX:.0e} cells "
-            f"(here {cells:.2e}): fewer trials or families",
+            f"(here {k:,} × {trials:,} × {max(families, 1)} × {max(runs, 1)} = {cells:.2e}): "
+            "fewer trials or families (--family)",
         )
     if user_path and trials * (n1 + n2) > USER_PATH_MESSAGES_MAX:
         raise InputError(

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from planner.inputs import Query
-from planner.plan import Plan, RepetitionMethod
+from planner.plan import Coverage, Plan, RepetitionMethod
 
 if TYPE_CHECKING:
     from planner.solve import Solution
@@ -308,6 +308,8 @@ def repetition_line(plan: Plan) -> str | None:
         "error 1/3)"
     )
     other = "?" if rep.other_total_users is None else f"{rep.other_total_users:,}"
+    if rep.method is RepetitionMethod.DIRECT and plan.coverage is Coverage.SIMULATED:
+        return "target β: one run simulated at β (its own search, held to the operating point)"
     if rep.method is RepetitionMethod.DIRECT:
         return (
             f"target β: one run calibrated directly at β (C × {rep.factor:.3g}, planner "

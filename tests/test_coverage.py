@@ -10,7 +10,7 @@ import pytest
 from planner.allocation import AllocationRule, allocate
 from planner.cli import main
 from planner.constants import ConstantSource, constants_with_source, default_constants
-from planner.coverage import NotCoveredError, covered_plan, simulation_seconds
+from planner.coverage import NotCoveredError, covered_plan, simulated_plan, simulation_seconds
 from planner.formulas.settings import Setting
 from planner.inputs import Query
 from planner.plan import Coverage, plan
@@ -146,3 +146,19 @@ def test_the_queries_that_failed_now_pass_or_are_refused(key, k, alpha, eps1, ep
     assert report.verdict is Verdict.PASS, [
         (o.family, o.error_rate) for o in report.verification.outcomes
     ]
+
+
+def test_a_public_coin_query_at_a_tiny_k_is_simulated_with_the_private_coin_protocol() -> None:
+    """At k = 4 the public hash merges bins and its own protocol meets β = 0.1 at no size
+    (the hold-out over the target region refused 20 such queries); the private-coin
+    protocol serves a public-coin query too, so the simulation sizes that one and says so."""
+    query = make_query("shuffle-public", k=4, alpha=0.3, eps1=0.5, eps2=0.2, beta=0.1)
+    result = covered_plan(query, budget_seconds=120)
+    assert result.coverage is Coverage.SIMULATED and result.protocol == "shuffle-private"
+    assert any("the shuffle-private protocol: its own found no size" in w for w in result.warnings)
+    with pytest.raises(NotCoveredError, match="no size in the search range"):
+        simulated_plan(query, plan(query), trials=1000, seed=0)  # its own protocol alone
+    report = validate(
+        query, n1=result.n_users_group1, n2=result.n_users_group2, seed=4, checked_plan=result
+    )
+    assert report.verdict is not Verdict.FAIL, report.verification.outcomes
