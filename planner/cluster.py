@@ -325,8 +325,14 @@ def map_in_order(
     pool = ProcessPoolExecutor(
         max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)
     )
+    # Ctrl-C inside the pool's submit (which forks the workers and holds the pool's lock)
+    # can leave the pool unable to shut down: it is held back until all are queued
     try:
-        collected = _gather(_send(pool, function, tasks, costs), progress)
+        with _ctrl_c_deferred() as interrupted:
+            futures = _send(pool, function, tasks, costs)
+        if interrupted:
+            raise KeyboardInterrupt
+        collected = _gather(futures, progress)
     except BaseException:  # Ctrl-C or an error: stop the running tasks, do not wait for them
         running = dict(getattr(pool, "_processes", None) or {})  # shutdown forgets them
         pool.shutdown(wait=False, cancel_futures=True)
@@ -343,8 +349,9 @@ def _ctrl_c_deferred() -> Iterator[list[int]]:
 
     A ``KeyboardInterrupt`` raised inside the dask client's ``submit`` can leave the client
     half-way through talking to its event-loop thread, and the command then hangs on exit
-    instead of cancelling its tasks. Only the main thread receives signals; elsewhere the
-    block runs as it is.
+    instead of cancelling its tasks; inside a local pool's ``submit`` it can leave the
+    pool's lock held, and the shutdown that should stop the workers waits for ever. Only
+    the main thread receives signals; elsewhere the block runs as it is.
     """
     caught: list[int] = []
     if threading.current_thread() is not threading.main_thread():
