@@ -1,7 +1,5 @@
 """``python -m planner …`` runs the CLI."""
 
-import sys
+from planner.cli import run
 
-from planner.cli import main
-
-sys.exit(main())
+run()
