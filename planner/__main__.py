@@ -1,5 +1,7 @@
 """``python -m planner …`` runs the CLI."""
 
-from planner.cli import run
+import sys
 
-run()
+from planner.cli import main
+
+sys.exit(main())

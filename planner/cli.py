@@ -10,7 +10,6 @@ start; as objects they are built once, at import.
 
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Iterator
 from enum import StrEnum
@@ -1077,18 +1076,5 @@ def main(argv: list[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
-def run() -> None:
-    """The ``planner`` command: :func:`main`, then exit with its code. After Ctrl-C (130)
-    the process leaves at once (``os._exit``): a worker pool's management thread, which
-    the interpreter would join at exit, can still be waiting on the workers just
-    terminated, and the command must not hang there (seen, rarely, under load)."""
-    code = main()
-    if code == 130:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(130)
-    sys.exit(code)
-
-
 if __name__ == "__main__":  # pragma: no cover
-    run()
+    sys.exit(main())
