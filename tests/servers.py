@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -63,3 +64,13 @@ def start_server(port: int, database: Path, *options: str) -> subprocess.Popen[b
             time.sleep(0.1)
     server.kill()
     raise AssertionError("the server did not answer within 60 s")
+
+
+def stop_server(server: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (the service's graceful shutdown), then SIGKILL if it is not gone in 15 s."""
+    server.send_signal(signal.SIGTERM)
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=5)

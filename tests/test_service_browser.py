@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from planner.cli import main
-from tests.servers import free_port, start_server
+from tests.servers import free_port, start_server, stop_server
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -58,12 +56,7 @@ def server(tmp_path_factory):
     port = free_port()
     process = start_server(port, database)
     yield f"http://127.0.0.1:{port}"
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
+    stop_server(process)
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,7 @@ start is one line and exit 2.
 from __future__ import annotations
 
 import logging
-import signal
 import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +20,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.servers import call, free_port, start_server
+from tests.servers import call, free_port, start_server, stop_server
 
 distributed = pytest.importorskip(
     "distributed",
@@ -94,15 +92,6 @@ def finished(port: int, job_id: str, timeout: float = 120) -> dict:
     raise AssertionError(f"job {job_id} still {job['status']} after {timeout} s")
 
 
-def stop(server: subprocess.Popen[bytes]) -> None:
-    server.send_signal(signal.SIGTERM)
-    try:
-        server.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait(timeout=5)
-
-
 def scheduler_tasks_run(client: Any) -> set[str]:
     """The task prefixes the scheduler has seen (``planner-job`` for the service's jobs)."""
     return set(client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes)))
@@ -129,7 +118,7 @@ def test_jobs_through_the_http_api_on_the_cluster_equal_the_local_pools(
                     ids.append(job["id"])
                 jobs = [finished(port, job_id) for job_id in ids]
             finally:
-                stop(server)
+                stop_server(server)
             for job in jobs:
                 assert job["status"] == "done", job["error"]
                 assert job["progress"]["done"] == job["progress"]["total"]

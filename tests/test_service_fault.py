@@ -11,13 +11,12 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.servers import call, free_port, start_server
+from tests.servers import call, free_port, start_server, stop_server
 
 LONG_JOB = {
     "model": "central",
@@ -114,12 +113,7 @@ def test_sigkill_during_a_job_then_restart_shows_it_interrupted(tmp_path: Path) 
         status, cancelled = call(port, "DELETE", f"/v1/validations/{again['id']}")
         assert status == 200 and cancelled["id"] == again["id"]
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
+        stop_server(server)
     with sqlite3.connect(database) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         statuses = [row[0] for row in db.execute("SELECT status FROM jobs")]
