@@ -7,14 +7,13 @@
 4. exact vs lemma μ: users and messages per user;
 5. β < 1/3: direct calibration against the majority vote and against ``--exact``.
 
-Run: python benchmarks/bench_tightness.py [--quick]
+Run: python benchmarks/bench_tightness.py [--quick] [--section N ...]
 """
 
 from __future__ import annotations
 
 import itertools
 import statistics
-import sys
 from dataclasses import replace
 
 from planner.calibrate import OPERATING_TRIALS, operating_error
@@ -88,7 +87,20 @@ def order_n1(q: Query) -> float:
     return float(bound.evaluate(k=q.k, alpha=q.alpha, eps=q.eps1))
 
 
-def main(quick: bool) -> None:
+def main(quick: bool, sections: set[int]) -> None:
+    if 1 in sections:
+        section_exact(quick)
+    if 2 in sections:
+        section_proof()
+    if 3 in sections:
+        section_reference()
+    if 4 in sections:
+        section_accounting()
+    if 5 in sections:
+        section_small_beta()
+
+
+def section_exact(quick: bool) -> None:
     print(
         "1. default plan vs --exact (1000 trials/family; every family's observed error ≤ "
         f"{operating_error(1 / 3):.3f}, the level planner validate --trials auto certifies by "
@@ -128,6 +140,8 @@ def main(quick: bool) -> None:
             f"max {max(ratios):.2f}"
         )
 
+
+def section_proof() -> None:
     print("2. proof constants vs default, local private coin:")
     import json
     from importlib import resources
@@ -147,6 +161,8 @@ def main(quick: bool) -> None:
         factor = plan(q, proof_table).n_users_group1 / plan(q).n_users_group1
         print(f"  k = {k:5d}, α = {alpha}: proof plan / default = {factor:,.0f}×")
 
+
+def section_reference() -> None:
     print("3. implied constants at the 18 reference points (n1 / bound with C = 1), medians:")
     grid = list(itertools.product((64, 256, 1024), (0.25, 0.1), ((1, 0.5), (1, 0.1), (0.5, 0.5))))
     print(
@@ -168,6 +184,8 @@ def main(quick: bool) -> None:
         )
         print("    " + " ".join(f"{ratio:.2f}" for ratio in user_ratio))
 
+
+def section_accounting() -> None:
     print("4. exact vs lemma μ (shuffle, private coin, δ = 1e-6):")
     for k, alpha, eps1, eps2 in ((1000, 0.1, 1.0, 0.25), (10**4, 0.05, 0.5, 0.1)):
         exact_q = query("shuffle-private", k, alpha, eps1, eps2)
@@ -181,6 +199,8 @@ def main(quick: bool) -> None:
             f"{p.groups[0].messages_per_user:.2f}"
         )
 
+
+def section_small_beta() -> None:
     print("5. β < 1/3: the plan (direct calibration or vote) against the vote and --exact")
     print("   (k = 100, α = 0.2, ε = (1, 0.5), δ = 1e-6; totals n1 + n2):")
     for key in ("local-private", "shuffle-private", "shuffle-public", "central"):
@@ -203,4 +223,12 @@ def main(quick: bool) -> None:
 
 
 if __name__ == "__main__":
-    main("--quick" in sys.argv)
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="section 1 on its first 4 points")
+    parser.add_argument(
+        "--section", type=int, action="append", choices=range(1, 6), help="only these sections"
+    )
+    arguments = parser.parse_args()
+    main(arguments.quick, set(arguments.section or range(1, 6)))

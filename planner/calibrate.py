@@ -10,6 +10,7 @@ on log C with common random numbers (the same seed at every C).
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import json
 import math
@@ -182,6 +183,23 @@ common random numbers at the same points, how far C moves from it to the operati
 ``operating_error(1/3)`` = 0.296 (the *operating factor*, ``direct_entry``), and the grid's
 node values are multiplied by that (``retargeted_multipliers``). Refitting every node at
 the operating point itself would take the full grid's hours again for the same result."""
+GRID_AT_OPERATING_POINT = frozenset({"local-public"})
+"""Settings whose grid is fitted at the operating point ``operating_error(1/3)`` itself,
+not at ``CALIBRATION_TARGET`` times the operating factor. The operating factor is the
+*worst* of each k's eight direct points; where it spreads widely across points, as for the
+public-coin local tester (0.67–0.89: one hash makes C noisy), the worst point's factor
+oversizes most nodes, and a node-by-node fit is both cheaper and tighter (its grid takes
+minutes). Its direct factors are then taken relative to C at the operating point, point by
+point (``direct_entry``)."""
+
+
+def grid_target(setting: str) -> float:
+    """The observed worst-family error a setting's grid nodes are fitted at."""
+    if setting in GRID_AT_OPERATING_POINT:
+        return operating_error(PER_RUN_ERROR)
+    return CALIBRATION_TARGET
+
+
 SAFETY_MARGINS: dict[str, float] = {"central": 1.0}
 DEFAULT_SAFETY_MARGIN = 1.05
 """Multiplies the interpolated n: covers interpolation and Monte Carlo noise. Chosen on
@@ -305,7 +323,7 @@ def calibrate_point(point: GridPoint, trials: int, seed: int, extra: dict[str, A
         low=low,
         high=high,
         rel_tol=GRID_REL_TOL,
-        target=CALIBRATION_TARGET,
+        target=grid_target(point.setting),
         **extra,
     )
     if search.multiplier is None or search.verification is None:
@@ -567,6 +585,7 @@ def direct_entry(
     when one point never met it (the tester's constants leave an error floor there).
     """
     setting = results[0].point.setting
+    at_operating_point = setting in GRID_AT_OPERATING_POINT
     betas = DIRECT_BETAS[1:]
     operating: list[float] = []
     table = []
@@ -576,13 +595,19 @@ def direct_entry(
         known_first = [value for value in first if value is not None]
         moved = OPERATING_MARGIN * max(known_first) if len(known_first) == len(first) else 1.0
         moved = min(moved, 1.0)  # the operating point never asks for more than the grid
-        operating.append(moved)
+        # a grid fitted at the operating point itself is not moved; its factors are
+        # C(β)/C(operating point) point by point
+        operating.append(1.0 if at_operating_point else moved)
         row: list[float | None] = []
         for index in range(1, len(DIRECT_BETAS)):
-            column = [r.factors[index] for r in at_k]
+            column: list[float | None] = [r.factors[index] for r in at_k]
+            divisor = moved
+            if at_operating_point:
+                column = [ratio_of(r.factors[index], r.factors[0]) for r in at_k]
+                divisor = 1.0
             known = [value for value in column if value is not None]
             usable = len(known) == len(column) and (index == 1 or row[-1] is not None)
-            row.append(DIRECT_MARGIN * max(known) / moved if usable else None)
+            row.append(DIRECT_MARGIN * max(known) / divisor if usable else None)
         table.append(row)
     for index in range(len(betas)):  # a floor at one k: the vote for that β everywhere
         if any(row[index] is None for row in table):
@@ -597,10 +622,19 @@ def direct_entry(
         "operating_margin": OPERATING_MARGIN,
         "targets": {f"{beta:.6g}": operating_error(beta) for beta in DIRECT_BETAS},
         "criterion": (
-            "one run's C at every family's observed error ≤ operating_error(β), divided by "
-            f"its C at {CALIBRATION_TARGET}; operating_factor: the worst over each k's points "
-            "at β = 1/3 × operating_margin (the grid's C is multiplied by it); factor: the "
-            "worst over each k's points × margin, divided by operating_factor"
+            (
+                "one run's C at every family's observed error ≤ operating_error(β), divided "
+                "by its C at operating_error(1/3) at the same point (the grid is fitted "
+                "there: operating_factor 1); factor: the worst over each k's points × margin"
+            )
+            if at_operating_point
+            else (
+                "one run's C at every family's observed error ≤ operating_error(β), divided "
+                f"by its C at {CALIBRATION_TARGET}; operating_factor: the worst over each "
+                "k's points at β = 1/3 × operating_margin (the grid's C is multiplied by "
+                "it); factor: the worst over each k's points × margin, divided by "
+                "operating_factor"
+            )
         ),
         "axes": {name: list(values) for name, values in axes.items()},
         "raw_betas": list(DIRECT_BETAS),
@@ -617,6 +651,13 @@ def direct_entry(
     }
 
 
+def ratio_of(numerator: float | None, denominator: float | None) -> float | None:
+    """numerator / denominator, None when either is unknown."""
+    if numerator is None or denominator is None:
+        return None
+    return numerator / denominator
+
+
 def operating_factor_at(direct: dict[str, Any] | None, k: float) -> float:
     """The direct entry's operating factor at domain size k: log-log between its k rows,
     the nearest row's outside them; 1 without an entry (or an entry without one)."""
@@ -630,10 +671,13 @@ def operating_factor_at(direct: dict[str, Any] | None, k: float) -> float:
 def retargeted_multipliers(setting: str, entry: dict[str, Any]) -> list[float]:
     """A setting's grid C at the operating point: each node's raw C (fitted at
     ``CALIBRATION_TARGET``) times the operating factor at its k, made monotone
-    (:func:`monotone_envelope`)."""
+    (:func:`monotone_envelope`). A grid whose ``target`` says it was fitted at the
+    operating point (``GRID_AT_OPERATING_POINT``) is only made monotone."""
     grid = entry["grid"]
     axes = grid["axes"]
-    direct = entry.get("direct")
+    # a grid fitted at the operating point itself (``grid_target``) is not moved
+    fitted_at = float(grid.get("target", CALIBRATION_TARGET))
+    direct = entry.get("direct") if fitted_at == CALIBRATION_TARGET else None
     nodes = itertools.product(axes["k"], axes["alpha"], axes["eps_strong"], axes["eps_ratio"])
     moved = [
         raw * operating_factor_at(direct, float(k))
@@ -736,7 +780,11 @@ def constants_document(
                     for name in ("L", "hashes", "bound", "direct")
                     if name in previous
                 },
-                "grid": {"axes": setting_axes, "raw_multipliers": raw},
+                "grid": {
+                    "axes": setting_axes,
+                    "raw_multipliers": raw,
+                    "target": grid_target(setting),
+                },
             },
         )
         kept = {
@@ -755,21 +803,30 @@ def constants_document(
             "multiplier": safety_margin(setting) * max(multipliers),
             **kept,
             "note": (
-                f"Monte Carlo calibration: smallest C with every family's observed error ≤ "
-                f"{CALIBRATION_TARGET} at each grid point, times the direct entry's "
-                f"operating factor (the operating point at β = 1/3); plans use the log-space "
-                f"interpolation × {safety_margin(setting)}"
-            ),
+                (
+                    "Monte Carlo calibration: smallest C with every family's observed error "
+                    f"≤ {grid_target(setting):.4g} (the operating point at β = 1/3) at each "
+                    "grid point"
+                )
+                if setting in GRID_AT_OPERATING_POINT
+                else (
+                    "Monte Carlo calibration: smallest C with every family's observed error "
+                    f"≤ {CALIBRATION_TARGET} at each grid point, times the direct entry's "
+                    "operating factor (the operating point at β = 1/3)"
+                )
+            )
+            + f"; plans use the log-space interpolation × {safety_margin(setting)}",
             "provenance": {
                 "command": f"planner calibrate --setting {setting} --trials {trials} --seed {seed}",
                 "trials_per_family": trials,
                 "seed": seed,
                 "created": created,
                 "code_version": code_version,
-                **search_provenance(setting, rel_tol=GRID_REL_TOL, target=CALIBRATION_TARGET),
+                **search_provenance(setting, rel_tol=GRID_REL_TOL, target=grid_target(setting)),
             },
             "grid": {
                 "axes": {name: list(values) for name, values in setting_axes.items()},
+                "target": grid_target(setting),
                 "multipliers": multipliers,
                 "raw_multipliers": raw,
                 "safety_margin": safety_margin(setting),
@@ -777,9 +834,17 @@ def constants_document(
                 "never_passed": [repr(p.point) for p in failed],
             },
         }
+    # a run of some settings merged into a file that holds others: the file's provenance is
+    # each setting's own (the document-level one would describe only this run)
+    partial = set(by_setting) != set(settings)
+    command = (
+        "per setting: see each setting's provenance.command"
+        if partial
+        else f"planner calibrate --trials {trials} --seed {seed}"
+    )
     return {
         "format": 1,
-        "version": f"calibrated-{created}-seed{seed}",
+        "version": content_version(created, settings),
         "created": created,
         "description": (
             "Multipliers C applied to the bound with C = 1 (formulas.registry). "
@@ -787,17 +852,31 @@ def constants_document(
             "proof: the paper's proof constants; order: C = 1, not a guarantee."
         ),
         "provenance": {
-            "command": f"planner calibrate --trials {trials} --seed {seed}",
-            "trials_per_family": trials,
+            "command": command,
+            "trials_per_family": "per setting" if partial else trials,
             "seed": seed,
-            "criterion": f"observed error ≤ {CALIBRATION_TARGET} on every instance family",
+            "criterion": (
+                f"observed error ≤ {CALIBRATION_TARGET} on every instance family (a grid "
+                "whose target says so: ≤ operating_error(1/3))"
+            ),
             "grid_delta": GRID_DELTA,
-            "safety_margins": {**{s: DEFAULT_SAFETY_MARGIN for s in by_setting}, **SAFETY_MARGINS},
+            "safety_margins": {
+                key: safety_margin(key)
+                for key, entry in settings.items()
+                if entry.get("source") == "calibrated"
+            },
             "code_version": code_version,
             "simulation_path": "fast (exact sufficient statistics)",
         },
         "settings": settings,
     }
+
+
+def content_version(created: str, settings: dict[str, Any]) -> str:
+    """A constants file's version: its date and a digest of every setting's entry, so that
+    any change to any number (a grid run, a direct run) gives a new version."""
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()
+    return f"calibrated-{created}-{digest[:8]}"
 
 
 OPERATING_TRIALS = 3_200

@@ -896,6 +896,8 @@ def _write_direct_factors(
             typer.echo(
                 f"{key}, k = {k}: operating factor {moved:.3g}; direct-calibration factor {shown}"
             )
+    document["created"] = datetime.date.today().isoformat()
+    document["version"] = calibration.content_version(document["created"], document["settings"])
     write_atomically(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     typer.echo(f"wrote {output}")
 

@@ -253,6 +253,59 @@ def test_direct_factors_grow_as_beta_falls_and_the_entry_takes_the_worst() -> No
     ]
 
 
+def test_a_grid_fitted_at_the_operating_point_takes_its_factors_point_by_point() -> None:
+    """For a setting whose grid is fitted at operating_error(1/3) itself, the operating
+    factor is 1 and each β's factor is margin × the worst point's C(β)/C(1/3) at that same
+    point — not the worst C(β) over the worst C(1/3) of *other* points, which can be
+    smaller than every point's own ratio (here: 1.1 × 3.0/0.9 = 3.67 would be below point
+    A's 3.0/0.7 = 4.29)."""
+    from dataclasses import replace
+
+    from planner.calibrate import (
+        DIRECT_MARGIN,
+        GRID_AT_OPERATING_POINT,
+        DirectResult,
+        direct_entry,
+        grid_target,
+        operating_error,
+    )
+
+    assert "local-public" in GRID_AT_OPERATING_POINT
+    assert grid_target("local-public") == pytest.approx(operating_error(1 / 3))
+    assert grid_target("central") == pytest.approx(0.26)
+    axes = {"k": [16], "alpha": [0.5], "eps_strong": [1.0], "eps_ratio": [0.5, 1.0]}
+    from planner.calibrate import GridPoint
+
+    point_a = GridPoint("local-public", 16, 0.5, 1.0, 0.5)
+    point_b = replace(point_a, eps_ratio=1.0)
+    rows = [
+        DirectResult(point_a, 10.0, (0.7, 3.0, None, None, None, None)),
+        DirectResult(point_b, 10.0, (0.9, 2.0, None, None, None, None)),
+    ]
+    entry = direct_entry(rows, trials=1, seed=0, axes=axes, created="x", code_version="x")
+    assert entry["operating_factor"] == [1.0]
+    assert entry["factor"] == [[pytest.approx(DIRECT_MARGIN * 3.0 / 0.7), None, None, None, None]]
+    # a point that never met the operating point leaves every β to the vote
+    rows[1] = DirectResult(point_b, 10.0, (None, 2.0, None, None, None, None))
+    entry = direct_entry(rows, trials=1, seed=0, axes=axes, created="x", code_version="x")
+    assert entry["factor"] == [[None] * 5]
+
+
+def test_a_grid_fitted_at_the_operating_point_is_not_moved_by_the_operating_factor() -> None:
+    """with_direct leaves a grid whose target is the operating point as fitted (only the
+    monotone envelope), whatever operating factor a direct entry carries."""
+    from planner.calibrate import monotone_envelope, operating_error, with_direct
+    from planner.constants import default_constants
+
+    entry = default_constants().for_setting("shuffle-private")
+    grid = {**entry.extra["grid"], "target": operating_error(1 / 3)}
+    document = {"source": "calibrated", "multiplier": entry.multiplier, "grid": grid}
+    direct = {"k": [16, 256], "operating_factor": [0.5, 0.5], "beta": [], "factor": [[], []]}
+    changed = with_direct("shuffle-private", document, direct)
+    expected = monotone_envelope("shuffle-private", grid["axes"], grid["raw_multipliers"], (2, 1))
+    assert changed["grid"]["multipliers"] == pytest.approx(expected, rel=1e-12)
+
+
 def test_the_grid_is_retargeted_by_the_operating_factor_at_each_node() -> None:
     """Each node's raw C times the operating factor interpolated in log k (the nearest row
     outside the rows), then made monotone; the top-level C is margin × the largest."""
