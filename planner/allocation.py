@@ -13,7 +13,7 @@ n2 needs n1 = γ1²/(W − γ2²/n2) (infeasible when n2 ≤ γ2²/W).
 Shuffle and central models: each has a one-parameter family of valid protocols that
 contains both the paper's rule and the homogeneous protocol. Shuffle: give the stronger
 group noise μ′ ∈ [μ_s, μ_w] (more than its own minimum), then n_s = C·bound(μ′, μ_w) and
-n_w = (μ_w/μ′)·n_s. Central: run Zhang's tester at ε′ ∈ [ε_w, ε_s] on n′ = C·bound(ε′)
+n_w = (μ_w/μ′)·n_s. Central: run the central tester at ε′ ∈ [ε_w, ε_s] on n′ = C·bound(ε′)
 users of each group and subsample the weaker group from n′·(e^{ε′}−1)/(e^{ε_w}−1). The
 family is scanned on a geometric grid (64 points) and the best member is returned.
 Every allocation is a pair of sizes that ``planner validate --n1 --n2`` checks.

@@ -54,7 +54,11 @@ def test_randomizer_flips_at_the_stated_rate() -> None:
     assert abs(observed - expected) < 4 * math.sqrt(expected * (1 - expected) / 200_000)
 
 
-def _z(values1: tuple, values2: tuple, k: int) -> float:
+def _z(values1: tuple, values2: tuple, k: int, kind: str = central.CentralStatistic.ZHANG) -> float:
+    """The central tester's integer statistic on two equal-size datasets."""
+    if kind == central.CentralStatistic.CONDITIONAL:
+        x, y = (np.bincount(np.array(v, dtype=int), minlength=k) for v in (values1, values2))
+        return float(central.conditional_statistic(x, y, len(values1)))
     half1, half2 = len(values1) // 2, len(values2) // 2
     hist = [
         np.bincount(np.array(part, dtype=int), minlength=k)
@@ -80,6 +84,67 @@ def test_central_statistic_sensitivity_is_four_under_replacement() -> None:
     assert max(changes) == 4  # attained: the paper's "2" holds for add/remove only
 
 
+def test_conditional_statistic_sensitivity_is_within_four_counts_under_replacement() -> None:
+    """Every replace-one neighbour of every dataset pair (k = 3, three users a group):
+    the integer statistic moves by at most its stated sensitivity 4Q + 2, and T itself
+    (unrounded) by at most 4 counts."""
+    kind = central.CentralStatistic.CONDITIONAL
+    k, used = 3, 3
+    bound = central.integer_sensitivity(kind)
+    assert bound == 4 * central.RESOLUTION + 2
+
+    def exact(values1: tuple, values2: tuple) -> float:
+        x, y = (np.bincount(np.array(v, dtype=int), minlength=k) for v in (values1, values2))
+        g = central.mean_absolute_difference(used, x + y)
+        return float(np.sum(np.abs(x - y) - g))
+
+    worst_integer = worst_exact = 0.0
+    for d in itertools.product(range(k), repeat=used):
+        for other in itertools.product(range(k), repeat=used):
+            for n in _neighbours(d, k):
+                worst_integer = max(
+                    worst_integer, abs(_z(d, other, k, kind) - _z(n, other, k, kind))
+                )
+                worst_exact = max(worst_exact, abs(exact(d, other) - exact(n, other)))
+    assert worst_integer <= bound
+    assert worst_exact <= 4 + 1e-12
+
+
+def test_conditional_centring_is_the_hypergeometric_mean_absolute_difference() -> None:
+    """g_m(s) = E|2H − s|, H ~ Hypergeometric(2m, m, s), against the sum over the support
+    (by hand: g_1 = (0, 1, 0); g_2(2) = 2·(1/6) + 2·(1/6) = 2/3), and each step of G = round(Q·g) is
+    at most Q + 1, also at sizes plans reach."""
+    from scipy.stats import hypergeom
+
+    assert central.mean_absolute_difference(1, np.arange(3)) == pytest.approx([0, 1, 0])
+    assert central.mean_absolute_difference(2, np.array([2]))[0] == pytest.approx(2 / 3)
+    for used in (3, 8, 25):
+        totals = np.arange(2 * used + 1)
+        brute = [
+            sum(hypergeom.pmf(h, 2 * used, used, s) * abs(2 * h - s) for h in range(s + 1))
+            for s in totals
+        ]
+        assert central.mean_absolute_difference(used, totals) == pytest.approx(brute, abs=1e-12)
+    for used in (1000, 10**6, 10**10, 10**12):
+        # runs of consecutive totals at the bottom, around 2·10⁶ (where the log-gamma pmf
+        # would lose 1e-7 at m = 1e9) and at the top of [0, 2m]
+        for start in (0, min(2 * 10**6, used), 2 * used - 3000):
+            totals = np.arange(start, start + 3001)
+            steps = np.abs(np.diff(central.centring(used, totals)))
+            assert steps.max() <= central.RESOLUTION + 1, (used, start)
+
+
+def test_conditional_statistic_is_centred_under_the_null_whatever_p() -> None:
+    """E T = 0 exactly for multinomial samples of equal size (no Poissonisation): the mean
+    over 200,000 null draws at a skewed p is within 4 standard errors of 0."""
+    rng = np.random.default_rng(20261126)
+    p = np.array([0.5, 0.3, 0.1, 0.05, 0.05])
+    used = 40
+    draws = [rng.multinomial(used, np.broadcast_to(p, (200_000, p.size))) for _ in range(2)]
+    values = central.conditional_statistic(*draws, used) / central.RESOLUTION
+    assert abs(values.mean()) < 4 * values.std() / math.sqrt(values.size)
+
+
 @functools.cache
 def _reject_probability(values1: tuple, values2: tuple, k: int, tester) -> float:
     """Exact reject probability: average over group 2's uniform ordered subsample.
@@ -91,7 +156,7 @@ def _reject_probability(values1: tuple, values2: tuple, k: int, tester) -> float
     total, count = 0.0, 0
     for chosen in itertools.permutations(range(len(values2)), used):
         subsample = tuple(values2[i] for i in chosen)
-        total += _reject_at(_z(values1, subsample, k), used, eps, tester)
+        total += _reject_at(_z(values1, subsample, k, tester.kind), used, eps, tester)
         count += 1
     return total / count
 
@@ -99,13 +164,20 @@ def _reject_probability(values1: tuple, values2: tuple, k: int, tester) -> float
 @functools.cache
 def _reject_at(z: float, used: int, eps: float, tester) -> float:
     return float(
-        central.reject_probability(np.array(z), used, eps, tester.shift_scale, tester.shift_privacy)
+        central.reject_probability(
+            np.array(z), used, eps, tester.shift_scale, tester.shift_privacy, tester.kind
+        )
     )
 
 
-def test_central_reject_probability_ratio_is_within_each_groups_epsilon() -> None:
+@pytest.mark.parametrize("statistic", ["zhang", "conditional"])
+def test_central_reject_probability_ratio_is_within_each_groups_epsilon(statistic: str) -> None:
+    """Exact reject probabilities (subsampling enumerated, noise in closed form) of every
+    neighbouring pair of small datasets: within e^ε of each group's own ε."""
     k = 2
-    tester = central.CentralTester(k, eps1=1.0, eps2=0.4, shift_scale=1.0, shift_privacy=4.0)
+    tester = central.CentralTester(
+        k, eps1=1.0, eps2=0.4, shift_scale=1.0, shift_privacy=4.0, statistic=statistic
+    )
     group2_sizes = central.test_epsilon(4, 6, 1.0, 0.4)
     assert group2_sizes <= 1.0 + 1e-12
     worst1 = worst2 = 0.0
