@@ -60,14 +60,15 @@ class ValidationReport:
 
 
 def checked_families(families: Sequence[str] | None) -> tuple[str, ...]:
-    """The instance families a validation runs: ``families``, each checked by name, or
-    every family when None."""
+    """The instance families a validation runs: ``families``, each checked by name and
+    each once (a repeated name is one family, not two rows nor two shares of the joint
+    confidence), or every family when None."""
     if families is None:
         return tuple(FAMILIES)
     for name in families:
         if name not in FAMILIES:
             raise InputError("family", name, "one of " + ", ".join(FAMILIES))
-    return tuple(families)
+    return tuple(dict.fromkeys(families))
 
 
 def resolve_path(choice: PathChoice, n1: int, n2: int, trials: int) -> SimulationPath:
@@ -146,6 +147,8 @@ def validate(
         runs=checked.runs,
         constants=table,
     )
+    if families is not None:
+        families = checked_families(families)  # each name once
     family_count = len(checked_families(families)) + len(extra)
     schedule = trial_schedule(trials, query.k, family_count, max_trials, checked.runs)
     # a shuffle user path also sends every noise message: k·μ_g per group and run

@@ -312,3 +312,21 @@ def test_shuffle_public_messages_per_user_count_the_noise_of_every_hash(
     for group in result.groups:
         noise_messages = (group.messages_per_user - 1) * group.n_users
         assert noise_messages == pytest.approx(hashes * result.compression.L * group.noise_mu)
+
+
+def test_the_conditional_statistic_refuses_sizes_outside_its_integer_range() -> None:
+    """Q·Σ|X − Y| must fit an int64: above MAX_USED users per group (and at none) the
+    statistic refuses instead of overflowing into a wrong decision, and a group with no
+    user is refused by name rather than by a division by zero."""
+    with pytest.raises(ValueError, match="outside"):
+        central.conditional_statistic(np.array([1, 0]), np.array([0, 1]), central.MAX_USED + 1)
+    with pytest.raises(ValueError, match="outside"):
+        central.mean_absolute_difference(0, np.array([0]))
+    tester = central.CentralTester(2, 1.0, 1.0)
+    with pytest.raises(ValueError, match="at least one user"):
+        tester.run(np.array([], dtype=int), np.array([0, 1]), np.random.default_rng(0))
+    # at the largest size a plan can validate, a far alternative is still rejected
+    batch = tester.simulate_fast(
+        np.array([1.0, 0.0]), np.array([0.5, 0.5]), 10**15, 10**15, 3, np.random.default_rng(0)
+    )
+    assert batch.rejects.all() and (batch.statistics > 0).all()

@@ -230,3 +230,17 @@ def test_shuffle_noise_is_never_below_a_groups_minimum() -> None:
         assert noise1 >= mu1 and noise2 >= mu2
         assert noise1 / n1 == pytest.approx(noise2 / n2, rel=1e-12)  # equal mixing weights
     assert below_before > 0  # the rounding this guards against does happen
+
+
+def test_a_family_named_twice_is_checked_once() -> None:
+    """A repeated --family is one row and one share of the joint confidence."""
+    query = make_query("central", k=64, alpha=0.25)
+    twice = validate(query, n1=500, n2=500, trials=50, seed=3, families=["paninski", "paninski"])
+    once = validate(query, n1=500, n2=500, trials=50, seed=3, families=["paninski"])
+    assert [o.family for o in twice.verification.outcomes] == ["paninski"]
+    first, alone = twice.verification.outcomes[0], once.verification.outcomes[0]
+    assert (first.errors, first.ci_low, first.ci_high) == (
+        alone.errors,
+        alone.ci_low,
+        alone.ci_high,
+    )

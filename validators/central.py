@@ -113,6 +113,7 @@ def mean_absolute_difference(used: int, totals: np.ndarray) -> np.ndarray:
     m = 1e9 and 1e-5 at 1e11 (enough to move Q·g_m by more than the rounding allows)."""
     from scipy.stats import binom
 
+    check_used(used)
     s = np.asarray(totals, dtype=np.int64)
     a = s // 2
     rate = s / (2.0 * used)
@@ -127,6 +128,17 @@ def mean_absolute_difference(used: int, totals: np.ndarray) -> np.ndarray:
     return np.where(pmf > 0, factor * pmf, 0.0)
 
 
+MAX_USED = 10**15
+"""The most users per group the conditional statistic takes: Q·|X − Y| summed over the
+bins is at most Q·2m, which must fit an int64 (m ≤ 4.5e15); the simulators stop at 1e15."""
+
+
+def check_used(used: int) -> None:
+    """m must be in [1, ``MAX_USED``]: the statistic needs users, and its integer sum room."""
+    if not 1 <= used <= MAX_USED:
+        raise ValueError(f"users per group m = {used} is outside [1, {MAX_USED:.0e}]")
+
+
 def centring(used: int, totals: np.ndarray) -> np.ndarray:
     """G(s) = round(Q·g_m(s)) as integers (computed once per distinct s)."""
     values, where = np.unique(np.asarray(totals, dtype=np.int64), return_inverse=True)
@@ -137,6 +149,7 @@ def centring(used: int, totals: np.ndarray) -> np.ndarray:
 def conditional_statistic(x: np.ndarray, y: np.ndarray, used: int) -> np.ndarray:
     """T_Q = Σ_i Q·|X_i − Y_i| − G(X_i + Y_i) over the last axis of two m-user histograms
     (an integer; T_Q/Q is T)."""
+    check_used(used)
     x = np.asarray(x, dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
     return np.sum(RESOLUTION * np.abs(x - y) - centring(used, x + y), axis=-1)
@@ -155,6 +168,8 @@ def zhang_statistic(
 def test_epsilon(n1: int, n2: int, eps1: float, eps2: float) -> float:
     """The largest ε for the m = min(n1, n2)-user tester that keeps group g ε_g-DP."""
     used = min(n1, n2)
+    if used < 1:
+        raise ValueError(f"each group needs at least one user (n1 = {n1}, n2 = {n2})")
     return min(math.log1p(n / used * math.expm1(eps)) for n, eps in ((n1, eps1), (n2, eps2)))
 
 
