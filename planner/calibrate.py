@@ -181,16 +181,19 @@ CALIBRATION_TARGET = 0.26
 versions). Plans do not use it as it is: ``planner calibrate --direct`` measures, with
 common random numbers at the same points, how far C moves from it to the operating point
 ``operating_error(1/3)`` = 0.296 (the *operating factor*, ``direct_entry``), and the grid's
-node values are multiplied by that (``retargeted_multipliers``). Refitting every node at
-the operating point itself would take the full grid's hours again for the same result."""
+node values are multiplied by that (``retargeted_multipliers``). Where that factor is
+nearly the same at every point, refitting every node at the operating point itself would
+take the grid's hours again for the same result; the settings where it is not are fitted
+there (``GRID_AT_OPERATING_POINT``)."""
 GRID_AT_OPERATING_POINT = frozenset({"local-public", "central"})
 """Settings whose grid is fitted at the operating point ``operating_error(1/3)`` itself,
 not at ``CALIBRATION_TARGET`` times the operating factor. The operating factor is the
 *worst* of each k's eight direct points; where it spreads widely across points, as for the
 public-coin local tester (0.67–0.89: one hash makes C noisy), the worst point's factor
 oversizes most nodes, and a node-by-node fit is both cheaper and tighter (its grid takes
-minutes). Its direct factors are then taken relative to C at the operating point, point by
-point (``direct_entry``)."""
+minutes). Central's threshold (C1 = 0.7) leaves a null floor near 0.21 that a fit at 0.26
+would sit too close to. Their direct factors are taken relative to C at the operating
+point, point by point (``direct_entry``)."""
 
 
 def grid_target(setting: str) -> float:
