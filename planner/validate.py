@@ -147,9 +147,10 @@ def validate(
         runs=checked.runs,
         constants=table,
     )
+    selected = checked_families(families)  # each name once
     if families is not None:
-        families = checked_families(families)  # each name once
-    family_count = len(checked_families(families)) + len(extra)
+        families = selected
+    family_count = len(selected) + len(extra)
     schedule = trial_schedule(trials, query.k, family_count, max_trials, checked.runs)
     # a shuffle user path also sends every noise message: k·μ_g per group and run
     messages1, messages2 = (

@@ -113,7 +113,7 @@ def test_conditional_statistic_sensitivity_is_within_four_counts_under_replaceme
 def test_conditional_centring_is_the_hypergeometric_mean_absolute_difference() -> None:
     """g_m(s) = E|2H − s|, H ~ Hypergeometric(2m, m, s), against the sum over the support
     (by hand: g_1 = (0, 1, 0); g_2(2) = 2·(1/6) + 2·(1/6) = 2/3), and each step of G = round(Q·g) is
-    at most Q + 1, also at sizes plans reach."""
+    at most Q + 1, also at sizes plans reach (up to MAX_USED)."""
     from scipy.stats import hypergeom
 
     assert central.mean_absolute_difference(1, np.arange(3)) == pytest.approx([0, 1, 0])
@@ -125,7 +125,7 @@ def test_conditional_centring_is_the_hypergeometric_mean_absolute_difference() -
             for s in totals
         ]
         assert central.mean_absolute_difference(used, totals) == pytest.approx(brute, abs=1e-12)
-    for used in (1000, 10**6, 10**10, 10**12):
+    for used in (1000, 10**6, 10**10, 10**12, central.MAX_USED):
         # runs of consecutive totals at the bottom, around 2·10⁶ (where the log-gamma pmf
         # would lose 1e-7 at m = 1e9) and at the top of [0, 2m]
         for start in (0, min(2 * 10**6, used), 2 * used - 3000):

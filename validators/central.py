@@ -17,7 +17,7 @@ two bins |X − Y| moves by 1 and g_m(S) by at most 1 (adding a draw moves |2H �
 one), so T moves by ≤ 4. T is made an integer for exact noise: T_Q = Σ_i (Q·|X_i − Y_i|
 − G(S_i)) with G(s) = round(Q·g_m(s)), Q = ``RESOLUTION``; each G step is ≤ Q + 1, so
 T_Q's sensitivity is 4Q + 2 (the float error of g_m, ~1e-15 relative, moves Q·g_m by
-far less than the rounding's half unit for any m up to 1e12: it cannot add a step).
+far less than the rounding's half unit for any m up to ``MAX_USED``: it cannot add a step).
 
 It uses all m users of each group in one comparison, where Zhang's halves each see m/2:
 at equal noise it needed 23–29 % fewer users with an ideal threshold at (k, α) =
@@ -253,12 +253,19 @@ class CentralTester:
             return zhang_statistic(parts1[0], parts1[1], parts2[0], parts2[1])
         return conditional_statistic(parts1[0], parts2[0], used)
 
+    def part_sizes(self, used: int) -> tuple[int, ...]:
+        """Users in each histogram of a group: all m (conditional) or the halves (Zhang)."""
+        if self.kind is CentralStatistic.ZHANG:
+            return (used // 2, used - used // 2)
+        return (used,)
+
     def histograms(self, samples: np.ndarray, used: int, rng: np.random.Generator) -> list:
         chosen = rng.choice(samples, size=used, replace=False) if used < len(samples) else samples
-        if self.kind is not CentralStatistic.ZHANG:
-            return [np.bincount(chosen, minlength=self.k)]
-        half = used // 2
-        return [np.bincount(part, minlength=self.k) for part in (chosen[:half], chosen[half:])]
+        ends = np.cumsum(self.part_sizes(used))
+        return [
+            np.bincount(chosen[end - size : end], minlength=self.k)
+            for end, size in zip(ends, self.part_sizes(used), strict=True)
+        ]
 
     def run(
         self, samples1: np.ndarray, samples2: np.ndarray, rng: np.random.Generator
@@ -286,11 +293,7 @@ class CentralTester:
         used = min(n1, n2)
         eps = test_epsilon(n1, n2, self.eps1, self.eps2)
         p_stack, q_stack = as_trial_stack(p, trials), as_trial_stack(q, trials)
-        if self.kind is CentralStatistic.ZHANG:
-            half = used // 2
-            sizes: tuple[int, ...] = (half, used - half)
-        else:
-            sizes = (used,)
+        sizes = self.part_sizes(used)
         parts1 = [rng.multinomial(size, p_stack) for size in sizes]
         parts2 = [rng.multinomial(size, q_stack) for size in sizes]
         statistics = self.integer_statistic(parts1, parts2, used).astype(float)
