@@ -56,7 +56,16 @@ TARGET = {
 simulated or refused."""
 LARGE_K = {**COVERED, "k": (4096, 10**5)}
 """``--region large-k``: the covered box above the grids' largest k (docs/coverage.md, k)."""
-REGIONS = {"accepted": ACCEPTED, "covered": COVERED, "target": TARGET, "large-k": LARGE_K}
+DIRECT = {**COVERED, "alpha": (0.01, 0.5), "eps": (0.01, 1.0)}
+"""``--region direct``: where a plan at β < 1/3 may take its directly calibrated factor
+(ε_strong ≤ 1, α ≤ 0.5; docs/coverage.md, β below 1/3); use it with ``--beta``."""
+REGIONS = {
+    "accepted": ACCEPTED,
+    "covered": COVERED,
+    "target": TARGET,
+    "large-k": LARGE_K,
+    "direct": DIRECT,
+}
 SETTINGS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
 ALLOCATIONS = ("paper", "cost", "fixed-n2")
 
@@ -126,7 +135,11 @@ def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
     except NotCoveredError as error:
         record.update(outcome="refused", reason=str(error), seconds=time.perf_counter() - start)
         return record
-    record.update(coverage=result.coverage.value, protocol=result.protocol)
+    record.update(
+        coverage=result.coverage.value,
+        protocol=result.protocol,
+        repetition=result.repetition.method.value,
+    )
     n1, n2 = result.n_users_group1, result.n_users_group2
     if drawn.get("plan_only"):
         record.update(outcome="planned", n1=n1, n2=n2, seconds=time.perf_counter() - start)

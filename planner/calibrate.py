@@ -842,6 +842,8 @@ def constants_document(
     # a run of some settings merged into a file that holds others: the file's provenance is
     # each setting's own (the document-level one would describe only this run)
     partial = set(by_setting) != set(settings)
+    # and its history of per-setting refits (provenance.notes) stays with it
+    history = (document or {}).get("provenance", {}).get("notes") if partial else None
     command = (
         "per setting: see each setting's provenance.command"
         if partial
@@ -872,6 +874,7 @@ def constants_document(
             },
             "code_version": code_version,
             "simulation_path": "fast (exact sufficient statistics)",
+            **({"notes": history} if history else {}),
         },
         "settings": settings,
         # what else the file says (e.g. tester_tuning: how the testers' free constants

@@ -101,9 +101,10 @@ def test_a_refit_on_the_full_grid_keeps_the_covered_region() -> None:
 
 def test_a_one_setting_refit_keeps_the_rest_of_the_file() -> None:
     """A per-setting stage (README: five stages into the same file) replaces that setting
-    only: the other settings, the file's tester_tuning record and its per-setting
-    provenance stay, the document-level command says so, and the version (a digest of
-    the settings) changes with the numbers."""
+    only: the other settings, the file's tester_tuning record, its per-setting
+    provenance and its history of refits (provenance.notes) stay, the document-level
+    command says so, and the version (a digest of the settings) changes with the
+    numbers."""
     import json
     from importlib import resources
 
@@ -120,6 +121,7 @@ def test_a_one_setting_refit_keeps_the_rest_of_the_file() -> None:
     for key in ("local-private", "local-public", "shuffle-private", "shuffle-public"):
         assert document["settings"][key] == shipped["settings"][key]
     assert document["provenance"]["command"].startswith("per setting")
+    assert document["provenance"]["notes"] == shipped["provenance"]["notes"]
     assert document["version"] != shipped["version"]
     assert document["settings"]["central"]["grid"]["raw_multipliers"] == [2.0] * len(results)
 

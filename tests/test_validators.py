@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -244,3 +246,22 @@ def test_a_family_named_twice_is_checked_once() -> None:
         alone.ci_low,
         alone.ci_high,
     )
+
+
+def test_local_threshold_fraction_follows_the_alternatives_spread() -> None:
+    """c = c∞·2/(1 + ρ), ρ² = 1 + s/√(K − 1): hand values at K = 16 and 4096 (s = 4.8,
+    c∞ = ½: ρ = √(1 + 4.8/√15) = 1.49645 → c = 0.40056; ρ = √(1 + 4.8/√4095) = 1.03684 →
+    c = 0.49096), c rising towards c∞ with K, and s = 0 giving the constant fraction."""
+    from planner.validators.local_private import LocalPrivateTester
+
+    def fraction(k: int, slope: float = 4.8, limit: float = 0.5) -> float:
+        return LocalPrivateTester(k, 0.2, 1.0, 0.5, limit, slope).fraction
+
+    assert fraction(16) == pytest.approx(0.40056, abs=5e-5)
+    assert fraction(4096) == pytest.approx(0.49096, abs=5e-5)
+    assert fraction(9) == fraction(16)  # the same Hadamard order K = 16
+    rising = [fraction(2**power) for power in range(1, 16)]
+    assert all(a < b < 0.5 for a, b in itertools.pairwise(rising))
+    assert fraction(300, slope=0.0, limit=0.15) == 0.15
+    tester = LocalPrivateTester(300, 0.2, 1.0, 0.5, 0.5, 4.8)
+    assert tester.threshold == pytest.approx(tester.fraction * 512 / 300 * 0.2**2)

@@ -18,9 +18,17 @@ U-statistic form of the paper's Z2: the paper splits each block's users into hal
 X′ and multiplies the two halves' differences, whose null variance is twice this one's,
 so the pooled form needs about √2 fewer users for the same error (measured: 1.35× at
 three points; the randomizer is unchanged but for the halves, privacy is the same).
-It rejects when Z2 > c·(K/k)α², c = ``threshold_fraction`` (the paper: α²/2, i.e.
-c = k/(2K) ≤ 1/2; calibrated per setting). A block with fewer than two users in a group
-is skipped.
+It rejects when Z2 > c·(K/k)α² (the paper: α²/2, i.e. c = k/(2K) ≤ 1/2). A block with
+fewer than two users in a group is skipped.
+
+The fraction c balances the two errors. With the statistic roughly normal, null s.d. σ0
+and s.d. under the alternative σ1 = ρ·σ0, both errors are equal at c = 1/(1 + ρ). Under a
+Paninski-type alternative σ1² − σ0² = 4·Σ_j Δ_j²·v_j (Δ_j the block's difference, v_j its
+estimates' variance) against σ0² = 2·Σ_j v_j², and at a plan, where E Z2 is a fixed number
+of σ0, that ratio falls as 1/√(K − 1): ρ² = 1 + s/√(K − 1). So c = c∞·2/(1 + ρ), with
+c∞ = ``threshold_fraction`` and s = ``spread_slope`` (s = 0: the constant fraction c∞).
+The private-coin setting takes c∞ = ½ and s = 4.8, fitted at the operating point: c = 0.40
+at K = 16, 0.44 at K = 64, 0.47 at K = 256, 0.49 at K = 4096 (README, constants).
 
 Fast path: a block's count of 1-bits is Binomial(m, γ_g⁻¹·p(C_j) + b_g) exactly.
 """
@@ -92,15 +100,23 @@ class LocalPrivateTester:
     eps1: float
     eps2: float
     threshold_fraction: float = 0.5
+    spread_slope: float = 0.0
 
     @property
     def order(self) -> int:
         return hadamard_order(self.k)
 
     @property
+    def fraction(self) -> float:
+        """c = c∞·2/(1 + ρ), ρ = √(1 + s/√(K − 1)): the share of the least mean of Z2 at
+        which the null and the alternative err alike (module docstring)."""
+        spread = math.sqrt(1.0 + self.spread_slope / math.sqrt(self.order - 1))
+        return self.threshold_fraction * 2.0 / (1.0 + spread)
+
+    @property
     def threshold(self) -> float:
         """c·(K/k)·α²: a fraction of the least mean of Z2 when TV ≥ α."""
-        return self.threshold_fraction * self.order / self.k * self.alpha**2
+        return self.fraction * self.order / self.k * self.alpha**2
 
     def statistic(
         self, ones1: np.ndarray, sizes1: np.ndarray, ones2: np.ndarray, sizes2: np.ndarray
