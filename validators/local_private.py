@@ -28,7 +28,7 @@ estimates' variance) against σ0² = 2·Σ_j v_j², and at a plan, where E Z2 is
 of σ0, that ratio falls as 1/√(K − 1): ρ² = 1 + s/√(K − 1). So c = c∞·2/(1 + ρ), with
 c∞ = ``threshold_fraction`` and s = ``spread_slope`` (s = 0: the constant fraction c∞).
 The private-coin setting takes c∞ = ½ and s = 4.8, fitted at the operating point: c = 0.40
-at K = 16, 0.44 at K = 64, 0.47 at K = 256, 0.49 at K = 4096 (README, constants).
+at K = 16, 0.44 at K = 64, 0.47 at K = 256, 0.49 at K = 4096 (README, decisions).
 
 Fast path: a block's count of 1-bits is Binomial(m, γ_g⁻¹·p(C_j) + b_g) exactly.
 """
