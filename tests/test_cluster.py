@@ -257,13 +257,18 @@ def test_ctrl_c_cancels_the_clusters_tasks(cluster, tmp_path: Path) -> None:
 )
 def test_ctrl_c_stops_a_local_pool_at_once(command: tuple[str, ...], tmp_path: Path) -> None:
     """--workers N: the running validations (grid points) are stopped, not waited for,
-    also when SIGINT reaches the command alone (not the whole terminal's process group)."""
+    also when SIGINT reaches the command alone (not the whole terminal's process group).
+
+    The command starts with SIGINT at its default, as from a terminal: a suite run as a
+    background job of a non-interactive shell (``pytest &``) has SIGINT ignored, every
+    child inherits that, and Python then installs no KeyboardInterrupt handler at all."""
     output = str(tmp_path / "constants.json")
     process = subprocess.Popen(
         [sys.executable, "-m", "planner", *(output if a == "OUTPUT" else a for a in command)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         children: list[str] = []
