@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 from planner.formulas.settings import ALL_SETTINGS, Model, Setting
 from planner.inputs import Query
 
@@ -30,3 +32,11 @@ def order_table():
     from planner.constants import ConstantSource, constants_with_source
 
     return constants_with_source(ConstantSource.ORDER)
+
+
+def sigint_as_from_a_terminal() -> None:
+    """``preexec_fn`` for a command a test will Ctrl-C: SIGINT at its default, as a terminal
+    starts it. A suite run as a background job of a non-interactive shell (``pytest &``)
+    has SIGINT ignored; every child inherits that, and Python then installs no
+    KeyboardInterrupt handler at all."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -37,6 +37,7 @@ from planner.cluster import (  # noqa: E402
 )
 from planner.inputs import InputError  # noqa: E402
 from planner.validate import PathChoice, validate  # noqa: E402
+from tests.conftest import sigint_as_from_a_terminal  # noqa: E402
 
 EXAMPLE = "docs/examples/scenarios.toml"
 SCENARIOS = """\
@@ -212,6 +213,7 @@ def test_ctrl_c_cancels_the_clusters_tasks(cluster, tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_as_from_a_terminal,
     )
     try:
         deadline = time.monotonic() + 30
@@ -257,18 +259,14 @@ def test_ctrl_c_cancels_the_clusters_tasks(cluster, tmp_path: Path) -> None:
 )
 def test_ctrl_c_stops_a_local_pool_at_once(command: tuple[str, ...], tmp_path: Path) -> None:
     """--workers N: the running validations (grid points) are stopped, not waited for,
-    also when SIGINT reaches the command alone (not the whole terminal's process group).
-
-    The command starts with SIGINT at its default, as from a terminal: a suite run as a
-    background job of a non-interactive shell (``pytest &``) has SIGINT ignored, every
-    child inherits that, and Python then installs no KeyboardInterrupt handler at all."""
+    also when SIGINT reaches the command alone (not the whole terminal's process group)."""
     output = str(tmp_path / "constants.json")
     process = subprocess.Popen(
         [sys.executable, "-m", "planner", *(output if a == "OUTPUT" else a for a in command)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=sigint_as_from_a_terminal,
     )
     try:
         children: list[str] = []

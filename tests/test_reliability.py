@@ -15,6 +15,7 @@ import pytest
 
 from planner.cli import main
 from planner.inputs import InputError, check_integer
+from tests.conftest import sigint_as_from_a_terminal
 
 BASE = ["--alpha", "0.1", "--eps1", "1", "--eps2", "0.5"]
 
@@ -338,7 +339,7 @@ def test_ctrl_c_prints_the_aborted_line() -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=sigint_as_from_a_terminal,
     )
     time.sleep(3.0)
     process.send_signal(signal.SIGINT)
