@@ -6,6 +6,11 @@
 Random queries log-uniform inside the box every earlier grid covered (k ∈ [16, 4096],
 α ∈ [0.05, 0.5], ε_strong ∈ [0.25, 1], ε_weak/ε_strong ∈ [0.25, 1], δ ∈ [1e-9, 1e-4]),
 at β = 1/3 and β = 0.1: per setting, the median of total users now ÷ before.
+
+``--exact N`` also runs ``planner plan --exact`` (1000 trials per family, seed 0) on the
+first N queries of each setting and β: this query's smallest plan by simulation, with no
+margin. Its ratio to the earlier plan is how far a calibration with no slack at all could
+shrink that plan; default ÷ exact is what today's calibration costs.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from planner.constants import parse_constant_table
+from planner.exact import exact_plan
 from planner.formulas.settings import ALL_SETTINGS, Model
 from planner.inputs import Query
 from planner.plan import plan
@@ -29,6 +35,15 @@ def main() -> None:
     parser.add_argument("before", help="an earlier constants.json")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument(
+        "--exact", type=int, default=0, metavar="N", help="--exact on the first N queries"
+    )
+    parser.add_argument(
+        "--setting",
+        action="append",
+        choices=[setting.key for setting in ALL_SETTINGS],
+        help="only these settings (repeatable; default all)",
+    )
     args = parser.parse_args()
     before = parse_constant_table(json.loads(Path(args.before).read_text(encoding="utf-8")))
     rng = np.random.default_rng(args.seed)
@@ -39,8 +54,10 @@ def main() -> None:
     for beta in (1 / 3, 0.1):
         print(f"beta = {beta:.3g}: median (and range) of total users now / before")
         for setting in ALL_SETTINGS:
-            ratios = []
-            for _ in range(args.queries):
+            # a skipped setting still draws its queries: the others' stay the same
+            skipped = bool(args.setting) and setting.key not in args.setting
+            ratios, exact_over_before, default_over_exact = [], [], []
+            for index in range(args.queries):
                 eps_strong = log_uniform(0.25, 1.0)
                 eps_weak = eps_strong * log_uniform(0.25, 1.0)
                 query = Query(
@@ -52,11 +69,25 @@ def main() -> None:
                     log_uniform(1e-9, 1e-4) if setting.model is Model.SHUFFLE else None,
                     beta,
                 )
-                ratios.append(plan(query).total_users / plan(query, before).total_users)
-            print(
-                f"  {setting.key:16s} {statistics.median(ratios):.3f} "
-                f"[{min(ratios):.3f}, {max(ratios):.3f}]"
-            )
+                if skipped:
+                    continue
+                now, earlier = plan(query).total_users, plan(query, before).total_users
+                ratios.append(now / earlier)
+                if index < args.exact:
+                    searched = exact_plan(query, trials=1000, seed=0).plan
+                    if searched is not None:
+                        exact_over_before.append(searched.total_users / earlier)
+                        default_over_exact.append(now / searched.total_users)
+            if skipped:
+                continue
+            print(f"  {setting.key:16s} {_summary(ratios)}")
+            if exact_over_before:
+                print(f"    exact / before   {_summary(exact_over_before)}")
+                print(f"    default / exact  {_summary(default_over_exact)}")
+
+
+def _summary(values: list[float]) -> str:
+    return f"{statistics.median(values):.3f} [{min(values):.3f}, {max(values):.3f}]"
 
 
 if __name__ == "__main__":

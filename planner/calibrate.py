@@ -505,7 +505,7 @@ DIRECT_AXES: dict[str, list[float]] = {
     "eps_strong": [0.25, 1.0],
     "eps_ratio": [0.25, 1.0],
 }
-DIRECT_MARGIN = 1.1
+DIRECT_MARGIN = 1.05
 """Multiplies the worst factor over each k's points at β < 1/3 (Monte Carlo noise, points
 off this grid). The factor falls as k grows, so it is kept per k and plans keep the last
 row above it."""
@@ -654,6 +654,27 @@ def direct_entry(
             **search_provenance(setting, rel_tol=DIRECT_REL_TOL, target=None),
         },
     }
+
+
+def rebuilt_direct_entry(setting: str, direct: dict[str, Any]) -> dict[str, Any]:
+    """A ``direct`` entry re-derived from its own raw factors with today's margins (what
+    the same ``planner calibrate --direct`` run gives: the raw factors are its only
+    randomness); its provenance is kept."""
+    points = grid_points(setting, direct["axes"])
+    rows = [
+        DirectResult(point, None, tuple(factors))
+        for point, factors in zip(points, direct["raw_factors"], strict=True)
+    ]
+    provenance = direct["provenance"]
+    rebuilt = direct_entry(
+        rows,
+        trials=int(provenance["trials_per_family"]),
+        seed=int(provenance["seed"]),
+        axes=direct["axes"],
+        created=str(provenance["created"]),
+        code_version=str(provenance["code_version"]),
+    )
+    return {**rebuilt, "provenance": provenance}
 
 
 def ratio_of(numerator: float | None, denominator: float | None) -> float | None:

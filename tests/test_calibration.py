@@ -264,7 +264,7 @@ def test_direct_factors_grow_as_beta_falls_and_the_entry_takes_the_worst() -> No
             assert factor == pytest.approx(DIRECT_MARGIN * max(worst) / moved)  # type: ignore[type-var]
     floor = DirectResult(results[0].point, 1.0, (0.8, 1.5, None, 4.0, 5.0, 6.0))
     entry = direct_entry([floor], trials=1, seed=0, axes=axes, created="x", code_version="x")
-    assert entry["factor"] == [[pytest.approx(1.65 / 0.8), None, None, None, None]]
+    assert entry["factor"] == [[pytest.approx(DIRECT_MARGIN * 1.5 / 0.8), None, None, None, None]]
     # a floor at one k leaves that β to the vote at every k
     two_k = {**axes, "k": [16, 256]}
     wide = replace(results[0].point, k=256)
@@ -275,8 +275,8 @@ def test_direct_factors_grow_as_beta_falls_and_the_entry_takes_the_worst() -> No
     entry = direct_entry(rows, trials=1, seed=0, axes=two_k, created="x", code_version="x")
     assert entry["operating_factor"] == [pytest.approx(0.8), pytest.approx(0.9)]
     assert entry["factor"] == [
-        [pytest.approx(1.65 / 0.8), None, None, None, None],
-        [pytest.approx(1.54 / 0.9), None, None, None, None],
+        [pytest.approx(DIRECT_MARGIN * 1.5 / 0.8), None, None, None, None],
+        [pytest.approx(DIRECT_MARGIN * 1.4 / 0.9), None, None, None, None],
     ]
 
 
@@ -401,6 +401,31 @@ def test_shipped_direct_factors_are_reproduced_from_their_provenance(setting: st
     for fresh, kept in zip(result.factors, shipped, strict=True):
         if kept is not None:
             assert fresh == pytest.approx(kept, rel=0.05)
+
+
+@pytest.mark.parametrize(
+    "setting", ["local-private", "local-public", "shuffle-private", "shuffle-public", "central"]
+)
+def test_shipped_direct_tables_follow_from_their_raw_factors_and_todays_margins(
+    setting: str,
+) -> None:
+    """The plan-facing tables (operating factor, factor per k and β) are what today's
+    ``direct_entry`` makes of the file's raw factors: a margin changed in the code but not
+    in the file (or the reverse) fails here. By hand for local private at k = 16, β = 0.1:
+    margin × the worst of the k = 16 points' raw factors ÷ their worst operating factor."""
+    from planner.calibrate import DIRECT_MARGIN, rebuilt_direct_entry
+    from planner.constants import default_constants
+
+    direct = default_constants().for_setting(setting).extra["direct"]
+    assert rebuilt_direct_entry(setting, direct) == direct
+    assert direct["margin"] == DIRECT_MARGIN
+    if setting == "local-private":
+        at_k16 = direct["raw_factors"][:8]  # k is the first axis: its first 8 points
+        worst_beta_01 = max(row[2] for row in at_k16)
+        worst_operating = max(row[0] for row in at_k16)
+        assert direct["factor"][0][1] == pytest.approx(
+            DIRECT_MARGIN * worst_beta_01 / worst_operating
+        )
 
 
 def test_an_interrupted_calibration_continues_where_it_stopped(tmp_path) -> None:

@@ -265,3 +265,24 @@ def test_local_threshold_fraction_follows_the_alternatives_spread() -> None:
     assert fraction(300, slope=0.0, limit=0.15) == 0.15
     tester = LocalPrivateTester(300, 0.2, 1.0, 0.5, 0.5, 4.8)
     assert tester.threshold == pytest.approx(tester.fraction * 512 / 300 * 0.2**2)
+
+
+def test_shuffle_threshold_fraction_follows_the_alternatives_spread() -> None:
+    """The shuffle tester's c over its k bins: ρ² = 1 + s/√k. Hand values (c∞ = 0.55,
+    s = 12.8): k = 16, ρ = √4.2 = 2.04939, c = 1.1/3.04939 = 0.36073; k = 4096, ρ = √1.2 =
+    1.09545, c = 1.1/2.09545 = 0.52495. The threshold scales with c alone, and s = 0 is
+    the constant fraction."""
+    from planner.validators.shuffle_private import ShufflePrivateTester
+    from planner.validators.threshold import balanced_fraction
+
+    def tester(k: int, limit: float = 0.55, slope: float = 12.8) -> ShufflePrivateTester:
+        return ShufflePrivateTester(k, 0.2, 3.0, 12.0, limit, slope)
+
+    assert tester(16).fraction == pytest.approx(0.36073, abs=5e-5)
+    assert tester(4096).fraction == pytest.approx(0.52495, abs=5e-5)
+    assert tester(100, 0.35, 0.0).fraction == 0.35
+    assert balanced_fraction(0.5, 3.0, 1) == pytest.approx(0.5 * 2 / 3)  # ρ = 2
+    rising = [tester(2**power).fraction for power in range(1, 20)]
+    assert all(a < b < 0.55 for a, b in itertools.pairwise(rising))
+    ratio = tester(100).threshold(500, 900) / tester(100, 0.35, 0.0).threshold(500, 900)
+    assert ratio == pytest.approx(tester(100).fraction / 0.35)

@@ -21,12 +21,9 @@ three points; the randomizer is unchanged but for the halves, privacy is the sam
 It rejects when Z2 > c·(K/k)α² (the paper: α²/2, i.e. c = k/(2K) ≤ 1/2). A block with
 fewer than two users in a group is skipped.
 
-The fraction c balances the two errors. With the statistic roughly normal, null s.d. σ0
-and s.d. under the alternative σ1 = ρ·σ0, both errors are equal at c = 1/(1 + ρ). Under a
-Paninski-type alternative σ1² − σ0² = 4·Σ_j Δ_j²·v_j (Δ_j the block's difference, v_j its
-estimates' variance) against σ0² = 2·Σ_j v_j², and at a plan, where E Z2 is a fixed number
-of σ0, that ratio falls as 1/√(K − 1): ρ² = 1 + s/√(K − 1). So c = c∞·2/(1 + ρ), with
-c∞ = ``threshold_fraction`` and s = ``spread_slope`` (s = 0: the constant fraction c∞).
+The fraction c balances the two errors (:mod:`planner.validators.threshold`): with the
+K − 1 blocks as cells, ρ² = 1 + s/√(K − 1) and c = c∞·2/(1 + ρ), c∞ =
+``threshold_fraction`` and s = ``spread_slope`` (s = 0: the constant fraction c∞).
 The private-coin setting takes c∞ = ½ and s = 4.8, fitted at the operating point: c = 0.40
 at K = 16, 0.44 at K = 64, 0.47 at K = 256, 0.49 at K = 4096 (README, decisions).
 
@@ -43,6 +40,7 @@ import numpy as np
 from planner.formulas.hadamard import hadamard_order
 from planner.validators.hadamard import block_probabilities, in_block_set
 from planner.validators.protocol import TestResult, TrialBatch
+from planner.validators.threshold import balanced_fraction
 
 
 def flip_probability(eps: float) -> float:
@@ -110,8 +108,7 @@ class LocalPrivateTester:
     def fraction(self) -> float:
         """c = c∞·2/(1 + ρ), ρ = √(1 + s/√(K − 1)): the share of the least mean of Z2 at
         which the null and the alternative err alike (module docstring)."""
-        spread = math.sqrt(1.0 + self.spread_slope / math.sqrt(self.order - 1))
-        return self.threshold_fraction * 2.0 / (1.0 + spread)
+        return balanced_fraction(self.threshold_fraction, self.spread_slope, self.order - 1)
 
     @property
     def threshold(self) -> float:

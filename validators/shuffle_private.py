@@ -20,8 +20,10 @@ Under Poissonisation E[(N2X − N1Y)² − N2²X − N1²Y] = N1²N2²(p′_i �
 X_i + Y_i = s the numerator has conditional mean 0 when p′ = q′ (X_i | s is
 Binomial(s, N1/(N1+N2))), so Z is centred under the null. For TV(p, q) ≥ α,
 Cauchy–Schwarz gives E Z ≳ Σ N1²N2²(p′−q′)²/(N1p′+N2q′) ≥ 4N1²N2²(1−γ)²α²/(N1+N2), with
-equality for Paninski pairs. The tester rejects when Z > c·4N1²N2²(1−γ)²α²/(N1+N2),
-c = ``threshold_fraction`` (default ½): known quantities only, never p.
+equality for Paninski pairs. The tester rejects when Z > c·4N1²N2²(1−γ)²α²/(N1+N2):
+known quantities only, never p. The fraction c balances the two errors over the k bins
+(:mod:`planner.validators.threshold`): c = c∞·2/(1 + ρ), ρ² = 1 + s/√k, with c∞ =
+``threshold_fraction`` and s = ``spread_slope`` (s = 0, the default: the constant c∞).
 
 Fast path: X = Multinomial(n1, p) + Poisson(μ1)^k, exactly the analyzer's view.
 """
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
+from planner.validators.threshold import balanced_fraction
 
 
 def noise_levels(n1: int, n2: int, mu1_min: float, mu2_min: float) -> tuple[float, float]:
@@ -75,19 +78,19 @@ class ShufflePrivateTester:
     mu1_min: float
     mu2_min: float
     threshold_fraction: float = 0.5
+    spread_slope: float = 0.0
+
+    @property
+    def fraction(self) -> float:
+        """c = c∞·2/(1 + ρ), ρ = √(1 + s/√k) (module docstring)."""
+        return balanced_fraction(self.threshold_fraction, self.spread_slope, self.k)
 
     def threshold(self, n1: int, n2: int) -> float:
         mu1, mu2 = noise_levels(n1, n2, self.mu1_min, self.mu2_min)
         total1, total2 = n1 + self.k * mu1, n2 + self.k * mu2
         kept = n1 / total1  # 1 − γ
         return (
-            self.threshold_fraction
-            * 4
-            * total1**2
-            * total2**2
-            * kept**2
-            * self.alpha**2
-            / (total1 + total2)
+            self.fraction * 4 * total1**2 * total2**2 * kept**2 * self.alpha**2 / (total1 + total2)
         )
 
     def analyze(

@@ -18,14 +18,16 @@ def shuffle_public_tester(
     L: int,
     hashes: int,
     threshold_fraction: float = 0.5,
+    spread_slope: float = 0.0,
 ) -> CompressedTester:
-    """The public-coin shuffle tester: R hashes onto [L], each running the Poisson mechanism."""
+    """The public-coin shuffle tester: R hashes onto [L], each running the Poisson mechanism
+    (its threshold fraction balanced over the L hashed bins, ``ShufflePrivateTester``)."""
     return CompressedTester.build(
         k,
         alpha,
         L,
         hashes,
         lambda size, distance: ShufflePrivateTester(
-            size, distance, mu1_min, mu2_min, threshold_fraction
+            size, distance, mu1_min, mu2_min, threshold_fraction, spread_slope
         ),
     )
