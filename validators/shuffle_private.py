@@ -24,6 +24,9 @@ equality for Paninski pairs. The tester rejects when Z > c·4N1²N2²(1−γ)²�
 known quantities only, never p. The fraction c balances the two errors over the k bins
 (:mod:`planner.validators.threshold`): c = c∞·2/(1 + ρ), ρ² = 1 + s/√k, with c∞ =
 ``threshold_fraction`` and s = ``spread_slope`` (s = 0, the default: the constant c∞).
+The private-coin setting takes c∞ = 0.55 and s = 12.8, fitted at the operating point:
+c = 0.36 at k = 16, 0.42 at 64, 0.47 at 256, 0.52 at 4096 (README, decisions); the
+public-coin setting keeps the constant 0.35 on its L hashed bins.
 
 Fast path: X = Multinomial(n1, p) + Poisson(μ1)^k, exactly the analyzer's view.
 """

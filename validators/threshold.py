@@ -7,7 +7,10 @@ under the alternative, the two errors are equal at c = 1/(1 + ρ). Under a Panin
 alternative the extra variance is 4·Σ_j Δ_j²·v_j (Δ_j a cell's difference, v_j the
 variance of its estimate) against σ0² = 2·Σ_j v_j²; at a plan the mean is a fixed number
 of σ0, so ρ² − 1 falls as one over the square root of the number of cells m:
-ρ² = 1 + s/√m. With c∞ the fraction as m grows, c = c∞·2/(1 + ρ).
+ρ² = 1 + s/√m. With c∞ the fraction as m grows, c = c∞·2/(1 + ρ). The argument gives the
+shape only: the threshold is a share of the *least* mean (other alternatives have more)
+and the statistic is not exactly normal, so c∞ and s are fitted per setting by the
+calibration's own criterion (the constants file's ``tester_tuning``).
 """
 
 from __future__ import annotations
