@@ -185,15 +185,15 @@ node values are multiplied by that (``retargeted_multipliers``). Where that fact
 nearly the same at every point, refitting every node at the operating point itself would
 take the grid's hours again for the same result; the settings where it is not are fitted
 there (``GRID_AT_OPERATING_POINT``)."""
-GRID_AT_OPERATING_POINT = frozenset({"local-public", "central"})
+GRID_AT_OPERATING_POINT = frozenset({"local-public", "shuffle-public", "central"})
 """Settings whose grid is fitted at the operating point ``operating_error(1/3)`` itself,
 not at ``CALIBRATION_TARGET`` times the operating factor. The operating factor is the
 *worst* of each k's eight direct points; where it spreads widely across points, as for the
-public-coin local tester (0.67–0.89: one hash makes C noisy), the worst point's factor
-oversizes most nodes, and a node-by-node fit is both cheaper and tighter (its grid takes
-minutes). Central's threshold (C1 = 0.7) leaves a null floor near 0.21 that a fit at 0.26
-would sit too close to. Their direct factors are taken relative to C at the operating
-point, point by point (``direct_entry``)."""
+public-coin testers (local 0.67–0.89, shuffle 0.77–0.95: one hash makes C noisy), the worst
+point's factor oversizes most nodes, and a node-by-node fit is both cheaper and tighter
+(their grids take minutes to half an hour). Central's threshold (C1 = 0.7) leaves a null
+floor near 0.21 that a fit at 0.26 would sit too close to. Their direct factors are taken
+relative to C at the operating point, point by point (``direct_entry``)."""
 
 
 def grid_target(setting: str) -> float:

@@ -107,7 +107,7 @@ def simulated_plan(
     found = None
     for candidate in candidates:
         try:
-            found = exact_plan(candidate, trials=trials, seed=seed)
+            found = exact_plan(candidate, trials=trials, seed=seed, private_coin_too=False)
         except InputError as error:  # the search reached sizes beyond what can be simulated
             raise NotCoveredError(
                 query, extrapolated.coverage_gaps, f"and it cannot be simulated here: {error}"

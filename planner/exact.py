@@ -20,6 +20,7 @@ from planner.calibrate import (
     operating_error,
     table_with,
 )
+from planner.formulas.settings import Coin, Setting
 from planner.inputs import Query
 from planner.plan import Plan, plan
 from planner.validators.engine import FamilyOutcome
@@ -51,7 +52,34 @@ class ExactPlan:
         )
 
 
-def exact_plan(query: Query, *, trials: int = EXACT_TRIALS, seed: int = 0) -> ExactPlan:
+def exact_plan(
+    query: Query, *, trials: int = EXACT_TRIALS, seed: int = 0, private_coin_too: bool = True
+) -> ExactPlan:
+    """This query's smallest plan by simulation.
+
+    A public-coin query searches its own protocol and its model's private-coin protocol
+    (which simply ignores the coin, as the default plan offers when it needs fewer users)
+    and keeps the smaller plan; ``plan.protocol`` says which runs. Without that, a query
+    whose default plan runs the private-coin protocol (every public-coin shuffle plan at
+    β = 0.1 in the calibrated box) got an "exact" plan larger than its default one.
+    ``private_coin_too=False``: the query's own protocol only (a simulated plan's first
+    try, within its time budget).
+    """
+    found = _exact_protocol(query, trials, seed)
+    if query.setting.coin is not Coin.PUBLIC or not private_coin_too:
+        return found
+    private = replace(query, setting=Setting(query.setting.model, Coin.PRIVATE), warnings=())
+    other = _exact_protocol(private, trials, seed)
+    if other.plan is None or (
+        found.plan is not None and found.plan.total_users <= other.plan.total_users
+    ):
+        return found
+    sized = replace(other.plan, query=replace(query, beta=1 / 3))
+    return replace(other, query=query, plan=sized)
+
+
+def _exact_protocol(query: Query, trials: int, seed: int) -> ExactPlan:
+    """The search for the query's own protocol (its setting's tester, no fallback)."""
     target = operating_error(query.beta)
     search = exact_search(query, trials=trials, seed=seed)
     if search.multiplier is None or search.verification is None:

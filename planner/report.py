@@ -331,6 +331,7 @@ def exact_to_dict(exact: Any, default: Plan) -> dict[str, Any]:
     worst = exact.worst
     return {
         "found": found is not None,
+        "protocol": found.protocol if found else None,
         "n_users_group1": found.n_users_group1 if found else None,
         "n_users_group2": found.n_users_group2 if found else None,
         "multiplier_of_order_bound": exact.multiplier,
@@ -363,8 +364,9 @@ def exact_renderable(exact: Any, default: Plan) -> Any:
             style="red",
         )
     found, worst = exact.plan, exact.worst
+    ran = "" if found.protocol == exact.query.setting.key else f", the {found.protocol} protocol"
     return Text(
-        f"exact search (this query, {exact.trials} trials/family, seed {exact.seed}): "
+        f"exact search (this query{ran}, {exact.trials} trials/family, seed {exact.seed}): "
         f"n1 = {found.n_users_group1:,}, n2 = {found.n_users_group2:,} — {exact.confidence} "
         f"(worst: {worst.family}, {worst.error_rate:.3f}, 95% CI [{worst.ci_low:.3f}, "
         f"{worst.ci_high:.3f}]); default/exact = "

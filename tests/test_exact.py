@@ -126,3 +126,49 @@ def test_plan_exact_json_states_its_criterion() -> None:
     low, high = exact["worst_wilson95"]
     assert low <= exact["worst_error_rate"] <= high
     assert "operating point" in exact["confidence"]
+
+
+def test_a_public_coin_exact_search_keeps_the_private_coin_protocol_when_it_is_smaller() -> None:
+    """At β = 0.1 one hashed run of the public-coin shuffle tester needs about ten times the
+    users of one at β = 1/3 (its direct factor, 9.4–12 in the constants file), the
+    private-coin tester about twice: the default plan runs the private-coin protocol, and
+    so must the exact search, whose plan is then the private-coin twin's own exact plan."""
+    query = make_query("shuffle-public", k=16, alpha=0.5, eps1=1.0, eps2=0.5, beta=0.1)
+    twin = make_query("shuffle-private", k=16, alpha=0.5, eps1=1.0, eps2=0.5, beta=0.1)
+    found, private = exact_plan(query, trials=300, seed=5), exact_plan(twin, trials=300, seed=5)
+    assert found.plan is not None and private.plan is not None
+    assert found.plan.protocol == "shuffle-private"
+    assert found.plan.total_users == private.plan.total_users
+    assert found.query.setting.key == "shuffle-public"
+    result = CliRunner().invoke(
+        app,
+        [
+            "plan",
+            "-m",
+            "shuffle",
+            "--coin",
+            "public",
+            "-k",
+            "16",
+            "--alpha",
+            "0.5",
+            "--eps1",
+            "1",
+            "--eps2",
+            "0.5",
+            "--delta",
+            "1e-6",
+            "--beta",
+            "0.1",
+            "--exact",
+            "--trials",
+            "300",
+            "--seed",
+            "5",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    exact = json.loads(result.output)["exact"]
+    assert exact["protocol"] == "shuffle-private"
+    assert exact["n_users_group1"] == found.plan.n_users_group1
