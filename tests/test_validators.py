@@ -286,3 +286,58 @@ def test_shuffle_threshold_fraction_follows_the_alternatives_spread() -> None:
     assert all(a < b < 0.55 for a, b in itertools.pairwise(rising))
     ratio = tester(100).threshold(500, 900) / tester(100, 0.35, 0.0).threshold(500, 900)
     assert ratio == pytest.approx(tester(100).fraction / 0.35)
+
+
+def test_hashed_mean_share_by_hand_and_against_random_hashes() -> None:
+    """The share of a Paninski pair's signal a random hash [k] → [L] keeps, against the
+    unhashed least mean at α_L (``compression.hashed_mean_share``).
+
+    By hand: with no noise it is P(a bin is not empty) = 1 − (1 − 1/L)^k; k = L = 16:
+    (15/16)^16 = exp(16·ln 0.9375) = exp(−1.032616) = 0.356074, share 0.643926. All noise
+    (kept = 0): every bin weighs 1/L and the share is E[m]/(k/L) = 1. Against random
+    hashes: Σ_b (1 − γ)²δ_b²/w_b averaged over 4000 hashes of a Paninski pair, divided by
+    the bound 4α²(L/k)(1 − 1/L)(1 − γ)²; the formula treats the pair's two differences as
+    independent signs, which is within 5 % here and errs low (a lower threshold: never a
+    smaller plan than the signal supports)."""
+    from planner.validators.compression import hashed_mean_share
+
+    assert hashed_mean_share(16, 16, 1.0) == pytest.approx(0.643926, abs=2e-6)
+    assert hashed_mean_share(4096, 4096, 0.0) == pytest.approx(1.0, abs=1e-9)
+    assert hashed_mean_share(4096, 8, 1.0) == pytest.approx(1.0, abs=1e-9)  # L ≪ k
+    shares = [hashed_mean_share(256, 256, kept) for kept in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    assert all(a > b for a, b in itertools.pairwise(shares))  # less noise, less share
+    rng = np.random.default_rng(1)
+    alpha, trials = 0.2, 4000
+    for k, L, gamma in ((64, 64, 0.0), (64, 32, 0.5), (256, 256, 0.2), (16, 8, 0.0)):
+        difference = np.tile([2 * alpha / k, -2 * alpha / k], k // 2)
+        hashed = rng.integers(0, L, size=(trials, k)) + L * np.arange(trials)[:, None]
+        delta = np.bincount(
+            hashed.ravel(), weights=np.tile(difference, trials), minlength=trials * L
+        ).reshape(trials, L)
+        members = np.bincount(hashed.ravel(), minlength=trials * L).reshape(trials, L)
+        weight = (1 - gamma) * members / k + gamma / L
+        terms = np.where(members > 0, delta**2 / np.where(weight > 0, weight, 1.0), 0.0)
+        simulated = (1 - gamma) ** 2 * terms.sum(axis=1)
+        bound = 4 * alpha**2 * (L / k) * (1 - 1 / L) * (1 - gamma) ** 2
+        observed = simulated.mean() / bound
+        error = simulated.std() / np.sqrt(trials) / bound
+        formula = hashed_mean_share(k, L, 1 - gamma)
+        assert abs(formula - observed) <= 0.05 * observed, (k, L, gamma, observed, formula)
+        assert formula <= observed + 3 * error, (k, L, gamma, observed, formula)
+
+
+def test_the_hashed_shuffle_threshold_takes_the_hash_share() -> None:
+    """The public-coin shuffle tester's threshold on its L bins is the private-coin one at
+    α_L times ``hashed_mean_share(k, L, 1 − γ)`` (with ``hash_share``), else unchanged."""
+    from planner.validators.compression import hashed_mean_share
+    from planner.validators.shuffle_private import noise_levels
+    from planner.validators.shuffle_public import shuffle_public_tester
+
+    plain = shuffle_public_tester(256, 0.1, 2.0, 5.0, 256, 1, 0.55, 12.8)
+    shared = shuffle_public_tester(256, 0.1, 2.0, 5.0, 256, 1, 0.55, 12.8, hash_share=True)
+    n1, n2 = 30_000, 60_000
+    mu1, _ = noise_levels(n1, n2, 2.0, 5.0)
+    kept = n1 / (n1 + 256 * mu1)
+    ratio = shared.base.threshold(n1, n2) / plain.base.threshold(n1, n2)
+    assert ratio == pytest.approx(hashed_mean_share(256, 256, kept), rel=1e-12)
+    assert 0.63 < ratio < 0.7  # little noise at these sizes: near 1 − 1/e

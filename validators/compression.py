@@ -45,6 +45,36 @@ def compressed_alpha(alpha: float, k: int, L: int) -> float:
     return alpha * math.sqrt(L / k) * math.sqrt(1 - 1 / L)
 
 
+def hashed_mean_share(k: int, L: int, kept: float) -> float:
+    """E(hashed least mean) / (the unhashed least mean at α_L): what a random hash [k] → [L]
+    leaves of a Paninski pair's quadratic signal under the shuffle statistic.
+
+    The statistic's mean is Σ_b δ_b²/w_b (up to the groups' weights), δ_b the difference a
+    bin b collects and w_b its mixture mass (1 − γ)·m_b/k + γ/L, m_b ~ Binomial(k, 1/L) the
+    elements hashed to it and γ = 1 − ``kept`` the noise share. A Paninski pair's
+    differences ±2α/k (a pair hashed together cancels) give E δ_b² = (1 − 1/L)·m_b·(2α/k)²,
+    so the mean is (1 − γ)²·(1 − 1/L)·(2α/k)²·L·E[m/w(m)], and the threshold's bound
+    (Cauchy–Schwarz at α_L, tight for a uniform mixture) is 4α²(L/k)(1 − 1/L)(1 − γ)².
+    Their ratio,
+
+        E_m[m / ((1 − γ)·m + γ·k/L)]  ≤ 1 (Jensen: m/(a·m + b) is concave),
+
+    is 1 when the noise dominates (γ → 1: every w_b = 1/L) and near 1 for L ≪ k (m
+    concentrates); with no noise it is P(m ≥ 1) = 1 − (1 − 1/L)^k, ≈ 1 − 1/e at L = k: a
+    third of the bins are empty and the rest merge elements. Public quantities only.
+    """
+    from scipy.stats import binom
+
+    rate = 1.0 / L
+    mean = k * rate
+    spread = math.sqrt(mean * (1 - rate))
+    low = max(1, math.floor(mean - 12 * spread))
+    high = min(k, math.ceil(mean + 12 * spread) + 1)
+    m = np.arange(low, high + 1, dtype=float)
+    weights = binom.pmf(m, k, rate)
+    return float(np.sum(weights * m / (kept * m + (1 - kept) * k / L)))
+
+
 def split_sizes(n_users: int, parts: int) -> list[int]:
     """Sizes of the R user subsets (user i goes to subset i mod R)."""
     return [(n_users - part + parts - 1) // parts for part in range(parts)]

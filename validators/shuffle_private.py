@@ -25,8 +25,10 @@ known quantities only, never p. The fraction c balances the two errors over the 
 (:mod:`planner.validators.threshold`): c = c∞·2/(1 + ρ), ρ² = 1 + s/√k, with c∞ =
 ``threshold_fraction`` and s = ``spread_slope`` (s = 0, the default: the constant c∞).
 The private-coin setting takes c∞ = 0.55 and s = 12.8, fitted at the operating point:
-c = 0.36 at k = 16, 0.42 at 64, 0.47 at 256, 0.52 at 4096 (README, decisions); the
-public-coin setting keeps the constant 0.35 on its L hashed bins.
+c = 0.36 at k = 16, 0.42 at 64, 0.47 at 256, 0.52 at 4096 (README, decisions). The
+public-coin setting takes the same rule over its L hashed bins, and its least mean the
+hash's share of the signal (``hashed_from``: :func:`planner.validators.compression.
+hashed_mean_share`, 1 − 1/e at L = k with little noise, 1 for L ≪ k).
 
 Fast path: X = Multinomial(n1, p) + Poisson(μ1)^k, exactly the analyzer's view.
 """
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.validators.compression import hashed_mean_share
 from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
 from planner.validators.threshold import balanced_fraction
 
@@ -82,6 +85,9 @@ class ShufflePrivateTester:
     mu2_min: float
     threshold_fraction: float = 0.5
     spread_slope: float = 0.0
+    hashed_from: int = 0
+    """The domain size before a public hash onto these k bins (0: not hashed); the least
+    mean then takes the hash's share (``compression.hashed_mean_share``)."""
 
     @property
     def fraction(self) -> float:
@@ -92,8 +98,16 @@ class ShufflePrivateTester:
         mu1, mu2 = noise_levels(n1, n2, self.mu1_min, self.mu2_min)
         total1, total2 = n1 + self.k * mu1, n2 + self.k * mu2
         kept = n1 / total1  # 1 − γ
+        share = hashed_mean_share(self.hashed_from, self.k, kept) if self.hashed_from else 1.0
         return (
-            self.fraction * 4 * total1**2 * total2**2 * kept**2 * self.alpha**2 / (total1 + total2)
+            self.fraction
+            * share
+            * 4
+            * total1**2
+            * total2**2
+            * kept**2
+            * self.alpha**2
+            / (total1 + total2)
         )
 
     def analyze(

@@ -19,15 +19,27 @@ def shuffle_public_tester(
     hashes: int,
     threshold_fraction: float = 0.5,
     spread_slope: float = 0.0,
+    hash_share: bool = False,
 ) -> CompressedTester:
     """The public-coin shuffle tester: R hashes onto [L], each running the Poisson mechanism
-    (its threshold fraction balanced over the L hashed bins, ``ShufflePrivateTester``)."""
+    (its threshold fraction balanced over the L hashed bins, ``ShufflePrivateTester``).
+
+    ``hash_share``: the threshold's least mean takes the share of the signal a random hash
+    keeps (``compression.hashed_mean_share``). Without it the threshold assumes the hashed
+    mixture is uniform, which it is not when L is near k and the noise is small: a third
+    of the bins are empty and the mean is only 1 − 1/e of that bound."""
     return CompressedTester.build(
         k,
         alpha,
         L,
         hashes,
         lambda size, distance: ShufflePrivateTester(
-            size, distance, mu1_min, mu2_min, threshold_fraction, spread_slope
+            size,
+            distance,
+            mu1_min,
+            mu2_min,
+            threshold_fraction,
+            spread_slope,
+            k if hash_share else 0,
         ),
     )
