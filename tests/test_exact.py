@@ -129,9 +129,9 @@ def test_plan_exact_json_states_its_criterion() -> None:
 
 
 def test_a_public_coin_exact_search_keeps_the_private_coin_protocol_when_it_is_smaller() -> None:
-    """At β = 0.1 one hashed run of the public-coin shuffle tester needs about ten times the
-    users of one at β = 1/3 (its direct factor, 9.4–12 in the constants file), the
-    private-coin tester about twice: the default plan runs the private-coin protocol, and
+    """At β = 0.1 one hashed run of the public-coin shuffle tester needs four to seven times
+    the users of one at β = 1/3 (its direct factor in the constants file), the private-coin
+    tester about twice: the default plan runs the private-coin protocol, and
     so must the exact search, whose plan is then the private-coin twin's own exact plan."""
     query = make_query("shuffle-public", k=16, alpha=0.5, eps1=1.0, eps2=0.5, beta=0.1)
     twin = make_query("shuffle-private", k=16, alpha=0.5, eps1=1.0, eps2=0.5, beta=0.1)
@@ -140,34 +140,11 @@ def test_a_public_coin_exact_search_keeps_the_private_coin_protocol_when_it_is_s
     assert found.plan.protocol == "shuffle-private"
     assert found.plan.total_users == private.plan.total_users
     assert found.query.setting.key == "shuffle-public"
-    result = CliRunner().invoke(
-        app,
-        [
-            "plan",
-            "-m",
-            "shuffle",
-            "--coin",
-            "public",
-            "-k",
-            "16",
-            "--alpha",
-            "0.5",
-            "--eps1",
-            "1",
-            "--eps2",
-            "0.5",
-            "--delta",
-            "1e-6",
-            "--beta",
-            "0.1",
-            "--exact",
-            "--trials",
-            "300",
-            "--seed",
-            "5",
-            "--json",
-        ],
+    command = (
+        "plan -m shuffle --coin public -k 16 --alpha 0.5 --eps1 1 --eps2 0.5 --delta 1e-6 "
+        "--beta 0.1 --exact --trials 300 --seed 5 --json"
     )
+    result = CliRunner().invoke(app, command.split())
     assert result.exit_code == 0, result.output
     exact = json.loads(result.output)["exact"]
     assert exact["protocol"] == "shuffle-private"
