@@ -332,12 +332,16 @@ def map_in_order(
             futures = _send(pool, function, tasks, costs)
         if interrupted:
             raise KeyboardInterrupt
-        collected = _gather(futures, progress)
+        collected = _gather(futures, progress, cancel_unstarted=False)
     except BaseException:  # Ctrl-C or an error: stop the running tasks, do not wait for them
         running = dict(getattr(pool, "_processes", None) or {})  # shutdown forgets them
-        pool.shutdown(wait=False, cancel_futures=True)
         for process in running.values():
             process.terminate()
+        # nothing cancelled, here or in _gather: the pool's manager thread, finding its
+        # workers gone, fails every pending future itself, and one already cancelled made
+        # it raise InvalidStateError (CPython 3.11's terminate_broken), printed as a
+        # traceback after "aborted"
+        pool.shutdown(wait=False)
         raise
     pool.shutdown()
     return collected
@@ -384,10 +388,14 @@ def _send(
 
 
 def _gather(
-    futures: list[concurrent.futures.Future[R]], progress: Callable[[R], None] | None
+    futures: list[concurrent.futures.Future[R]],
+    progress: Callable[[R], None] | None,
+    *,
+    cancel_unstarted: bool = True,
 ) -> list[R]:
     """The results in task order, ``progress`` called as each arrives; the futures not
-    yet started are cancelled if this ends early."""
+    yet started are cancelled if this ends early (``cancel_unstarted``; a local pool whose
+    workers are then terminated fails them itself)."""
     where = {id(future): index for index, future in enumerate(futures)}
     results: list[Any] = [None] * len(futures)
     try:
@@ -397,8 +405,9 @@ def _gather(
             if progress is not None:
                 progress(result)
     except BaseException:
-        for future in futures:
-            future.cancel()
+        if cancel_unstarted:
+            for future in futures:
+                future.cancel()
         raise
     return results
 
