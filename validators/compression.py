@@ -52,10 +52,11 @@ def hashed_mean_share(k: int, L: int, kept: float) -> float:
     The statistic's mean is Σ_b δ_b²/w_b (up to the groups' weights), δ_b the difference a
     bin b collects and w_b its mixture mass (1 − γ)·m_b/k + γ/L, m_b ~ Binomial(k, 1/L) the
     elements hashed to it and γ = 1 − ``kept`` the noise share. A Paninski pair's
-    differences ±2α/k (a pair hashed together cancels) give E δ_b² = (1 − 1/L)·m_b·(2α/k)²,
-    so the mean is (1 − γ)²·(1 − 1/L)·(2α/k)²·L·E[m/w(m)], and the threshold's bound
-    (Cauchy–Schwarz at α_L, tight for a uniform mixture) is 4α²(L/k)(1 − 1/L)(1 − γ)².
-    Their ratio,
+    differences ±2α/k (a pair hashed together cancels) give E δ_b² ≈ (1 − 1/L)·m_b·(2α/k)²
+    (the two members taken as independent signs: within 5 % of random hashes, erring low;
+    tests/test_validators.py), so the mean is (1 − γ)²·(1 − 1/L)·(2α/k)²·L·E[m/w(m)], and
+    the threshold's bound (Cauchy–Schwarz at α_L, tight for a uniform mixture) is
+    4α²(L/k)(1 − 1/L)(1 − γ)². Their ratio,
 
         E_m[m / ((1 − γ)·m + γ·k/L)]  ≤ 1 (Jensen: m/(a·m + b) is concave),
 
