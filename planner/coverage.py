@@ -74,14 +74,14 @@ def covered_plan(
             f"simulating this query would take about {needed:,.0f} s, above the "
             f"{budget_seconds:g} s budget (--simulation-budget)",
         )
-    private = _private_coin(query)
+    private = private_coin_twin(query)
     fallback = private is not None and needed + simulation_seconds(private, trials) <= (
         budget_seconds
     )
     return simulated_plan(query, result, trials=trials, seed=seed, fallback=fallback)
 
 
-def _private_coin(query: Query) -> Query | None:
+def private_coin_twin(query: Query) -> Query | None:
     """The query's private-coin twin (a public-coin query may run that protocol), or None."""
     if query.setting.coin is not Coin.PUBLIC:
         return None
@@ -101,7 +101,7 @@ def simulated_plan(
     from planner.exact import exact_plan
 
     candidates = [query]
-    private = _private_coin(query)
+    private = private_coin_twin(query)
     if fallback and private is not None:
         candidates.append(private)
     found = None

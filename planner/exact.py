@@ -20,7 +20,7 @@ from planner.calibrate import (
     operating_error,
     table_with,
 )
-from planner.formulas.settings import Coin, Setting
+from planner.coverage import private_coin_twin
 from planner.inputs import Query
 from planner.plan import Plan, plan
 from planner.validators.engine import FamilyOutcome
@@ -66,9 +66,9 @@ def exact_plan(
     try, within its time budget).
     """
     found = _exact_protocol(query, trials, seed)
-    if query.setting.coin is not Coin.PUBLIC or not private_coin_too:
+    private = private_coin_twin(query)
+    if private is None or not private_coin_too:
         return found
-    private = replace(query, setting=Setting(query.setting.model, Coin.PRIVATE), warnings=())
     other = _exact_protocol(private, trials, seed)
     if other.plan is None or (
         found.plan is not None and found.plan.total_users <= other.plan.total_users
