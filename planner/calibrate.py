@@ -36,7 +36,7 @@ from planner.formulas.repetition import PER_RUN_ERROR
 from planner.formulas.search import least_passing
 from planner.formulas.settings import Model, Setting
 from planner.inputs import Accounting, Query
-from planner.plan import strong_order_size
+from planner.plan import noise_mu, strong_order_size
 from planner.testers import parameters_for_beta
 from planner.validate import AUTO, trial_schedule, validate
 from planner.validators.engine import DEFAULT_CONFIDENCE, Verification
@@ -152,10 +152,11 @@ DEFAULT_AXES: dict[str, list[float]] = {
 
 SMALL_EPS_AXES: dict[str, list[float]] = {
     **DEFAULT_AXES,
-    "eps_strong": [0.01, 0.03, 0.1, 0.25, 0.5, 1.0],
+    "eps_strong": [0.01, 0.03, 0.1, 0.25, 0.5, 1.0, 3.0, 10.0, 20.0],
 }
 """The shuffle grids: down to ε_strong = 0.01, where their constants rise (public coin: by
-up to 1.5× below 0.25, private coin: up to 1.3×)."""
+up to 1.5× below 0.25, private coin: up to 1.3×), and up to 20, the accepted top, where
+the tester adds little noise and its constant rises again (docs/coverage.md)."""
 SETTING_AXES: dict[str, dict[str, list[float]]] = {
     "shuffle-public": SMALL_EPS_AXES,
     "shuffle-private": SMALL_EPS_AXES,
@@ -738,6 +739,13 @@ def monotone_envelope(
     the shuffle model it is taken constant along ε_weak/ε_strong. The
     running maximum is taken on n at the nodes and turned back into C; between nodes the
     plan interpolates log n (``planner.plan.calibrated_multiplier``), so it stays monotone.
+
+    In the shuffle model, n2 = (μ_weak/μ_strong)·n1, and that ratio falls as both ε grow at
+    a fixed ε_weak/ε_strong (μ ∝ 1/ε² flattens above ε ≈ 1): group 1's share of the users
+    grows with ε, so n1 alone may rise along ε_strong while the total falls. Along
+    ε_strong the running maximum is therefore taken on the total n1·(1 + μ_weak/μ_strong)
+    — a smaller ε never needs fewer users in all — and the steps are repeated until
+    neither changes a node.
     """
 
     protocol = Setting.from_key(setting)
@@ -758,14 +766,27 @@ def monotone_envelope(
             bound_key,
         )
     users = np.asarray(multipliers, dtype=float).reshape(shape) * order
-    if protocol.model is not Model.SHUFFLE:
+    total_per_strong = np.ones(shape)  # n_total / n1 at each node
+    if protocol.model is Model.SHUFFLE:
+        for index in itertools.product(*(range(size) for size in shape)):
+            eps_s, ratio = axes["eps_strong"][index[2]], axes["eps_ratio"][index[3]]
+            mu_strong = noise_mu(float(eps_s), GRID_DELTA, Accounting.EXACT)
+            mu_weak = noise_mu(float(eps_s * ratio), GRID_DELTA, Accounting.EXACT)
+            total_per_strong[index] = 1.0 + mu_weak / mu_strong
+    else:
         # local groups are independent and central subsampling is exact: the stronger
         # group's need does not depend on ε_weak, so one value across the ratio axis
         users = np.broadcast_to(users.max(axis=3, keepdims=True), users.shape).copy()
-    users = np.maximum.accumulate(users, axis=0)  # k increasing
-    users = np.flip(np.maximum.accumulate(np.flip(users, axis=1), axis=1), axis=1)  # α ↓
-    users = np.flip(np.maximum.accumulate(np.flip(users, axis=2), axis=2), axis=2)  # ε_s ↓
-    users = np.maximum.accumulate(users, axis=3)  # ε_w/ε_s increasing
+    for _ in range(100):  # each pass only raises nodes; a few passes settle
+        before = users
+        users = np.maximum.accumulate(users, axis=0)  # k increasing
+        users = np.flip(np.maximum.accumulate(np.flip(users, axis=1), axis=1), axis=1)  # α ↓
+        total = users * total_per_strong
+        total = np.flip(np.maximum.accumulate(np.flip(total, axis=2), axis=2), axis=2)  # ε_s ↓
+        users = total / total_per_strong
+        users = np.maximum.accumulate(users, axis=3)  # ε_w/ε_s increasing
+        if np.allclose(users, before, rtol=1e-12, atol=0.0):
+            break
     return [float(value) for value in (users / order).ravel()]
 
 

@@ -31,6 +31,7 @@ from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import ALL_SETTINGS, Coin, Model, Setting
 from planner.formulas.subsampling import subsampling_population, subsampling_population_ratio
 from planner.inputs import EPS_MIN, Accounting, Query, check_query, with_setting
+from planner.limits import SIMULATION_N_MAX
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -859,6 +860,13 @@ def _warnings(
             )
     if query.beta > PER_RUN_ERROR:
         notes.append(f"β = {query.beta:g} > 1/3: planned for β = 1/3 (the theorems' target)")
+    largest_run = max(sizes.n_strong, sizes.n_weak)
+    if largest_run > SIMULATION_N_MAX:
+        notes.append(
+            f"one run needs {largest_run:,} users in a group, above the {SIMULATION_N_MAX:.0e} "
+            "a simulation takes: planner validate cannot check this plan, which rests on "
+            "how the tester's cost scales beyond the grid (docs/coverage.md)"
+        )
     if sizes.mu_weak is not None and groups:
         raised = [
             g

@@ -103,9 +103,10 @@ def test_a_public_coin_shuffle_member_is_sized_for_the_protocol_it_runs() -> Non
     (L = 10 here against the plan's 118), and the hold-out found the cost allocation's
     one run at a null error of 0.33 (0.328 at 4000 trials), which a 33-run vote at
     β = 0.024 turned into 0.026 > β. Sized for L = 118, 3000 trials (seed 78): 0.25.
-    That query had ε2 = 2.90, above the shuffle settings' covered ε (1) since 2026-11-27;
-    the same query with ε2 = 0.98 (the cost split still raises the noise) keeps the check
-    inside the covered region; its L is the bound's argmin, above the floor 8."""
+    That query had ε2 = 2.90; there the plan now runs the private-coin protocol (fewer
+    users since the shuffle grids reach ε = 20), so the check takes ε2 = 0.98, where the
+    public-coin protocol is the plan and the cost split still raises the noise; its L is
+    the bound's argmin, above the floor 8."""
     query = make_query(
         "shuffle-public",
         k=200,

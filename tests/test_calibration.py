@@ -369,6 +369,38 @@ def test_the_grid_is_retargeted_by_the_operating_factor_at_each_node() -> None:
     assert operating_factor_at(None, 64.0) == 1.0
 
 
+def test_the_shuffle_envelope_along_eps_strong_holds_the_total_not_group_1() -> None:
+    """n2 = (μ_weak/μ_strong)·n1, and μ_weak/μ_strong falls as both ε grow (ratio fixed):
+    group 1 may need more users at ε_strong = 3 than at 1 while the total needs fewer. The
+    envelope leaves that alone, and raises the ε = 1 node only when the *total* at 3 is
+    larger, to exactly that total."""
+    from planner.calibrate import GRID_DELTA, monotone_envelope
+    from planner.formulas.settings import Setting
+    from planner.inputs import Accounting
+    from planner.plan import noise_mu, strong_order_size
+
+    setting = "shuffle-private"
+    axes = {"k": [256], "alpha": [0.15], "eps_strong": [1.0, 3.0], "eps_ratio": [0.25]}
+
+    def order(eps: float) -> float:
+        protocol = Setting.from_key(setting)
+        return strong_order_size(
+            protocol, 256, 0.15, eps, eps * 0.25, GRID_DELTA, Accounting.EXACT, (2, 1)
+        )
+
+    def total_per_group1(eps: float) -> float:
+        mu = [noise_mu(e, GRID_DELTA, Accounting.EXACT) for e in (eps, eps * 0.25)]
+        return 1 + mu[1] / mu[0]
+
+    assert total_per_group1(1.0) > 1.3 * total_per_group1(3.0)  # the premise
+    group1_grows = 1.3 * order(1.0) / order(3.0)  # n1(3) = 1.3·n1(1), total(3) < total(1)
+    kept = monotone_envelope(setting, axes, [1.0, group1_grows], (2, 1))
+    assert kept == pytest.approx([1.0, group1_grows], rel=1e-12)
+    total_grows = 1.2 * order(1.0) * total_per_group1(1.0) / (order(3.0) * total_per_group1(3.0))
+    raised = monotone_envelope(setting, axes, [1.0, total_grows], (2, 1))
+    assert raised == pytest.approx([1.2, total_grows], rel=1e-12)
+
+
 @pytest.mark.parametrize(
     "setting",
     [

@@ -162,3 +162,17 @@ def test_a_public_coin_query_at_a_tiny_k_is_simulated_with_the_private_coin_prot
         query, n1=result.n_users_group1, n2=result.n_users_group2, seed=4, checked_plan=result
     )
     assert report.verdict is not Verdict.FAIL, report.verification.outcomes
+
+
+def test_a_plan_beyond_what_a_simulation_takes_says_it_cannot_be_validated() -> None:
+    """A covered local plan at ε = 3·10⁻⁴ needs more than 10¹⁵ users a group (the hold-out
+    over the accepted range drew it): it is printed, with the warning that
+    ``planner validate`` cannot simulate it; a plan of ordinary size carries no such line."""
+    from planner.limits import SIMULATION_N_MAX
+
+    huge = plan(make_query("local-private", k=91607, alpha=0.0245, eps1=0.000326, eps2=0.0218))
+    assert huge.coverage is Coverage.CALIBRATED
+    assert max(huge.n_users_group1, huge.n_users_group2) > SIMULATION_N_MAX
+    assert any("planner validate cannot check this plan" in w for w in huge.warnings)
+    ordinary = plan(make_query("local-private", k=200, alpha=0.2, eps1=0.8, eps2=0.4))
+    assert not any("cannot check" in w for w in ordinary.warnings)
