@@ -6,7 +6,8 @@ query goes through what ``planner plan`` does — calibrated inside the covered 
 simulated outside it within the budget, refused otherwise — and every printed plan
 (after its allocation) is checked by a fresh sequential ``planner validate`` on every
 built-in family. The promise holds when no verdict is ``fail``. A plan the validator
-cannot simulate (a group above 10^15 users) is recorded as ``unverifiable``.
+refuses to simulate (a group above 10^15 users, or more than the 10^9 trial × bin cells a
+validation may take, e.g. a majority vote at a large k) is recorded as ``unverifiable``.
 
     python benchmarks/holdout_coverage.py --queries 200 --seed 1 --workers 2 \\
         --region accepted --output /tmp/holdout.jsonl
@@ -170,7 +171,7 @@ def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
         n1, n2 = allocated.n_users_group1, allocated.n_users_group2
     try:
         report = validate(query, n1=n1, n2=n2, seed=drawn["validation_seed"], checked_plan=result)
-    except InputError as error:  # e.g. a group above the users a simulation takes (1e15)
+    except InputError as error:  # beyond what a validation may simulate (limits.py)
         record.update(
             outcome="unverifiable",
             reason=str(error),
