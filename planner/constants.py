@@ -204,8 +204,11 @@ class SettingConstant:
         the tester adds little noise, its error's tail falls more slowly than where the
         factors were measured, and only the majority vote is backed (``docs/coverage.md``).
         Likewise above the entry's largest α (``alpha``; None: not checked): a plan there
-        has few users, its statistic is as discrete as the data. (Below the entry's α the
-        users only grow and the statistic is closer to normal: the factors hold.)
+        has few users, its statistic is as discrete as the data. Below the setting's
+        ``direct_alpha_min`` (where it has one) too: the shuffle private-coin tester's
+        factor at α = 0.01, k = 4096 is 1.2× (β = 0.1) to 1.4× (β = 0.01) the measured
+        points' worst, and its direct plans there failed at β = 0.02 and 0.01
+        (``docs/coverage.md``, β below 1/3).
         """
         direct = self.extra.get("direct")
         if not direct or not 0 < beta < PER_RUN_ERROR or k < direct["k"][0]:
@@ -215,6 +218,8 @@ class SettingConstant:
             measured = axes.get(name)
             if value is not None and (not measured or value > max(measured)):
                 return None
+        if alpha is not None and alpha < float(self.extra.get("direct_alpha_min", 0.0)):
+            return None
         betas = [PER_RUN_ERROR, *direct["beta"]]
         rows = [_log_log_between(beta, betas, [1.0, *row]) for row in direct["factor"]]
         return _log_log_between(min(k, direct["k"][-1]), direct["k"], rows)

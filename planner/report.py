@@ -317,7 +317,7 @@ def repetition_line(plan: Plan) -> str | None:
         )
     if rep.direct_factor is None:
         return (
-            f"target β: {vote}; direct calibration is not available at this β, k and ε "
+            f"target β: {vote}; direct calibration is not available at this β, k, α and ε "
             "for this tester (--exact tries it for this query)"
         )
     return (

@@ -176,3 +176,19 @@ def test_a_plan_beyond_what_a_simulation_takes_says_it_cannot_be_validated() -> 
     assert any("planner validate cannot check this plan" in w for w in huge.warnings)
     ordinary = plan(make_query("local-private", k=200, alpha=0.2, eps1=0.8, eps2=0.4))
     assert not any("cannot check" in w for w in ordinary.warnings)
+
+
+def test_shuffle_plans_below_the_direct_points_alpha_take_the_vote() -> None:
+    """The shuffle private-coin tester's direct plan at k = 4096, α = 0.01, ε = (0.5, 0.5)
+    failed validation at β = 0.02 (paninski 0.027, 6,400 trials) and 0.01 (0.013), and sat
+    at β itself at 0.05 and 0.1: its error tail at small α is heavier than at the direct
+    points (α ≥ 0.15). Below α = 0.15 such plans take the majority vote; at α = 0.2 the
+    direct factor is kept."""
+    from planner.plan import RepetitionMethod
+
+    small = plan(make_query("shuffle-private", k=4096, alpha=0.01, eps1=0.5, eps2=0.5, beta=0.02))
+    assert small.repetition.method is RepetitionMethod.MAJORITY_VOTE
+    inside = plan(make_query("shuffle-private", k=4096, alpha=0.2, eps1=0.5, eps2=0.5, beta=0.02))
+    assert inside.repetition.method is RepetitionMethod.DIRECT
+    public = plan(make_query("shuffle-public", k=4096, alpha=0.01, eps1=0.5, eps2=0.5, beta=0.02))
+    assert public.repetition.method is RepetitionMethod.MAJORITY_VOTE
