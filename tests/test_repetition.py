@@ -107,16 +107,19 @@ def test_direct_calibration_stops_at_the_top_of_its_epsilon_grid() -> None:
     assert entry.direct_factor(0.2, 16, 1.01) is None
     assert entry.direct_factor(0.2, 16) == pytest.approx(2.0)  # ε not given: not checked
     private = Setting.from_key("shuffle-private")
-    high = Query(private, 50, 0.08, 1.87, 6.31, 3e-5, 0.0118)
+    # the hold-out's query had α = 0.08; the shuffle settings' direct factors now start at
+    # α = 0.15 (direct_alpha_min), so the ε check is shown at α = 0.2
+    high = Query(private, 50, 0.2, 1.87, 6.31, 3e-5, 0.0118)
     assert plan(high).repetition.method is RepetitionMethod.MAJORITY_VOTE
-    low = Query(private, 50, 0.08, 0.187, 0.631, 3e-5, 0.0118)
+    low = Query(private, 50, 0.2, 0.187, 0.631, 3e-5, 0.0118)
     assert plan(low).repetition.method is RepetitionMethod.DIRECT
 
 
 def test_direct_calibration_stops_above_its_largest_alpha() -> None:
     """The factors were measured at α ≤ 0.5; a plan at larger α has few users and a
     statistic as discrete as the data, so it takes the majority vote; a smaller α (more
-    users, a statistic closer to normal) keeps the factor."""
+    users, a statistic closer to normal) keeps the factor, unless the setting states a
+    ``direct_alpha_min`` (the shuffle settings: 0.15)."""
     from planner.formulas.settings import Setting
     from planner.inputs import Query
     from planner.plan import RepetitionMethod, plan
@@ -125,6 +128,11 @@ def test_direct_calibration_stops_above_its_largest_alpha() -> None:
     assert entry.direct_factor(0.2, 16, 1.0, 0.5) == pytest.approx(2.0)
     assert entry.direct_factor(0.2, 16, 1.0, 0.01) == pytest.approx(2.0)
     assert entry.direct_factor(0.2, 16, 1.0, 0.51) is None
+    floored = SettingConstant(
+        ConstantSource.CALIBRATED, 1.0, extra={**entry.extra, "direct_alpha_min": 0.15}
+    )
+    assert floored.direct_factor(0.2, 16, 1.0, 0.15) == pytest.approx(2.0)
+    assert floored.direct_factor(0.2, 16, 1.0, 0.149) is None
     central = Setting.from_key("central")
     assert plan(Query(central, 256, 0.8, 1.0, 0.5, None, 0.05)).repetition.method is (
         RepetitionMethod.MAJORITY_VOTE
