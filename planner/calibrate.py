@@ -835,7 +835,9 @@ def constants_document(
             },
         )
         kept = {
-            name: previous[name] for name in ("bound", *TESTER_EXTRAS, "direct") if name in previous
+            name: previous[name]
+            for name in ("bound", *TESTER_EXTRAS, "direct", "direct_alpha_min")
+            if name in previous
         }
         # The covered region is a claim about evidence (docs/coverage.md), partly argued
         # beyond the grid: a refit on a grid that spans every earlier node keeps it; any

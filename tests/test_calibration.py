@@ -99,6 +99,22 @@ def test_a_refit_on_the_full_grid_keeps_the_covered_region() -> None:
     assert refit.covered["eps_strong"][1] > max(refit.extra["grid"]["axes"]["eps_strong"])
 
 
+def test_a_grid_refit_keeps_the_direct_factors_alpha_floor() -> None:
+    """The shuffle settings' direct factors stop at α = 0.15 (``direct_alpha_min``: below
+    it their direct plans failed); a grid refit replaces the grid, not that floor."""
+    from planner.calibrate import PointResult
+    from planner.constants import default_constants
+
+    setting = "shuffle-private"
+    assert default_constants().for_setting(setting).extra["direct_alpha_min"] == 0.15
+    points = grid_points(setting, QUICK_AXES)
+    results = [PointResult(point, 1.0, "uniform", None, None) for point in points]
+    document = constants_document(
+        results, trials=500, seed=1, axes=QUICK_AXES, created="2026-01-01", code_version="test"
+    )
+    assert document["settings"][setting]["direct_alpha_min"] == 0.15
+
+
 def test_a_one_setting_refit_keeps_the_rest_of_the_file() -> None:
     """A per-setting stage (README: five stages into the same file) replaces that setting
     only: the other settings, the file's tester_tuning record, its per-setting
