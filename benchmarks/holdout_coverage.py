@@ -64,6 +64,10 @@ DIRECT = {**COVERED, "alpha": (0.01, 0.5), "eps": (0.01, 1.0)}
 LARGE_EPS = {**COVERED, "eps": (0.1, 20.0)}
 """``--region large-eps``: the covered box with each group's ε drawn from [0.1, 20], so that
 ε_strong is above 1 in 4 queries of 5 (the shuffle grids' nodes 3, 10 and 20)."""
+SMALL_ALPHA = {**DIRECT, "alpha": (0.01, 0.15), "beta": (0.01, 0.3)}
+"""``--region small-alpha``: where a shuffle plan at β < 1/3 takes the factors measured
+below the α = 0.15 of the other direct points (``direct_below_alpha_min``); use it with
+``--setting``."""
 REGIONS = {
     "accepted": ACCEPTED,
     "covered": COVERED,
@@ -71,6 +75,7 @@ REGIONS = {
     "large-k": LARGE_K,
     "direct": DIRECT,
     "large-eps": LARGE_EPS,
+    "small-alpha": SMALL_ALPHA,
 }
 SETTINGS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
 ALLOCATIONS = ("paper", "cost", "fixed-n2")

@@ -678,6 +678,125 @@ def rebuilt_direct_entry(setting: str, direct: dict[str, Any]) -> dict[str, Any]
     return {**rebuilt, "provenance": provenance}
 
 
+BELOW_ALPHA_MIN_AXES: dict[str, list[float]] = {
+    "k": [16, 256],
+    "alpha": [0.01, 0.05],
+    "eps_strong": [0.25, 1.0],
+    "eps_ratio": [0.25, 1.0],
+}
+"""Points of ``planner calibrate --direct --below-alpha-min``: the direct factors of a
+setting with a ``direct_alpha_min`` (the shuffle testers, 0.15), measured below it."""
+
+
+def below_alpha_min_entry(
+    results: Sequence[DirectResult],
+    direct: dict[str, Any],
+    *,
+    trials: int,
+    seed: int,
+    axes: dict[str, list[float]],
+    created: str,
+    code_version: str,
+) -> dict[str, Any]:
+    """A setting's ``direct_below_alpha_min`` entry: per α node of ``axes`` (ascending),
+    a factor table like ``direct``'s (per k and β < 1/3), the worst over the points at
+    that node and every larger one, and the ``direct`` table itself (α ≥ its floor): a
+    query takes the table of the largest node at or below its α, which holds wherever
+    the factor does not rise with α inside a band (it falls: ``SettingConstant.direct_factor``).
+
+    Each table is ``DIRECT_MARGIN`` × the worst raw factor ÷ the ``direct`` entry's
+    operating factor at that k (the grid's C is retargeted by that one, not by these
+    points'); for a grid fitted at the operating point, the points' own ratios, as in
+    ``direct_entry``. None for a β (and every smaller one) where a point or the ``direct``
+    table has none, at every k.
+    """
+    setting = results[0].point.setting
+    alphas = sorted(float(value) for value in axes["alpha"])
+    if [int(k) for k in axes["k"]] != [int(k) for k in direct["k"]]:
+        raise ValueError("the points' k must be the direct entry's k rows")
+    tables = []
+    for node, alpha in enumerate(alphas):
+        band = direct_entry(
+            [result for result in results if result.point.alpha >= alpha],
+            trials=trials,
+            seed=seed,
+            axes={**axes, "alpha": alphas[node:]},
+            created=created,
+            code_version=code_version,
+        )
+        table = []
+        for own, kept, row, above in zip(
+            band["operating_factor"],
+            direct["operating_factor"],
+            band["factor"],
+            direct["factor"],
+            strict=True,
+        ):
+            table.append(
+                [
+                    None if value is None or floor is None else max(value * own / kept, floor)
+                    for value, floor in zip(row, above, strict=True)
+                ]
+            )
+        for index in range(len(direct["beta"])):  # a floor at one k: the vote everywhere
+            if any(row[index] is None for row in table):
+                for row in table:
+                    row[index:] = [None] * (len(row) - index)
+        tables.append(table)
+    return {
+        "alpha": alphas,
+        "beta": list(direct["beta"]),
+        "k": [int(k) for k in axes["k"]],
+        "factor": tables,
+        "margin": DIRECT_MARGIN,
+        "criterion": (
+            "per α node: the worst over the points at that node and every larger one of "
+            "one run's C at every family's observed error ≤ operating_error(β), divided by "
+            + (
+                "its C at operating_error(1/3) at the same point"
+                if setting in GRID_AT_OPERATING_POINT
+                else f"its C at {CALIBRATION_TARGET} and by the direct entry's operating factor"
+            )
+            + ", × margin; at least the direct entry's factor (α ≥ direct_alpha_min)"
+        ),
+        "axes": {name: list(values) for name, values in axes.items()},
+        "raw_betas": list(DIRECT_BETAS),
+        "raw_factors": [list(result.factors) for result in results],
+        "provenance": {
+            "command": f"planner calibrate --direct --below-alpha-min --setting {setting} "
+            f"--trials {trials} --seed {seed}",
+            "trials_per_family": trials,
+            "seed": seed,
+            "created": created,
+            "code_version": code_version,
+            **search_provenance(setting, rel_tol=DIRECT_REL_TOL, target=None),
+        },
+    }
+
+
+def rebuilt_below_alpha_min_entry(
+    setting: str, band: dict[str, Any], direct: dict[str, Any]
+) -> dict[str, Any]:
+    """A ``direct_below_alpha_min`` entry re-derived from its own raw factors and the
+    ``direct`` entry with today's margins; its provenance is kept."""
+    points = grid_points(setting, band["axes"])
+    rows = [
+        DirectResult(point, None, tuple(factors))
+        for point, factors in zip(points, band["raw_factors"], strict=True)
+    ]
+    provenance = band["provenance"]
+    rebuilt = below_alpha_min_entry(
+        rows,
+        direct,
+        trials=int(provenance["trials_per_family"]),
+        seed=int(provenance["seed"]),
+        axes=band["axes"],
+        created=str(provenance["created"]),
+        code_version=str(provenance["code_version"]),
+    )
+    return {**rebuilt, "provenance": provenance}
+
+
 def ratio_of(numerator: float | None, denominator: float | None) -> float | None:
     """numerator / denominator, None when either is unknown."""
     if numerator is None or denominator is None:
@@ -715,8 +834,13 @@ def retargeted_multipliers(setting: str, entry: dict[str, Any]) -> list[float]:
 
 
 def with_direct(setting: str, entry: dict[str, Any], direct: dict[str, Any]) -> dict[str, Any]:
-    """A setting's constants entry with a new ``direct`` entry and its grid retargeted."""
+    """A setting's constants entry with a new ``direct`` entry, its grid retargeted and
+    its ``direct_below_alpha_min`` entry (which holds at least the direct table) rebuilt."""
     changed = {**entry, "direct": direct}
+    if "direct_below_alpha_min" in entry:
+        changed["direct_below_alpha_min"] = rebuilt_below_alpha_min_entry(
+            setting, entry["direct_below_alpha_min"], direct
+        )
     if "grid" in entry:
         multipliers = retargeted_multipliers(setting, changed)
         margin = float(entry["grid"]["safety_margin"])
@@ -836,7 +960,13 @@ def constants_document(
         )
         kept = {
             name: previous[name]
-            for name in ("bound", *TESTER_EXTRAS, "direct", "direct_alpha_min")
+            for name in (
+                "bound",
+                *TESTER_EXTRAS,
+                "direct",
+                "direct_alpha_min",
+                "direct_below_alpha_min",
+            )
             if name in previous
         }
         # The covered region is a claim about evidence (docs/coverage.md), partly argued

@@ -780,6 +780,16 @@ def calibrate(
             ),
         ),
     ] = False,
+    below_alpha_min: Annotated[
+        bool,
+        typer.Option(
+            "--below-alpha-min",
+            help=(
+                "With --direct: the factors below the setting's direct_alpha_min "
+                "(shuffle settings), at α = 0.01 and 0.05."
+            ),
+        ),
+    ] = False,
 ) -> None:
     """Fit each setting's constant C on a grid by Monte Carlo; write the constants file.
 
@@ -808,7 +818,20 @@ def calibrate(
         "eps_strong": [1.0],
         "eps_ratio": [0.5],
     }
+    if below_alpha_min:
+        if not direct:
+            raise InputError(
+                "below-alpha-min", "set without --direct", "used together with --direct"
+            )
+        floored = [key for key in keys if "direct_alpha_min" in _packaged_entry(key)]
+        for key in chosen:
+            if key not in floored:
+                raise InputError(
+                    "setting", key, "one of " + ", ".join(floored) + " (with --below-alpha-min)"
+                )
     grid = calibration.DIRECT_AXES if direct else None  # None: each setting's own grid
+    if below_alpha_min:
+        grid = calibration.BELOW_ALPHA_MIN_AXES
     axes = quick_axes if quick else grid
     trial_count = check_integer("trials", trials, 10, 10**6)
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)
@@ -838,7 +861,9 @@ def calibrate(
             checkpoint=checkpoint,
         )
     if direct:
-        _write_direct_factors(results, chosen, trial_count, run_seed, axes, output)
+        _write_direct_factors(
+            results, chosen, trial_count, run_seed, axes, output, below_alpha_min=below_alpha_min
+        )
         checkpoint.unlink(missing_ok=True)
         return
     document = calibration.constants_document(
@@ -861,8 +886,26 @@ def calibrate(
     typer.echo(f"wrote {output}")
 
 
+def _packaged_entry(setting: str) -> dict[str, Any]:
+    """A setting's entry in the packaged constants file, as stored."""
+    import json
+    from importlib import resources
+
+    document = json.loads(
+        resources.files("planner").joinpath("data/constants.json").read_text("utf-8")
+    )
+    return dict(document["settings"][setting])
+
+
 def _write_direct_factors(
-    results: list[Any], chosen: list[str], trials: int, seed: int, axes: Any, output: Path
+    results: list[Any],
+    chosen: list[str],
+    trials: int,
+    seed: int,
+    axes: Any,
+    output: Path,
+    *,
+    below_alpha_min: bool = False,
 ) -> None:
     """Put each setting's direct-calibration factors into (a copy of) the packaged file."""
     import datetime
@@ -877,14 +920,28 @@ def _write_direct_factors(
         resources.files("planner").joinpath("data/constants.json").read_text("utf-8")
     )
     for key in chosen:
-        entry = calibration.direct_entry(
-            [result for result in results if result.point.setting == key],
-            trials=trials,
-            seed=seed,
-            axes=axes,
-            created=datetime.date.today().isoformat(),
-            code_version=code_version(),
-        )
+        own = [result for result in results if result.point.setting == key]
+        made = {
+            "trials": trials,
+            "seed": seed,
+            "axes": axes,
+            "created": datetime.date.today().isoformat(),
+            "code_version": code_version(),
+        }
+        if below_alpha_min:
+            band = calibration.below_alpha_min_entry(
+                own, document["settings"][key]["direct"], **made
+            )
+            document["settings"][key]["direct_below_alpha_min"] = band
+            for alpha, table in zip(band["alpha"], band["factor"], strict=True):
+                for k, row in zip(band["k"], table, strict=True):
+                    shown = ", ".join(
+                        f"β = {beta:g}: " + ("vote only" if factor is None else f"{factor:.3g}")
+                        for beta, factor in zip(band["beta"], row, strict=True)
+                    )
+                    typer.echo(f"{key}, α from {alpha:g}, k = {k}: direct-calibration {shown}")
+            continue
+        entry = calibration.direct_entry(own, **made)
         document["settings"][key] = calibration.with_direct(key, document["settings"][key], entry)
         for k, moved, row in zip(
             entry["k"], entry["operating_factor"], entry["factor"], strict=True

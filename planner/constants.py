@@ -205,24 +205,32 @@ class SettingConstant:
         factors were measured, and only the majority vote is backed (``docs/coverage.md``).
         Likewise above the entry's largest α (``alpha``; None: not checked): a plan there
         has few users, its statistic is as discrete as the data. Below the setting's
-        ``direct_alpha_min`` (where it has one) too: the shuffle private-coin tester's
-        factor at α = 0.01, k = 4096 is 1.2× (β = 0.1) to 1.4× (β = 0.01) the measured
-        points' worst, and its direct plans there failed at β = 0.02 and 0.01
-        (``docs/coverage.md``, β below 1/3).
+        ``direct_alpha_min`` (where it has one) unless its ``direct_below_alpha_min``
+        entry covers α: the shuffle testers' error tail grows heavier as α falls (private
+        coin at k = 256, ε = (0.5, 0.5), β = 0.1: 1.86× one run's C at α = 0.05 and 2.39×
+        at α = 0.01, against 1.69–1.83× at the α ≥ 0.15 points of k = 256), and their
+        direct plans with the α ≥ 0.15 factors failed at α = 0.01 (``docs/coverage.md``, β
+        below 1/3). That entry holds, per measured α node (0.01 and 0.05), the worst factor
+        over its points, the points of every larger node and the α ≥ 0.15 table; a query
+        takes the table of the largest node at or below its α, the vote below the smallest.
         """
         direct = self.extra.get("direct")
-        if not direct or not 0 < beta < PER_RUN_ERROR or k < direct["k"][0]:
+        if not direct or not 0 < beta < PER_RUN_ERROR:
             return None
-        axes = direct.get("axes", {})
         for value, name in ((eps_strong, "eps_strong"), (alpha, "alpha")):
-            measured = axes.get(name)
+            measured = direct.get("axes", {}).get(name)
             if value is not None and (not measured or value > max(measured)):
                 return None
         if alpha is not None and alpha < float(self.extra.get("direct_alpha_min", 0.0)):
-            return None
-        betas = [PER_RUN_ERROR, *direct["beta"]]
-        rows = [_log_log_between(beta, betas, [1.0, *row]) for row in direct["factor"]]
-        return _log_log_between(min(k, direct["k"][-1]), direct["k"], rows)
+            band = self.extra.get("direct_below_alpha_min")
+            if not band or alpha < band["alpha"][0]:
+                return None
+            node = bisect.bisect_right(band["alpha"], alpha) - 1
+            measured_eps = band.get("axes", {}).get("eps_strong")
+            if eps_strong is not None and (not measured_eps or eps_strong > max(measured_eps)):
+                return None
+            return _direct_table_factor(band["beta"], band["k"], band["factor"][node], beta, k)
+        return _direct_table_factor(direct["beta"], direct["k"], direct["factor"], beta, k)
 
     @property
     def tester_extras(self) -> dict[str, Any]:
@@ -315,6 +323,18 @@ class GridCorner:
     """Arrays only: the node's index on each grid axis."""
     on_nodes: Any = None
     """Arrays only: true where every corner of the point is a grid node (no axis outside)."""
+
+
+def _direct_table_factor(
+    betas: list[float], ks: list[float], rows: list[list[float | None]], beta: float, k: int
+) -> float | None:
+    """A direct table's factor at (β, k): per k row, log-log in β between 1 at β = 1/3 and
+    the row's nodes, then log-log in k; the last row above the last k, None below the first
+    k or below the last β."""
+    if k < ks[0]:
+        return None
+    at_beta = [_log_log_between(beta, [PER_RUN_ERROR, *betas], [1.0, *row]) for row in rows]
+    return _log_log_between(min(k, ks[-1]), ks, at_beta)
 
 
 def _log_log_between(x: float, nodes: list[float], values: list[float | None]) -> float | None:

@@ -476,6 +476,39 @@ def test_shipped_direct_tables_follow_from_their_raw_factors_and_todays_margins(
         )
 
 
+@pytest.mark.parametrize(
+    "setting", ["shuffle-private", pytest.param("shuffle-public", marks=pytest.mark.slow)]
+)
+def test_shipped_factors_below_alpha_min_follow_from_their_provenance(setting: str) -> None:
+    """The ``direct_below_alpha_min`` tables are what today's code makes of their raw
+    factors and the ``direct`` entry, and ``planner calibrate --direct --below-alpha-min``
+    with the recorded seed and trials gives the raw factors back at the cheapest point
+    (k = 16, α = 0.05, ε_strong = 1, ratio = 1: about 10 s)."""
+    from planner.calibrate import (
+        BELOW_ALPHA_MIN_AXES,
+        GridPoint,
+        direct_point,
+        grid_points,
+        rebuilt_below_alpha_min_entry,
+    )
+    from planner.constants import default_constants
+
+    entry = default_constants().for_setting(setting)
+    band = entry.extra["direct_below_alpha_min"]
+    assert band["axes"] == BELOW_ALPHA_MIN_AXES
+    assert rebuilt_below_alpha_min_entry(setting, band, entry.extra["direct"]) == band
+    point = GridPoint(setting, 16, 0.05, 1.0, 1.0)
+    provenance = band["provenance"]
+    result = direct_point(
+        point, provenance["trials_per_family"], provenance["seed"], entry.tester_extras
+    )
+    shipped = band["raw_factors"][grid_points(setting, band["axes"]).index(point)]
+    assert [value is None for value in result.factors] == [value is None for value in shipped]
+    for fresh, kept in zip(result.factors, shipped, strict=True):
+        if kept is not None:
+            assert fresh == pytest.approx(kept, rel=0.05)
+
+
 def test_an_interrupted_calibration_continues_where_it_stopped(tmp_path) -> None:
     """Points already in the checkpoint are not run again; the result is the same as an
     uninterrupted run's; a cut-off last line and another run's lines are ignored."""
@@ -530,3 +563,73 @@ def test_planner_calibrate_continues_from_its_partial_file(tmp_path) -> None:
     assert not partial.exists()
     grids.append(json.loads(resumed.read_text())["settings"]["central"]["grid"])
     assert grids[1]["raw_multipliers"] == [12.5, grids[0]["raw_multipliers"][1]]
+
+
+def test_the_entry_below_alpha_min_takes_the_worst_of_its_node_the_larger_ones_and_direct() -> None:
+    """By hand, one k, one point per α node, private-coin shuffle (grid fitted at 0.26, so
+    factors are taken relative to the direct entry's operating factor 0.9):
+    node 0.05 (raw 1.2 at β = 0.2, 1.5 at 0.1) → 1.05 × 1.5/0.9 = 1.75 at β = 0.1, but at
+    β = 0.2 the direct table's 1.5 is larger than 1.05 × 1.2/0.9 = 1.4;
+    node 0.01 takes the worst of both points: 1.05 × 1.8/0.9 = 2.1 at β = 0.2 and
+    1.05 × 2.7/0.9 = 3.15 at 0.1; the 0.01 point never reaches β = 0.05, so neither does
+    that node's table; the 0.05 node's does (direct's 3.0 against 1.05 × 2.0/0.9), and
+    at β = 0.02 and 0.01 its point is above the direct table: 1.05 × 4.2/0.9 = 4.9 > 4.0,
+    1.05 × 4.5/0.9 = 5.25 > 5.0."""
+    from planner.calibrate import (
+        BELOW_ALPHA_MIN_AXES,
+        DirectResult,
+        GridPoint,
+        below_alpha_min_entry,
+    )
+
+    axes = {"k": [16], "alpha": [0.01, 0.05], "eps_strong": [1.0], "eps_ratio": [1.0]}
+    direct = {
+        "beta": [0.2, 0.1, 0.05, 0.02, 0.01],
+        "k": [16],
+        "operating_factor": [0.9],
+        "factor": [[1.5, 1.6, 3.0, 4.0, 5.0]],
+    }
+    small = GridPoint("shuffle-private", 16, 0.01, 1.0, 1.0)
+    larger = GridPoint("shuffle-private", 16, 0.05, 1.0, 1.0)
+    results = [
+        DirectResult(small, 1.0, (0.8, 1.8, 2.7, None, None, None)),
+        DirectResult(larger, 1.0, (0.85, 1.2, 1.5, 2.0, 4.2, 4.5)),
+    ]
+    entry = below_alpha_min_entry(
+        results, direct, trials=1, seed=0, axes=axes, created="x", code_version="x"
+    )
+    assert entry["alpha"] == [0.01, 0.05]
+    at_001, at_005 = entry["factor"]
+    assert at_001 == [[pytest.approx(2.1), pytest.approx(3.15), None, None, None]]
+    assert at_005 == [
+        [pytest.approx(1.5), pytest.approx(1.75), 3.0, pytest.approx(4.9), pytest.approx(5.25)]
+    ]
+    assert "--below-alpha-min" in entry["provenance"]["command"]
+    assert BELOW_ALPHA_MIN_AXES["k"] == [16, 256]  # the direct entries' k rows
+    with pytest.raises(ValueError, match="k rows"):
+        below_alpha_min_entry(
+            results,
+            {**direct, "k": [256]},
+            trials=1,
+            seed=0,
+            axes=axes,
+            created="x",
+            code_version="x",
+        )
+
+
+def test_below_alpha_min_is_refused_without_direct_or_for_a_setting_without_a_floor(
+    tmp_path, capsys
+) -> None:
+    """One line naming the option or the setting and what is allowed, exit 2, no file."""
+    from planner.cli import main
+
+    output = tmp_path / "c.json"
+    assert main(["calibrate", "--below-alpha-min", "-o", str(output)]) == 2
+    assert "below-alpha-min" in capsys.readouterr().err
+    flags = ["calibrate", "--direct", "--below-alpha-min", "--setting", "local-private"]
+    assert main([*flags, "-o", str(output)]) == 2
+    error = capsys.readouterr().err
+    assert "setting" in error and "shuffle-private, shuffle-public" in error
+    assert len(error.strip().splitlines()) == 1
+    assert not output.exists()

@@ -178,17 +178,42 @@ def test_a_plan_beyond_what_a_simulation_takes_says_it_cannot_be_validated() -> 
     assert not any("cannot check" in w for w in ordinary.warnings)
 
 
-def test_shuffle_plans_below_the_direct_points_alpha_take_the_vote() -> None:
+def test_shuffle_plans_below_the_direct_points_alpha_take_the_factors_measured_there() -> None:
     """The shuffle private-coin tester's direct plan at k = 4096, α = 0.01, ε = (0.5, 0.5)
-    failed validation at β = 0.02 (paninski 0.027, 6,400 trials) and 0.01 (0.013), and sat
-    at β itself at 0.05 and 0.1: its error tail at small α is heavier than at the direct
-    points (α ≥ 0.15). Below α = 0.15 such plans take the majority vote; at α = 0.2 the
-    direct factor is kept."""
+    with the α ≥ 0.15 factors failed validation at β = 0.02 (paninski 0.027, 6,400 trials)
+    and 0.01 (0.013): its error tail at small α is heavier. A direct point there (2000
+    trials) needs raw factors 2.898 (β = 0.02) and 3.526 (β = 0.01) over C at 0.26, i.e.
+    3.06 and 3.72 over the plan's C (÷ the operating factor 0.947), where the α ≥ 0.15
+    table gives 2.54 and 2.91. Plans below α = 0.15 now take the factors measured at
+    α = 0.01 and 0.05 (``direct_below_alpha_min``), which must cover that point; below
+    α = 0.01, the vote. At α = 0.2 the α ≥ 0.15 table is kept."""
+    from planner.constants import default_constants
     from planner.plan import RepetitionMethod
 
-    small = plan(make_query("shuffle-private", k=4096, alpha=0.01, eps1=0.5, eps2=0.5, beta=0.02))
-    assert small.repetition.method is RepetitionMethod.MAJORITY_VOTE
-    inside = plan(make_query("shuffle-private", k=4096, alpha=0.2, eps1=0.5, eps2=0.5, beta=0.02))
+    def query(alpha: float, beta: float, setting: str = "shuffle-private") -> Query:
+        return make_query(setting, k=4096, alpha=alpha, eps1=0.5, eps2=0.5, beta=beta)
+
+    operating = 0.947
+    for beta, raw, old in ((0.02, 2.898, 2.54), (0.01, 3.526, 2.91)):
+        small = plan(query(0.01, beta))
+        assert small.repetition.method is RepetitionMethod.DIRECT
+        assert small.repetition.factor > max(raw / operating, old)
+    entry = default_constants().for_setting("shuffle-private")
+    band = entry.extra["direct_below_alpha_min"]
+    assert band["alpha"] == [0.01, 0.05]
+    # above the last k row (256) the row is kept; α in [0.05, 0.15) takes the 0.05 table
+    assert plan(query(0.01, 0.02)).repetition.factor == pytest.approx(band["factor"][0][1][3])
+    assert plan(query(0.1, 0.02)).repetition.factor == pytest.approx(band["factor"][1][1][3])
+    assert band["factor"][1][1][3] < band["factor"][0][1][3]
+    assert plan(query(0.0099, 0.02)).repetition.method is RepetitionMethod.MAJORITY_VOTE
+    inside = plan(query(0.2, 0.02))
     assert inside.repetition.method is RepetitionMethod.DIRECT
-    public = plan(make_query("shuffle-public", k=4096, alpha=0.01, eps1=0.5, eps2=0.5, beta=0.02))
-    assert public.repetition.method is RepetitionMethod.MAJORITY_VOTE
+    assert inside.repetition.factor == pytest.approx(entry.extra["direct"]["factor"][1][3])
+    # the public coin's α ≥ 0.15 points leave β ≤ 0.05 to the vote, and so does its entry
+    # below; its plan then runs the private-coin protocol, directly calibrated, as cheaper
+    public_entry = default_constants().for_setting("shuffle-public")
+    assert public_entry.direct_factor(0.02, 4096, 0.5, 0.01) is None
+    assert public_entry.direct_factor(0.1, 4096, 0.5, 0.01) is not None
+    public = plan(query(0.01, 0.02, "shuffle-public"))
+    assert public.repetition.method is RepetitionMethod.DIRECT
+    assert public.total_users == plan(query(0.01, 0.02)).total_users

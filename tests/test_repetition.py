@@ -140,3 +140,32 @@ def test_direct_calibration_stops_above_its_largest_alpha() -> None:
     assert plan(Query(central, 256, 0.3, 1.0, 0.5, None, 0.05)).repetition.method is (
         RepetitionMethod.DIRECT
     )
+
+
+def test_below_direct_alpha_min_the_table_of_the_largest_alpha_node_at_or_below_is_taken() -> None:
+    """A setting with ``direct_alpha_min`` = 0.15 and a ``direct_below_alpha_min`` entry at
+    α nodes 0.01 and 0.05: α in [0.05, 0.15) takes the 0.05 table, [0.01, 0.05) the 0.01
+    table, below 0.01 the vote; ε_strong above that entry's points, the vote too."""
+    entry = _entry([2.0, 4.0, 8.0])
+    band = {
+        "alpha": [0.01, 0.05],
+        "beta": [0.2, 0.1, 0.05],
+        "k": [16],
+        "factor": [[[3.0, 6.0, 12.0]], [[2.5, 5.0, None]]],
+        "axes": {"eps_strong": [0.25, 1.0], "alpha": [0.01, 0.05]},
+    }
+    floored = SettingConstant(
+        ConstantSource.CALIBRATED,
+        1.0,
+        extra={**entry.extra, "direct_alpha_min": 0.15, "direct_below_alpha_min": band},
+    )
+    assert floored.direct_factor(0.1, 16, 1.0, 0.15) == pytest.approx(4.0)
+    assert floored.direct_factor(0.1, 16, 1.0, 0.149) == pytest.approx(5.0)
+    assert floored.direct_factor(0.1, 16, 1.0, 0.05) == pytest.approx(5.0)
+    assert floored.direct_factor(0.05, 16, 1.0, 0.05) is None  # the 0.05 table's floor
+    assert floored.direct_factor(0.1, 16, 1.0, 0.0499) == pytest.approx(6.0)
+    assert floored.direct_factor(0.05, 16, 1.0, 0.01) == pytest.approx(12.0)
+    assert floored.direct_factor(0.05, 10**6, 1.0, 0.01) == pytest.approx(12.0)  # last row
+    assert floored.direct_factor(0.1, 16, 1.0, 0.0099) is None
+    assert floored.direct_factor(0.1, 16, 1.01, 0.03) is None
+    assert floored.direct_factor(0.1, 8, 1.0, 0.03) is None  # below the first k
