@@ -645,15 +645,22 @@ def direct_entry(
         "axes": {name: list(values) for name, values in axes.items()},
         "raw_betas": list(DIRECT_BETAS),
         "raw_factors": [list(r.factors) for r in results],
-        "provenance": {
-            "command": f"planner calibrate --direct --setting {setting} --trials {trials} "
-            f"--seed {seed}",
-            "trials_per_family": trials,
-            "seed": seed,
-            "created": created,
-            "code_version": code_version,
-            **search_provenance(setting, rel_tol=DIRECT_REL_TOL, target=None),
-        },
+        "provenance": direct_provenance(setting, "--direct", trials, seed, created, code_version),
+    }
+
+
+def direct_provenance(
+    setting: str, flags: str, trials: int, seed: int, created: str, code_version: str
+) -> dict[str, Any]:
+    """How a direct run was made: its command (``flags`` after ``planner calibrate``),
+    trials, seed, date, code version and search settings."""
+    return {
+        "command": f"planner calibrate {flags} --setting {setting} --trials {trials} --seed {seed}",
+        "trials_per_family": trials,
+        "seed": seed,
+        "created": created,
+        "code_version": code_version,
+        **search_provenance(setting, rel_tol=DIRECT_REL_TOL, target=None),
     }
 
 
@@ -661,21 +668,26 @@ def rebuilt_direct_entry(setting: str, direct: dict[str, Any]) -> dict[str, Any]
     """A ``direct`` entry re-derived from its own raw factors with today's margins (what
     the same ``planner calibrate --direct`` run gives: the raw factors are its only
     randomness); its provenance is kept."""
-    points = grid_points(setting, direct["axes"])
+    rows, recorded = _recorded_run(setting, direct)
+    return {**direct_entry(rows, **recorded), "provenance": direct["provenance"]}
+
+
+def _recorded_run(setting: str, entry: dict[str, Any]) -> tuple[list[DirectResult], dict[str, Any]]:
+    """A stored direct entry's raw results and the run's settings (trials, seed, axes,
+    date and code version), to re-derive its tables from."""
+    points = grid_points(setting, entry["axes"])
     rows = [
         DirectResult(point, None, tuple(factors))
-        for point, factors in zip(points, direct["raw_factors"], strict=True)
+        for point, factors in zip(points, entry["raw_factors"], strict=True)
     ]
-    provenance = direct["provenance"]
-    rebuilt = direct_entry(
-        rows,
-        trials=int(provenance["trials_per_family"]),
-        seed=int(provenance["seed"]),
-        axes=direct["axes"],
-        created=str(provenance["created"]),
-        code_version=str(provenance["code_version"]),
-    )
-    return {**rebuilt, "provenance": provenance}
+    provenance = entry["provenance"]
+    return rows, {
+        "trials": int(provenance["trials_per_family"]),
+        "seed": int(provenance["seed"]),
+        "axes": entry["axes"],
+        "created": str(provenance["created"]),
+        "code_version": str(provenance["code_version"]),
+    }
 
 
 BELOW_ALPHA_MIN_AXES: dict[str, list[float]] = {
@@ -762,15 +774,9 @@ def below_alpha_min_entry(
         "axes": {name: list(values) for name, values in axes.items()},
         "raw_betas": list(DIRECT_BETAS),
         "raw_factors": [list(result.factors) for result in results],
-        "provenance": {
-            "command": f"planner calibrate --direct --below-alpha-min --setting {setting} "
-            f"--trials {trials} --seed {seed}",
-            "trials_per_family": trials,
-            "seed": seed,
-            "created": created,
-            "code_version": code_version,
-            **search_provenance(setting, rel_tol=DIRECT_REL_TOL, target=None),
-        },
+        "provenance": direct_provenance(
+            setting, "--direct --below-alpha-min", trials, seed, created, code_version
+        ),
     }
 
 
@@ -779,22 +785,8 @@ def rebuilt_below_alpha_min_entry(
 ) -> dict[str, Any]:
     """A ``direct_below_alpha_min`` entry re-derived from its own raw factors and the
     ``direct`` entry with today's margins; its provenance is kept."""
-    points = grid_points(setting, band["axes"])
-    rows = [
-        DirectResult(point, None, tuple(factors))
-        for point, factors in zip(points, band["raw_factors"], strict=True)
-    ]
-    provenance = band["provenance"]
-    rebuilt = below_alpha_min_entry(
-        rows,
-        direct,
-        trials=int(provenance["trials_per_family"]),
-        seed=int(provenance["seed"]),
-        axes=band["axes"],
-        created=str(provenance["created"]),
-        code_version=str(provenance["code_version"]),
-    )
-    return {**rebuilt, "provenance": provenance}
+    rows, recorded = _recorded_run(setting, band)
+    return {**below_alpha_min_entry(rows, direct, **recorded), "provenance": band["provenance"]}
 
 
 def ratio_of(numerator: float | None, denominator: float | None) -> float | None:
