@@ -216,16 +216,34 @@ def main() -> None:
     parser.add_argument(
         "--setting", choices=SETTINGS, default=None, help="only the queries drawn for it"
     )
+    parser.add_argument(
+        "--rerun",
+        type=Path,
+        default=None,
+        metavar="JSONL",
+        help="instead of drawing: run again the queries of an earlier output whose outcome "
+        "was unverifiable or inconclusive (same queries, same validation seeds)",
+    )
     args = parser.parse_args()
     done = set()
     if args.output.exists():
         done = {json.loads(line)["index"] for line in args.output.read_text().splitlines()}
-    ranges = REGIONS[args.region]
-    todo = [
-        ({**draw(args.seed, i, ranges, args.beta), "plan_only": args.plan_only}, args.budget)
-        for i in range(args.first, args.queries)
-        if i not in done and (args.setting is None or SETTINGS[i % len(SETTINGS)] == args.setting)
-    ]
+    if args.rerun is not None:
+        earlier = [json.loads(line) for line in args.rerun.read_text().splitlines()]
+        drawn_keys = (*draw(0, 0, ACCEPTED).keys(), "plan_only")
+        todo = [
+            ({name: record.get(name) for name in drawn_keys}, args.budget)
+            for record in earlier
+            if record["outcome"] in ("unverifiable", "inconclusive") and record["index"] not in done
+        ]
+    else:
+        ranges = REGIONS[args.region]
+        todo = [
+            ({**draw(args.seed, i, ranges, args.beta), "plan_only": args.plan_only}, args.budget)
+            for i in range(args.first, args.queries)
+            if i not in done
+            and (args.setting is None or SETTINGS[i % len(SETTINGS)] == args.setting)
+        ]
     with args.output.open("a") as out, ProcessPoolExecutor(args.workers) as pool:
         for record in pool.map(run_query, todo):
             out.write(json.dumps(record) + "\n")

@@ -21,6 +21,8 @@ def majority_vote_error(runs: int, per_run_error: float) -> float:
         raise ValueError("runs must be a positive odd integer")
     if per_run_error <= 0.0:
         return 0.0
+    if per_run_error >= 1.0:  # every run errs (a confidence bound may reach 1)
+        return 1.0
     log_p, log_q = math.log(per_run_error), math.log1p(-per_run_error)
     log_terms = [
         math.lgamma(runs + 1)
@@ -57,3 +59,27 @@ def majority_vote_runs(beta: float, per_run_error: float = 1 / 3) -> int:
         else:
             upper = middle
     return upper
+
+
+def majority_vote_run_target(runs: int, beta: float) -> float:
+    """The largest per-run error p whose ``runs``-run majority vote errs with probability
+    ≤ β: certifying every run's error ≤ p certifies the vote's ≤ β.
+
+    The vote's error is increasing in p (a run that errs more often can only make more of
+    the r independent runs wrong), so a bisection on [0, 1/2] finds it; the value
+    returned is the bisection's lower end, never above the exact threshold (pessimistic).
+    """
+    if runs < 1 or runs % 2 == 0:
+        raise ValueError("runs must be a positive odd integer")
+    if not 0.0 < beta < 0.5:
+        raise ValueError("beta must lie in (0, 1/2)")
+    if runs == 1:
+        return beta
+    low, high = 0.0, 0.5  # the vote errs ≤ β at low, > β at high (exactly 1/2 at p = 1/2)
+    for _ in range(60):
+        middle = (low + high) / 2
+        if majority_vote_error(runs, middle) <= beta:
+            low = middle
+        else:
+            high = middle
+    return low

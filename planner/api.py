@@ -466,8 +466,9 @@ def validation_sizes(query: Query, n1: int | None, n2: int | None) -> tuple[int,
 
 
 def validation_runs(query: Query) -> int:
-    """How many runs a validation of the query's plan simulates at every trial (a majority
-    vote's r; sizes given explicitly are split over them as the plan's own are)."""
+    """The runs of the query's plan (a majority vote's r, else 1): a validation checks the
+    vote through one run of ⌊n/r⌋ users per group (sizes given explicitly are split over
+    them as the plan's own are)."""
     return make_plan(query).runs
 
 

@@ -9,8 +9,8 @@ invocations at all of them):
 * a sweep or plot has at most :data:`SWEEP_ROWS_MAX` rows (10^5 rows: ~4 s as CSV,
   ~0.5 GB as JSON) and prints at most :data:`TABLE_ROWS_MAX` of them as a table;
 * a validation simulates at most :data:`VALIDATION_CELLS_MAX` (trial × bin) cells,
-  k × trials × families × a majority vote's runs (~5·10^6 cells a second), at
-  k ≤ :data:`VALIDATION_K_MAX` (each instance holds k-vectors) and
+  k × trials × families (a majority vote is checked through one run; ~5·10^6 cells a
+  second), at k ≤ :data:`VALIDATION_K_MAX` (each instance holds k-vectors) and
   n ≤ :data:`SIMULATION_N_MAX` users a group (the fast path draws int64 binomial counts
   that must stay exact in float64);
 * the user path holds every trial's messages at once: trials × (n1 + n2) ≤
@@ -39,7 +39,7 @@ SWEEP_ROWS_MAX = 100_000
 TABLE_ROWS_MAX = 1_000
 """Rows a sweep or batch prints as a table (rich lays a table out at ~2.5 ms a row)."""
 VALIDATION_CELLS_MAX = 10**9
-"""k × trials × families × vote runs one validation may simulate (~3 minutes on one core)."""
+"""k × trials × families one validation may simulate (~3 minutes on one core)."""
 VALIDATION_K_MAX = 10**6
 """Largest domain a validation simulates (instance pmfs and counts are k-vectors)."""
 SIMULATION_N_MAX = 10**15
@@ -126,22 +126,22 @@ def check_single_rows(rows: int) -> None:
 
 
 def check_validation(
-    k: int, trials: int, families: int, n1: int, n2: int, *, user_path: bool, runs: int = 1
+    k: int, trials: int, families: int, n1: int, n2: int, *, user_path: bool
 ) -> None:
-    """Refuse a validation beyond the limits above, before any instance is built
-    (``runs``: a majority vote's runs, each simulated at every trial)."""
+    """Refuse a validation beyond the limits above, before any instance is built (a
+    majority vote is checked through one run: ``n1``, ``n2`` are what one trial sends)."""
     if k > VALIDATION_K_MAX:
         raise InputError("k", k, f"at most {VALIDATION_K_MAX:.0e} to validate")
     for name, size in (("n1", n1), ("n2", n2)):
         if size > SIMULATION_N_MAX:
             raise InputError(name, size, f"an integer in [1, {SIMULATION_N_MAX:.0e}] to simulate")
-    cells = k * trials * max(families, 1) * max(runs, 1)
+    cells = k * trials * max(families, 1)
     if cells > VALIDATION_CELLS_MAX:
         raise InputError(
             "trials",
             trials,
-            f"at most k × trials × families × vote runs = {VALIDATION_CELLS_MAX:.0e} cells "
-            f"(here {k:,} × {trials:,} × {max(families, 1)} × {max(runs, 1)} = {cells:.2e}): "
+            f"at most k × trials × families = {VALIDATION_CELLS_MAX:.0e} cells "
+            f"(here {k:,} × {trials:,} × {max(families, 1)} = {cells:.2e}): "
             "fewer trials or families (--family)",
         )
     if user_path and trials * (n1 + n2) > USER_PATH_MESSAGES_MAX:

@@ -251,9 +251,17 @@ def validation_renderable(report: Any) -> Any:
         f"α = {query.alpha:g}; target error ≤ {v.target:.4g}; ≤ {v.trials:,} trials/family"
         f"{looks}, seed {v.seed}, {v.path.value} path, {v.elapsed_seconds:.2f} s"
     )
+    if v.vote_runs > 1:
+        title += (
+            f"; a majority vote of {v.vote_runs} runs, checked through one run of "
+            f"{v.n1 // v.vote_runs:,} + {v.n2 // v.vote_runs:,} users held to "
+            f"{v.run_target:.4g}: trials count that run, errors and bounds are the vote's"
+        )
     table = Table(title=title, title_justify="left")
     bounds = f"{v.confidence:.0%} joint"
-    for column in ("family", "kind", "TV", "trials", "error", bounds, "verdict"):
+    vote = v.vote_runs > 1  # one run simulated: its own error beside the vote's
+    columns = ("family", "kind", "TV", "trials", *(("run error",) if vote else ()), "error")
+    for column in (*columns, bounds, "verdict"):
         table.add_column(
             column,
             justify="left" if column in ("family", "kind") else "right",
@@ -261,13 +269,14 @@ def validation_renderable(report: Any) -> Any:
         )
     for o in v.outcomes:
         if not o.applicable:
-            table.add_row(o.family, o.kind, "—", "—", "—", "—", "n/a at this α")
+            table.add_row(o.family, o.kind, *["—"] * (len(columns) - 1), "n/a at this α")
             continue
         table.add_row(
             o.family,
             o.kind,
             f"{o.tv:.4g}",
             f"{o.trials:,}",
+            *((f"{o.run_error_rate:.3f}",) if vote else ()),
             f"{o.error_rate:.3f}",
             f"[{o.ci_low:.3f}, {o.ci_high:.3f}]",
             o.verdict.value.upper() if o.verdict.value == "fail" else o.verdict.value,

@@ -22,7 +22,7 @@ from planner.validators.instances import FAMILIES, Instance
 from planner.validators.protocol import SimulationPath
 from planner.validators.stats import Verdict
 
-VALIDATE_SCHEMA = "planner.validate/2"
+VALIDATE_SCHEMA = "planner.validate/3"
 AUTO = "auto"
 FIRST_LOOK_TRIALS = 200
 """``--trials auto``: trials per family at the first look; each later look doubles it."""
@@ -79,18 +79,18 @@ def resolve_path(choice: PathChoice, n1: int, n2: int, trials: int) -> Simulatio
 
 
 def trial_schedule(
-    trials: int | str, k: int, families: int, max_trials: int = MAX_AUTO_TRIALS, runs: int = 1
+    trials: int | str, k: int, families: int, max_trials: int = MAX_AUTO_TRIALS
 ) -> tuple[int, ...]:
     """The looks of a validation: a fixed count, or ``auto``'s doubling schedule.
 
     ``auto``: 200, 400, 800, … up to ``max_trials`` per family, fewer where the cost
-    trials × k × families × runs (a majority vote simulates each of its runs) would exceed
+    trials × k × families (a majority vote is checked through one run) would exceed
     :data:`VALIDATION_CELL_BUDGET` (at least one look).
     """
     if trials != AUTO:
         return (check_integer("trials", trials, 1, 10**7),)
     cap = check_integer("max-trials", max_trials, FIRST_LOOK_TRIALS, 10**7)
-    affordable = VALIDATION_CELL_BUDGET // max(k * max(families, 1) * max(runs, 1), 1)
+    affordable = VALIDATION_CELL_BUDGET // max(k * max(families, 1), 1)
     looks = [FIRST_LOOK_TRIALS]
     while looks[-1] * 2 <= min(cap, affordable):
         looks.append(looks[-1] * 2)
@@ -127,7 +127,9 @@ def validate(
     β directly). Sizes given explicitly (``n1``, ``n2``: an allocation's, or the user's;
     checked here) are used the way that plan uses its own: split over its majority-vote
     runs when β < 1/3 is met by a vote (one run of r× the users has an error floor a vote
-    does not).
+    does not). A vote is checked through one run of ⌊n/r⌋ users per group, held to the
+    per-run error p* that makes the vote's error ≤ β; the report's errors and bounds are
+    the vote's (``planner.validators.engine``).
     """
     table = constants or default_constants()
     checked = checked_plan or plan(query, table, fallback=fallback)
@@ -151,10 +153,16 @@ def validate(
     if families is not None:
         families = selected
     family_count = len(selected) + len(extra)
-    schedule = trial_schedule(trials, query.k, family_count, max_trials, checked.runs)
+    # a majority vote is checked through one of its runs (planner.validators.engine), so a
+    # trial costs one run whatever the vote's size
+    runs = checked.runs
+    for name, size in (("n1", size1), ("n2", size2)):
+        if size < runs:
+            raise InputError(name, size, f"at least the majority vote's {runs} runs")
+    schedule = trial_schedule(trials, query.k, family_count, max_trials)
     # a shuffle user path also sends every noise message: k·μ_g per group and run
     messages1, messages2 = (
-        size + round(query.k * max(group.noise_mu or 0.0, group.noise_mu_minimum or 0.0))
+        size // runs + round(query.k * max(group.noise_mu or 0.0, group.noise_mu_minimum or 0.0))
         for size, group in zip((size1, size2), checked.groups, strict=True)
     )
     simulated = resolve_path(path, messages1, messages2, schedule[-1])
@@ -166,7 +174,6 @@ def validate(
         messages1,
         messages2,
         user_path=user_path,
-        runs=checked.runs,
     )
     verification = verify(
         tester,
@@ -192,6 +199,14 @@ CONFIDENCE_METHOD = (
 )
 
 
+VOTE_CHECK_METHOD = (
+    "one run simulated per trial (trials and errors count its decisions); the vote errs "
+    "with probability V(p) = P(Binomial(runs, p) >= (runs+1)/2), increasing in the run's "
+    "error p: error_rate and confidence_bounds are V at the run's rate and bounds, and the "
+    "run is held to run_target_error, the largest p with V(p) <= target_error"
+)
+
+
 def code_version() -> str:
     try:
         return metadata.version("hetero-closeness-planner")
@@ -200,7 +215,7 @@ def code_version() -> str:
 
 
 def report_to_dict(report: ValidationReport) -> dict[str, Any]:
-    """Everything needed to re-run the validation bit for bit (schema planner.validate/1)."""
+    """Everything needed to re-run the validation bit for bit (schema planner.validate/3)."""
     v = report.verification
     return {
         "schema": VALIDATE_SCHEMA,
@@ -217,6 +232,17 @@ def report_to_dict(report: ValidationReport) -> dict[str, Any]:
         "seed": v.seed,
         "path": v.path.value,
         "target_error": v.target,
+        "vote_check": (
+            {
+                "runs": v.vote_runs,
+                "run_n_users_group1": v.n1 // v.vote_runs,
+                "run_n_users_group2": v.n2 // v.vote_runs,
+                "run_target_error": v.run_target,
+                "method": VOTE_CHECK_METHOD,
+            }
+            if v.vote_runs > 1
+            else None
+        ),
         "confidence": v.confidence,
         "confidence_method": CONFIDENCE_METHOD,
         "families": [
@@ -228,6 +254,7 @@ def report_to_dict(report: ValidationReport) -> dict[str, Any]:
                 "trials": o.trials,
                 "errors": o.errors,
                 "error_rate": o.error_rate if o.applicable else None,
+                "run_error_rate": o.run_error_rate if o.applicable else None,
                 "confidence_bounds": [o.ci_low, o.ci_high] if o.applicable else None,
                 "mean_statistic": o.mean_statistic,
                 "verdict": o.verdict.value if o.applicable else "not-applicable",

@@ -136,12 +136,12 @@ def test_validation_limits_accept_work_just_inside_them() -> None:
         limits.check_validation(10**6 + 1, 1, 1, 10, 10, user_path=False)
 
 
-def test_a_majority_votes_runs_count_in_the_validation_cost() -> None:
-    """Each trial of a vote simulates every run: 1000 × 1000 × 11 cells are fine once,
-    not 91 times (1.001e9 > 1e9)."""
-    limits.check_validation(1000, 1000, 11, 10, 10, user_path=False, runs=90)
-    with pytest.raises(InputError, match="vote runs"):
-        limits.check_validation(1000, 1000, 11, 10, 10, user_path=False, runs=91)
+def test_the_validation_cost_is_k_trials_and_families_a_vote_is_checked_through_one_run() -> None:
+    """k × trials × families cells: 1000 × 1000 × 11 is fine, 10⁵ × 1000 × 11 = 1.1e9 is
+    not (a majority vote's runs no longer multiply it: one run is simulated a trial)."""
+    limits.check_validation(1000, 1000, 11, 10, 10, user_path=False)
+    with pytest.raises(InputError, match=r"k × trials × families = 1e\+09 cells"):
+        limits.check_validation(10**5, 1000, 11, 10, 10, user_path=False)
 
 
 def test_query_rejects_what_python_callers_may_pass() -> None:

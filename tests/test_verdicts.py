@@ -27,6 +27,10 @@ from planner.validators.stats import (
 from tests.conftest import SETTING_KEYS, make_query
 
 
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
 def _binomial_cdf(count: int, trials: int, rate: float) -> float:
     return sum(
         math.comb(trials, i) * rate**i * (1 - rate) ** (trials - i) for i in range(count + 1)
@@ -75,9 +79,8 @@ def test_auto_schedule_doubles_to_the_cap_within_the_cost_budget() -> None:
     assert budgeted[-1] * 60_000 * 11 <= 500_000_000 and budgeted[0] == 200
     assert trial_schedule("auto", 10**9, 11) == (200,)  # at least one look
     assert trial_schedule(150, 100, 11) == (150,)
-    # a 45-run vote at k = 3181 affords 45× fewer trials: 500e6 // (3181·11·45) = 317
-    assert trial_schedule("auto", 3181, 11, runs=45) == (200,)
-    assert trial_schedule("auto", 3181, 11, runs=1)[-1] == 12800
+    # 500e6 // (3181 · 11) = 14,289: the looks stop at 12,800 (a vote too: one run a trial)
+    assert trial_schedule("auto", 3181, 11)[-1] == 12800
 
 
 class _OnTheTarget:
@@ -158,3 +161,74 @@ def test_cli_exit_codes_follow_the_verdict(capsys) -> None:
     assert main(["validate", *point, "--n1", "40", "--n2", "80", "--json"]) == 1
     assert main(["validate", *point, "--trials", "20", "--json"]) == 3
     capsys.readouterr()
+
+
+def test_a_vote_checked_through_one_run_reports_the_votes_error_and_bounds() -> None:
+    """Runs erring with probability 0.3 each: a 5-run vote errs with
+    V(0.3) = P(Bin(5, 0.3) ≥ 3) = 10·0.09·0.49 + 5·0.027·0.7 + 0.00243 = 0.16308. The
+    report's error and bounds are V at the run's; simulating the whole vote (r runs a
+    trial) gives the same rate within its 99.9 % interval; the verdict is the vote's
+    against β (pass at 0.3, fail at 0.1), and the run is held to p* with V(p*) = β."""
+    from planner.formulas.repetition import majority_vote_error, majority_vote_run_target
+    from planner.validators.repetition import MajorityVoteTester
+
+    assert majority_vote_error(5, 0.3) == pytest.approx(0.16308, abs=1e-12)
+    vote = MajorityVoteTester(_OnTheTarget(0.3), 5)
+    checked = verify(vote, 16, 0.3, 500, 500, trials=4000, seed=3, target=0.3)
+    assert checked.vote_runs == 5 and checked.run_target == majority_vote_run_target(5, 0.3)
+    for outcome in (o for o in checked.outcomes if o.applicable):
+        run_rate = outcome.errors / outcome.trials
+        assert outcome.run_error_rate == run_rate and abs(run_rate - 0.3) < 0.03
+        assert outcome.error_rate == pytest.approx(majority_vote_error(5, run_rate))
+        low, high = clopper_pearson_bounds(
+            outcome.errors, outcome.trials, (1 - checked.confidence) / 11
+        )
+        assert outcome.ci_low == pytest.approx(majority_vote_error(5, low))
+        assert outcome.ci_high == pytest.approx(majority_vote_error(5, high))
+        assert outcome.ci_low <= 0.16308 <= outcome.ci_high
+    assert checked.verdict is Verdict.PASS
+    assert verify(vote, 16, 0.3, 500, 500, trials=4000, seed=3, target=0.1).verdict is (
+        Verdict.FAIL
+    )
+    whole = vote.simulate_fast(np.ones(16) / 16, np.ones(16) / 16, 500, 500, 20_000, _rng(5))
+    low, high = wilson_interval(int(whole.rejects.sum()), 20_000, z=3.29)  # 99.9 %
+    assert low <= 0.16308 <= high
+
+
+def test_the_majority_vote_run_target_by_hand() -> None:
+    """3 runs: V(p) = 3p² − 2p³ = 0.1 at p = 0.195800; one run: β itself; V(p*) ≤ β < V
+    just above p*."""
+    from planner.formulas.repetition import majority_vote_error, majority_vote_run_target
+
+    assert majority_vote_run_target(3, 0.1) == pytest.approx(0.195800, abs=1e-6)
+    assert majority_vote_run_target(1, 0.1) == 0.1
+    for runs, beta in ((3, 0.1), (15, 0.1), (47, 0.01), (7, 0.2)):
+        target = majority_vote_run_target(runs, beta)
+        assert majority_vote_error(runs, target) <= beta < majority_vote_error(runs, target + 1e-9)
+    with pytest.raises(ValueError):
+        majority_vote_run_target(4, 0.1)
+
+
+def test_validating_a_vote_plan_simulates_one_run_and_says_so() -> None:
+    """A local public-coin plan at β = 0.05 is a majority vote (no direct factor below
+    β = 0.2): its validation simulates one run of ⌊n/r⌋ users a group, and the JSON says
+    how; sizes below the vote's run count are refused."""
+    from planner.inputs import InputError
+    from planner.validate import report_to_dict
+
+    query = make_query("local-public", k=64, alpha=0.3, eps1=1.0, eps2=0.5, beta=0.05)
+    checked = plan(query, fallback=False)
+    assert checked.runs > 1
+    report = validate(query, seed=2, fallback=False)
+    document = report_to_dict(report)
+    vote = document["vote_check"]
+    assert vote["runs"] == checked.runs
+    assert vote["run_n_users_group1"] == checked.n_users_group1 // checked.runs
+    assert document["n_users_group1"] == checked.n_users_group1
+    # r is the fewest runs whose vote meets β at 1/3 a run, so p* is a little above 1/3
+    assert document["target_error"] == 0.05 and 1 / 3 <= vote["run_target_error"] < 0.4
+    assert report.verdict is Verdict.PASS
+    # the looks of one run's validation: the vote's r runs do not shorten them
+    assert report.verification.schedule == trial_schedule("auto", 64, 11)
+    with pytest.raises(InputError, match="n1"):
+        validate(query, n1=checked.runs - 1, n2=10**6, fallback=False)

@@ -7,6 +7,14 @@ or the acceptance rate under the alternative. Its verdict is three-valued
 (:class:`planner.validators.stats.Verdict`): ``pass`` when its upper confidence bound is within
 the target, ``fail`` when its lower bound is above, else ``inconclusive``; the bounds are
 simultaneous over every family, both sides and every look of a sequential run.
+
+A majority vote over r runs (:class:`MajorityVoteTester`) is checked through one of its
+runs: the runs are independent and equal, so the vote errs with probability
+V(p) = P(Binomial(r, p) ≥ (r+1)/2), p one run's error, increasing in p. Each family's run
+is simulated at ⌊n/r⌋ users per group and held to p* = the largest p with V(p) ≤ β; its
+bounds [lo, hi] on p give [V(lo), V(hi)] on the vote's error with the same confidence.
+This costs 1/r of simulating the vote, and p* (about 0.2–0.3) is certified in far fewer
+trials than β itself.
 """
 
 from __future__ import annotations
@@ -18,8 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.formulas.repetition import majority_vote_error, majority_vote_run_target
 from planner.validators.instances import FAMILIES, Instance, Kind, build
 from planner.validators.protocol import SimulationPath, Tester, simulate
+from planner.validators.repetition import MajorityVoteTester
 from planner.validators.stats import Verdict, clopper_pearson_bounds, trials_to_decide, verdict_of
 
 DEFAULT_CONFIDENCE = 0.95
@@ -38,7 +48,8 @@ class FamilyOutcome:
     """Trials run on this family (a sequential run stops a family once it is decided)."""
     errors: int
     ci_low: float
-    """Lower confidence bound on the error, simultaneous over families and looks."""
+    """Lower confidence bound on the error, simultaneous over families and looks (of a
+    vote: on the vote's error, V at the run's bound)."""
     ci_high: float
     """Upper confidence bound on the error, simultaneous over families and looks."""
     mean_statistic: float | None
@@ -46,14 +57,25 @@ class FamilyOutcome:
     """pass / fail / inconclusive against the target (pass when not applicable)."""
     trials_to_decide: int | None = None
     """Inconclusive only: roughly how many trials in all would decide it (None: unknown)."""
+    vote_runs: int = 1
+    """A majority vote's runs: ``trials`` and ``errors`` count one run's decisions."""
 
     @property
     def applicable(self) -> bool:
         return self.tv is not None
 
     @property
-    def error_rate(self) -> float:
+    def run_error_rate(self) -> float:
+        """The simulated run's observed error (the tester's own when it is no vote)."""
         return self.errors / self.trials if self.trials else float("nan")
+
+    @property
+    def error_rate(self) -> float:
+        """The observed error of the tester checked (of a vote: V at the run's error)."""
+        rate = self.run_error_rate
+        if self.vote_runs == 1 or not self.trials:
+            return rate
+        return majority_vote_error(self.vote_runs, rate)
 
     def passes(self, target: float) -> bool:
         """Certified within ``target`` (the verdict's target)."""
@@ -75,6 +97,15 @@ class Verification:
     """Cumulative trials per family at each look (one look: a fixed trial count)."""
     confidence: float = DEFAULT_CONFIDENCE
     """Joint confidence of every verdict: over families, both sides and every look."""
+    vote_runs: int = 1
+    """A majority vote's runs (checked through one run; ``n1``, ``n2`` are the vote's)."""
+
+    @property
+    def run_target(self) -> float:
+        """The error one run is held to: ``target`` itself, or p* for a vote."""
+        if self.vote_runs == 1:
+            return self.target
+        return majority_vote_run_target(self.vote_runs, self.target)
 
     @property
     def verdict(self) -> Verdict:
@@ -158,7 +189,7 @@ def verify(
 
     With ``stop_early`` the run ends at the first family whose observed error exceeds
     the target (a calibration search needs only that); the report then lists fewer
-    families.
+    families. A :class:`MajorityVoteTester` is checked through one run (module docstring).
     """
     start = time.perf_counter()
     schedule = (trials,) if isinstance(trials, int) else tuple(trials)
@@ -170,22 +201,27 @@ def verify(
     applicable = sum(instance is not None for _, instance in instances)
     tail = (1 - confidence) / (len(schedule) * max(applicable, 1))
     runs = [_FamilyRun(name, instance, family_rng(seed, name)) for name, instance in instances]
+    vote_runs, simulated, run_n1, run_n2 = 1, tester, n1, n2
+    if isinstance(tester, MajorityVoteTester):
+        vote_runs, simulated = tester.runs, tester.base
+        run_n1, run_n2 = tester.run_sizes(n1, n2)
+    run_target = majority_vote_run_target(vote_runs, target) if vote_runs > 1 else target
     stopped = False
     for look in schedule:
         for run in runs:
             if run.instance is None or run.verdict is not Verdict.INCONCLUSIVE:
                 continue
-            run.advance(tester, n1, n2, look, path, tail, target)
+            run.advance(simulated, run_n1, run_n2, look, path, tail, run_target)
             if progress is not None:
                 progress(f"{run.name} ({run.trials} trials)")
-            if stop_early and run.errors > target * run.trials:
+            if stop_early and run.errors > run_target * run.trials:
                 stopped = True
                 break
         decided = [run.verdict for run in runs if run.instance is not None]
         if stopped or Verdict.FAIL in decided or Verdict.INCONCLUSIVE not in decided:
             break
     outcomes = tuple(
-        run.outcome(target, tail)
+        run.outcome(run_target, tail, vote_runs)
         for run in runs
         if not (stopped and run.instance is not None and run.trials == 0)
     )
@@ -200,6 +236,7 @@ def verify(
         time.perf_counter() - start,
         schedule,
         confidence,
+        vote_runs,
     )
 
 
@@ -231,20 +268,27 @@ class _FamilyRun:
         self.bounds = clopper_pearson_bounds(self.errors, self.trials, tail)
         self.verdict = verdict_of(*self.bounds, target)
 
-    def outcome(self, target: float, tail: float) -> FamilyOutcome:
+    def outcome(self, run_target: float, tail: float, vote_runs: int = 1) -> FamilyOutcome:
+        """The family's outcome; the verdict is the run's against ``run_target``, which for
+        a vote is the vote's against β (V is increasing), and the bounds are V's."""
         if self.instance is None:
             return FamilyOutcome(
                 self.name, FAMILIES[self.name][0].value, None, 0, 0, 0.0, 0.0, None
             )
         undecided = self.verdict is Verdict.INCONCLUSIVE
+        low, high = self.bounds
+        if vote_runs > 1:
+            low, high = (majority_vote_error(vote_runs, bound) for bound in (low, high))
         return FamilyOutcome(
             self.name,
             self.instance.kind.value,
             self.instance.tv,
             self.trials,
             self.errors,
-            *self.bounds,
+            low,
+            high,
             self.statistic_sum / self.trials if self.trials else None,
             self.verdict,
-            trials_to_decide(self.errors, self.trials, target, tail) if undecided else None,
+            trials_to_decide(self.errors, self.trials, run_target, tail) if undecided else None,
+            vote_runs,
         )

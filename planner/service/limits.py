@@ -93,8 +93,10 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
         raise InputError("k", query.k, f"an integer in [2, {MAX_JOB_K:,}] for a validation job")
     path = PathChoice(check_choice("path", fields.get("path", "auto"), PathChoice))
     size1, size2 = api.validation_sizes(query, n1, n2)
+    # a majority vote is checked through one run: a trial sends one run's users
     runs = api.validation_runs(query)
-    looks = trial_schedule(count, query.k, family_count, max_trials, runs)
+    size1, size2 = max(size1 // runs, 1), max(size2 // runs, 1)
+    looks = trial_schedule(count, query.k, family_count, max_trials)
     largest = looks[-1]
     simulated = resolve_path(path, size1, size2, largest)
     if simulated is SimulationPath.USER and largest * (size1 + size2) > MAX_USER_CELLS:
@@ -105,12 +107,12 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
             f"n1 + n2 = {size1 + size2:,} (trials × users ≤ {MAX_USER_CELLS:.0e}); "
             "use path fast",
         )
-    if simulated is SimulationPath.FAST and largest * query.k * runs > MAX_FAST_CELLS:
+    if simulated is SimulationPath.FAST and largest * query.k > MAX_FAST_CELLS:
         raise InputError(
             "trials",
             given,
-            f"at most {MAX_FAST_CELLS // (query.k * runs):,} at k = {query.k:,} "
-            f"and {runs} vote run(s) (trials × k × runs ≤ {MAX_FAST_CELLS:.0e})",
+            f"at most {MAX_FAST_CELLS // query.k:,} at k = {query.k:,} "
+            f"(trials × k ≤ {MAX_FAST_CELLS:.0e})",
         )
     request = {**fields, "trials": count, "max_trials": max_trials, "seed": seed}
     request |= {"path": path.value, "families": list(families) if families else None}

@@ -64,6 +64,15 @@
       text("p", "n1 = " + report.n_users_group1.toLocaleString() + ", n2 = " +
         report.n_users_group2.toLocaleString() + ", " + report.trials + " trials/family, seed " +
         report.seed + ", " + report.path + " path", "note"));
+    const vote = report.vote_check;
+    if (vote) {
+      result.appendChild(
+        text("p", "a majority vote of " + vote.runs + " runs, checked through one run of " +
+          vote.run_n_users_group1.toLocaleString() + " + " +
+          vote.run_n_users_group2.toLocaleString() + " users held to error " +
+          vote.run_target_error.toFixed(3) + ": error rates and bounds are the vote's",
+          "note"));
+    }
   }
 
   async function follow(url) {
