@@ -40,3 +40,22 @@ def sigint_as_from_a_terminal() -> None:
     has SIGINT ignored; every child inherits that, and Python then installs no
     KeyboardInterrupt handler at all."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def wait_for_cpu_seconds(pid: int, seconds: float, timeout: float = 60.0) -> None:
+    """Wait until process ``pid`` has used ``seconds`` of CPU time (user + system, from
+    /proc): past its imports (about 0.5 s of CPU) however loaded the machine is, where a
+    fixed sleep is not."""
+    import os
+    import time
+
+    ticks = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        # after the command name: state is field 3, utime and stime fields 14 and 15
+        if (int(fields[11]) + int(fields[12])) / ticks >= seconds:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} did not use {seconds} s of CPU in {timeout} s")

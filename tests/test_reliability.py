@@ -15,7 +15,7 @@ import pytest
 
 from planner.cli import main
 from planner.inputs import InputError, check_integer
-from tests.conftest import sigint_as_from_a_terminal
+from tests.conftest import sigint_as_from_a_terminal, wait_for_cpu_seconds
 
 BASE = ["--alpha", "0.1", "--eps1", "1", "--eps2", "0.5"]
 
@@ -341,7 +341,9 @@ def test_ctrl_c_prints_the_aborted_line() -> None:
         text=True,
         preexec_fn=sigint_as_from_a_terminal,
     )
-    time.sleep(3.0)
+    # past the imports (a Ctrl-C there ends Python before the CLI's handler exists), into
+    # the validation, which takes many CPU seconds
+    wait_for_cpu_seconds(process.pid, 2.0)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=30)
     assert process.returncode == 130
