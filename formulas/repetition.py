@@ -33,7 +33,8 @@ def majority_vote_error(runs: int, per_run_error: float) -> float:
         for i in range((runs + 1) // 2, runs + 1)
     ]
     top = max(log_terms)
-    return math.exp(top) * math.fsum(math.exp(t - top) for t in log_terms)
+    # a probability: rounding in the sum may not carry it past 1 (near p = 1)
+    return min(1.0, math.exp(top) * math.fsum(math.exp(t - top) for t in log_terms))
 
 
 @lru_cache(maxsize=4096)

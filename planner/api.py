@@ -58,6 +58,12 @@ DEFAULT_SIMULATION_BUDGET = 30.0
 """``planner plan``'s default: seconds a query outside the covered region may simulate."""
 
 
+def checked_simulation_budget(value: object) -> float:
+    """``--simulation-budget``: seconds in [0, 3600] a query outside the covered region
+    may simulate."""
+    return _seconds("simulation-budget", value, 3600.0)
+
+
 def _seconds(name: str, value: object, most: float) -> float:
     try:
         number = as_float(value)
@@ -138,7 +144,7 @@ def plan_answer(
 
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
     table = constants_with_source(check_choice("constants", constants, ConstantSource))
-    result = covered(query, table, _seconds("simulation-budget", simulation_budget, 3600.0))
+    result = covered(query, table, checked_simulation_budget(simulation_budget))
     allocated = _allocation(result, allocation, cost1, cost2, n2)
     exact_result = None
     if exact:
@@ -423,6 +429,15 @@ def validation_query(
     size from ``n2``); an infeasible allocation is an :class:`InputError` naming it.
     """
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
+    rule = allocation.lower() if isinstance(allocation, str) else allocation
+    for name, size, meaningless in (
+        ("n1", n1, rule in ("cost", "fixed-n2")),
+        ("n2", n2, rule == "cost"),
+    ):
+        if size is not None and meaningless:
+            raise InputError(
+                name, size, f"left out with --allocation {rule}: the allocation sets that size"
+            )
     allocated = _allocation(make_plan(query), allocation, cost1, cost2, n2)
     if allocated is not None:
         if not allocated.feasible:
@@ -436,10 +451,17 @@ def validation_query(
 
 
 def file_pair(
-    p_file: Path | None, q_file: Path | None, k: int, *, normalize: bool = False
+    p_file: Path | None,
+    q_file: Path | None,
+    k: int,
+    *,
+    normalize: bool = False,
+    alpha: float | None = None,
 ) -> Instance | None:
     """``planner validate --p-file/--q-file``: the pair of pmfs read from two files (None
-    when neither is given), each refusal an :class:`InputError` naming the file or k."""
+    when neither is given), each refusal an :class:`InputError` naming the file or k. A
+    pair that differs is checked as a far pair, so its TV must be at least ``alpha``
+    (when given): between 0 and α the test promises nothing either way."""
     if (p_file is None) != (q_file is None):
         raise InputError(
             "p-file" if p_file is None else "q-file", None, "given together with the other"
@@ -454,6 +476,13 @@ def file_pair(
         raise InputError("pmf file", str(p_file), str(error)) from None
     if instance.p.size != k:
         raise InputError("k", k, f"the pmf files' size {instance.p.size}")
+    if alpha is not None and 0.0 < instance.tv < alpha:
+        raise InputError(
+            "q-file",
+            str(q_file),
+            f"a pmf equal to the p-file's or at least α = {alpha:g} from it in TV (this "
+            f"pair's TV is {instance.tv:.4g}: between 0 and α the test promises nothing)",
+        )
     return instance
 
 

@@ -18,8 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from planner.inputs import ALLOWED, InputError, Query
-from planner.plan import plan as make_plan
+from planner.inputs import ALLOWED, InputError
 
 
 class OutputFormat(StrEnum):
@@ -107,6 +106,16 @@ AllocationOpt = Annotated[
 Cost1Opt = Annotated[str, typer.Option("--cost1", metavar="FLOAT", help="Cost per group-1 user.")]
 Cost2Opt = Annotated[str, typer.Option("--cost2", metavar="FLOAT", help="Cost per group-2 user.")]
 
+SimulationBudgetOpt = Annotated[
+    str,
+    typer.Option(
+        "--simulation-budget",
+        metavar="SECONDS",
+        help="Outside the covered region, simulate this query for at most this long "
+        "(0: refuse instead).",
+    ),
+]
+
 
 VERDICT_EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
 """``planner validate``'s exit code per overall verdict."""
@@ -163,15 +172,7 @@ def plan(
         str | None,
         typer.Option("--n2", metavar="INT", help="Group 2's given size (--allocation fixed-n2)."),
     ] = None,
-    simulation_budget: Annotated[
-        str,
-        typer.Option(
-            "--simulation-budget",
-            metavar="SECONDS",
-            help="Outside the covered region, simulate this query for at most this long "
-            "(0: refuse instead).",
-        ),
-    ] = "30",
+    simulation_budget: SimulationBudgetOpt = "30",
     as_json: JsonOpt = False,
 ) -> None:
     """How many users each group needs (n1 for ε1, n2 for ε2).
@@ -428,13 +429,12 @@ def batch(
     from planner.batch import batch_to_csv, batch_to_dict, read_scenarios, run_batch
     from planner.inputs import check_integer
     from planner.report import batch_renderable
+    from planner.validate import check_trials
 
     _only_with(validate, "--validate", "trials", "seed", "scheduler", "workers")
     _not_with_scheduler(scheduler, workers)
     chosen_format = _checked_destination(_json_format(output_format, as_json), output)
-    trial_count: int | str = (
-        trials if trials == "auto" else check_integer("trials", trials, 1, 10**7)
-    )
+    trial_count = check_trials(trials)
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)
     worker_count = check_integer("workers", workers, 1, 256)
     scenarios = read_scenarios(file)
@@ -684,6 +684,7 @@ def validate(
     allocation: AllocationOpt = "paper",
     cost1: Cost1Opt = "1",
     cost2: Cost2Opt = "1",
+    simulation_budget: SimulationBudgetOpt = "30",
     as_json: JsonOpt = False,
 ) -> None:
     """Run the real private tester on every instance family and report its error rates.
@@ -695,36 +696,47 @@ def validate(
     """
     from planner import api
     from planner.inputs import check_choice, check_integer
-    from planner.validate import PathChoice, report_json
+    from planner.validate import PathChoice, check_trials, report_json
     from planner.validate import validate as run_validation
 
-    query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
     _only_with(allocation.lower() == "cost", "--allocation cost", "cost1", "cost2")
     _checked_destination("json", output)
-    allocated = _allocation(make_plan(query), allocation, cost1, cost2, n2)
-    if allocated is not None:
-        if not allocated.feasible:
-            typer.echo(f"infeasible: {allocated.reason}")
-            raise typer.Exit(1)
-        n1, n2 = str(allocated.n_users_group1), str(allocated.n_users_group2)
-    instance = api.file_pair(p_file, q_file, query.k, normalize=normalize)
+    # the sizes to check: the plan's, the allocation's (an infeasible one is refused), or
+    # the given ones, as the service's validation jobs take them
+    query, n1_checked, n2_checked = api.validation_query(
+        model=model,
+        coin=coin,
+        k=k,
+        alpha=alpha,
+        eps1=eps1,
+        eps2=eps2,
+        delta=delta,
+        beta=beta,
+        accounting=accounting,
+        n1=n1,
+        n2=n2,
+        allocation=allocation,
+        cost1=cost1,
+        cost2=cost2,
+    )
+    instance = api.file_pair(p_file, q_file, query.k, normalize=normalize, alpha=query.alpha)
     extra = [] if instance is None else [instance]
     path_choice = check_choice("path", path, PathChoice)
-    trial_count: int | str = (
-        trials if trials == "auto" else check_integer("trials", trials, 1, 10**7)
-    )
+    trial_count = check_trials(trials)
     trial_cap = check_integer("max-trials", max_trials, 200, 10**7)
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)
     families = [] if extra and not family else family
     # the plan `planner plan` prints: calibrated, or simulated outside the covered region
     from planner.coverage import covered_plan
 
-    printed = covered_plan(query) if n1 is None and n2 is None else None
+    budget = api.checked_simulation_budget(simulation_budget)
+    given = n1_checked is not None or n2_checked is not None
+    printed = None if given else covered_plan(query, budget_seconds=budget)
     report = _with_progress(
         lambda progress: run_validation(
             query,
-            n1=n1,
-            n2=n2,
+            n1=n1_checked,
+            n2=n2_checked,
             trials=trial_count,
             max_trials=trial_cap,
             seed=run_seed,
@@ -785,8 +797,8 @@ def calibrate(
         typer.Option(
             "--below-alpha-min",
             help=(
-                "With --direct: the factors below the setting's direct_alpha_min "
-                "(shuffle settings), at α = 0.01 and 0.05."
+                "With --direct: the factors below the setting's direct_alpha_min, at "
+                "α = 0.01 and 0.05 (the shuffle settings, which are the default)."
             ),
         ),
     ] = False,
@@ -823,7 +835,12 @@ def calibrate(
             raise InputError(
                 "below-alpha-min", "set without --direct", "used together with --direct"
             )
+        if quick:
+            raise InputError(
+                "quick", "set with --below-alpha-min", "left out: its points are fixed"
+            )
         floored = [key for key in keys if "direct_alpha_min" in _packaged_entry(key)]
+        chosen = setting or floored  # by default, every setting the option applies to
         for key in chosen:
             if key not in floored:
                 raise InputError(
@@ -1047,17 +1064,6 @@ def _typed(name: str) -> bool:
     context = importlib.import_module(click_package + ".globals").get_current_context()
     typed = importlib.import_module(click_package + ".core").ParameterSource.COMMANDLINE
     return bool(context.get_parameter_source(name) is typed)
-
-
-def _allocation(result: Any, rule: str, cost1: str, cost2: str, n2: str | None) -> Any:
-    """The allocation asked for, or None for the paper's rule."""
-    from planner.allocation import AllocationRule, allocate
-    from planner.inputs import check_choice
-
-    chosen = check_choice("allocation", rule, AllocationRule)
-    if chosen is AllocationRule.PAPER:
-        return None
-    return allocate(result, chosen, cost1=cost1, cost2=cost2, n2=n2)
 
 
 def _with_progress(work: Any, total: int | None) -> Any:

@@ -248,17 +248,24 @@ def validation_renderable(report: Any) -> Any:
     looks = "" if len(v.schedule) <= 1 else f" (sequential, up to {v.schedule[-1]:,})"
     title = (
         f"validate {query.setting.key}: n1 = {v.n1:,}, n2 = {v.n2:,}, k = {query.k:,}, "
-        f"α = {query.alpha:g}; target error ≤ {v.target:.4g}; ≤ {v.trials:,} trials/family"
+        f"α = {query.alpha:g}; target error ≤ {v.target:.6g}; ≤ {v.trials:,} trials/family"
         f"{looks}, seed {v.seed}, {v.path.value} path, {v.elapsed_seconds:.2f} s"
     )
     if v.vote_runs > 1:
+        left_out = (v.n1 % v.vote_runs, v.n2 % v.vote_runs)
         title += (
             f"; a majority vote of {v.vote_runs} runs, checked through one run of "
-            f"{v.n1 // v.vote_runs:,} + {v.n2 // v.vote_runs:,} users held to "
-            f"{v.run_target:.4g}: trials count that run, errors and bounds are the vote's"
+            f"{v.n1 // v.vote_runs:,} + {v.n2 // v.vote_runs:,} users held to error "
+            f"{v.run_target:.4g}: trials and the run error are that run's, the error and "
+            "its bounds the vote's"
+            + (
+                f" ({left_out[0]:,} + {left_out[1]:,} users left over take no part)"
+                if any(left_out)
+                else ""
+            )
         )
     table = Table(title=title, title_justify="left")
-    bounds = f"{v.confidence:.0%} joint"
+    bounds = f"bounds (each {v.confidence:.0%} joint)"
     vote = v.vote_runs > 1  # one run simulated: its own error beside the vote's
     columns = ("family", "kind", "TV", "trials", *(("run error",) if vote else ()), "error")
     for column in (*columns, bounds, "verdict"):
@@ -276,13 +283,21 @@ def validation_renderable(report: Any) -> Any:
             o.kind,
             f"{o.tv:.4g}",
             f"{o.trials:,}",
-            *((f"{o.run_error_rate:.3f}",) if vote else ()),
-            f"{o.error_rate:.3f}",
-            f"[{o.ci_low:.3f}, {o.ci_high:.3f}]",
+            *((_rate(o.run_error_rate),) if vote else ()),
+            _rate(o.error_rate),
+            f"[{_rate(o.ci_low)}, {_rate(o.ci_high)}]",
             o.verdict.value.upper() if o.verdict.value == "fail" else o.verdict.value,
         )
     table.caption = verdict_line(v)
     return table
+
+
+def _rate(value: float) -> str:
+    """An error rate to three decimals, or to two significant digits below 0.001 (a
+    vote's error may be far smaller than any trial count shows, yet not 0)."""
+    if value == 0.0 or value >= 0.001:
+        return f"{value:.3f}"
+    return f"{value:.2g}"
 
 
 def verdict_line(v: Any) -> str:
@@ -290,10 +305,10 @@ def verdict_line(v: Any) -> str:
     joint = f"jointly at {v.confidence:.0%} over families and looks"
     verdict = v.verdict.value
     if verdict == "pass":
-        return f"verdict: PASS — every family's error is certified ≤ {v.target:.4g} ({joint})"
+        return f"verdict: PASS — every family's error is certified ≤ {v.target:.6g} ({joint})"
     if verdict == "fail":
         failed = ", ".join(o.family for o in v.outcomes if o.verdict.value == "fail")
-        return f"verdict: FAIL — shown above {v.target:.4g} ({joint}): {failed}"
+        return f"verdict: FAIL — shown above {v.target:.6g} ({joint}): {failed}"
     open_ = [o for o in v.outcomes if o.applicable and o.verdict.value == "inconclusive"]
     needs = [o.trials_to_decide for o in open_]
     more = (
@@ -303,7 +318,7 @@ def verdict_line(v: Any) -> str:
     )
     return (
         f"verdict: INCONCLUSIVE — {', '.join(o.family for o in open_)} neither certified "
-        f"nor shown above {v.target:.4g} ({joint}); {more}"
+        f"nor shown above {v.target:.6g} ({joint}); {more}"
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from planner.constants import ConstantTable, default_constants
 from planner.formulas.settings import Setting
 from planner.inputs import InputError, Query, check_integer
-from planner.limits import check_validation
+from planner.limits import SIMULATION_N_MAX, check_validation
 from planner.plan import Plan, plan
 from planner.report import query_to_dict
 from planner.testers import build_tester, describe_tester
@@ -78,6 +78,16 @@ def resolve_path(choice: PathChoice, n1: int, n2: int, trials: int) -> Simulatio
     return SimulationPath(choice.value)
 
 
+def check_trials(value: object, most: int = 10**7) -> int | str:
+    """``--trials``: ``auto`` or a count in [1, most], refused in one line naming both."""
+    if value == AUTO:
+        return AUTO
+    try:
+        return check_integer("trials", value, 1, most)
+    except InputError:
+        raise InputError("trials", value, f"auto or an integer in [1, {most:,}]") from None
+
+
 def trial_schedule(
     trials: int | str, k: int, families: int, max_trials: int = MAX_AUTO_TRIALS
 ) -> tuple[int, ...]:
@@ -88,7 +98,7 @@ def trial_schedule(
     :data:`VALIDATION_CELL_BUDGET` (at least one look).
     """
     if trials != AUTO:
-        return (check_integer("trials", trials, 1, 10**7),)
+        return (int(check_trials(trials)),)
     cap = check_integer("max-trials", max_trials, FIRST_LOOK_TRIALS, 10**7)
     affordable = VALIDATION_CELL_BUDGET // max(k * max(families, 1), 1)
     looks = [FIRST_LOOK_TRIALS]
@@ -159,6 +169,13 @@ def validate(
     for name, size in (("n1", size1), ("n2", size2)):
         if size < runs:
             raise InputError(name, size, f"at least the majority vote's {runs} runs")
+        if runs > 1 and size // runs > SIMULATION_N_MAX:
+            raise InputError(
+                name,
+                size,
+                f"at most {runs} × {SIMULATION_N_MAX:.0e} (a {runs}-run vote, each run "
+                f"simulated with at most {SIMULATION_N_MAX:.0e} users a group)",
+            )
     schedule = trial_schedule(trials, query.k, family_count, max_trials)
     # a shuffle user path also sends every noise message: k·μ_g per group and run
     messages1, messages2 = (
@@ -194,8 +211,11 @@ def validate(
 
 
 CONFIDENCE_METHOD = (
-    "Clopper-Pearson bounds, one-sided at (1 - confidence)/(looks x families) each: a union "
-    "bound over families, both sides and every look, valid whenever the run stops"
+    "Clopper-Pearson bounds, one-sided at (1 - confidence)/(looks x families) each; a "
+    "family's verdict can be wrong on one side only (the side its true error is not on), so "
+    "by a union bound over families and every look all verdicts hold jointly at confidence "
+    "whenever the run stops; all lower (or all upper) bounds hold jointly at confidence, "
+    "both sides of every interval at 1 - 2 (1 - confidence)"
 )
 
 

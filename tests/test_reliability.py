@@ -449,3 +449,64 @@ def test_sweep_tables_and_beta_plans_render_missing_numbers(capsys) -> None:
     )
     assert code == 0, err
     assert "—" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "parameter"),
+    [
+        (["--allocation", "cost", "--n1", "1000", "--n2", "1000"], "invalid n1 = "),
+        (["--allocation", "fixed-n2", "--n1", "5", "--n2", "30000"], "invalid n1 = "),
+        # an infeasible fixed n2 is an input error (exit 2), not a failed plan (exit 1)
+        (["--allocation", "fixed-n2", "--n2", "100"], "invalid allocation = "),
+        (["--trials", "AUTO"], "auto or an integer in [1, 10,000,000]"),
+    ],
+)
+def test_validate_refuses_sizes_an_allocation_sets_and_an_infeasible_allocation(
+    extra: list[str], parameter: str, capsys
+) -> None:
+    code, out, err = run(["validate", "--model", "central", "-k", "64", *BASE, *extra], capsys)
+    assert code == 2 and out == ""
+    one_error_line(err, parameter)
+
+
+def test_validate_refuses_a_pmf_pair_closer_than_alpha_but_not_equal(tmp_path, capsys) -> None:
+    """A pair at TV 0.05 < α = 0.1 is neither null nor far: the test promises nothing."""
+    p, q = np.full(100, 0.01), np.full(100, 0.01)
+    q[:10] += 0.005
+    q[10:20] -= 0.005  # TV = ½ · 20 · 0.005 = 0.05
+    np.save(tmp_path / "p.npy", p)
+    np.save(tmp_path / "q.npy", q)
+    files = ["--p-file", str(tmp_path / "p.npy"), "--q-file", str(tmp_path / "q.npy")]
+    code, out, err = run(["validate", "--model", "central", "-k", "100", *BASE, *files], capsys)
+    assert code == 2 and out == ""
+    one_error_line(err, "TV is 0.05")
+
+
+def test_a_votes_report_shows_tiny_errors_in_digits_and_no_bound_above_one(capsys) -> None:
+    """A 57-run vote of runs erring 0.1–0.15: its error is about 1e-20, shown as such, not
+    0.000; with 1 trial a run's upper bound is 1 and the vote's stays 1, not above."""
+    from planner.formulas.repetition import majority_vote_error
+    from planner.report import _rate
+
+    assert _rate(2.4e-10) == "2.4e-10" and _rate(0.0) == "0.000" and _rate(0.0123) == "0.012"
+    assert majority_vote_error(57, 1.0) == 1.0
+    assert all(majority_vote_error(r, 1 - 1e-12) <= 1.0 for r in (3, 57, 1001))
+    args = ["validate", "--model", "central", "-k", "64", "--alpha", "0.3", "--eps1", "1"]
+    code, out, _ = run(
+        [*args, "--eps2", "0.5", "--beta", "0.005", "--trials", "1", "--json"], capsys
+    )
+    assert code == 3
+    for family in json.loads(out)["families"]:
+        if family["applicable"]:
+            assert 0.0 <= family["confidence_bounds"][0] <= family["confidence_bounds"][1] <= 1.0
+
+
+def test_validate_takes_the_simulation_budget_its_refusal_names(capsys) -> None:
+    """Outside the covered region validate checks the simulated plan `planner plan` prints;
+    with --simulation-budget 0 that plan is refused, as the refusal line suggests."""
+    args = ["validate", "--model", "central", "-k", "16", "--alpha", "0.005"]
+    args += ["--eps1", "1", "--eps2", "0.5", "--simulation-budget", "0"]
+    code, out, err = run(args, capsys)
+    assert code == 2 and out == ""
+    one_error_line(err, "--simulation-budget")
+    assert "not covered" in err

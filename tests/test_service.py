@@ -144,7 +144,12 @@ def test_explain_version_health_and_openapi(client) -> None:
         ("/v1/solve", {**SHUFFLE, "n1": 5, "eps2": None}, "unknown", "exactly one of"),
         ("/v1/sweep", {"k": 10, "alpha": 0.1, "eps1": 1, "eps2": "1:2:1e9"}, "rows", "at most"),
         ("/v1/sweep", {"k": 10, "alpha": "x:y", "eps1": 1, "eps2": 1}, "alpha", "a range"),
-        ("/v1/validations", {**SMALL_JOB, "trials": 10**6}, "trials", "[1, 25600]"),
+        (
+            "/v1/validations",
+            {**SMALL_JOB, "trials": 10**6},
+            "trials",
+            "auto or an integer in [1, 25,600]",
+        ),
         ("/v1/validations", {**SMALL_JOB, "k": 10**9}, "k", "for a validation job"),
         ("/v1/validations", {**SMALL_JOB, "families": ["nope"]}, "family", "one of uniform"),
         ("/v1/validations", {**SMALL_JOB, "kind": "nap"}, "kind", "invalid kind"),

@@ -66,9 +66,16 @@ def test_verdict_of_the_two_bounds() -> None:
 def test_trials_to_decide_shrinks_with_the_distance_to_the_target() -> None:
     near = trials_to_decide(30, 100, 1 / 3, 0.001)
     far = trials_to_decide(20, 100, 1 / 3, 0.001)
-    assert near is not None and far is not None and near > far >= 100
-    # z ≈ 3.09 at 0.001: 3.09² · 0.2 · 0.8 / (1/3 − 0.2)² ≈ 86.0 → at least the 100 run
-    assert far == 100
+    assert near is not None and far is not None and near > far > 100
+    # the fewest N whose bounds at the same rate decide: 20 % of N errors at N = far, not
+    # at far − 1 (Clopper–Pearson upper bound ≤ 1/3 from N = far on)
+    assert clopper_pearson_bounds(round(0.2 * far), far, 0.001)[1] <= 1 / 3
+    assert clopper_pearson_bounds(round(0.2 * (far - 1)), far - 1, 0.001)[1] > 1 / 3
+    # no errors: the upper bound is 1 − tail^(1/N) ≤ target from N = ln(tail)/ln(1 − target)
+    # on: ln(0.05/88)/ln(0.7) = 20.95, so 21 trials in all, more than the 10 run (and the
+    # 1 run): never a count already spent
+    assert trials_to_decide(0, 10, 0.3, 0.05 / 88) == 21
+    assert trials_to_decide(0, 1, 0.3, 0.05 / 88) == 21
     assert trials_to_decide(1, 3, 1 / 3, 0.001) is None  # the rate sits on the target
 
 

@@ -5,8 +5,10 @@ name, so a report does not depend on which families run or in what order: the sa
 seed gives the same report. A family's error rate is the rejection rate under the null
 or the acceptance rate under the alternative. Its verdict is three-valued
 (:class:`planner.validators.stats.Verdict`): ``pass`` when its upper confidence bound is within
-the target, ``fail`` when its lower bound is above, else ``inconclusive``; the bounds are
-simultaneous over every family, both sides and every look of a sequential run.
+the target, ``fail`` when its lower bound is above, else ``inconclusive``. Each bound is
+one-sided at (1 − confidence)/(looks · families); a verdict can be wrong on one side only
+(the side the family's true error is not on), so every verdict holds jointly at the
+confidence over every family and every look of a sequential run.
 
 A majority vote over r runs (:class:`MajorityVoteTester`) is checked through one of its
 runs: the runs are independent and equal, so the vote errs with probability
@@ -96,7 +98,8 @@ class Verification:
     schedule: tuple[int, ...] = ()
     """Cumulative trials per family at each look (one look: a fixed trial count)."""
     confidence: float = DEFAULT_CONFIDENCE
-    """Joint confidence of every verdict: over families, both sides and every look."""
+    """Joint confidence of every verdict (over families and every look; of each side's
+    bounds; both sides of every interval at once: 1 − 2(1 − confidence))."""
     vote_runs: int = 1
     """A majority vote's runs (checked through one run; ``n1``, ``n2`` are the vote's)."""
 

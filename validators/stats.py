@@ -120,17 +120,32 @@ def verdict_of(low: float, high: float, target: float) -> Verdict:
 def trials_to_decide(errors: int, trials: int, target: float, tail: float) -> int | None:
     """Roughly how many trials in all would decide a family now at ``errors``/``trials``.
 
-    The normal approximation z²·e(1 − e)/(target − e)² at the observed rate e, with z the
-    one-sided quantile of ``tail``; None when e sits on the target (no count decides).
+    The fewest N ≥ ``trials`` at which the same observed rate e (round(e·N) errors) gets
+    exact Clopper–Pearson bounds at ``tail`` that decide (upper ≤ target or lower above
+    it): a doubling search, then bisection. None when e sits on the target, or when no N
+    up to 10¹² decides.
     """
-    from statistics import NormalDist
-
     if trials <= 0:
         return None
     rate = errors / trials
-    gap = abs(target - rate)
-    if gap < 1e-9:
+    if abs(target - rate) < 1e-9:
         return None
-    z = NormalDist().inv_cdf(1 - tail)
-    spread = max(rate * (1 - rate), 1.0 / trials)
-    return max(trials, math.ceil(z * z * spread / gap**2))
+
+    def decides(count: int) -> bool:
+        low, high = clopper_pearson_bounds(round(rate * count), count, tail)
+        return verdict_of(low, high, target) is not Verdict.INCONCLUSIVE
+
+    if decides(trials):
+        return trials
+    undecided, decided = trials, 2 * trials
+    while not decides(decided):
+        undecided, decided = decided, 2 * decided
+        if decided > 10**12:
+            return None
+    while decided - undecided > 1:
+        middle = (undecided + decided) // 2
+        if decides(middle):
+            decided = middle
+        else:
+            undecided = middle
+    return decided

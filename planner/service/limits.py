@@ -54,6 +54,7 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
         AUTO,
         PathChoice,
         SimulationPath,
+        check_trials,
         checked_families,
         resolve_path,
         trial_schedule,
@@ -78,7 +79,7 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
             raise InputError("k", request["k"], f"an integer in [2, {MAX_EXACT_K:,}] for --exact")
         return JobPlan(kind, {**request, "trials": trials, "seed": seed}, seed, trials, 1)
     given = fields.get("trials") or AUTO
-    count: int | str = AUTO if given == AUTO else check_integer("trials", given, 1, MAX_TRIALS)
+    count = check_trials(given, MAX_TRIALS)
     cap = fields.get("max_trials") or MAX_TRIALS
     max_trials = check_integer("max-trials", cap, 200, MAX_TRIALS)
     families = fields.get("families") or None
