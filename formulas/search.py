@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import overload
 
 
 def least_passing(
@@ -24,6 +25,48 @@ def least_passing(
         else:
             low = middle
     return high
+
+
+@overload
+def least_passing_integer(passes: Callable[[int], bool], start: int) -> int: ...
+
+
+@overload
+def least_passing_integer(
+    passes: Callable[[int], bool], start: int, *, most: int
+) -> int | None: ...
+
+
+def least_passing_integer(
+    passes: Callable[[int], bool], start: int, *, most: int | None = None
+) -> int | None:
+    """Smallest integer n ≥ ``start`` with ``passes(n)`` (monotone), in O(log) checks;
+    None when none up to ``most`` passes (None: no cap, one must pass).
+
+    Steps of 1, 2, 4, … until one passes, then bisection back: a unit step never ends
+    once n is above 2^53, where n and n + 1 are the same float (it hung at α = 1e-12).
+    """
+    if passes(start):
+        return start
+    failing, step = start, 1
+    while True:
+        probe = failing + step
+        if most is not None and probe > most:  # the last place left to look is the cap
+            if most <= failing or not passes(most):
+                return None
+            passing = most
+            break
+        if passes(probe):
+            passing = probe
+            break
+        failing, step = probe, 2 * step
+    while passing - failing > 1:
+        middle = (failing + passing) // 2
+        if passes(middle):
+            passing = middle
+        else:
+            failing = middle
+    return passing
 
 
 class SeededTest:

@@ -8,12 +8,12 @@ users) is subsampled uniformly to n1, which makes it ε2-DP with
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from planner.formulas.ops import NUMPY, Ops
+from planner.formulas.search import least_passing_integer
 
 
 def subsampled_epsilon(eps_base: Any, n_used: Any, n_total: Any, ops: Ops = NUMPY) -> Any:
@@ -41,7 +41,7 @@ def subsampling_population(n_used: Any, eps_base: Any, eps_target: Any) -> Any:
             return int(n_used)
         ratio = math.expm1(eps_base) / math.expm1(eps_target)
         start = math.ceil(n_used * ratio * (1 - 1e-15))
-        return _least_integer(
+        return least_passing_integer(
             lambda n: math.log1p(n_used / n * math.expm1(eps_base)) <= eps_target, start
         )
     used, base, target = np.broadcast_arrays(
@@ -54,24 +54,3 @@ def subsampling_population(n_used: Any, eps_base: Any, eps_target: Any) -> Any:
     for row in np.flatnonzero(short):  # rare: the closed form's rounding fell short
         n_total[row] = subsampling_population(float(used[row]), float(base[row]), target[row])
     return int(n_total) if n_total.ndim == 0 else n_total
-
-
-def _least_integer(passes: Callable[[int], bool], start: int) -> int:
-    """Smallest integer n ≥ ``start`` with ``passes(n)`` (monotone), in O(log) checks.
-
-    Steps of 1, 2, 4, … until one passes, then bisection back: a unit step never ends
-    once n is above 2^53, where n and n + 1 are the same float (it hung at α = 1e-12).
-    """
-    if passes(start):
-        return start
-    failing, step = start, 1
-    while not passes(failing + step):
-        failing, step = failing + step, 2 * step
-    passing = failing + step
-    while passing - failing > 1:
-        middle = (failing + passing) // 2
-        if passes(middle):
-            passing = middle
-        else:
-            failing = middle
-    return passing

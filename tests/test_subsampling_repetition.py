@@ -52,3 +52,15 @@ def test_majority_vote_runs_is_minimal_against_scipy(beta: float) -> None:
     assert runs % 2 == 1
     assert stats.binom.sf(runs // 2, runs, 1 / 3) <= beta * (1 + 1e-9)
     assert stats.binom.sf((runs - 2) // 2, runs - 2, 1 / 3) > beta
+
+
+def test_least_passing_integer_by_hand() -> None:
+    """n² ≥ 10⁶ first at n = 1000; capped below it, none; above 2⁵³ (where floats skip
+    integers) it still finds the exact integer."""
+    from planner.formulas.search import least_passing_integer
+
+    assert least_passing_integer(lambda n: n * n >= 10**6, 1) == 1000
+    assert least_passing_integer(lambda n: n * n >= 10**6, 1, most=999) is None
+    assert least_passing_integer(lambda n: n * n >= 10**6, 1, most=1000) == 1000
+    assert least_passing_integer(lambda n: n >= 2**60 + 5, 2**60) == 2**60 + 5
+    assert least_passing_integer(lambda n: True, 7) == 7

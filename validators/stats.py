@@ -6,6 +6,8 @@ import math
 from collections.abc import Callable
 from enum import StrEnum
 
+from planner.formulas.search import least_passing_integer
+
 Z_95 = 1.959963984540054
 
 
@@ -122,7 +124,7 @@ def trials_to_decide(errors: int, trials: int, target: float, tail: float) -> in
 
     The fewest N ≥ ``trials`` at which the same observed rate e (round(e·N) errors) gets
     exact Clopper–Pearson bounds at ``tail`` that decide (upper ≤ target or lower above
-    it): a doubling search, then bisection. None when e sits on the target, or when no N
+    it): steps of 1, 2, 4, … then bisection. None when e sits on the target, or when no N
     up to 10¹² decides.
     """
     if trials <= 0:
@@ -135,17 +137,4 @@ def trials_to_decide(errors: int, trials: int, target: float, tail: float) -> in
         low, high = clopper_pearson_bounds(round(rate * count), count, tail)
         return verdict_of(low, high, target) is not Verdict.INCONCLUSIVE
 
-    if decides(trials):
-        return trials
-    undecided, decided = trials, 2 * trials
-    while not decides(decided):
-        undecided, decided = decided, 2 * decided
-        if decided > 10**12:
-            return None
-    while decided - undecided > 1:
-        middle = (undecided + decided) // 2
-        if decides(middle):
-            decided = middle
-        else:
-            undecided = middle
-    return decided
+    return least_passing_integer(decides, trials, most=10**12)
