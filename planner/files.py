@@ -34,6 +34,8 @@ def check_output_path(path: Path | str | None, *, suffixes: Sequence[str] = ()) 
     text = "" if path is None else str(path)
     if not text.strip() or text.endswith(os.sep):
         raise InputError("output", text, allowed)
+    if text == "-":  # the usual name for stdout, which --json (or --format) prints to
+        raise InputError("output", text, allowed + " (for stdout, leave --output out)")
     path = Path(text)
     try:
         if path.is_dir():

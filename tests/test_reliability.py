@@ -510,3 +510,14 @@ def test_validate_takes_the_simulation_budget_its_refusal_names(capsys) -> None:
     assert code == 2 and out == ""
     one_error_line(err, "--simulation-budget")
     assert "not covered" in err
+
+
+def test_an_output_named_dash_is_refused_not_written_as_a_file(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    """``-o -`` usually means stdout; here it would have written a file named "-"."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["validate", "--model", "central", "-k", "64", *BASE, "-o", "-"], capsys)
+    assert code == 2 and out == ""
+    one_error_line(err, "for stdout, leave --output out")
+    assert not (tmp_path / "-").exists()
