@@ -758,7 +758,10 @@ def validate(
     else:
         from planner.report import validation_renderable
 
-        _console().print(validation_renderable(report))
+        console = _console()
+        console.print(validation_renderable(report))
+        for warning in report.query.warnings:  # as `planner plan` prints them
+            console.print(f"warning: {warning}", highlight=False, markup=False)
     raise typer.Exit(VERDICT_EXIT_CODES[report.verdict.value])
 
 

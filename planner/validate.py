@@ -240,6 +240,7 @@ def report_to_dict(report: ValidationReport) -> dict[str, Any]:
     return {
         "schema": VALIDATE_SCHEMA,
         "inputs": query_to_dict(report.query),
+        "warnings": list(report.query.warnings),
         "sizes_from": "plan" if report.plan is not None else "explicit",
         "coverage": report.plan.coverage.value if report.plan is not None else None,
         "protocol": report.plan.protocol if report.plan is not None else report.query.setting.key,
