@@ -214,23 +214,47 @@ class SettingConstant:
         over its points, the points of every larger node and the α ≥ 0.15 table; a query
         takes the table of the largest node at or below its α, the vote below the smallest.
         """
+        return self._direct_lookup(beta, k, eps_strong, alpha)[0]
+
+    def direct_unavailable(
+        self, beta: float, k: int, eps_strong: float | None = None, alpha: float | None = None
+    ) -> str | None:
+        """Why :meth:`direct_factor` has no factor here (None when it has one): the first
+        of its conditions the query misses, in words a plan can print."""
+        factor, reason = self._direct_lookup(beta, k, eps_strong, alpha)
+        return None if factor is not None else reason
+
+    def _direct_lookup(
+        self, beta: float, k: int, eps_strong: float | None, alpha: float | None
+    ) -> tuple[float | None, str]:
         direct = self.extra.get("direct")
-        if not direct or not 0 < beta < PER_RUN_ERROR:
-            return None
-        for value, name in ((eps_strong, "eps_strong"), (alpha, "alpha")):
-            measured = direct.get("axes", {}).get(name)
-            if value is not None and (not measured or value > max(measured)):
-                return None
+        if not direct:
+            return None, "this tester has no direct calibration"
+        if not 0 < beta < PER_RUN_ERROR:
+            return None, "one run already meets β ≥ 1/3"
+        table = direct
         if alpha is not None and alpha < float(self.extra.get("direct_alpha_min", 0.0)):
             band = self.extra.get("direct_below_alpha_min")
-            if not band or alpha < band["alpha"][0]:
-                return None
+            lowest = band["alpha"][0] if band else float(self.extra["direct_alpha_min"])
+            if not band or alpha < lowest:
+                return None, f"α = {alpha:g} is below its measured points' {lowest:g}"
             node = bisect.bisect_right(band["alpha"], alpha) - 1
-            measured_eps = band.get("axes", {}).get("eps_strong")
-            if eps_strong is not None and (not measured_eps or eps_strong > max(measured_eps)):
-                return None
-            return _direct_table_factor(band["beta"], band["k"], band["factor"][node], beta, k)
-        return _direct_table_factor(direct["beta"], direct["k"], direct["factor"], beta, k)
+            table = {**band, "factor": band["factor"][node]}
+        for value, name, shown in ((eps_strong, "eps_strong", "ε_strong"), (alpha, "alpha", "α")):
+            measured = direct.get("axes", {}).get(name)
+            if name == "eps_strong":
+                measured = table.get("axes", {}).get(name, measured)
+            if value is not None and (not measured or value > max(measured)):
+                top = max(measured) if measured else 0.0
+                return None, f"{shown} = {value:g} is above its measured points' {top:g}"
+        if k < table["k"][0]:
+            return None, f"k = {k:,} is below its measured points' {table['k'][0]:,}"
+        if beta < min(table["beta"]):
+            return None, f"β = {beta:g} is below its last calibrated β = {min(table['beta']):g}"
+        factor = _direct_table_factor(table["beta"], table["k"], table["factor"], beta, k)
+        if factor is None:
+            return None, "one run has an error floor above β's operating error here"
+        return factor, ""
 
     @property
     def tester_extras(self) -> dict[str, Any]:

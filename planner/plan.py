@@ -119,6 +119,8 @@ class Repetition:
     """Direct calibration's factor at β; None when not calibrated for this β."""
     other_total_users: int | None
     """n1 + n2 by the method not chosen; None when there is no other."""
+    direct_unavailable: str | None = None
+    """Why direct calibration has no factor for this query (None when it has one)."""
 
     @property
     def runs(self) -> int:
@@ -829,7 +831,10 @@ def _repetition(
     vote_total = vote_runs * (one_run.n_strong + one_run.n_weak)
     factor = constant.direct_factor(query.beta, query.k, max(query.eps1, query.eps2), query.alpha)
     if factor is None:
-        return Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, None, None), one_run
+        reason = constant.direct_unavailable(
+            query.beta, query.k, max(query.eps1, query.eps2), query.alpha
+        )
+        return Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, None, None, reason), one_run
     direct = sized(factor)
     direct_total = direct.n_strong + direct.n_weak
     if direct_total <= vote_total:

@@ -6,6 +6,7 @@ within a schema version.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +85,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             "factor": plan.repetition.factor,
             "vote_runs": plan.repetition.vote_runs,
             "direct_factor": plan.repetition.direct_factor,
+            "direct_unavailable": plan.repetition.direct_unavailable,
             "other_method_total_users": plan.repetition.other_total_users,
         },
         "compression": None
@@ -285,19 +287,30 @@ def validation_renderable(report: Any) -> Any:
             f"{o.trials:,}",
             *((_rate(o.run_error_rate),) if vote else ()),
             _rate(o.error_rate),
-            f"[{_rate(o.ci_low)}, {_rate(o.ci_high)}]",
+            f"[{_rate(o.ci_low, 'down')}, {_rate(o.ci_high, 'up')}]",
             o.verdict.value.upper() if o.verdict.value == "fail" else o.verdict.value,
         )
     table.caption = verdict_line(v)
     return table
 
 
-def _rate(value: float) -> str:
-    """An error rate to three decimals, or to two significant digits below 0.001 (a
-    vote's error may be far smaller than any trial count shows, yet not 0)."""
-    if value == 0.0 or value >= 0.001:
-        return f"{value:.3f}"
-    return f"{value:.2g}"
+def _rate(value: float, rounding: str = "nearest") -> str:
+    """An error rate to three decimals, or to two significant digits below 0.01 (a vote's
+    error may be far smaller than any trial count shows, yet not 0). ``rounding``:
+    ``nearest``, or ``up`` / ``down`` for an upper / lower confidence bound, which must
+    not be shown tighter than it is."""
+    if value <= 0.0:
+        return "0.000"
+    step = 0.001 if value >= 0.01 else 10.0 ** (math.floor(math.log10(value)) - 1)
+    scaled = value / step
+    if rounding == "up":
+        scaled = math.ceil(scaled - 1e-9)  # a bound already on the grid stays there
+    elif rounding == "down":
+        scaled = math.floor(scaled + 1e-9)
+    else:
+        scaled = round(scaled)
+    shown = min(scaled * step, 1.0)
+    return f"{shown:.3f}" if step == 0.001 or shown >= 0.01 else f"{shown:.2g}"
 
 
 def verdict_line(v: Any) -> str:
@@ -336,16 +349,15 @@ def repetition_line(plan: Plan) -> str | None:
         return "target β: one run simulated at β (its own search, held to the operating point)"
     if rep.method is RepetitionMethod.DIRECT:
         return (
-            f"target β: one run calibrated directly at β (C × {rep.factor:.3g}, planner "
-            f"calibrate --direct); a {vote} would need {other} users in all"
+            f"target β: one run calibrated directly at β (the C above is one run's C at "
+            f"β = 1/3 × {rep.factor:.3g}, planner calibrate --direct); a {vote} would need "
+            f"{other} users in all"
         )
     if rep.direct_factor is None:
-        return (
-            f"target β: {vote}; direct calibration is not available at this β, k, α and ε "
-            "for this tester (--exact tries it for this query)"
-        )
+        why = rep.direct_unavailable or "not calibrated here"
+        return f"target β: {vote}; no direct calibration: {why} (--exact tries it for this query)"
     return (
-        f"target β: {vote}; direct calibration (C × {rep.direct_factor:.3g}) would need "
+        f"target β: {vote}; direct calibration (one run's C × {rep.direct_factor:.3g}) would need "
         f"{other} users in all"
     )
 

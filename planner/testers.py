@@ -90,7 +90,11 @@ def build_tester(
 def describe_tester(tester: Any) -> dict[str, Any]:
     """Class and parameters, enough to rebuild the tester."""
     if isinstance(tester, MajorityVoteTester):
-        return {"majority_vote_runs": tester.runs, "base": describe_tester(tester.base)}
+        return {
+            "class": type(tester).__name__,
+            "majority_vote_runs": tester.runs,
+            "base": describe_tester(tester.base),
+        }
     fields = {name: value for name, value in vars(tester).items() if name != "base"}
     description = {"class": type(tester).__name__, **fields}
     if hasattr(tester, "base"):

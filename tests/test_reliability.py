@@ -489,6 +489,10 @@ def test_a_votes_report_shows_tiny_errors_in_digits_and_no_bound_above_one(capsy
     from planner.report import _rate
 
     assert _rate(2.4e-10) == "2.4e-10" and _rate(0.0) == "0.000" and _rate(0.0123) == "0.012"
+    # bounds are rounded outward: an upper 0.0024026 is not shown as 0.002 (nor 0.0024)
+    assert _rate(0.002402611, "up") == "0.0025" and _rate(0.002402611, "down") == "0.0024"
+    assert _rate(0.2467, "up") == "0.247" and _rate(0.2467, "down") == "0.246"
+    assert _rate(0.036, "up") == "0.036"  # already on the grid
     assert majority_vote_error(57, 1.0) == 1.0
     assert all(majority_vote_error(r, 1 - 1e-12) <= 1.0 for r in (3, 57, 1001))
     args = ["validate", "--model", "central", "-k", "64", "--alpha", "0.3", "--eps1", "1"]

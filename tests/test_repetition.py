@@ -169,3 +169,34 @@ def test_below_direct_alpha_min_the_table_of_the_largest_alpha_node_at_or_below_
     assert floored.direct_factor(0.1, 16, 1.0, 0.0099) is None
     assert floored.direct_factor(0.1, 16, 1.01, 0.03) is None
     assert floored.direct_factor(0.1, 8, 1.0, 0.03) is None  # below the first k
+
+
+def test_a_vote_plan_says_why_direct_calibration_has_no_factor() -> None:
+    """Each condition of ``direct_factor`` in words, first miss first, and in the plan."""
+    entry = _entry([2.0, 4.0, None])
+    assert entry.direct_unavailable(0.1, 16, 1.0, 0.3) is None
+    assert entry.direct_unavailable(0.04, 16, 1.0, 0.3) == (
+        "β = 0.04 is below its last calibrated β = 0.05"
+    )
+    assert entry.direct_unavailable(0.06, 16, 1.0, 0.3) == (
+        "one run has an error floor above β's operating error here"
+    )
+    assert entry.direct_unavailable(0.1, 8, 1.0, 0.3) == "k = 8 is below its measured points' 16"
+    assert entry.direct_unavailable(0.1, 16, 3.0, 0.3) == (
+        "ε_strong = 3 is above its measured points' 1"
+    )
+    assert (
+        entry.direct_unavailable(0.1, 16, 1.0, 0.6) == "α = 0.6 is above its measured points' 0.5"
+    )
+    floored = SettingConstant(
+        ConstantSource.CALIBRATED, 1.0, extra={**entry.extra, "direct_alpha_min": 0.15}
+    )
+    assert floored.direct_unavailable(0.1, 16, 1.0, 0.1) == (
+        "α = 0.1 is below its measured points' 0.15"
+    )
+    voted = plan(make_query("central", k=64, alpha=0.3, eps1=1.0, eps2=0.5, beta=0.005))
+    assert voted.repetition.method is RepetitionMethod.MAJORITY_VOTE
+    assert voted.repetition.direct_unavailable == "β = 0.005 is below its last calibrated β = 0.01"
+    assert plan_to_dict(voted)["repetition"]["direct_unavailable"] == (
+        voted.repetition.direct_unavailable
+    )

@@ -230,6 +230,8 @@ def test_validating_a_vote_plan_simulates_one_run_and_says_so() -> None:
     document = report_to_dict(report)
     vote = document["vote_check"]
     assert vote["runs"] == checked.runs
+    assert document["tester"]["class"] == "MajorityVoteTester"
+    assert document["tester"]["majority_vote_runs"] == checked.runs
     assert vote["run_n_users_group1"] == checked.n_users_group1 // checked.runs
     assert document["n_users_group1"] == checked.n_users_group1
     # r is the fewest runs whose vote meets β at 1/3 a run, so p* is a little above 1/3
