@@ -615,10 +615,7 @@ def direct_entry(
             usable = len(known) == len(column) and (index == 1 or row[-1] is not None)
             row.append(DIRECT_MARGIN * max(known) / divisor if usable else None)
         table.append(row)
-    for index in range(len(betas)):  # a floor at one k: the vote for that β everywhere
-        if any(row[index] is None for row in table):
-            for row in table:
-                row[index:] = [None] * (len(betas) - index)
+    _vote_below_any_floor(table)
     return {
         "beta": list(betas),
         "k": [int(k) for k in axes["k"]],
@@ -662,6 +659,17 @@ def direct_provenance(
         "code_version": code_version,
         **search_provenance(setting, rel_tol=DIRECT_REL_TOL, target=None),
     }
+
+
+def _vote_below_any_floor(table: list[list[float | None]]) -> None:
+    """A factor table (rows per k, columns per β) made None, in place, from the first β
+    at which any k has none: a floor at one k leaves that β and every smaller one to
+    the vote at every k."""
+    for index in range(len(table[0]) if table else 0):
+        if any(row[index] is None for row in table):
+            for row in table:
+                row[index:] = [None] * (len(row) - index)
+            return
 
 
 def rebuilt_direct_entry(setting: str, direct: dict[str, Any]) -> dict[str, Any]:
@@ -750,10 +758,7 @@ def below_alpha_min_entry(
                     for value, floor in zip(row, above, strict=True)
                 ]
             )
-        for index in range(len(direct["beta"])):  # a floor at one k: the vote everywhere
-            if any(row[index] is None for row in table):
-                for row in table:
-                    row[index:] = [None] * (len(row) - index)
+        _vote_below_any_floor(table)
         tables.append(table)
     return {
         "alpha": alphas,
