@@ -572,6 +572,38 @@ def _run_direct_point(arguments: tuple[GridPoint, int, int, dict[str, Any]]) -> 
     return direct_point(*arguments)
 
 
+def _factor_table(
+    results: Sequence[DirectResult], ks: Sequence[float]
+) -> tuple[list[float], list[list[float | None]]]:
+    """Per k of ``ks``: the operating factor and the factor row of ``direct_entry`` over
+    ``results`` (the points at that k), with ``_vote_below_any_floor`` applied."""
+    at_operating_point = results[0].point.setting in GRID_AT_OPERATING_POINT
+    operating: list[float] = []
+    table = []
+    for k in ks:
+        at_k = [r for r in results if r.point.k == int(k)]
+        first = [r.factors[0] for r in at_k]
+        known_first = [value for value in first if value is not None]
+        moved = OPERATING_MARGIN * max(known_first) if len(known_first) == len(first) else 1.0
+        moved = min(moved, 1.0)  # the operating point never asks for more than the grid
+        # a grid fitted at the operating point itself is not moved; its factors are
+        # C(β)/C(operating point) point by point
+        operating.append(1.0 if at_operating_point else moved)
+        row: list[float | None] = []
+        for index in range(1, len(DIRECT_BETAS)):
+            column: list[float | None] = [r.factors[index] for r in at_k]
+            divisor = moved
+            if at_operating_point:
+                column = [ratio_of(r.factors[index], r.factors[0]) for r in at_k]
+                divisor = 1.0
+            known = [value for value in column if value is not None]
+            usable = len(known) == len(column) and (index == 1 or row[-1] is not None)
+            row.append(DIRECT_MARGIN * max(known) / divisor if usable else None)
+        table.append(row)
+    _vote_below_any_floor(table)
+    return operating, table
+
+
 def direct_entry(
     results: Sequence[DirectResult],
     *,
@@ -593,29 +625,7 @@ def direct_entry(
     setting = results[0].point.setting
     at_operating_point = setting in GRID_AT_OPERATING_POINT
     betas = DIRECT_BETAS[1:]
-    operating: list[float] = []
-    table = []
-    for k in axes["k"]:
-        at_k = [r for r in results if r.point.k == int(k)]
-        first = [r.factors[0] for r in at_k]
-        known_first = [value for value in first if value is not None]
-        moved = OPERATING_MARGIN * max(known_first) if len(known_first) == len(first) else 1.0
-        moved = min(moved, 1.0)  # the operating point never asks for more than the grid
-        # a grid fitted at the operating point itself is not moved; its factors are
-        # C(β)/C(operating point) point by point
-        operating.append(1.0 if at_operating_point else moved)
-        row: list[float | None] = []
-        for index in range(1, len(DIRECT_BETAS)):
-            column: list[float | None] = [r.factors[index] for r in at_k]
-            divisor = moved
-            if at_operating_point:
-                column = [ratio_of(r.factors[index], r.factors[0]) for r in at_k]
-                divisor = 1.0
-            known = [value for value in column if value is not None]
-            usable = len(known) == len(column) and (index == 1 or row[-1] is not None)
-            row.append(DIRECT_MARGIN * max(known) / divisor if usable else None)
-        table.append(row)
-    _vote_below_any_floor(table)
+    operating, table = _factor_table(results, axes["k"])
     return {
         "beta": list(betas),
         "k": [int(k) for k in axes["k"]],
@@ -708,7 +718,7 @@ BELOW_ALPHA_MIN_AXES: dict[str, list[float]] = {
 setting with a ``direct_alpha_min`` (the shuffle testers, 0.15), measured below it."""
 
 
-def below_alpha_min_entry(
+def by_alpha_entry(
     results: Sequence[DirectResult],
     direct: dict[str, Any],
     *,
@@ -718,50 +728,36 @@ def below_alpha_min_entry(
     created: str,
     code_version: str,
 ) -> dict[str, Any]:
-    """A setting's ``direct_below_alpha_min`` entry: per α node of ``axes`` (ascending),
-    a factor table like ``direct``'s (per k and β < 1/3), the worst over the points at
-    that node and every larger one, and the ``direct`` table itself (α ≥ its floor): a
-    query takes the table of the largest node at or below its α, which holds wherever
-    the factor does not rise with α inside a band (it falls: ``SettingConstant.direct_factor``).
+    """A setting's ``direct_by_alpha`` entry: a factor table like ``direct``'s (per k and
+    β < 1/3) per α node, the nodes of ``axes`` (this run's points, below the ``direct``
+    points' α) followed by the ``direct`` points' own nodes. Each node's table is the
+    worst over the points at that node and every larger one, so the tables never rise
+    with α; a query's factor is interpolated log-log in α between the two nodes around it
+    (``SettingConstant.direct_factor``).
 
-    Each table is ``DIRECT_MARGIN`` × the worst raw factor ÷ the ``direct`` entry's
+    Each value is ``DIRECT_MARGIN`` × the worst raw factor ÷ the ``direct`` entry's
     operating factor at that k (the grid's C is retargeted by that one, not by these
     points'); for a grid fitted at the operating point, the points' own ratios, as in
-    ``direct_entry``. None for a β (and every smaller one) where a point or the ``direct``
-    table has none, at every k.
+    ``direct_entry``. A node below the ``direct`` points takes at least the ``direct``
+    table; a ``direct`` node's table is None wherever the ``direct`` table is (this entry
+    never adds a β the ``direct`` points leave to the vote), and its first node's table is
+    the ``direct`` table itself. None for a β (and every smaller one) where a point has
+    none, at every k.
     """
     setting = results[0].point.setting
-    alphas = sorted(float(value) for value in axes["alpha"])
     if [int(k) for k in axes["k"]] != [int(k) for k in direct["k"]]:
         raise ValueError("the points' k must be the direct entry's k rows")
-    tables = []
-    for node, alpha in enumerate(alphas):
-        band = direct_entry(
-            [result for result in results if result.point.alpha >= alpha],
-            trials=trials,
-            seed=seed,
-            axes={**axes, "alpha": alphas[node:]},
-            created=created,
-            code_version=code_version,
-        )
-        table = []
-        for own, kept, row, above in zip(
-            band["operating_factor"],
-            direct["operating_factor"],
-            band["factor"],
-            direct["factor"],
-            strict=True,
-        ):
-            table.append(
-                [
-                    None if value is None or floor is None else max(value * own / kept, floor)
-                    for value, floor in zip(row, above, strict=True)
-                ]
-            )
-        _vote_below_any_floor(table)
-        tables.append(table)
+    below = sorted(float(value) for value in axes["alpha"])
+    above = sorted(float(value) for value in direct["axes"]["alpha"])
+    if below[-1] >= above[0]:
+        raise ValueError("the points' α must be below the direct entry's")
+    direct_results, _ = _recorded_run(setting, direct)
+    tables = [_alpha_node_table(results, direct, alpha, at_least_direct=True) for alpha in below]
+    tables += [
+        _alpha_node_table(direct_results, direct, alpha, at_least_direct=False) for alpha in above
+    ]
     return {
-        "alpha": alphas,
+        "alpha": below + above,
         "beta": list(direct["beta"]),
         "k": [int(k) for k in axes["k"]],
         "factor": tables,
@@ -774,7 +770,8 @@ def below_alpha_min_entry(
                 if setting in GRID_AT_OPERATING_POINT
                 else f"its C at {CALIBRATION_TARGET} and by the direct entry's operating factor"
             )
-            + ", × margin; at least the direct entry's factor (α ≥ direct_alpha_min)"
+            + ", × margin; below the direct points' α at least the direct entry's factor, at "
+            "their nodes none where it has none; interpolated log-log in α between nodes"
         ),
         "axes": {name: list(values) for name, values in axes.items()},
         "raw_betas": list(DIRECT_BETAS),
@@ -785,13 +782,41 @@ def below_alpha_min_entry(
     }
 
 
-def rebuilt_below_alpha_min_entry(
+def _alpha_node_table(
+    results: Sequence[DirectResult], direct: dict[str, Any], alpha: float, *, at_least_direct: bool
+) -> list[list[float | None]]:
+    """One α node's factor table for ``by_alpha_entry``: over the points at α and above,
+    rescaled to the ``direct`` entry's operating factor; at least the ``direct`` table
+    (``at_least_direct``) or None where it is None."""
+    own_factors, own_table = _factor_table(
+        [r for r in results if r.point.alpha >= alpha], direct["k"]
+    )
+    table = []
+    for own, kept, row, above in zip(
+        own_factors, direct["operating_factor"], own_table, direct["factor"], strict=True
+    ):
+        rescaled = [None if value is None else value * own / kept for value in row]
+        if own == kept:  # the same scale: the node over every direct point is that table
+            rescaled = list(row)
+        table.append(
+            [
+                None
+                if value is None or floor is None
+                else (max(value, floor) if at_least_direct else value)
+                for value, floor in zip(rescaled, above, strict=True)
+            ]
+        )
+    _vote_below_any_floor(table)
+    return table
+
+
+def rebuilt_by_alpha_entry(
     setting: str, band: dict[str, Any], direct: dict[str, Any]
 ) -> dict[str, Any]:
-    """A ``direct_below_alpha_min`` entry re-derived from its own raw factors and the
-    ``direct`` entry with today's margins; its provenance is kept."""
+    """A ``direct_by_alpha`` entry re-derived from its own raw factors, the ``direct``
+    entry's and today's margins; its provenance is kept."""
     rows, recorded = _recorded_run(setting, band)
-    return {**below_alpha_min_entry(rows, direct, **recorded), "provenance": band["provenance"]}
+    return {**by_alpha_entry(rows, direct, **recorded), "provenance": band["provenance"]}
 
 
 def ratio_of(numerator: float | None, denominator: float | None) -> float | None:
@@ -832,11 +857,11 @@ def retargeted_multipliers(setting: str, entry: dict[str, Any]) -> list[float]:
 
 def with_direct(setting: str, entry: dict[str, Any], direct: dict[str, Any]) -> dict[str, Any]:
     """A setting's constants entry with a new ``direct`` entry, its grid retargeted and
-    its ``direct_below_alpha_min`` entry (which holds at least the direct table) rebuilt."""
+    its ``direct_by_alpha`` entry (made from the direct table and its points) rebuilt."""
     changed = {**entry, "direct": direct}
-    if "direct_below_alpha_min" in entry:
-        changed["direct_below_alpha_min"] = rebuilt_below_alpha_min_entry(
-            setting, entry["direct_below_alpha_min"], direct
+    if "direct_by_alpha" in entry:
+        changed["direct_by_alpha"] = rebuilt_by_alpha_entry(
+            setting, entry["direct_by_alpha"], direct
         )
     if "grid" in entry:
         multipliers = retargeted_multipliers(setting, changed)
@@ -962,7 +987,7 @@ def constants_document(
                 *TESTER_EXTRAS,
                 "direct",
                 "direct_alpha_min",
-                "direct_below_alpha_min",
+                "direct_by_alpha",
             )
             if name in previous
         }

@@ -801,7 +801,8 @@ def calibrate(
             "--below-alpha-min",
             help=(
                 "With --direct: the factors below the setting's direct_alpha_min, at "
-                "α = 0.01 and 0.05 (the shuffle settings, which are the default)."
+                "α = 0.01 and 0.05 (the shuffle settings, which are the default), written "
+                "with the direct points' as one table per α node (direct_by_alpha)."
             ),
         ),
     ] = False,
@@ -949,17 +950,15 @@ def _write_direct_factors(
             "code_version": code_version(),
         }
         if below_alpha_min:
-            band = calibration.below_alpha_min_entry(
-                own, document["settings"][key]["direct"], **made
-            )
-            document["settings"][key]["direct_below_alpha_min"] = band
+            band = calibration.by_alpha_entry(own, document["settings"][key]["direct"], **made)
+            document["settings"][key]["direct_by_alpha"] = band
             for alpha, table in zip(band["alpha"], band["factor"], strict=True):
                 for k, row in zip(band["k"], table, strict=True):
                     shown = ", ".join(
                         f"β = {beta:g}: " + ("vote only" if factor is None else f"{factor:.3g}")
                         for beta, factor in zip(band["beta"], row, strict=True)
                     )
-                    typer.echo(f"{key}, α from {alpha:g}, k = {k}: direct-calibration {shown}")
+                    typer.echo(f"{key}, α node {alpha:g}, k = {k}: direct-calibration {shown}")
             continue
         entry = calibration.direct_entry(own, **made)
         document["settings"][key] = calibration.with_direct(key, document["settings"][key], entry)

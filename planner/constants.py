@@ -205,14 +205,16 @@ class SettingConstant:
         factors were measured, and only the majority vote is backed (``docs/coverage.md``).
         Likewise above the entry's largest α (``alpha``; None: not checked): a plan there
         has few users, its statistic is as discrete as the data. Below the setting's
-        ``direct_alpha_min`` (where it has one) unless its ``direct_below_alpha_min``
-        entry covers α: the shuffle testers' error tail grows heavier as α falls (private
-        coin at k = 256, ε = (0.5, 0.5), β = 0.1: 1.86× one run's C at α = 0.05 and 2.39×
-        at α = 0.01, against 1.69–1.83× at the α ≥ 0.15 points of k = 256), and their
-        direct plans with the α ≥ 0.15 factors failed at α = 0.01 (``docs/coverage.md``, β
-        below 1/3). That entry holds, per measured α node (0.01 and 0.05), the worst factor
-        over its points, the points of every larger node and the α ≥ 0.15 table; a query
-        takes the table of the largest node at or below its α, the vote below the smallest.
+        ``direct_alpha_min`` (where it has one) only with a ``direct_by_alpha`` entry:
+        the shuffle testers' error tail grows heavier as α falls (private coin at k = 256,
+        ε = (0.5, 0.5), β = 0.1: 1.86× one run's C at α = 0.05 and 2.39× at α = 0.01,
+        against 1.69–1.83× at the α ≥ 0.15 points of k = 256), and their direct plans with
+        the α ≥ 0.15 factors failed at α = 0.01 (``docs/coverage.md``, β below 1/3). That
+        entry holds a table per measured α node (0.01, 0.05 and the direct points' 0.15
+        and 0.5), each the worst over the points at its node and every larger one, so the
+        tables fall with α; a query with an α takes the log-log interpolation in α between
+        the two nodes around it (the last node's table above it), below the first node the
+        vote.
         """
         return self._direct_lookup(beta, k, eps_strong, alpha)[0]
 
@@ -232,26 +234,38 @@ class SettingConstant:
             return None, "this tester has no direct calibration"
         if not 0 < beta < PER_RUN_ERROR:
             return None, "one run already meets β ≥ 1/3"
-        table = direct
-        if alpha is not None and alpha < float(self.extra.get("direct_alpha_min", 0.0)):
-            band = self.extra.get("direct_below_alpha_min")
+        band = self.extra.get("direct_by_alpha") if alpha is not None else None
+        if alpha is not None and (band or alpha < float(self.extra.get("direct_alpha_min", 0))):
             lowest = band["alpha"][0] if band else float(self.extra["direct_alpha_min"])
-            if not band or alpha < lowest:
+            if alpha < lowest:
                 return None, f"α = {alpha:g} is below its measured points' {lowest:g}"
-            node = bisect.bisect_right(band["alpha"], alpha) - 1
-            table = {**band, "factor": band["factor"][node]}
-        for value, name, shown in ((eps_strong, "eps_strong", "ε_strong"), (alpha, "alpha", "α")):
-            measured = direct.get("axes", {}).get(name)
-            if name == "eps_strong":
-                measured = table.get("axes", {}).get(name, measured)
-            if value is not None and (not measured or value > max(measured)):
-                top = max(measured) if measured else 0.0
-                return None, f"{shown} = {value:g} is above its measured points' {top:g}"
-        if k < table["k"][0]:
-            return None, f"k = {k:,} is below its measured points' {table['k'][0]:,}"
-        if beta < min(table["beta"]):
-            return None, f"β = {beta:g} is below its last calibrated β = {min(table['beta']):g}"
-        factor = _direct_table_factor(table["beta"], table["k"], table["factor"], beta, k)
+        measured_eps = [
+            max(entry["axes"]["eps_strong"])
+            for entry in (direct, band)
+            if entry and entry.get("axes", {}).get("eps_strong")
+        ]
+        if eps_strong is not None and (not measured_eps or eps_strong > min(measured_eps)):
+            top = min(measured_eps) if measured_eps else 0.0
+            return None, f"ε_strong = {eps_strong:g} is above its measured points' {top:g}"
+        measured_alpha = direct.get("axes", {}).get("alpha")
+        if alpha is not None and (not measured_alpha or alpha > max(measured_alpha)):
+            top = max(measured_alpha) if measured_alpha else 0.0
+            return None, f"α = {alpha:g} is above its measured points' {top:g}"
+        if k < direct["k"][0]:
+            return None, f"k = {k:,} is below its measured points' {direct['k'][0]:,}"
+        if beta < min(direct["beta"]):
+            return None, f"β = {beta:g} is below its last calibrated β = {min(direct['beta']):g}"
+        if band and alpha is not None:
+            nodes = [float(node) for node in band["alpha"]]
+            at_nodes = [
+                _direct_table_factor(band["beta"], band["k"], table, beta, k)
+                for table in band["factor"]
+            ]
+            factor = (
+                at_nodes[-1] if alpha >= nodes[-1] else _log_log_between(alpha, nodes, at_nodes)
+            )
+        else:
+            factor = _direct_table_factor(direct["beta"], direct["k"], direct["factor"], beta, k)
         if factor is None:
             return None, "one run has an error floor above β's operating error here"
         return factor, ""

@@ -479,24 +479,27 @@ def test_shipped_direct_tables_follow_from_their_raw_factors_and_todays_margins(
 @pytest.mark.parametrize(
     "setting", ["shuffle-private", pytest.param("shuffle-public", marks=pytest.mark.slow)]
 )
-def test_shipped_factors_below_alpha_min_follow_from_their_provenance(setting: str) -> None:
-    """The ``direct_below_alpha_min`` tables are what today's code makes of their raw
-    factors and the ``direct`` entry, and ``planner calibrate --direct --below-alpha-min``
-    with the recorded seed and trials gives the raw factors back at the cheapest point
-    (k = 16, α = 0.05, ε_strong = 1, ratio = 1: about 10 s)."""
+def test_shipped_factors_by_alpha_follow_from_their_provenance(setting: str) -> None:
+    """The ``direct_by_alpha`` tables are what today's code makes of their raw factors and
+    the ``direct`` entry (whose own α nodes come last, the first of them its table), and
+    ``planner calibrate --direct --below-alpha-min`` with the recorded seed and trials
+    gives the raw factors back at the cheapest point (k = 16, α = 0.05, ε_strong = 1,
+    ratio = 1: about 10 s)."""
     from planner.calibrate import (
         BELOW_ALPHA_MIN_AXES,
         GridPoint,
         direct_point,
         grid_points,
-        rebuilt_below_alpha_min_entry,
+        rebuilt_by_alpha_entry,
     )
     from planner.constants import default_constants
 
     entry = default_constants().for_setting(setting)
-    band = entry.extra["direct_below_alpha_min"]
+    band = entry.extra["direct_by_alpha"]
     assert band["axes"] == BELOW_ALPHA_MIN_AXES
-    assert rebuilt_below_alpha_min_entry(setting, band, entry.extra["direct"]) == band
+    assert band["alpha"] == [0.01, 0.05, *entry.extra["direct"]["axes"]["alpha"]]
+    assert band["factor"][2] == entry.extra["direct"]["factor"]
+    assert rebuilt_by_alpha_entry(setting, band, entry.extra["direct"]) == band
     point = GridPoint(setting, 16, 0.05, 1.0, 1.0)
     provenance = band["provenance"]
     result = direct_point(
@@ -565,57 +568,58 @@ def test_planner_calibrate_continues_from_its_partial_file(tmp_path) -> None:
     assert grids[1]["raw_multipliers"] == [12.5, grids[0]["raw_multipliers"][1]]
 
 
-def test_the_entry_below_alpha_min_takes_the_worst_of_its_node_the_larger_ones_and_direct() -> None:
-    """By hand, one k, one point per α node, private-coin shuffle (grid fitted at 0.26, so
-    factors are taken relative to the direct entry's operating factor 0.9):
-    node 0.05 (raw 1.2 at β = 0.2, 1.5 at 0.1) → 1.05 × 1.5/0.9 = 1.75 at β = 0.1, but at
-    β = 0.2 the direct table's 1.5 is larger than 1.05 × 1.2/0.9 = 1.4;
-    node 0.01 takes the worst of both points: 1.05 × 1.8/0.9 = 2.1 at β = 0.2 and
-    1.05 × 2.7/0.9 = 3.15 at 0.1; the 0.01 point never reaches β = 0.05, so neither does
-    that node's table; the 0.05 node's does (direct's 3.0 against 1.05 × 2.0/0.9), and
-    at β = 0.02 and 0.01 its point is above the direct table: 1.05 × 4.2/0.9 = 4.9 > 4.0,
-    1.05 × 4.5/0.9 = 5.25 > 5.0."""
+def test_the_by_alpha_entry_takes_per_node_the_worst_of_that_node_and_the_larger_ones() -> None:
+    """By hand, one k, one point per α node, private-coin shuffle (grid fitted at 0.26).
+
+    The direct points: α = 0.15 with raw factors 0.9 (β = 1/3), 1.35, 1.5, 2.7, 3.6, 4.5 and
+    α = 0.5 with 0.8, 1.2, 1.2, 2.4, 3.0 and none at β = 0.01. The direct entry: operating
+    factor 0.9, factors 1.05 × the worst / 0.9 = 1.575, 1.75, 3.15, 4.2 and the vote at
+    β = 0.01. Its node 0.15 is that table; node 0.5 is its own point over the same 0.9:
+    1.4, 1.4, 2.8, 3.5. Below it, node 0.05 (raw 1.2, 1.6, 2.0, 4.2, 4.5): 1.4 → the direct
+    table's 1.575, 1.05 × 1.6/0.9 = 1.8667, 2.333 → 3.15, 1.05 × 4.2/0.9 = 4.9, and none
+    at β = 0.01 where the direct table has none; node 0.01 takes the worst of both points
+    below 0.15: 1.05 × 1.8/0.9 = 2.1 and 1.05 × 2.7/0.9 = 3.15, and its point never
+    reaches β = 0.05, so neither does that node's table."""
     from planner.calibrate import (
         BELOW_ALPHA_MIN_AXES,
         DirectResult,
         GridPoint,
-        below_alpha_min_entry,
+        by_alpha_entry,
+        direct_entry,
     )
 
-    axes = {"k": [16], "alpha": [0.01, 0.05], "eps_strong": [1.0], "eps_ratio": [1.0]}
-    direct = {
-        "beta": [0.2, 0.1, 0.05, 0.02, 0.01],
-        "k": [16],
-        "operating_factor": [0.9],
-        "factor": [[1.5, 1.6, 3.0, 4.0, 5.0]],
-    }
-    small = GridPoint("shuffle-private", 16, 0.01, 1.0, 1.0)
-    larger = GridPoint("shuffle-private", 16, 0.05, 1.0, 1.0)
-    results = [
-        DirectResult(small, 1.0, (0.8, 1.8, 2.7, None, None, None)),
-        DirectResult(larger, 1.0, (0.85, 1.2, 1.5, 2.0, 4.2, 4.5)),
-    ]
-    entry = below_alpha_min_entry(
-        results, direct, trials=1, seed=0, axes=axes, created="x", code_version="x"
+    def at(alpha: float, factors: tuple[float | None, ...]) -> DirectResult:
+        return DirectResult(GridPoint("shuffle-private", 16, alpha, 1.0, 1.0), 1.0, factors)
+
+    made = {"trials": 1, "seed": 0, "created": "x", "code_version": "x"}
+    direct = direct_entry(
+        [at(0.15, (0.9, 1.35, 1.5, 2.7, 3.6, 4.5)), at(0.5, (0.8, 1.2, 1.2, 2.4, 3.0, None))],
+        axes={"k": [16], "alpha": [0.15, 0.5], "eps_strong": [1.0], "eps_ratio": [1.0]},
+        **made,
     )
-    assert entry["alpha"] == [0.01, 0.05]
-    at_001, at_005 = entry["factor"]
+    assert direct["operating_factor"] == [pytest.approx(0.9)]
+    expected_direct = [pytest.approx(value) for value in (1.575, 1.75, 3.15, 4.2)]
+    assert direct["factor"] == [[*expected_direct, None]]
+    axes = {"k": [16], "alpha": [0.01, 0.05], "eps_strong": [1.0], "eps_ratio": [1.0]}
+    results = [
+        at(0.01, (0.8, 1.8, 2.7, None, None, None)),
+        at(0.05, (0.85, 1.2, 1.6, 2.0, 4.2, 4.5)),
+    ]
+    entry = by_alpha_entry(results, direct, axes=axes, **made)
+    assert entry["alpha"] == [0.01, 0.05, 0.15, 0.5]
+    at_001, at_005, at_015, at_05 = entry["factor"]
     assert at_001 == [[pytest.approx(2.1), pytest.approx(3.15), None, None, None]]
     assert at_005 == [
-        [pytest.approx(1.5), pytest.approx(1.75), 3.0, pytest.approx(4.9), pytest.approx(5.25)]
+        [pytest.approx(value) for value in (1.575, 1.05 * 1.6 / 0.9, 3.15, 4.9)] + [None]
     ]
+    assert at_015 == direct["factor"]
+    assert at_05 == [[pytest.approx(value) for value in (1.4, 1.4, 2.8, 3.5)] + [None]]
     assert "--below-alpha-min" in entry["provenance"]["command"]
     assert BELOW_ALPHA_MIN_AXES["k"] == [16, 256]  # the direct entries' k rows
     with pytest.raises(ValueError, match="k rows"):
-        below_alpha_min_entry(
-            results,
-            {**direct, "k": [256]},
-            trials=1,
-            seed=0,
-            axes=axes,
-            created="x",
-            code_version="x",
-        )
+        by_alpha_entry(results, {**direct, "k": [256]}, axes=axes, **made)
+    with pytest.raises(ValueError, match="below the direct"):
+        by_alpha_entry(results, direct, axes={**axes, "alpha": [0.01, 0.15]}, **made)
 
 
 def test_below_alpha_min_is_refused_without_direct_or_for_a_setting_without_a_floor(

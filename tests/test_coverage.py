@@ -4,6 +4,7 @@ or refused outside it, in every front end (plan, compare, sweep, batch, solve, a
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -185,8 +186,9 @@ def test_shuffle_plans_below_the_direct_points_alpha_take_the_factors_measured_t
     trials) needs raw factors 2.898 (β = 0.02) and 3.526 (β = 0.01) over C at 0.26, i.e.
     3.06 and 3.72 over the plan's C (÷ the operating factor 0.947), where the α ≥ 0.15
     table gives 2.54 and 2.91. Plans below α = 0.15 now take the factors measured at
-    α = 0.01 and 0.05 (``direct_below_alpha_min``), which must cover that point; below
-    α = 0.01, the vote. At α = 0.2 the α ≥ 0.15 table is kept."""
+    α = 0.01 and 0.05 (``direct_by_alpha``), which must cover that point; below α = 0.01,
+    the vote. Between nodes the factor is interpolated log-log in α: at α = 0.1 between
+    the 0.05 and 0.15 tables, at 0.2 between the 0.15 table (the α ≥ 0.15 one) and 0.5."""
     from planner.constants import default_constants
     from planner.plan import RepetitionMethod
 
@@ -199,16 +201,20 @@ def test_shuffle_plans_below_the_direct_points_alpha_take_the_factors_measured_t
         assert small.repetition.method is RepetitionMethod.DIRECT
         assert small.repetition.factor > max(raw / operating, old)
     entry = default_constants().for_setting("shuffle-private")
-    band = entry.extra["direct_below_alpha_min"]
-    assert band["alpha"] == [0.01, 0.05]
-    # above the last k row (256) the row is kept; α in [0.05, 0.15) takes the 0.05 table
-    assert plan(query(0.01, 0.02)).repetition.factor == pytest.approx(band["factor"][0][1][3])
-    assert plan(query(0.1, 0.02)).repetition.factor == pytest.approx(band["factor"][1][1][3])
-    assert band["factor"][1][1][3] < band["factor"][0][1][3]
+    band = entry.extra["direct_by_alpha"]
+    assert band["alpha"] == [0.01, 0.05, 0.15, 0.5]
+    at_nodes = [table[1][3] for table in band["factor"]]  # k = 256, β = 0.02
+    assert at_nodes == sorted(at_nodes, reverse=True)  # falling with α
+    assert band["factor"][2] == entry.extra["direct"]["factor"]
+    # above the last k row (256) the row is kept
+    assert plan(query(0.01, 0.02)).repetition.factor == pytest.approx(at_nodes[0])
+    weight = math.log(0.1 / 0.05) / math.log(0.15 / 0.05)
+    between = at_nodes[1] ** (1 - weight) * at_nodes[2] ** weight
+    assert plan(query(0.1, 0.02)).repetition.factor == pytest.approx(between)
     assert plan(query(0.0099, 0.02)).repetition.method is RepetitionMethod.MAJORITY_VOTE
     inside = plan(query(0.2, 0.02))
     assert inside.repetition.method is RepetitionMethod.DIRECT
-    assert inside.repetition.factor == pytest.approx(entry.extra["direct"]["factor"][1][3])
+    assert at_nodes[3] < inside.repetition.factor < at_nodes[2]
     # the public coin's α ≥ 0.15 points leave β ≤ 0.05 to the vote, and so does its entry
     # below; its plan then runs the private-coin protocol, directly calibrated, as cheaper
     public_entry = default_constants().for_setting("shuffle-public")

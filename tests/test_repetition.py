@@ -142,33 +142,47 @@ def test_direct_calibration_stops_above_its_largest_alpha() -> None:
     )
 
 
-def test_below_direct_alpha_min_the_table_of_the_largest_alpha_node_at_or_below_is_taken() -> None:
-    """A setting with ``direct_alpha_min`` = 0.15 and a ``direct_below_alpha_min`` entry at
-    α nodes 0.01 and 0.05: α in [0.05, 0.15) takes the 0.05 table, [0.01, 0.05) the 0.01
-    table, below 0.01 the vote; ε_strong above that entry's points, the vote too."""
+def test_with_tables_per_alpha_node_the_factor_is_interpolated_log_log_in_alpha() -> None:
+    """A setting with ``direct_alpha_min`` = 0.15 and a ``direct_by_alpha`` entry at α
+    nodes 0.01, 0.05, 0.15 and 0.5 (tables falling with α): at a node, its table; between
+    two nodes, log f linear in log α (α = √(0.05 · 0.15) halfway: √(5 · 4) at β = 0.1);
+    above the last node, its table; a neighbour without a factor, the vote; below 0.01,
+    the vote; ε_strong above the points, the vote; no α given, the direct table."""
     entry = _entry([2.0, 4.0, 8.0])
     band = {
-        "alpha": [0.01, 0.05],
+        "alpha": [0.01, 0.05, 0.15, 0.5],
         "beta": [0.2, 0.1, 0.05],
         "k": [16],
-        "factor": [[[3.0, 6.0, 12.0]], [[2.5, 5.0, None]]],
+        "factor": [[[3.0, 6.0, 12.0]], [[2.5, 5.0, None]], [[2.0, 4.0, 8.0]], [[1.5, 3.0, 6.0]]],
         "axes": {"eps_strong": [0.25, 1.0], "alpha": [0.01, 0.05]},
     }
     floored = SettingConstant(
         ConstantSource.CALIBRATED,
         1.0,
-        extra={**entry.extra, "direct_alpha_min": 0.15, "direct_below_alpha_min": band},
+        extra={**entry.extra, "direct_alpha_min": 0.15, "direct_by_alpha": band},
     )
     assert floored.direct_factor(0.1, 16, 1.0, 0.15) == pytest.approx(4.0)
-    assert floored.direct_factor(0.1, 16, 1.0, 0.149) == pytest.approx(5.0)
+    assert floored.direct_factor(0.1, 16, 1.0, 0.5) == pytest.approx(3.0)
     assert floored.direct_factor(0.1, 16, 1.0, 0.05) == pytest.approx(5.0)
+    assert floored.direct_factor(0.1, 16, 1.0, math.sqrt(0.05 * 0.15)) == pytest.approx(
+        math.sqrt(20.0)
+    )
+    # α = 0.3: weight ln(0.3/0.15)/ln(0.5/0.15) = 0.575717 on the 0.5 node
+    assert floored.direct_factor(0.2, 16, 1.0, 0.3) == pytest.approx(
+        2.0 ** (1 - 0.575717) * 1.5**0.575717, rel=1e-6
+    )
     assert floored.direct_factor(0.05, 16, 1.0, 0.05) is None  # the 0.05 table's floor
-    assert floored.direct_factor(0.1, 16, 1.0, 0.0499) == pytest.approx(6.0)
+    assert floored.direct_factor(0.05, 16, 1.0, 0.1) is None  # a neighbour's floor
     assert floored.direct_factor(0.05, 16, 1.0, 0.01) == pytest.approx(12.0)
+    assert floored.direct_factor(0.05, 16, 1.0, 0.03) is None
     assert floored.direct_factor(0.05, 10**6, 1.0, 0.01) == pytest.approx(12.0)  # last row
     assert floored.direct_factor(0.1, 16, 1.0, 0.0099) is None
     assert floored.direct_factor(0.1, 16, 1.01, 0.03) is None
     assert floored.direct_factor(0.1, 8, 1.0, 0.03) is None  # below the first k
+    assert floored.direct_factor(0.1, 16, 1.0, 0.51) is None  # above the direct points' α
+    assert floored.direct_factor(0.1, 16) == pytest.approx(4.0)  # no α: the direct table
+    reason = floored.direct_unavailable(0.1, 16, 1.0, 0.0099)
+    assert reason == "α = 0.0099 is below its measured points' 0.01"
 
 
 def test_a_vote_plan_says_why_direct_calibration_has_no_factor() -> None:
