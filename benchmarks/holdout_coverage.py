@@ -66,7 +66,7 @@ LARGE_EPS = {**COVERED, "eps": (0.1, 20.0)}
 ε_strong is above 1 in 4 queries of 5 (the shuffle grids' nodes 3, 10 and 20)."""
 SMALL_ALPHA = {**DIRECT, "alpha": (0.01, 0.15), "beta": (0.01, 0.3)}
 """``--region small-alpha``: where a shuffle plan at β < 1/3 takes the factors measured
-below the α = 0.15 of the other direct points (``direct_by_alpha``); use it with
+below the α = 0.15 of the other direct points (``direct_by_node``); use it with
 ``--setting``."""
 REGIONS = {
     "accepted": ACCEPTED,

@@ -718,7 +718,7 @@ BELOW_ALPHA_MIN_AXES: dict[str, list[float]] = {
 setting with a ``direct_alpha_min`` (the shuffle testers, 0.15), measured below it."""
 
 
-def by_alpha_entry(
+def by_node_entry(
     results: Sequence[DirectResult],
     direct: dict[str, Any],
     *,
@@ -728,21 +728,23 @@ def by_alpha_entry(
     created: str,
     code_version: str,
 ) -> dict[str, Any]:
-    """A setting's ``direct_by_alpha`` entry: a factor table like ``direct``'s (per k and
-    β < 1/3) per α node, the nodes of ``axes`` (this run's points, below the ``direct``
-    points' α) followed by the ``direct`` points' own nodes. Each node's table is the
-    worst over the points at that node and every larger one, so the tables never rise
-    with α; a query's factor is interpolated log-log in α between the two nodes around it
-    (``SettingConstant.direct_factor``).
+    """A setting's ``direct_by_node`` entry: a factor table like ``direct``'s (per k and
+    β < 1/3) per node (α, ε_strong), over this run's points (``axes``, below the
+    ``direct`` points' α) and the ``direct`` points together. The α nodes are this run's
+    followed by the ``direct`` points', the ε nodes those of either.
+
+    The table at (α, ε) is the worst over the points at α or any larger α node and at ε or
+    any smaller ε node, so the tables never rise with α and never fall with ε, the ways
+    the measured factor goes (``docs/coverage.md``, β below 1/3); a query's factor is
+    interpolated log-log between the nodes around it (``SettingConstant.direct_factor``).
+    At the last ε node and the ``direct`` points' first α node it is the ``direct`` table.
 
     Each value is ``DIRECT_MARGIN`` × the worst raw factor ÷ the ``direct`` entry's
     operating factor at that k (the grid's C is retargeted by that one, not by these
     points'); for a grid fitted at the operating point, the points' own ratios, as in
-    ``direct_entry``. A node below the ``direct`` points takes at least the ``direct``
-    table; a ``direct`` node's table is None wherever the ``direct`` table is (this entry
-    never adds a β the ``direct`` points leave to the vote), and its first node's table is
-    the ``direct`` table itself. None for a β (and every smaller one) where a point has
-    none, at every k.
+    ``direct_entry``. None wherever the ``direct`` table is None (this entry never adds a
+    β the ``direct`` points leave to the vote), and for a β (and every smaller one) where
+    a point has none, at every k.
     """
     setting = results[0].point.setting
     if [int(k) for k in axes["k"]] != [int(k) for k in direct["k"]]:
@@ -752,26 +754,30 @@ def by_alpha_entry(
     if below[-1] >= above[0]:
         raise ValueError("the points' α must be below the direct entry's")
     direct_results, _ = _recorded_run(setting, direct)
-    tables = [_alpha_node_table(results, direct, alpha, at_least_direct=True) for alpha in below]
-    tables += [
-        _alpha_node_table(direct_results, direct, alpha, at_least_direct=False) for alpha in above
+    pooled = [*direct_results, *results]
+    eps_nodes = sorted({float(result.point.eps_strong) for result in pooled})
+    tables = [
+        [_node_table(pooled, direct, alpha, eps_strong) for eps_strong in eps_nodes]
+        for alpha in below + above
     ]
     return {
         "alpha": below + above,
+        "eps_strong": eps_nodes,
         "beta": list(direct["beta"]),
         "k": [int(k) for k in axes["k"]],
         "factor": tables,
         "margin": DIRECT_MARGIN,
         "criterion": (
-            "per α node: the worst over the points at that node and every larger one of "
-            "one run's C at every family's observed error ≤ operating_error(β), divided by "
+            "per node (α, ε_strong): the worst over the points at that α or a larger node "
+            "and that ε_strong or a smaller node of one run's C at every family's observed "
+            "error ≤ operating_error(β), divided by "
             + (
                 "its C at operating_error(1/3) at the same point"
                 if setting in GRID_AT_OPERATING_POINT
                 else f"its C at {CALIBRATION_TARGET} and by the direct entry's operating factor"
             )
-            + ", × margin; below the direct points' α at least the direct entry's factor, at "
-            "their nodes none where it has none; interpolated log-log in α between nodes"
+            + ", × margin; none where the direct entry has none; interpolated log-log "
+            "between nodes"
         ),
         "axes": {name: list(values) for name, values in axes.items()},
         "raw_betas": list(DIRECT_BETAS),
@@ -782,27 +788,27 @@ def by_alpha_entry(
     }
 
 
-def _alpha_node_table(
-    results: Sequence[DirectResult], direct: dict[str, Any], alpha: float, *, at_least_direct: bool
+def _node_table(
+    results: Sequence[DirectResult], direct: dict[str, Any], alpha: float, eps_strong: float
 ) -> list[list[float | None]]:
-    """One α node's factor table for ``by_alpha_entry``: over the points at α and above,
-    rescaled to the ``direct`` entry's operating factor; at least the ``direct`` table
-    (``at_least_direct``) or None where it is None."""
-    own_factors, own_table = _factor_table(
-        [r for r in results if r.point.alpha >= alpha], direct["k"]
-    )
+    """One node's factor table for ``by_node_entry``: over the points at α and above and
+    at ε_strong and below, rescaled to the ``direct`` entry's operating factor; None where
+    the ``direct`` table is None."""
+    chosen = [
+        result
+        for result in results
+        if result.point.alpha >= alpha and result.point.eps_strong <= eps_strong
+    ]
+    own_factors, own_table = _factor_table(chosen, direct["k"])
     table = []
     for own, kept, row, above in zip(
         own_factors, direct["operating_factor"], own_table, direct["factor"], strict=True
     ):
-        rescaled = [None if value is None else value * own / kept for value in row]
-        if own == kept:  # the same scale: the node over every direct point is that table
-            rescaled = list(row)
+        # the same scale (the node over every direct point): that table, to the last bit
+        rescaled = row if own == kept else [None if v is None else v * own / kept for v in row]
         table.append(
             [
-                None
-                if value is None or floor is None
-                else (max(value, floor) if at_least_direct else value)
+                None if value is None or floor is None else value
                 for value, floor in zip(rescaled, above, strict=True)
             ]
         )
@@ -810,13 +816,13 @@ def _alpha_node_table(
     return table
 
 
-def rebuilt_by_alpha_entry(
+def rebuilt_by_node_entry(
     setting: str, band: dict[str, Any], direct: dict[str, Any]
 ) -> dict[str, Any]:
-    """A ``direct_by_alpha`` entry re-derived from its own raw factors, the ``direct``
+    """A ``direct_by_node`` entry re-derived from its own raw factors, the ``direct``
     entry's and today's margins; its provenance is kept."""
     rows, recorded = _recorded_run(setting, band)
-    return {**by_alpha_entry(rows, direct, **recorded), "provenance": band["provenance"]}
+    return {**by_node_entry(rows, direct, **recorded), "provenance": band["provenance"]}
 
 
 def ratio_of(numerator: float | None, denominator: float | None) -> float | None:
@@ -857,12 +863,10 @@ def retargeted_multipliers(setting: str, entry: dict[str, Any]) -> list[float]:
 
 def with_direct(setting: str, entry: dict[str, Any], direct: dict[str, Any]) -> dict[str, Any]:
     """A setting's constants entry with a new ``direct`` entry, its grid retargeted and
-    its ``direct_by_alpha`` entry (made from the direct table and its points) rebuilt."""
+    its ``direct_by_node`` entry (made from the direct table and its points) rebuilt."""
     changed = {**entry, "direct": direct}
-    if "direct_by_alpha" in entry:
-        changed["direct_by_alpha"] = rebuilt_by_alpha_entry(
-            setting, entry["direct_by_alpha"], direct
-        )
+    if "direct_by_node" in entry:
+        changed["direct_by_node"] = rebuilt_by_node_entry(setting, entry["direct_by_node"], direct)
     if "grid" in entry:
         multipliers = retargeted_multipliers(setting, changed)
         margin = float(entry["grid"]["safety_margin"])
@@ -987,7 +991,7 @@ def constants_document(
                 *TESTER_EXTRAS,
                 "direct",
                 "direct_alpha_min",
-                "direct_by_alpha",
+                "direct_by_node",
             )
             if name in previous
         }

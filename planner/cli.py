@@ -802,7 +802,7 @@ def calibrate(
             help=(
                 "With --direct: the factors below the setting's direct_alpha_min, at "
                 "α = 0.01 and 0.05 (the shuffle settings, which are the default), written "
-                "with the direct points' as one table per α node (direct_by_alpha)."
+                "with the direct points' as one table per (α, ε_strong) node (direct_by_node)."
             ),
         ),
     ] = False,
@@ -950,15 +950,19 @@ def _write_direct_factors(
             "code_version": code_version(),
         }
         if below_alpha_min:
-            band = calibration.by_alpha_entry(own, document["settings"][key]["direct"], **made)
-            document["settings"][key]["direct_by_alpha"] = band
-            for alpha, table in zip(band["alpha"], band["factor"], strict=True):
-                for k, row in zip(band["k"], table, strict=True):
-                    shown = ", ".join(
-                        f"β = {beta:g}: " + ("vote only" if factor is None else f"{factor:.3g}")
-                        for beta, factor in zip(band["beta"], row, strict=True)
-                    )
-                    typer.echo(f"{key}, α node {alpha:g}, k = {k}: direct-calibration {shown}")
+            band = calibration.by_node_entry(own, document["settings"][key]["direct"], **made)
+            document["settings"][key]["direct_by_node"] = band
+            for alpha, by_eps in zip(band["alpha"], band["factor"], strict=True):
+                for eps_strong, table in zip(band["eps_strong"], by_eps, strict=True):
+                    for k, row in zip(band["k"], table, strict=True):
+                        shown = ", ".join(
+                            f"β = {beta:g}: " + ("vote only" if factor is None else f"{factor:.3g}")
+                            for beta, factor in zip(band["beta"], row, strict=True)
+                        )
+                        typer.echo(
+                            f"{key}, α node {alpha:g}, ε_strong node {eps_strong:g}, k = {k}: "
+                            f"direct-calibration {shown}"
+                        )
             continue
         entry = calibration.direct_entry(own, **made)
         document["settings"][key] = calibration.with_direct(key, document["settings"][key], entry)

@@ -205,16 +205,19 @@ class SettingConstant:
         factors were measured, and only the majority vote is backed (``docs/coverage.md``).
         Likewise above the entry's largest α (``alpha``; None: not checked): a plan there
         has few users, its statistic is as discrete as the data. Below the setting's
-        ``direct_alpha_min`` (where it has one) only with a ``direct_by_alpha`` entry:
-        the shuffle testers' error tail grows heavier as α falls (private coin at k = 256,
+        ``direct_alpha_min`` (where it has one) only with a ``direct_by_node`` entry: the
+        shuffle testers' error tail grows heavier as α falls (private coin at k = 256,
         ε = (0.5, 0.5), β = 0.1: 1.86× one run's C at α = 0.05 and 2.39× at α = 0.01,
         against 1.69–1.83× at the α ≥ 0.15 points of k = 256), and their direct plans with
         the α ≥ 0.15 factors failed at α = 0.01 (``docs/coverage.md``, β below 1/3). That
-        entry holds a table per measured α node (0.01, 0.05 and the direct points' 0.15
-        and 0.5), each the worst over the points at its node and every larger one, so the
-        tables fall with α; a query with an α takes the log-log interpolation in α between
-        the two nodes around it (the last node's table above it), below the first node the
-        vote.
+        entry holds a table per node (α, ε_strong), α at 0.01, 0.05 and the direct points'
+        0.15 and 0.5, ε_strong at the points' 0.25 and 1: each the worst over the points at
+        its α or a larger node and its ε_strong or a smaller one, as the factor falls with
+        α and rises with ε. A query with an α and an ε_strong takes the log-log
+        interpolation between the nodes around it (in ε_strong, then in α); below the first
+        ε_strong node the first node's tables (the factor keeps falling with ε there: at
+        k = 256, α = 0.15, β = 0.02, 2.07 at ε_strong = 0.05 and 2.00 at 0.01 against 2.22
+        at 0.25), above the last α node the last node's, below the first α node the vote.
         """
         return self._direct_lookup(beta, k, eps_strong, alpha)[0]
 
@@ -234,7 +237,7 @@ class SettingConstant:
             return None, "this tester has no direct calibration"
         if not 0 < beta < PER_RUN_ERROR:
             return None, "one run already meets β ≥ 1/3"
-        band = self.extra.get("direct_by_alpha") if alpha is not None else None
+        band = self.extra.get("direct_by_node") if alpha is not None else None
         if alpha is not None and (band or alpha < float(self.extra.get("direct_alpha_min", 0))):
             lowest = band["alpha"][0] if band else float(self.extra["direct_alpha_min"])
             if alpha < lowest:
@@ -255,15 +258,9 @@ class SettingConstant:
             return None, f"k = {k:,} is below its measured points' {direct['k'][0]:,}"
         if beta < min(direct["beta"]):
             return None, f"β = {beta:g} is below its last calibrated β = {min(direct['beta']):g}"
-        if band and alpha is not None:
-            nodes = [float(node) for node in band["alpha"]]
-            at_nodes = [
-                _direct_table_factor(band["beta"], band["k"], table, beta, k)
-                for table in band["factor"]
-            ]
-            factor = (
-                at_nodes[-1] if alpha >= nodes[-1] else _log_log_between(alpha, nodes, at_nodes)
-            )
+        if band and alpha is not None:  # no ε_strong given: the worst, its last node
+            at_eps = math.inf if eps_strong is None else eps_strong
+            factor = _by_node_factor(band, beta, k, alpha, at_eps)
         else:
             factor = _direct_table_factor(direct["beta"], direct["k"], direct["factor"], beta, k)
         if factor is None:
@@ -373,6 +370,25 @@ def _direct_table_factor(
         return None
     at_beta = [_log_log_between(beta, [PER_RUN_ERROR, *betas], [1.0, *row]) for row in rows]
     return _log_log_between(min(k, ks[-1]), ks, at_beta)
+
+
+def _by_node_factor(
+    band: dict[str, Any], beta: float, k: int, alpha: float, eps_strong: float
+) -> float | None:
+    """A ``direct_by_node`` entry's factor at (β, k, α, ε_strong): each node's table at
+    (β, k) as in ``_direct_table_factor``, then log-log in ε_strong per α node (the first
+    node below it), then log-log in α (the last node above it); None where a node it
+    needs has none."""
+    alphas = [float(node) for node in band["alpha"]]
+    eps_nodes = [float(node) for node in band["eps_strong"]]
+    eps = max(eps_strong, eps_nodes[0])
+    at_alpha = []
+    for by_eps in band["factor"]:
+        at_eps = [_direct_table_factor(band["beta"], band["k"], table, beta, k) for table in by_eps]
+        at_alpha.append(
+            at_eps[-1] if eps >= eps_nodes[-1] else _log_log_between(eps, eps_nodes, at_eps)
+        )
+    return at_alpha[-1] if alpha >= alphas[-1] else _log_log_between(alpha, alphas, at_alpha)
 
 
 def _log_log_between(x: float, nodes: list[float], values: list[float | None]) -> float | None:

@@ -479,9 +479,10 @@ def test_shipped_direct_tables_follow_from_their_raw_factors_and_todays_margins(
 @pytest.mark.parametrize(
     "setting", ["shuffle-private", pytest.param("shuffle-public", marks=pytest.mark.slow)]
 )
-def test_shipped_factors_by_alpha_follow_from_their_provenance(setting: str) -> None:
-    """The ``direct_by_alpha`` tables are what today's code makes of their raw factors and
-    the ``direct`` entry (whose own α nodes come last, the first of them its table), and
+def test_shipped_factors_by_node_follow_from_their_provenance(setting: str) -> None:
+    """The ``direct_by_node`` tables are what today's code makes of their raw factors and
+    the ``direct`` entry (whose own α nodes come last; at the first of them and the last ε
+    node, its table), and
     ``planner calibrate --direct --below-alpha-min`` with the recorded seed and trials
     gives the raw factors back at the cheapest point (k = 16, α = 0.05, ε_strong = 1,
     ratio = 1: about 10 s)."""
@@ -490,16 +491,17 @@ def test_shipped_factors_by_alpha_follow_from_their_provenance(setting: str) -> 
         GridPoint,
         direct_point,
         grid_points,
-        rebuilt_by_alpha_entry,
+        rebuilt_by_node_entry,
     )
     from planner.constants import default_constants
 
     entry = default_constants().for_setting(setting)
-    band = entry.extra["direct_by_alpha"]
+    band = entry.extra["direct_by_node"]
     assert band["axes"] == BELOW_ALPHA_MIN_AXES
     assert band["alpha"] == [0.01, 0.05, *entry.extra["direct"]["axes"]["alpha"]]
-    assert band["factor"][2] == entry.extra["direct"]["factor"]
-    assert rebuilt_by_alpha_entry(setting, band, entry.extra["direct"]) == band
+    assert band["eps_strong"] == entry.extra["direct"]["axes"]["eps_strong"]
+    assert band["factor"][2][-1] == entry.extra["direct"]["factor"]
+    assert rebuilt_by_node_entry(setting, band, entry.extra["direct"]) == band
     point = GridPoint(setting, 16, 0.05, 1.0, 1.0)
     provenance = band["provenance"]
     result = direct_point(
@@ -568,58 +570,100 @@ def test_planner_calibrate_continues_from_its_partial_file(tmp_path) -> None:
     assert grids[1]["raw_multipliers"] == [12.5, grids[0]["raw_multipliers"][1]]
 
 
-def test_the_by_alpha_entry_takes_per_node_the_worst_of_that_node_and_the_larger_ones() -> None:
-    """By hand, one k, one point per α node, private-coin shuffle (grid fitted at 0.26).
+def test_the_below_alpha_min_write_step_gives_the_shipped_tables_from_their_points(
+    tmp_path, capsys
+) -> None:
+    """What ``planner calibrate --direct --below-alpha-min`` writes once its points are
+    measured (here the shipped raw factors stand in for the run): the shipped
+    ``direct_by_node`` tables, a new version, and one line per node and k on stdout."""
+    from planner.calibrate import BELOW_ALPHA_MIN_AXES, _recorded_run
+    from planner.cli import _write_direct_factors
+    from planner.constants import default_constants
 
-    The direct points: α = 0.15 with raw factors 0.9 (β = 1/3), 1.35, 1.5, 2.7, 3.6, 4.5 and
-    α = 0.5 with 0.8, 1.2, 1.2, 2.4, 3.0 and none at β = 0.01. The direct entry: operating
-    factor 0.9, factors 1.05 × the worst / 0.9 = 1.575, 1.75, 3.15, 4.2 and the vote at
-    β = 0.01. Its node 0.15 is that table; node 0.5 is its own point over the same 0.9:
-    1.4, 1.4, 2.8, 3.5. Below it, node 0.05 (raw 1.2, 1.6, 2.0, 4.2, 4.5): 1.4 → the direct
-    table's 1.575, 1.05 × 1.6/0.9 = 1.8667, 2.333 → 3.15, 1.05 × 4.2/0.9 = 4.9, and none
-    at β = 0.01 where the direct table has none; node 0.01 takes the worst of both points
-    below 0.15: 1.05 × 1.8/0.9 = 2.1 and 1.05 × 2.7/0.9 = 3.15, and its point never
-    reaches β = 0.05, so neither does that node's table."""
+    setting = "shuffle-private"
+    shipped = default_constants().for_setting(setting).extra["direct_by_node"]
+    rows, _ = _recorded_run(setting, shipped)
+    output = tmp_path / "constants.json"
+    _write_direct_factors(
+        rows, [setting], 2000, 20261126, BELOW_ALPHA_MIN_AXES, output, below_alpha_min=True
+    )
+    written = json.loads(output.read_text())["settings"][setting]["direct_by_node"]
+    assert written["factor"] == shipped["factor"]
+    assert written["raw_factors"] == shipped["raw_factors"]
+    lines = capsys.readouterr().out.splitlines()
+    node_lines = [line for line in lines if "ε_strong node" in line]
+    assert len(node_lines) == 4 * 2 * 2  # α nodes × ε nodes × k rows
+    at_015 = f"{setting}, α node 0.15, ε_strong node 1, k = 256: direct-calibration β = 0.2: "
+    (line,) = [line for line in node_lines if line.startswith(at_015)]
+    assert f"β = 0.1: {shipped['factor'][2][1][1][1]:.3g}," in line
+
+
+def test_the_by_node_entry_takes_the_worst_over_larger_alpha_and_smaller_eps_nodes() -> None:
+    """By hand, one k and ratio, one point per (α, ε_strong) node, private-coin shuffle
+    (grid fitted at 0.26: every value is 1.05 × the worst raw factor / 0.9, the direct
+    entry's operating factor, written c × below, c = 1.05/0.9).
+
+    Raw factors at β = 1/3, 0.2, 0.1, 0.05, 0.02, 0.01:
+    direct α = 0.15: ε 1 (0.9, 1.35, 1.5, 2.7, 3.6, 4.5), ε 0.25 (0.9, 1.2, 1.3, 2.0, 3.0, 3.5);
+    direct α = 0.5: ε 1 (0.8, 1.2, 1.2, 2.4, 3.0, none), ε 0.25 (0.8, 1.0, 1.1, 1.8, 2.5, 3.0);
+    below α = 0.01: ε 1 (0.8, 1.8, 2.7, none…), ε 0.25 (0.8, 1.5, 2.0, 2.5, none, none);
+    below α = 0.05: ε 1 (0.85, 1.2, 1.6, 2.0, 4.2, 4.5), ε 0.25 (0.85, 1.1, 1.4, 1.9, 3.3, 4.0).
+    The direct table: c × (1.35, 1.5, 2.7, 3.6) = 1.575, 1.75, 3.15, 4.2, the vote at 0.01
+    (a point has none), and so at every node. At ε node 1 each α node takes every ε:
+    0.01 → c × (1.8, 2.7) then none (its point never reaches 0.05); 0.05 → c × (1.35, 1.6,
+    2.7, 4.2); 0.15 → the direct table; 0.5 → c × (1.2, 1.2, 2.4, 3.0). At ε node 0.25
+    only the ε 0.25 points: 0.01 → c × (1.5, 2.0, 2.5) then none; 0.05 → c × (1.2, 1.4,
+    2.0, 3.3); 0.15 → c × (1.2, 1.3, 2.0, 3.0); 0.5 → c × (1.0, 1.1, 1.8, 2.5)."""
     from planner.calibrate import (
         BELOW_ALPHA_MIN_AXES,
         DirectResult,
         GridPoint,
-        by_alpha_entry,
+        by_node_entry,
         direct_entry,
     )
 
-    def at(alpha: float, factors: tuple[float | None, ...]) -> DirectResult:
-        return DirectResult(GridPoint("shuffle-private", 16, alpha, 1.0, 1.0), 1.0, factors)
+    def at(alpha: float, eps: float, factors: tuple[float | None, ...]) -> DirectResult:
+        return DirectResult(GridPoint("shuffle-private", 16, alpha, eps, 1.0), 1.0, factors)
 
     made = {"trials": 1, "seed": 0, "created": "x", "code_version": "x"}
-    direct = direct_entry(
-        [at(0.15, (0.9, 1.35, 1.5, 2.7, 3.6, 4.5)), at(0.5, (0.8, 1.2, 1.2, 2.4, 3.0, None))],
-        axes={"k": [16], "alpha": [0.15, 0.5], "eps_strong": [1.0], "eps_ratio": [1.0]},
+    direct = direct_entry(  # in grid order: α, then ε_strong
+        [
+            at(0.15, 0.25, (0.9, 1.2, 1.3, 2.0, 3.0, 3.5)),
+            at(0.15, 1.0, (0.9, 1.35, 1.5, 2.7, 3.6, 4.5)),
+            at(0.5, 0.25, (0.8, 1.0, 1.1, 1.8, 2.5, 3.0)),
+            at(0.5, 1.0, (0.8, 1.2, 1.2, 2.4, 3.0, None)),
+        ],
+        axes={"k": [16], "alpha": [0.15, 0.5], "eps_strong": [0.25, 1.0], "eps_ratio": [1.0]},
         **made,
     )
+    c = 1.05 / 0.9
+
+    def times_c(*raw: float) -> list[list[object]]:
+        return [[pytest.approx(c * value) for value in raw] + [None] * (5 - len(raw))]
+
     assert direct["operating_factor"] == [pytest.approx(0.9)]
-    expected_direct = [pytest.approx(value) for value in (1.575, 1.75, 3.15, 4.2)]
-    assert direct["factor"] == [[*expected_direct, None]]
-    axes = {"k": [16], "alpha": [0.01, 0.05], "eps_strong": [1.0], "eps_ratio": [1.0]}
+    assert direct["factor"] == times_c(1.35, 1.5, 2.7, 3.6)
+    axes = {"k": [16], "alpha": [0.01, 0.05], "eps_strong": [0.25, 1.0], "eps_ratio": [1.0]}
     results = [
-        at(0.01, (0.8, 1.8, 2.7, None, None, None)),
-        at(0.05, (0.85, 1.2, 1.6, 2.0, 4.2, 4.5)),
+        at(0.01, 0.25, (0.8, 1.5, 2.0, 2.5, None, None)),
+        at(0.01, 1.0, (0.8, 1.8, 2.7, None, None, None)),
+        at(0.05, 0.25, (0.85, 1.1, 1.4, 1.9, 3.3, 4.0)),
+        at(0.05, 1.0, (0.85, 1.2, 1.6, 2.0, 4.2, 4.5)),
     ]
-    entry = by_alpha_entry(results, direct, axes=axes, **made)
+    entry = by_node_entry(results, direct, axes=axes, **made)
     assert entry["alpha"] == [0.01, 0.05, 0.15, 0.5]
+    assert entry["eps_strong"] == [0.25, 1.0]
     at_001, at_005, at_015, at_05 = entry["factor"]
-    assert at_001 == [[pytest.approx(2.1), pytest.approx(3.15), None, None, None]]
-    assert at_005 == [
-        [pytest.approx(value) for value in (1.575, 1.05 * 1.6 / 0.9, 3.15, 4.9)] + [None]
-    ]
-    assert at_015 == direct["factor"]
-    assert at_05 == [[pytest.approx(value) for value in (1.4, 1.4, 2.8, 3.5)] + [None]]
+    assert at_001 == [times_c(1.5, 2.0, 2.5), times_c(1.8, 2.7)]
+    assert at_005 == [times_c(1.2, 1.4, 2.0, 3.3), times_c(1.35, 1.6, 2.7, 4.2)]
+    assert at_015 == [times_c(1.2, 1.3, 2.0, 3.0), direct["factor"]]
+    assert at_05 == [times_c(1.0, 1.1, 1.8, 2.5), times_c(1.2, 1.2, 2.4, 3.0)]
     assert "--below-alpha-min" in entry["provenance"]["command"]
     assert BELOW_ALPHA_MIN_AXES["k"] == [16, 256]  # the direct entries' k rows
     with pytest.raises(ValueError, match="k rows"):
-        by_alpha_entry(results, {**direct, "k": [256]}, axes=axes, **made)
+        by_node_entry(results, {**direct, "k": [256]}, axes=axes, **made)
     with pytest.raises(ValueError, match="below the direct"):
-        by_alpha_entry(results, direct, axes={**axes, "alpha": [0.01, 0.15]}, **made)
+        by_node_entry(results, direct, axes={**axes, "alpha": [0.01, 0.15]}, **made)
 
 
 def test_below_alpha_min_is_refused_without_direct_or_for_a_setting_without_a_floor(

@@ -186,9 +186,10 @@ def test_shuffle_plans_below_the_direct_points_alpha_take_the_factors_measured_t
     trials) needs raw factors 2.898 (β = 0.02) and 3.526 (β = 0.01) over C at 0.26, i.e.
     3.06 and 3.72 over the plan's C (÷ the operating factor 0.947), where the α ≥ 0.15
     table gives 2.54 and 2.91. Plans below α = 0.15 now take the factors measured at
-    α = 0.01 and 0.05 (``direct_by_alpha``), which must cover that point; below α = 0.01,
-    the vote. Between nodes the factor is interpolated log-log in α: at α = 0.1 between
-    the 0.05 and 0.15 tables, at 0.2 between the 0.15 table (the α ≥ 0.15 one) and 0.5."""
+    α = 0.01 and 0.05 (``direct_by_node``), which must cover that point; below α = 0.01,
+    the vote. Between nodes the factor is interpolated log-log in α and ε_strong: at
+    α = 0.1 between the 0.05 and 0.15 nodes, at 0.2 between 0.15 and 0.5, and at
+    ε_strong = 0.5 halfway between the ε nodes 0.25 and 1."""
     from planner.constants import default_constants
     from planner.plan import RepetitionMethod
 
@@ -201,12 +202,16 @@ def test_shuffle_plans_below_the_direct_points_alpha_take_the_factors_measured_t
         assert small.repetition.method is RepetitionMethod.DIRECT
         assert small.repetition.factor > max(raw / operating, old)
     entry = default_constants().for_setting("shuffle-private")
-    band = entry.extra["direct_by_alpha"]
+    band = entry.extra["direct_by_node"]
     assert band["alpha"] == [0.01, 0.05, 0.15, 0.5]
-    at_nodes = [table[1][3] for table in band["factor"]]  # k = 256, β = 0.02
-    assert at_nodes == sorted(at_nodes, reverse=True)  # falling with α
-    assert band["factor"][2] == entry.extra["direct"]["factor"]
-    # above the last k row (256) the row is kept
+    assert band["eps_strong"] == [0.25, 1.0]
+    assert band["factor"][2][1] == entry.extra["direct"]["factor"]
+    # per α node at k = 256 (the last row, kept above it), β = 0.02: ε_strong = 0.5 lies
+    # halfway between the ε nodes 0.25 and 1 in log ε
+    low, high = ([by_eps[node][1][3] for by_eps in band["factor"]] for node in (0, 1))
+    assert high == sorted(high, reverse=True) and low == sorted(low, reverse=True)
+    assert all(a <= b for a, b in zip(low, high, strict=True))  # rising with ε
+    at_nodes = [math.sqrt(a * b) for a, b in zip(low, high, strict=True)]
     assert plan(query(0.01, 0.02)).repetition.factor == pytest.approx(at_nodes[0])
     weight = math.log(0.1 / 0.05) / math.log(0.15 / 0.05)
     between = at_nodes[1] ** (1 - weight) * at_nodes[2] ** weight

@@ -142,36 +142,44 @@ def test_direct_calibration_stops_above_its_largest_alpha() -> None:
     )
 
 
-def test_with_tables_per_alpha_node_the_factor_is_interpolated_log_log_in_alpha() -> None:
-    """A setting with ``direct_alpha_min`` = 0.15 and a ``direct_by_alpha`` entry at α
-    nodes 0.01, 0.05, 0.15 and 0.5 (tables falling with α): at a node, its table; between
-    two nodes, log f linear in log α (α = √(0.05 · 0.15) halfway: √(5 · 4) at β = 0.1);
-    above the last node, its table; a neighbour without a factor, the vote; below 0.01,
-    the vote; ε_strong above the points, the vote; no α given, the direct table."""
+def test_with_tables_per_node_the_factor_is_interpolated_log_log_in_alpha_and_eps() -> None:
+    """A setting with ``direct_alpha_min`` = 0.15 and a ``direct_by_node`` entry at α nodes
+    0.01, 0.05, 0.15, 0.5 and ε_strong nodes 0.25, 1 (tables falling with α; at ε 0.25 half
+    those at 1): at a node, its table; between nodes, log f linear in log α and log ε
+    (α = √(0.05 · 0.15), ε = 0.5: halfway both ways, (2.5 · 5 · 2 · 4)^(1/4) = √10 at
+    β = 0.1); below ε 0.25 the 0.25 tables; above the last α node, its table; a neighbour
+    without a factor, the vote; below α = 0.01, the vote; ε_strong above the points, the
+    vote; no ε given, the last ε node (the worst); no α given, the direct table."""
     entry = _entry([2.0, 4.0, 8.0])
+    at_one = [[[3.0, 6.0, 12.0]], [[2.5, 5.0, None]], [[2.0, 4.0, 8.0]], [[1.5, 3.0, 6.0]]]
+    halved = [[[None if v is None else v / 2 for v in row] for row in t] for t in at_one]
     band = {
         "alpha": [0.01, 0.05, 0.15, 0.5],
+        "eps_strong": [0.25, 1.0],
         "beta": [0.2, 0.1, 0.05],
         "k": [16],
-        "factor": [[[3.0, 6.0, 12.0]], [[2.5, 5.0, None]], [[2.0, 4.0, 8.0]], [[1.5, 3.0, 6.0]]],
+        "factor": [[low, high] for low, high in zip(halved, at_one, strict=True)],
         "axes": {"eps_strong": [0.25, 1.0], "alpha": [0.01, 0.05]},
     }
     floored = SettingConstant(
         ConstantSource.CALIBRATED,
         1.0,
-        extra={**entry.extra, "direct_alpha_min": 0.15, "direct_by_alpha": band},
+        extra={**entry.extra, "direct_alpha_min": 0.15, "direct_by_node": band},
     )
     assert floored.direct_factor(0.1, 16, 1.0, 0.15) == pytest.approx(4.0)
+    assert floored.direct_factor(0.1, 16, 0.25, 0.15) == pytest.approx(2.0)
+    assert floored.direct_factor(0.1, 16, 0.01, 0.15) == pytest.approx(2.0)  # first ε node
+    assert floored.direct_factor(0.1, 16, 0.5, 0.15) == pytest.approx(math.sqrt(8.0))
     assert floored.direct_factor(0.1, 16, 1.0, 0.5) == pytest.approx(3.0)
     assert floored.direct_factor(0.1, 16, 1.0, 0.05) == pytest.approx(5.0)
-    assert floored.direct_factor(0.1, 16, 1.0, math.sqrt(0.05 * 0.15)) == pytest.approx(
-        math.sqrt(20.0)
-    )
+    halfway = math.sqrt(0.05 * 0.15)
+    assert floored.direct_factor(0.1, 16, 1.0, halfway) == pytest.approx(math.sqrt(20.0))
+    assert floored.direct_factor(0.1, 16, 0.5, halfway) == pytest.approx(math.sqrt(10.0))
     # α = 0.3: weight ln(0.3/0.15)/ln(0.5/0.15) = 0.575717 on the 0.5 node
     assert floored.direct_factor(0.2, 16, 1.0, 0.3) == pytest.approx(
         2.0 ** (1 - 0.575717) * 1.5**0.575717, rel=1e-6
     )
-    assert floored.direct_factor(0.05, 16, 1.0, 0.05) is None  # the 0.05 table's floor
+    assert floored.direct_factor(0.05, 16, 1.0, 0.05) is None  # the 0.05 tables' floor
     assert floored.direct_factor(0.05, 16, 1.0, 0.1) is None  # a neighbour's floor
     assert floored.direct_factor(0.05, 16, 1.0, 0.01) == pytest.approx(12.0)
     assert floored.direct_factor(0.05, 16, 1.0, 0.03) is None
@@ -180,6 +188,7 @@ def test_with_tables_per_alpha_node_the_factor_is_interpolated_log_log_in_alpha(
     assert floored.direct_factor(0.1, 16, 1.01, 0.03) is None
     assert floored.direct_factor(0.1, 8, 1.0, 0.03) is None  # below the first k
     assert floored.direct_factor(0.1, 16, 1.0, 0.51) is None  # above the direct points' α
+    assert floored.direct_factor(0.1, 16, None, 0.15) == pytest.approx(4.0)  # no ε: worst
     assert floored.direct_factor(0.1, 16) == pytest.approx(4.0)  # no α: the direct table
     reason = floored.direct_unavailable(0.1, 16, 1.0, 0.0099)
     assert reason == "α = 0.0099 is below its measured points' 0.01"
