@@ -716,6 +716,15 @@ BELOW_ALPHA_MIN_AXES: dict[str, list[float]] = {
 }
 """Points of ``planner calibrate --direct --below-alpha-min``: the direct factors of a
 setting with a ``direct_alpha_min`` (the shuffle testers, 0.15), measured below it."""
+DIRECT_SMALL_EPS_AXES: dict[str, list[float]] = {
+    "k": [16, 256],
+    "alpha": [0.01, 0.05, 0.15, 0.5],
+    "eps_strong": [0.05],
+    "eps_ratio": [0.25, 1.0],
+}
+"""Points of ``planner calibrate --direct --small-eps``: the direct factors at every α node
+of a ``direct_by_node`` entry, at an ε_strong below the other points' 0.25, where the
+shuffle private-coin tester's factor is smaller still (``docs/coverage.md``)."""
 
 
 def by_node_entry(
@@ -727,11 +736,13 @@ def by_node_entry(
     axes: dict[str, list[float]],
     created: str,
     code_version: str,
+    small_eps: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A setting's ``direct_by_node`` entry: a factor table like ``direct``'s (per k and
     β < 1/3) per node (α, ε_strong), over this run's points (``axes``, below the
-    ``direct`` points' α) and the ``direct`` points together. The α nodes are this run's
-    followed by the ``direct`` points', the ε nodes those of either.
+    ``direct`` points' α), the ``direct`` points and those of a ``direct_small_eps``
+    entry (``small_eps``, where the setting has one) together. The α nodes are this run's
+    followed by the ``direct`` points', the ε nodes those of any of them.
 
     The table at (α, ε) is the worst over the points at α or any larger α node and at ε or
     any smaller ε node, so the tables never rise with α and never fall with ε, the ways
@@ -754,7 +765,10 @@ def by_node_entry(
     if below[-1] >= above[0]:
         raise ValueError("the points' α must be below the direct entry's")
     direct_results, _ = _recorded_run(setting, direct)
-    pooled = [*direct_results, *results]
+    small_eps_results = _recorded_run(setting, small_eps)[0] if small_eps else []
+    if {r.point.alpha for r in small_eps_results} - set(below + above):
+        raise ValueError("the small-ε points' α must be the entry's α nodes")
+    pooled = [*direct_results, *results, *small_eps_results]
     eps_nodes = sorted({float(result.point.eps_strong) for result in pooled})
     tables = [
         [_node_table(pooled, direct, alpha, eps_strong) for eps_strong in eps_nodes]
@@ -817,12 +831,40 @@ def _node_table(
 
 
 def rebuilt_by_node_entry(
-    setting: str, band: dict[str, Any], direct: dict[str, Any]
+    setting: str,
+    band: dict[str, Any],
+    direct: dict[str, Any],
+    small_eps: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A ``direct_by_node`` entry re-derived from its own raw factors, the ``direct``
-    entry's and today's margins; its provenance is kept."""
+    entry's, the ``direct_small_eps`` entry's (if any) and today's margins; its
+    provenance is kept."""
     rows, recorded = _recorded_run(setting, band)
-    return {**by_node_entry(rows, direct, **recorded), "provenance": band["provenance"]}
+    rebuilt = by_node_entry(rows, direct, **recorded, small_eps=small_eps)
+    return {**rebuilt, "provenance": band["provenance"]}
+
+
+def small_eps_entry(
+    results: Sequence[DirectResult],
+    *,
+    trials: int,
+    seed: int,
+    axes: dict[str, list[float]],
+    created: str,
+    code_version: str,
+) -> dict[str, Any]:
+    """A setting's ``direct_small_eps`` entry: the raw factors of ``planner calibrate
+    --direct --small-eps`` (``DIRECT_SMALL_EPS_AXES``) and how they were made; the
+    ``direct_by_node`` tables take them in as their smallest ε_strong node."""
+    setting = results[0].point.setting
+    return {
+        "axes": {name: list(values) for name, values in axes.items()},
+        "raw_betas": list(DIRECT_BETAS),
+        "raw_factors": [list(result.factors) for result in results],
+        "provenance": direct_provenance(
+            setting, "--direct --small-eps", trials, seed, created, code_version
+        ),
+    }
 
 
 def ratio_of(numerator: float | None, denominator: float | None) -> float | None:
@@ -992,6 +1034,7 @@ def constants_document(
                 "direct",
                 "direct_alpha_min",
                 "direct_by_node",
+                "direct_small_eps",
             )
             if name in previous
         }

@@ -806,6 +806,17 @@ def calibrate(
             ),
         ),
     ] = False,
+    small_eps: Annotated[
+        bool,
+        typer.Option(
+            "--small-eps",
+            help=(
+                "With --direct: the factors at ε_strong = 0.05 at every α node of a "
+                "setting's direct_by_node tables (after --below-alpha-min), their "
+                "smallest ε node."
+            ),
+        ),
+    ] = False,
 ) -> None:
     """Fit each setting's constant C on a grid by Monte Carlo; write the constants file.
 
@@ -850,9 +861,24 @@ def calibrate(
                 raise InputError(
                     "setting", key, "one of " + ", ".join(floored) + " (with --below-alpha-min)"
                 )
+    if small_eps:
+        if not direct:
+            raise InputError("small-eps", "set without --direct", "used together with --direct")
+        if below_alpha_min or quick:
+            flag = "below-alpha-min" if below_alpha_min else "quick"
+            raise InputError(flag, "set with --small-eps", "left out: one stage at a time")
+        noded = [key for key in keys if "direct_by_node" in _packaged_entry(key)]
+        chosen = setting or noded
+        for key in chosen:
+            if key not in noded:
+                raise InputError(
+                    "setting", key, "one of " + ", ".join(noded) + " (with --small-eps)"
+                )
     grid = calibration.DIRECT_AXES if direct else None  # None: each setting's own grid
     if below_alpha_min:
         grid = calibration.BELOW_ALPHA_MIN_AXES
+    if small_eps:
+        grid = calibration.DIRECT_SMALL_EPS_AXES
     axes = quick_axes if quick else grid
     trial_count = check_integer("trials", trials, 10, 10**6)
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)
@@ -883,7 +909,14 @@ def calibrate(
         )
     if direct:
         _write_direct_factors(
-            results, chosen, trial_count, run_seed, axes, output, below_alpha_min=below_alpha_min
+            results,
+            chosen,
+            trial_count,
+            run_seed,
+            axes,
+            output,
+            below_alpha_min=below_alpha_min,
+            small_eps=small_eps,
         )
         checkpoint.unlink(missing_ok=True)
         return
@@ -927,6 +960,7 @@ def _write_direct_factors(
     output: Path,
     *,
     below_alpha_min: bool = False,
+    small_eps: bool = False,
 ) -> None:
     """Put each setting's direct-calibration factors into (a copy of) the packaged file."""
     import datetime
@@ -949,9 +983,21 @@ def _write_direct_factors(
             "created": datetime.date.today().isoformat(),
             "code_version": code_version(),
         }
-        if below_alpha_min:
-            band = calibration.by_node_entry(own, document["settings"][key]["direct"], **made)
-            document["settings"][key]["direct_by_node"] = band
+        entry_now = document["settings"][key]
+        if below_alpha_min or small_eps:
+            if small_eps:
+                entry_now["direct_small_eps"] = calibration.small_eps_entry(own, **made)
+                band = calibration.rebuilt_by_node_entry(
+                    key,
+                    entry_now["direct_by_node"],
+                    entry_now["direct"],
+                    entry_now["direct_small_eps"],
+                )
+            else:
+                band = calibration.by_node_entry(
+                    own, entry_now["direct"], **made, small_eps=entry_now.get("direct_small_eps")
+                )
+            entry_now["direct_by_node"] = band
             for alpha, by_eps in zip(band["alpha"], band["factor"], strict=True):
                 for eps_strong, table in zip(band["eps_strong"], by_eps, strict=True):
                     for k, row in zip(band["k"], table, strict=True):

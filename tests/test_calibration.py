@@ -482,12 +482,13 @@ def test_shipped_direct_tables_follow_from_their_raw_factors_and_todays_margins(
 def test_shipped_factors_by_node_follow_from_their_provenance(setting: str) -> None:
     """The ``direct_by_node`` tables are what today's code makes of their raw factors and
     the ``direct`` entry (whose own α nodes come last; at the first of them and the last ε
-    node, its table), and
-    ``planner calibrate --direct --below-alpha-min`` with the recorded seed and trials
-    gives the raw factors back at the cheapest point (k = 16, α = 0.05, ε_strong = 1,
-    ratio = 1: about 10 s)."""
+    node, its table), and ``planner calibrate --direct --below-alpha-min`` (and
+    ``--small-eps``, where the setting has those points) with the recorded seed and
+    trials gives the raw factors back at the cheapest point (k = 16, α = 0.05,
+    ε_strong = 1, ratio = 1: about 10 s; ε_strong = 0.05, ratio = 0.25: about 3 s)."""
     from planner.calibrate import (
         BELOW_ALPHA_MIN_AXES,
+        DIRECT_SMALL_EPS_AXES,
         GridPoint,
         direct_point,
         grid_points,
@@ -497,21 +498,27 @@ def test_shipped_factors_by_node_follow_from_their_provenance(setting: str) -> N
 
     entry = default_constants().for_setting(setting)
     band = entry.extra["direct_by_node"]
+    small = entry.extra.get("direct_small_eps")
     assert band["axes"] == BELOW_ALPHA_MIN_AXES
     assert band["alpha"] == [0.01, 0.05, *entry.extra["direct"]["axes"]["alpha"]]
-    assert band["eps_strong"] == entry.extra["direct"]["axes"]["eps_strong"]
+    eps_nodes = entry.extra["direct"]["axes"]["eps_strong"]
+    assert band["eps_strong"] == (small["axes"]["eps_strong"] if small else []) + eps_nodes
     assert band["factor"][2][-1] == entry.extra["direct"]["factor"]
-    assert rebuilt_by_node_entry(setting, band, entry.extra["direct"]) == band
-    point = GridPoint(setting, 16, 0.05, 1.0, 1.0)
-    provenance = band["provenance"]
-    result = direct_point(
-        point, provenance["trials_per_family"], provenance["seed"], entry.tester_extras
-    )
-    shipped = band["raw_factors"][grid_points(setting, band["axes"]).index(point)]
-    assert [value is None for value in result.factors] == [value is None for value in shipped]
-    for fresh, kept in zip(result.factors, shipped, strict=True):
-        if kept is not None:
-            assert fresh == pytest.approx(kept, rel=0.05)
+    assert rebuilt_by_node_entry(setting, band, entry.extra["direct"], small) == band
+    runs = [(band, GridPoint(setting, 16, 0.05, 1.0, 1.0))]
+    if small:  # its cheapest point, about 3 s
+        assert small["axes"] == DIRECT_SMALL_EPS_AXES
+        runs.append((small, GridPoint(setting, 16, 0.05, 0.05, 0.25)))
+    for run, point in runs:
+        provenance = run["provenance"]
+        result = direct_point(
+            point, provenance["trials_per_family"], provenance["seed"], entry.tester_extras
+        )
+        shipped = run["raw_factors"][grid_points(setting, run["axes"]).index(point)]
+        assert [value is None for value in result.factors] == [v is None for v in shipped]
+        for fresh, kept in zip(result.factors, shipped, strict=True):
+            if kept is not None:
+                assert fresh == pytest.approx(kept, rel=0.05)
 
 
 def test_an_interrupted_calibration_continues_where_it_stopped(tmp_path) -> None:
@@ -592,10 +599,11 @@ def test_the_below_alpha_min_write_step_gives_the_shipped_tables_from_their_poin
     assert written["raw_factors"] == shipped["raw_factors"]
     lines = capsys.readouterr().out.splitlines()
     node_lines = [line for line in lines if "ε_strong node" in line]
-    assert len(node_lines) == 4 * 2 * 2  # α nodes × ε nodes × k rows
+    nodes = len(shipped["alpha"]) * len(shipped["eps_strong"])
+    assert len(node_lines) == nodes * len(shipped["k"])  # one per node and k row
     at_015 = f"{setting}, α node 0.15, ε_strong node 1, k = 256: direct-calibration β = 0.2: "
     (line,) = [line for line in node_lines if line.startswith(at_015)]
-    assert f"β = 0.1: {shipped['factor'][2][1][1][1]:.3g}," in line
+    assert f"β = 0.1: {shipped['factor'][2][-1][1][1]:.3g}," in line
 
 
 def test_the_by_node_entry_takes_the_worst_over_larger_alpha_and_smaller_eps_nodes() -> None:
@@ -620,6 +628,7 @@ def test_the_by_node_entry_takes_the_worst_over_larger_alpha_and_smaller_eps_nod
         GridPoint,
         by_node_entry,
         direct_entry,
+        small_eps_entry,
     )
 
     def at(alpha: float, eps: float, factors: tuple[float | None, ...]) -> DirectResult:
@@ -665,6 +674,34 @@ def test_the_by_node_entry_takes_the_worst_over_larger_alpha_and_smaller_eps_nod
     with pytest.raises(ValueError, match="below the direct"):
         by_node_entry(results, direct, axes={**axes, "alpha": [0.01, 0.15]}, **made)
 
+    # a direct_small_eps run at ε_strong = 0.05, every α node, adds the ε node 0.05: the
+    # worst of its points at that α or larger, c × (…); it is below the ε 0.25 points
+    # everywhere here, so the other nodes' tables stay as they were
+    small_axes = {**axes, "alpha": [0.01, 0.05, 0.15, 0.5], "eps_strong": [0.05]}
+    small = small_eps_entry(
+        [
+            at(0.01, 0.05, (0.8, 1.4, 1.9, 2.2, None, None)),
+            at(0.05, 0.05, (0.85, 1.0, 1.3, 1.7, 3.0, 3.6)),
+            at(0.15, 0.05, (0.9, 1.1, 1.2, 1.9, 2.8, 3.2)),
+            at(0.5, 0.05, (0.8, 0.9, 1.0, 1.6, 2.2, 2.6)),
+        ],
+        axes=small_axes,
+        **made,
+    )
+    assert "--small-eps" in small["provenance"]["command"]
+    with_small = by_node_entry(results, direct, axes=axes, **made, small_eps=small)
+    assert with_small["eps_strong"] == [0.05, 0.25, 1.0]
+    assert [by_eps[1:] for by_eps in with_small["factor"]] == entry["factor"]
+    assert [by_eps[0] for by_eps in with_small["factor"]] == [
+        times_c(1.4, 1.9, 2.2),
+        times_c(1.1, 1.3, 1.9, 3.0),
+        times_c(1.1, 1.2, 1.9, 2.8),
+        times_c(0.9, 1.0, 1.6, 2.2),
+    ]
+    stray = {**small, "axes": {**small_axes, "alpha": [0.01, 0.05, 0.15, 0.4]}}
+    with pytest.raises(ValueError, match="α nodes"):
+        by_node_entry(results, direct, axes=axes, **made, small_eps=stray)
+
 
 def test_below_alpha_min_is_refused_without_direct_or_for_a_setting_without_a_floor(
     tmp_path, capsys
@@ -680,4 +717,23 @@ def test_below_alpha_min_is_refused_without_direct_or_for_a_setting_without_a_fl
     error = capsys.readouterr().err
     assert "setting" in error and "shuffle-private, shuffle-public" in error
     assert len(error.strip().splitlines()) == 1
+    assert not output.exists()
+
+
+def test_small_eps_is_refused_alone_with_another_stage_or_for_a_setting_without_nodes(
+    tmp_path, capsys
+) -> None:
+    """One line naming the option or the setting and what is allowed, exit 2, no file."""
+    from planner.cli import main
+
+    output = tmp_path / "c.json"
+    for flags, named in (
+        (["--small-eps"], "small-eps"),
+        (["--direct", "--small-eps", "--below-alpha-min"], "below-alpha-min"),
+        (["--direct", "--small-eps", "--quick"], "quick"),
+        (["--direct", "--small-eps", "--setting", "central"], "shuffle-private, shuffle-public"),
+    ):
+        assert main(["calibrate", *flags, "-o", str(output)]) == 2
+        error = capsys.readouterr().err
+        assert named in error and len(error.strip().splitlines()) == 1
     assert not output.exists()

@@ -204,11 +204,11 @@ def test_shuffle_plans_below_the_direct_points_alpha_take_the_factors_measured_t
     entry = default_constants().for_setting("shuffle-private")
     band = entry.extra["direct_by_node"]
     assert band["alpha"] == [0.01, 0.05, 0.15, 0.5]
-    assert band["eps_strong"] == [0.25, 1.0]
-    assert band["factor"][2][1] == entry.extra["direct"]["factor"]
+    assert band["eps_strong"] == [0.05, 0.25, 1.0]
+    assert band["factor"][2][2] == entry.extra["direct"]["factor"]
     # per α node at k = 256 (the last row, kept above it), β = 0.02: ε_strong = 0.5 lies
     # halfway between the ε nodes 0.25 and 1 in log ε
-    low, high = ([by_eps[node][1][3] for by_eps in band["factor"]] for node in (0, 1))
+    low, high = ([by_eps[node][1][3] for by_eps in band["factor"]] for node in (1, 2))
     assert high == sorted(high, reverse=True) and low == sorted(low, reverse=True)
     assert all(a <= b for a, b in zip(low, high, strict=True))  # rising with ε
     at_nodes = [math.sqrt(a * b) for a, b in zip(low, high, strict=True)]
