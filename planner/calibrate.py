@@ -908,7 +908,9 @@ def with_direct(setting: str, entry: dict[str, Any], direct: dict[str, Any]) -> 
     its ``direct_by_node`` entry (made from the direct table and its points) rebuilt."""
     changed = {**entry, "direct": direct}
     if "direct_by_node" in entry:
-        changed["direct_by_node"] = rebuilt_by_node_entry(setting, entry["direct_by_node"], direct)
+        changed["direct_by_node"] = rebuilt_by_node_entry(
+            setting, entry["direct_by_node"], direct, entry.get("direct_small_eps")
+        )
     if "grid" in entry:
         multipliers = retargeted_multipliers(setting, changed)
         margin = float(entry["grid"]["safety_margin"])

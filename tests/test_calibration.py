@@ -493,6 +493,7 @@ def test_shipped_factors_by_node_follow_from_their_provenance(setting: str) -> N
         direct_point,
         grid_points,
         rebuilt_by_node_entry,
+        with_direct,
     )
     from planner.constants import default_constants
 
@@ -505,6 +506,9 @@ def test_shipped_factors_by_node_follow_from_their_provenance(setting: str) -> N
     assert band["eps_strong"] == (small["axes"]["eps_strong"] if small else []) + eps_nodes
     assert band["factor"][2][-1] == entry.extra["direct"]["factor"]
     assert rebuilt_by_node_entry(setting, band, entry.extra["direct"], small) == band
+    # a new direct run rebuilds them with every run's points: the same direct, the same
+    unchanged = with_direct(setting, dict(entry.extra), entry.extra["direct"])
+    assert unchanged["direct_by_node"] == band
     runs = [(band, GridPoint(setting, 16, 0.05, 1.0, 1.0))]
     if small:  # its cheapest point, about 3 s
         assert small["axes"] == DIRECT_SMALL_EPS_AXES
