@@ -211,13 +211,14 @@ class SettingConstant:
         against 1.69–1.83× at the α ≥ 0.15 points of k = 256), and their direct plans with
         the α ≥ 0.15 factors failed at α = 0.01 (``docs/coverage.md``, β below 1/3). That
         entry holds a table per node (α, ε_strong), α at 0.01, 0.05 and the direct points'
-        0.15 and 0.5, ε_strong at the points' 0.25 and 1: each the worst over the points at
-        its α or a larger node and its ε_strong or a smaller one, as the factor falls with
-        α and rises with ε. A query with an α and an ε_strong takes the log-log
+        0.15 and 0.5, ε_strong at the points' 0.25 and 1 and, for the private coin, 0.05
+        (``direct_small_eps``): each the worst over the points at its α or a larger node
+        and its ε_strong or a smaller one, as the factor falls with α and rises with ε.
+        A query with an α and an ε_strong takes the log-log
         interpolation between the nodes around it (in ε_strong, then in α); below the first
-        ε_strong node the first node's tables (the factor keeps falling with ε there: at
-        k = 256, α = 0.15, β = 0.02, 2.07 at ε_strong = 0.05 and 2.00 at 0.01 against 2.22
-        at 0.25), above the last α node the last node's, below the first α node the vote.
+        ε_strong node the first node's tables (at k = 256, α = 0.15, β = 0.02 the factor is
+        2.07 at ε_strong = 0.05 and 2.00 at 0.01, against 2.22 at 0.25), above the last α
+        node the last node's, below the first α node the vote.
         """
         return self._direct_lookup(beta, k, eps_strong, alpha)[0]
 
