@@ -649,10 +649,7 @@ def direct_entry(
                 "operating_factor"
             )
         ),
-        "axes": {name: list(values) for name, values in axes.items()},
-        "raw_betas": list(DIRECT_BETAS),
-        "raw_factors": [list(r.factors) for r in results],
-        "provenance": direct_provenance(setting, "--direct", trials, seed, created, code_version),
+        **run_record(results, "--direct", trials, seed, axes, created, code_version),
     }
 
 
@@ -793,11 +790,8 @@ def by_node_entry(
             + ", × margin; none where the direct entry has none; interpolated log-log "
             "between nodes"
         ),
-        "axes": {name: list(values) for name, values in axes.items()},
-        "raw_betas": list(DIRECT_BETAS),
-        "raw_factors": [list(result.factors) for result in results],
-        "provenance": direct_provenance(
-            setting, "--direct --below-alpha-min", trials, seed, created, code_version
+        **run_record(
+            results, "--direct --below-alpha-min", trials, seed, axes, created, code_version
         ),
     }
 
@@ -856,13 +850,27 @@ def small_eps_entry(
     """A setting's ``direct_small_eps`` entry: the raw factors of ``planner calibrate
     --direct --small-eps`` (``DIRECT_SMALL_EPS_AXES``) and how they were made; the
     ``direct_by_node`` tables take them in as their smallest ε_strong node."""
-    setting = results[0].point.setting
+    return run_record(results, "--direct --small-eps", trials, seed, axes, created, code_version)
+
+
+def run_record(
+    results: Sequence[DirectResult],
+    flags: str,
+    trials: int,
+    seed: int,
+    axes: dict[str, list[float]],
+    created: str,
+    code_version: str,
+) -> dict[str, Any]:
+    """What a direct run keeps in its entry to be re-derived from (``_recorded_run``):
+    its axes, β values, raw factors in grid order and provenance (``flags`` after
+    ``planner calibrate``)."""
     return {
         "axes": {name: list(values) for name, values in axes.items()},
         "raw_betas": list(DIRECT_BETAS),
         "raw_factors": [list(result.factors) for result in results],
         "provenance": direct_provenance(
-            setting, "--direct --small-eps", trials, seed, created, code_version
+            results[0].point.setting, flags, trials, seed, created, code_version
         ),
     }
 
