@@ -722,6 +722,9 @@ DIRECT_SMALL_EPS_AXES: dict[str, list[float]] = {
 """Points of ``planner calibrate --direct --small-eps``: the direct factors at every α node
 of a ``direct_by_node`` entry, at an ε_strong below the other points' 0.25, where the
 shuffle private-coin tester's factor is smaller still (``docs/coverage.md``)."""
+DIRECT_SMALL_EPS_SETTINGS = ("shuffle-private",)
+"""The settings ``--small-eps`` measures: a ``direct_by_node`` entry whose factor rises
+with ε_strong (the public coin's does not, so a smaller ε node would not shrink it)."""
 
 
 def by_node_entry(

@@ -811,9 +811,9 @@ def calibrate(
         typer.Option(
             "--small-eps",
             help=(
-                "With --direct: the factors at ε_strong = 0.05 at every α node of a "
-                "setting's direct_by_node tables (after --below-alpha-min), their "
-                "smallest ε node."
+                "With --direct: the factors at ε_strong = 0.05 at every α node of the "
+                "shuffle private coin's direct_by_node tables (after --below-alpha-min), "
+                "their smallest ε node; the only setting it applies to, the default."
             ),
         ),
     ] = False,
@@ -867,7 +867,8 @@ def calibrate(
         if below_alpha_min or quick:
             flag = "below-alpha-min" if below_alpha_min else "quick"
             raise InputError(flag, "set with --small-eps", "left out: one stage at a time")
-        noded = [key for key in keys if "direct_by_node" in _packaged_entry(key)]
+        # its factor rises with ε; the public coin's does not (docs/coverage.md)
+        noded = list(calibration.DIRECT_SMALL_EPS_SETTINGS)
         chosen = setting or noded
         for key in chosen:
             if key not in noded:

@@ -735,7 +735,8 @@ def test_small_eps_is_refused_alone_with_another_stage_or_for_a_setting_without_
         (["--small-eps"], "small-eps"),
         (["--direct", "--small-eps", "--below-alpha-min"], "below-alpha-min"),
         (["--direct", "--small-eps", "--quick"], "quick"),
-        (["--direct", "--small-eps", "--setting", "central"], "shuffle-private, shuffle-public"),
+        (["--direct", "--small-eps", "--setting", "central"], "one of shuffle-private"),
+        (["--direct", "--small-eps", "--setting", "shuffle-public"], "one of shuffle-private"),
     ):
         assert main(["calibrate", *flags, "-o", str(output)]) == 2
         error = capsys.readouterr().err
