@@ -230,6 +230,19 @@ class SettingConstant:
         factor, reason = self._direct_lookup(beta, k, eps_strong, alpha)
         return None if factor is not None else reason
 
+    def direct_limits(self) -> tuple[float, float]:
+        """The largest ε_strong and α of the direct points (0, 0 without them): above
+        either, :meth:`direct_factor` has no factor."""
+        direct = self.extra.get("direct") or {}
+        band = self.extra.get("direct_by_node") or {}
+        tops = [
+            max(entry["axes"]["eps_strong"])
+            for entry in (direct, band)
+            if entry.get("axes", {}).get("eps_strong")
+        ]
+        alphas = direct.get("axes", {}).get("alpha")
+        return (min(tops) if tops else 0.0), (max(alphas) if alphas else 0.0)
+
     def _direct_lookup(
         self, beta: float, k: int, eps_strong: float | None, alpha: float | None
     ) -> tuple[float | None, str]:
@@ -243,18 +256,11 @@ class SettingConstant:
             lowest = band["alpha"][0] if band else float(self.extra["direct_alpha_min"])
             if alpha < lowest:
                 return None, f"α = {alpha:g} is below its measured points' {lowest:g}"
-        measured_eps = [
-            max(entry["axes"]["eps_strong"])
-            for entry in (direct, band)
-            if entry and entry.get("axes", {}).get("eps_strong")
-        ]
-        if eps_strong is not None and (not measured_eps or eps_strong > min(measured_eps)):
-            top = min(measured_eps) if measured_eps else 0.0
-            return None, f"ε_strong = {eps_strong:g} is above its measured points' {top:g}"
-        measured_alpha = direct.get("axes", {}).get("alpha")
-        if alpha is not None and (not measured_alpha or alpha > max(measured_alpha)):
-            top = max(measured_alpha) if measured_alpha else 0.0
-            return None, f"α = {alpha:g} is above its measured points' {top:g}"
+        top_eps, top_alpha = self.direct_limits()
+        if eps_strong is not None and eps_strong > top_eps:
+            return None, f"ε_strong = {eps_strong:g} is above its measured points' {top_eps:g}"
+        if alpha is not None and alpha > top_alpha:
+            return None, f"α = {alpha:g} is above its measured points' {top_alpha:g}"
         if k < direct["k"][0]:
             return None, f"k = {k:,} is below its measured points' {direct['k'][0]:,}"
         if beta < min(direct["beta"]):

@@ -596,20 +596,76 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
     """
     check_query(query)
     table = constants or default_constants()
-    own = _ProtocolRun.size(query, query.setting, table)
+    chosen = _ProtocolRun.size(query, query.setting, table)
+    notes: tuple[str, ...] = ()
     if fallback and query.setting.coin is Coin.PUBLIC:
         other = _ProtocolRun.size(query, _PRIVATE_COIN[query.setting.model], table)
         # a covered plan beats an extrapolated one; between equals, the fewer users
         if (other.coverage is Coverage.EXTRAPOLATED, other.total_users) < (
-            own.coverage is Coverage.EXTRAPOLATED,
-            own.total_users,
+            chosen.coverage is Coverage.EXTRAPOLATED,
+            chosen.total_users,
         ):
-            note = (
+            chosen = other
+            notes = (
                 "the public coin saves nothing here: the private-coin protocol (it simply "
-                "ignores the coin) needs fewer users"
+                "ignores the coin) needs fewer users",
             )
-            return other.plan(query, table, note)
-    return own.plan(query, table)
+    hint = _direct_within_reach(query, chosen, table, fallback)
+    return chosen.plan(query, table, (*notes, hint) if hint else notes)
+
+
+def _direct_within_reach(
+    query: Query, chosen: _ProtocolRun, table: ConstantTable, fallback: bool
+) -> str | None:
+    """For a majority-vote plan whose ε_strong or α lies above the direct points': the
+    directly calibrated plan of the same query with both ε and α lowered to those points'
+    tops, when it needs fewer users in all, in words. It also answers the query: a
+    mechanism at a smaller ε is still ε-DP, and a tester for a smaller α rejects every
+    pair farther apart (README, β)."""
+    if chosen.repetition.method is not RepetitionMethod.MAJORITY_VOTE:
+        return None
+    top_eps, top_alpha = chosen.constant.direct_limits()
+    if not (top_eps and top_alpha):  # no direct points
+        return None
+    lowered = replace(
+        query,
+        eps1=min(query.eps1, top_eps),
+        eps2=min(query.eps2, top_eps),
+        alpha=min(query.alpha, top_alpha),
+    )
+    if lowered == query:
+        return None
+    within = plan(lowered, table, fallback=fallback)
+    total = within.groups[0].n_users + within.groups[1].n_users
+    if (
+        within.repetition.method is not RepetitionMethod.DIRECT
+        or within.coverage is not Coverage.CALIBRATED
+        or total >= chosen.total_users
+    ):
+        return None
+    lowered_to = [
+        (name, value)
+        for name, value, asked in (
+            ("eps1", lowered.eps1, query.eps1),
+            ("eps2", lowered.eps2, query.eps2),
+            ("alpha", lowered.alpha, query.alpha),
+        )
+        if value != asked
+    ]
+    why = []
+    if lowered.alpha != query.alpha:
+        why.append(f"a tester for α = {lowered.alpha:g} rejects every pair farther apart")
+    if (lowered.eps1, lowered.eps2) != (query.eps1, query.eps2):
+        why.append("a group run at a smaller ε is still ε-DP")
+    return (
+        "planned with "
+        + " ".join(f"--{name} {value:g}" for name, value in lowered_to)
+        + f" instead, direct calibration needs {total:,} users in all "
+        f"(n1 = {within.groups[0].n_users:,}, n2 = {within.groups[1].n_users:,}), fewer "
+        f"than this vote's {chosen.total_users:,}; that plan also answers this query ("
+        + "; ".join(why)
+        + ")"
+    )
 
 
 _PRIVATE_COIN = {setting.model: setting for setting in ALL_SETTINGS if setting.coin is Coin.PRIVATE}
@@ -680,8 +736,8 @@ class _ProtocolRun:
         """n1 + n2 of the plan this run gives."""
         return self.repetition.runs * (self.main.n_strong + self.main.n_weak)
 
-    def plan(self, asked: Query, table: ConstantTable, note: str | None = None) -> Plan:
-        """The full plan: baseline, the other accounting, groups, terms, warnings (``note``
+    def plan(self, asked: Query, table: ConstantTable, notes: tuple[str, ...] = ()) -> Plan:
+        """The full plan: baseline, the other accounting, groups, terms, warnings (``notes``
         last)."""
         query, constant, main = self.query, self.constant, self.main
         eps_strong, eps_weak = self.eps_strong, self.eps_weak
@@ -751,7 +807,7 @@ class _ProtocolRun:
             repetition=self.repetition,
             compression=main.compression,
             alternative_accounting=alternative,
-            warnings=warnings if note is None else (*warnings, note),
+            warnings=(*warnings, *notes),
             coverage=self.coverage,
             coverage_gaps=gaps,
             coverage_axes=tuple(axis for axis, *_ in self.outside),

@@ -10,6 +10,7 @@ import pytest
 
 from planner.constants import ConstantSource, SettingConstant, parse_constant_table
 from planner.formulas.repetition import majority_vote_error
+from planner.inputs import Query
 from planner.plan import RepetitionMethod, plan
 from planner.report import plan_to_dict
 from tests.conftest import make_query
@@ -223,3 +224,38 @@ def test_a_vote_plan_says_why_direct_calibration_has_no_factor() -> None:
     assert plan_to_dict(voted)["repetition"]["direct_unavailable"] == (
         voted.repetition.direct_unavailable
     )
+
+
+def test_a_vote_plan_above_the_direct_points_names_the_direct_plan_that_also_answers_it() -> None:
+    """ε_strong above the direct points' top (1) or α above theirs (0.5) leaves the query
+    to the vote, which here costs over 4× the direct plan of the same query with ε and α
+    lowered to those tops; that plan also answers it (a group run at a smaller ε is still
+    ε-DP; a tester for α = 0.5 rejects every pair farther apart), and the vote plan says so
+    with its numbers. Below the last calibrated β nothing can be lowered: no such line."""
+
+    def query(**changed: float) -> Query:
+        asked = {"k": 256, "alpha": 0.05, "eps1": 1.0, "eps2": 0.25, "beta": 0.1, **changed}
+        return make_query("shuffle-private", **asked)
+
+    for changed, lowered, option in (
+        ({"eps1": 1.5}, {}, "--eps1 1 "),
+        ({"alpha": 0.5001}, {"alpha": 0.5}, "--alpha 0.5 "),
+        (
+            {"eps1": 3.0, "eps2": 2.0, "alpha": 0.6},
+            {"eps2": 1.0, "alpha": 0.5},
+            "--eps1 1 --eps2 1 --alpha 0.5 ",
+        ),
+    ):
+        voted = plan(query(**changed))
+        assert voted.repetition.method is RepetitionMethod.MAJORITY_VOTE
+        direct = plan(query(**lowered))
+        assert direct.repetition.method is RepetitionMethod.DIRECT
+        assert voted.total_users > 4 * direct.total_users
+        (line,) = [warning for warning in voted.warnings if warning.startswith("planned with")]
+        assert line.startswith(f"planned with {option}instead")
+        assert f"needs {direct.total_users:,} users in all" in line
+        assert f"this vote's {voted.total_users:,};" in line
+    below = plan(query(beta=0.0099))
+    assert below.repetition.method is RepetitionMethod.MAJORITY_VOTE
+    assert not [warning for warning in below.warnings if warning.startswith("planned with")]
+    assert not [w for w in plan(query()).warnings if w.startswith("planned with")]
