@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from planner.constants import ConstantSource, ConstantTable
 from planner.formulas.hadamard import hadamard_order
-from planner.formulas.repetition import PER_RUN_ERROR
+from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import InputError, Query
 from planner.plan import Coverage, Plan, Repetition, RepetitionMethod, plan
@@ -121,8 +121,12 @@ def simulated_plan(
             "and no size in the search range met the target on every family in simulation",
         )
     direct = query.beta < PER_RUN_ERROR
-    repetition = Repetition(
-        RepetitionMethod.DIRECT if direct else RepetitionMethod.NONE, 1, None, None
+    repetition = Repetition(  # one run, simulated at β itself: no calibrated factor
+        RepetitionMethod.DIRECT if direct else RepetitionMethod.NONE,
+        majority_vote_runs(query.beta, PER_RUN_ERROR) if direct else 1,
+        None,
+        None,
+        "outside the covered region: one run was simulated at β itself" if direct else None,
     )
     ran = found.plan.protocol
     note = (

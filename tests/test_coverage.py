@@ -14,7 +14,7 @@ from planner.constants import ConstantSource, constants_with_source, default_con
 from planner.coverage import NotCoveredError, covered_plan, simulated_plan, simulation_seconds
 from planner.formulas.settings import Setting
 from planner.inputs import Query
-from planner.plan import Coverage, plan
+from planner.plan import Coverage, RepetitionMethod, plan
 from planner.solve import Unknown, solve
 from planner.validate import validate
 from planner.validators.stats import Verdict
@@ -72,6 +72,11 @@ def test_a_simulated_plan_is_this_querys_own_search_and_passes_validation() -> N
     assert result.coverage is Coverage.SIMULATED
     assert result.constant_source is ConstantSource.SIMULATED and result.query == query
     assert any(w.startswith("simulated:") for w in result.warnings)
+    # one run searched at β itself; the vote it replaces would have r(0.1) = 15 runs
+    repetition = result.repetition
+    assert repetition.method is RepetitionMethod.DIRECT and repetition.runs == 1
+    assert repetition.vote_runs == 15 and repetition.direct_factor is None
+    assert repetition.direct_unavailable.startswith("outside the covered region")
     report = validate(
         query, n1=result.n_users_group1, n2=result.n_users_group2, seed=9, checked_plan=result
     )
