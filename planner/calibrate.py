@@ -388,6 +388,7 @@ def calibrate(
     trials: int = 500,
     seed: int = 0,
     axes: dict[str, list[float]] | None = None,
+    axes_by_setting: dict[str, dict[str, list[float]]] | None = None,
     executor: Any = None,
     workers: int = 1,
     base: ConstantTable | None = None,
@@ -404,13 +405,15 @@ def calibrate(
     ``checkpoint``: a JSON-lines file that each finished point is appended to; points it
     already holds for the same run (trials, seed, mode, code version) are not run again,
     so an interrupted run continues where it stopped with the same result.
+    ``axes_by_setting``: a setting's own axes, in place of ``axes`` for that setting.
     """
     table = base or default_constants()
     grid = axes or (DIRECT_AXES if direct else None)
+    own_axes = axes_by_setting or {}
     tasks = [
         (point, trials, seed, table.for_setting(setting).tester_extras)
         for setting in settings
-        for point in grid_points(setting, grid)
+        for point in grid_points(setting, own_axes.get(setting, grid))
     ]
     run = {"trials": trials, "seed": seed, "direct": direct, "code_version": _code_version()}
     finished: dict[GridPoint, Any] = {}
@@ -712,19 +715,39 @@ BELOW_ALPHA_MIN_AXES: dict[str, list[float]] = {
     "eps_ratio": [0.25, 1.0],
 }
 """Points of ``planner calibrate --direct --below-alpha-min``: the direct factors of a
-setting with a ``direct_alpha_min`` (the shuffle testers, 0.15), measured below it."""
-DIRECT_SMALL_EPS_AXES: dict[str, list[float]] = {
-    "k": [16, 256],
-    "alpha": [0.01, 0.05, 0.15, 0.5],
-    "eps_strong": [0.05],
-    "eps_ratio": [0.25, 1.0],
+setting with per-node tables (``DIRECT_BY_NODE_SETTINGS``), measured below the direct
+points' α."""
+DIRECT_BY_NODE_SETTINGS = ("shuffle-private", "shuffle-public", "central")
+"""The settings whose direct factors are tabled per node (α, ε_strong), ``direct_by_node``:
+the shuffle testers, whose factor grows as α falls, and central, whose factor moves with
+ε_strong both ways (``docs/coverage.md``, β below 1/3)."""
+DIRECT_SMALL_EPS: dict[str, list[float]] = {
+    "shuffle-private": [0.05],
+    "central": [0.01, 0.05],
 }
-"""Points of ``planner calibrate --direct --small-eps``: the direct factors at every α node
-of a ``direct_by_node`` entry, at an ε_strong below the other points' 0.25, where the
-shuffle private-coin tester's factor is smaller still (``docs/coverage.md``)."""
-DIRECT_SMALL_EPS_SETTINGS = ("shuffle-private",)
-"""The settings ``--small-eps`` measures: a ``direct_by_node`` entry whose factor rises
-with ε_strong (the public coin's does not, so a smaller ε node would not shrink it)."""
+"""The ε_strong values ``planner calibrate --direct --small-eps`` measures per setting,
+below the direct points' 0.25: the shuffle private coin's factor falls there (the public
+coin's does not move with ε, so it has none); central's falls to about 0.05, then rises
+again towards 0.01 (its noise's Laplace tail), the bottom of its covered region."""
+DIRECT_SMALL_EPS_SETTINGS = tuple(DIRECT_SMALL_EPS)
+EPS_NODE_OWN_POINTS = frozenset({"central"})
+"""Settings whose ``direct_by_node`` table at an ε_strong node is the worst over the points
+at that node alone: central's factor is lowest between ε_strong = 0.05 and 0.25 and rises
+both ways (k = 16, α = 0.5, β = 0.01: 7.3 at ε_strong = 0.01, 4.8 at 0.25, 4.7 at 1), so
+pooling smaller ε nodes would carry the 0.01 points' factor to every ε. The others' node
+takes the worst over its ε node and every smaller one, as their factor rises with ε."""
+
+
+def small_eps_axes(setting: str) -> dict[str, list[float]]:
+    """Points of ``planner calibrate --direct --small-eps`` for a setting: k of the direct
+    points, every α node of its ``direct_by_node`` tables, its ``DIRECT_SMALL_EPS`` values
+    and the direct points' ratios."""
+    return {
+        "k": list(DIRECT_AXES["k"]),
+        "alpha": [*BELOW_ALPHA_MIN_AXES["alpha"], *DIRECT_AXES["alpha"]],
+        "eps_strong": list(DIRECT_SMALL_EPS[setting]),
+        "eps_ratio": list(DIRECT_AXES["eps_ratio"]),
+    }
 
 
 def by_node_entry(
@@ -746,9 +769,12 @@ def by_node_entry(
 
     The table at (α, ε) is the worst over the points at α or any larger α node and at ε or
     any smaller ε node, so the tables never rise with α and never fall with ε, the ways
-    the measured factor goes (``docs/coverage.md``, β below 1/3); a query's factor is
+    the measured shuffle factor goes (``docs/coverage.md``, β below 1/3); for a setting in
+    ``EPS_NODE_OWN_POINTS`` (central, whose factor rises both ways from its least near
+    ε_strong = 0.05) the points at ε itself instead of ε and below; a query's factor is
     interpolated log-log between the nodes around it (``SettingConstant.direct_factor``).
-    At the last ε node and the ``direct`` points' first α node it is the ``direct`` table.
+    At the last ε node and the ``direct`` points' first α node it is the ``direct`` table
+    (pooling smaller ε nodes; with the own node's points only, a part of it).
 
     Each value is ``DIRECT_MARGIN`` × the worst raw factor ÷ the ``direct`` entry's
     operating factor at that k (the grid's C is retargeted by that one, not by these
@@ -783,8 +809,13 @@ def by_node_entry(
         "margin": DIRECT_MARGIN,
         "criterion": (
             "per node (α, ε_strong): the worst over the points at that α or a larger node "
-            "and that ε_strong or a smaller node of one run's C at every family's observed "
-            "error ≤ operating_error(β), divided by "
+            + (
+                "and at that ε_strong node"
+                if setting in EPS_NODE_OWN_POINTS
+                else "and that ε_strong or a smaller node"
+            )
+            + " of one run's C at every family's observed error ≤ operating_error(β), "
+            "divided by "
             + (
                 "its C at operating_error(1/3) at the same point"
                 if setting in GRID_AT_OPERATING_POINT
@@ -803,12 +834,18 @@ def _node_table(
     results: Sequence[DirectResult], direct: dict[str, Any], alpha: float, eps_strong: float
 ) -> list[list[float | None]]:
     """One node's factor table for ``by_node_entry``: over the points at α and above and
-    at ε_strong and below, rescaled to the ``direct`` entry's operating factor; None where
-    the ``direct`` table is None."""
+    at ε_strong and below (at ε_strong itself for ``EPS_NODE_OWN_POINTS``), rescaled to
+    the ``direct`` entry's operating factor; None where the ``direct`` table is None."""
+    own_eps_only = results[0].point.setting in EPS_NODE_OWN_POINTS
     chosen = [
         result
         for result in results
-        if result.point.alpha >= alpha and result.point.eps_strong <= eps_strong
+        if result.point.alpha >= alpha
+        and (
+            result.point.eps_strong == eps_strong
+            if own_eps_only
+            else result.point.eps_strong <= eps_strong
+        )
     ]
     own_factors, own_table = _factor_table(chosen, direct["k"])
     table = []
@@ -851,7 +888,7 @@ def small_eps_entry(
     code_version: str,
 ) -> dict[str, Any]:
     """A setting's ``direct_small_eps`` entry: the raw factors of ``planner calibrate
-    --direct --small-eps`` (``DIRECT_SMALL_EPS_AXES``) and how they were made; the
+    --direct --small-eps`` (``small_eps_axes``) and how they were made; the
     ``direct_by_node`` tables take them in as their smallest ε_strong node."""
     return run_record(results, "--direct --small-eps", trials, seed, axes, created, code_version)
 

@@ -800,8 +800,8 @@ def calibrate(
         typer.Option(
             "--below-alpha-min",
             help=(
-                "With --direct: the factors below the setting's direct_alpha_min, at "
-                "α = 0.01 and 0.05 (the shuffle settings, which are the default), written "
+                "With --direct: the factors below the direct points' α, at α = 0.01 and "
+                "0.05 (the shuffle and central settings, which are the default), written "
                 "with the direct points' as one table per (α, ε_strong) node (direct_by_node)."
             ),
         ),
@@ -811,9 +811,10 @@ def calibrate(
         typer.Option(
             "--small-eps",
             help=(
-                "With --direct: the factors at ε_strong = 0.05 at every α node of the "
-                "shuffle private coin's direct_by_node tables (after --below-alpha-min), "
-                "their smallest ε node; the only setting it applies to, the default."
+                "With --direct: the factors below ε_strong = 0.25 at every α node of the "
+                "direct_by_node tables (after --below-alpha-min), their smallest ε nodes: "
+                "0.05 for the shuffle private coin, 0.01 and 0.05 for central (the settings "
+                "it applies to, the default)."
             ),
         ),
     ] = False,
@@ -854,7 +855,7 @@ def calibrate(
             raise InputError(
                 "quick", "set with --below-alpha-min", "left out: its points are fixed"
             )
-        floored = [key for key in keys if "direct_alpha_min" in _packaged_entry(key)]
+        floored = list(calibration.DIRECT_BY_NODE_SETTINGS)
         chosen = setting or floored  # by default, every setting the option applies to
         for key in chosen:
             if key not in floored:
@@ -867,7 +868,8 @@ def calibrate(
         if below_alpha_min or quick:
             flag = "below-alpha-min" if below_alpha_min else "quick"
             raise InputError(flag, "set with --small-eps", "left out: one stage at a time")
-        # its factor rises with ε; the public coin's does not (docs/coverage.md)
+        # the shuffle private coin's factor falls below ε = 0.25, central's moves both
+        # ways; the shuffle public coin's does not move (docs/coverage.md)
         noded = list(calibration.DIRECT_SMALL_EPS_SETTINGS)
         chosen = setting or noded
         for key in chosen:
@@ -878,13 +880,13 @@ def calibrate(
     grid = calibration.DIRECT_AXES if direct else None  # None: each setting's own grid
     if below_alpha_min:
         grid = calibration.BELOW_ALPHA_MIN_AXES
-    if small_eps:
-        grid = calibration.DIRECT_SMALL_EPS_AXES
     axes = quick_axes if quick else grid
+    # --small-eps measures each setting at its own ε_strong values
+    axes_by_setting = {key: calibration.small_eps_axes(key) for key in chosen} if small_eps else {}
     trial_count = check_integer("trials", trials, 10, 10**6)
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)
     worker_count = check_integer("workers", workers, 1, 256)
-    total = sum(len(calibration.grid_points(key, axes)) for key in chosen)
+    total = sum(len(calibration.grid_points(key, axes_by_setting.get(key, axes))) for key in chosen)
     # finished points are kept here as they come: a run stopped for any reason continues
     # where it stopped when the same command is run again
     checkpoint = output.with_name(output.name + ".partial.jsonl")
@@ -901,6 +903,7 @@ def calibrate(
             trials=trial_count,
             seed=run_seed,
             axes=axes,
+            axes_by_setting=axes_by_setting,
             executor=executor,
             workers=worker_count,
             progress=lambda result: progress.update(
@@ -916,6 +919,7 @@ def calibrate(
             run_seed,
             axes,
             output,
+            axes_by_setting=axes_by_setting,
             below_alpha_min=below_alpha_min,
             small_eps=small_eps,
         )
@@ -941,17 +945,6 @@ def calibrate(
     typer.echo(f"wrote {output}")
 
 
-def _packaged_entry(setting: str) -> dict[str, Any]:
-    """A setting's entry in the packaged constants file, as stored."""
-    import json
-    from importlib import resources
-
-    document = json.loads(
-        resources.files("planner").joinpath("data/constants.json").read_text("utf-8")
-    )
-    return dict(document["settings"][setting])
-
-
 def _write_direct_factors(
     results: list[Any],
     chosen: list[str],
@@ -960,6 +953,7 @@ def _write_direct_factors(
     axes: Any,
     output: Path,
     *,
+    axes_by_setting: dict[str, Any] | None = None,
     below_alpha_min: bool = False,
     small_eps: bool = False,
 ) -> None:
@@ -980,7 +974,7 @@ def _write_direct_factors(
         made = {
             "trials": trials,
             "seed": seed,
-            "axes": axes,
+            "axes": (axes_by_setting or {}).get(key, axes),
             "created": datetime.date.today().isoformat(),
             "code_version": code_version(),
         }

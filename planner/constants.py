@@ -214,6 +214,9 @@ class SettingConstant:
         0.15 and 0.5, ε_strong at the points' 0.25 and 1 and, for the private coin, 0.05
         (``direct_small_eps``): each the worst over the points at its α or a larger node
         and its ε_strong or a smaller one, as the factor falls with α and rises with ε.
+        Central has such an entry too, with ε nodes 0.01, 0.05, 0.25 and 1, each the worst
+        over its own points only: its factor is least near ε_strong = 0.05 and rises both
+        ways (``planner.calibrate.EPS_NODE_OWN_POINTS``).
         A query with an α and an ε_strong takes the log-log
         interpolation between the nodes around it (in ε_strong, then in α); below the first
         ε_strong node the first node's tables (at k = 256, α = 0.15, β = 0.02 the factor is
@@ -265,7 +268,7 @@ class SettingConstant:
             return None, f"k = {k:,} is below its measured points' {direct['k'][0]:,}"
         if beta < min(direct["beta"]):
             return None, f"β = {beta:g} is below its last calibrated β = {min(direct['beta']):g}"
-        if band and alpha is not None:  # no ε_strong given: the worst, its last node
+        if band and alpha is not None:  # no ε_strong given: the worst ε node's
             at_eps = math.inf if eps_strong is None else eps_strong
             factor = _by_node_factor(band, beta, k, alpha, at_eps)
         else:
@@ -384,17 +387,21 @@ def _by_node_factor(
 ) -> float | None:
     """A ``direct_by_node`` entry's factor at (β, k, α, ε_strong): each node's table at
     (β, k) as in ``_direct_table_factor``, then log-log in ε_strong per α node (the first
-    node below it), then log-log in α (the last node above it); None where a node it
-    needs has none."""
+    node below it; with ε_strong = ∞, no ε given, the largest over the ε nodes), then
+    log-log in α (the last node above it); None where a node it needs has none."""
     alphas = [float(node) for node in band["alpha"]]
     eps_nodes = [float(node) for node in band["eps_strong"]]
     eps = max(eps_strong, eps_nodes[0])
     at_alpha = []
     for by_eps in band["factor"]:
         at_eps = [_direct_table_factor(band["beta"], band["k"], table, beta, k) for table in by_eps]
-        at_alpha.append(
-            at_eps[-1] if eps >= eps_nodes[-1] else _log_log_between(eps, eps_nodes, at_eps)
-        )
+        if math.isinf(eps):  # no ε_strong given: the worst node's
+            known = [value for value in at_eps if value is not None]
+            at_alpha.append(max(known) if len(known) == len(at_eps) else None)
+        else:
+            at_alpha.append(
+                at_eps[-1] if eps >= eps_nodes[-1] else _log_log_between(eps, eps_nodes, at_eps)
+            )
     return at_alpha[-1] if alpha >= alphas[-1] else _log_log_between(alpha, alphas, at_alpha)
 
 

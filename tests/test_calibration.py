@@ -477,22 +477,25 @@ def test_shipped_direct_tables_follow_from_their_raw_factors_and_todays_margins(
 
 
 @pytest.mark.parametrize(
-    "setting", ["shuffle-private", pytest.param("shuffle-public", marks=pytest.mark.slow)]
+    "setting",
+    ["shuffle-private", "central", pytest.param("shuffle-public", marks=pytest.mark.slow)],
 )
 def test_shipped_factors_by_node_follow_from_their_provenance(setting: str) -> None:
     """The ``direct_by_node`` tables are what today's code makes of their raw factors and
     the ``direct`` entry (whose own α nodes come last; at the first of them and the last ε
-    node, its table), and ``planner calibrate --direct --below-alpha-min`` (and
-    ``--small-eps``, where the setting has those points) with the recorded seed and
-    trials gives the raw factors back at the cheapest point (k = 16, α = 0.05,
-    ε_strong = 1, ratio = 1: about 10 s; ε_strong = 0.05, ratio = 0.25: about 3 s)."""
+    node, its table, where a node pools the smaller ε nodes), and ``planner calibrate
+    --direct --below-alpha-min`` (and ``--small-eps``, where the setting has those
+    points) with the recorded seed and trials gives the raw factors back at the cheapest
+    point (k = 16, α = 0.05, ε_strong = 1, ratio = 1: about 10 s; ε_strong = 0.05,
+    ratio = 0.25: about 3 s)."""
     from planner.calibrate import (
         BELOW_ALPHA_MIN_AXES,
-        DIRECT_SMALL_EPS_AXES,
+        EPS_NODE_OWN_POINTS,
         GridPoint,
         direct_point,
         grid_points,
         rebuilt_by_node_entry,
+        small_eps_axes,
         with_direct,
     )
     from planner.constants import default_constants
@@ -504,14 +507,15 @@ def test_shipped_factors_by_node_follow_from_their_provenance(setting: str) -> N
     assert band["alpha"] == [0.01, 0.05, *entry.extra["direct"]["axes"]["alpha"]]
     eps_nodes = entry.extra["direct"]["axes"]["eps_strong"]
     assert band["eps_strong"] == (small["axes"]["eps_strong"] if small else []) + eps_nodes
-    assert band["factor"][2][-1] == entry.extra["direct"]["factor"]
+    if setting not in EPS_NODE_OWN_POINTS:
+        assert band["factor"][2][-1] == entry.extra["direct"]["factor"]
     assert rebuilt_by_node_entry(setting, band, entry.extra["direct"], small) == band
     # a new direct run rebuilds them with every run's points: the same direct, the same
     unchanged = with_direct(setting, dict(entry.extra), entry.extra["direct"])
     assert unchanged["direct_by_node"] == band
     runs = [(band, GridPoint(setting, 16, 0.05, 1.0, 1.0))]
     if small:  # its cheapest point, about 3 s
-        assert small["axes"] == DIRECT_SMALL_EPS_AXES
+        assert small["axes"] == small_eps_axes(setting)
         runs.append((small, GridPoint(setting, 16, 0.05, 0.05, 0.25)))
     for run, point in runs:
         provenance = run["provenance"]
@@ -707,6 +711,109 @@ def test_the_by_node_entry_takes_the_worst_over_larger_alpha_and_smaller_eps_nod
         by_node_entry(results, direct, axes=axes, **made, small_eps=stray)
 
 
+def test_central_by_node_tables_take_each_eps_node_on_its_own_points() -> None:
+    """By hand, central (``EPS_NODE_OWN_POINTS``: its factor rises both ways from its least
+    near ε_strong = 0.05), one k and ratio, one point per (α, ε_strong) node. Its grid is
+    fitted at the operating point, so a point's factor at β is its raw factor over its own
+    at β = 1/3, and each value is c = 1.05 × the worst such ratio.
+
+    Ratios at β = 0.2, 0.1, 0.05, 0.02, 0.01 (raw ÷ the raw at 1/3):
+    ε 0.25: α 0.01 (1.6, 2.4, 3.2, 4.2, 5.2), 0.05 (1.5, 2.3, 3.1, 4.1, 5.1),
+            0.15 (1.5, 2.2, 3.0, 4.0, 5.0), 0.5 (1.2, 1.8, 2.4, 3.2, 4.0) / 0.8 =
+            (1.5, 2.25, 3.0, 4.0, 5.0);
+    ε 1:    α 0.01 (1.8, 2.7, 3.6, 4.8, none), 0.05 (1.6, 2.5, 3.3, 4.4, 5.4),
+            0.15 (1.7, 2.6, 3.5, 4.5, 5.5), 0.5 (1.5, 2.2, 2.9, 3.7, 4.7);
+    ε 0.01: α 0.01 (1.9, 2.9, 3.9, 5.0, 6.5), 0.05 (1.7, 2.6, 3.5, 4.7, 6.0),
+            0.15 (1.7, 2.5, 3.4, 4.6, 6.2), 0.5 (1.62, 2.43, 3.24, 4.23, 5.4) / 0.9 =
+            (1.8, 2.7, 3.6, 4.7, 6.0).
+    Each node: the worst over its own ε node's points at its α and above. At ε node 1,
+    α 0.05: c × (1.7, 2.6, 3.5, 4.5, 5.5) — pooling the smaller ε nodes (the shuffle rule)
+    would give 6.2 at β = 0.01, from the ε 0.01 point at α 0.15. With no ε_strong given
+    the lookup takes the worst node's: 6.2 c at α = 0.05, β = 0.01."""
+    import math
+
+    from planner.calibrate import (
+        EPS_NODE_OWN_POINTS,
+        DirectResult,
+        GridPoint,
+        by_node_entry,
+        direct_entry,
+        small_eps_entry,
+    )
+    from planner.constants import _by_node_factor
+
+    assert "central" in EPS_NODE_OWN_POINTS
+
+    def at(alpha: float, eps: float, *raw: float | None) -> DirectResult:
+        return DirectResult(GridPoint("central", 16, alpha, eps, 1.0), 1.0, raw)
+
+    made = {"trials": 1, "seed": 0, "created": "x", "code_version": "x"}
+    direct = direct_entry(  # in grid order: α, then ε_strong
+        [
+            at(0.15, 0.25, 1.0, 1.5, 2.2, 3.0, 4.0, 5.0),
+            at(0.15, 1.0, 1.0, 1.7, 2.6, 3.5, 4.5, 5.5),
+            at(0.5, 0.25, 0.8, 1.2, 1.8, 2.4, 3.2, 4.0),
+            at(0.5, 1.0, 1.0, 1.5, 2.2, 2.9, 3.7, 4.7),
+        ],
+        axes={"k": [16], "alpha": [0.15, 0.5], "eps_strong": [0.25, 1.0], "eps_ratio": [1.0]},
+        **made,
+    )
+    c = 1.05
+
+    def times_c(*ratios: float) -> list[list[object]]:
+        return [[pytest.approx(c * value) for value in ratios] + [None] * (5 - len(ratios))]
+
+    assert direct["operating_factor"] == [1.0]
+    assert direct["factor"] == times_c(1.7, 2.6, 3.5, 4.5, 5.5)
+    below = [
+        at(0.01, 0.25, 1.0, 1.6, 2.4, 3.2, 4.2, 5.2),
+        at(0.01, 1.0, 1.0, 1.8, 2.7, 3.6, 4.8, None),
+        at(0.05, 0.25, 1.0, 1.5, 2.3, 3.1, 4.1, 5.1),
+        at(0.05, 1.0, 1.0, 1.6, 2.5, 3.3, 4.4, 5.4),
+    ]
+    small_axes = {"k": [16], "alpha": [0.01, 0.05, 0.15, 0.5], "eps_strong": [0.01]}
+    small = small_eps_entry(
+        [
+            at(0.01, 0.01, 1.0, 1.9, 2.9, 3.9, 5.0, 6.5),
+            at(0.05, 0.01, 1.0, 1.7, 2.6, 3.5, 4.7, 6.0),
+            at(0.15, 0.01, 1.0, 1.7, 2.5, 3.4, 4.6, 6.2),
+            at(0.5, 0.01, 0.9, 1.62, 2.43, 3.24, 4.23, 5.4),
+        ],
+        axes={**small_axes, "eps_ratio": [1.0]},
+        **made,
+    )
+    axes = {"k": [16], "alpha": [0.01, 0.05], "eps_strong": [0.25, 1.0], "eps_ratio": [1.0]}
+    entry = by_node_entry(below, direct, axes=axes, **made, small_eps=small)
+    assert entry["alpha"] == [0.01, 0.05, 0.15, 0.5]
+    assert entry["eps_strong"] == [0.01, 0.25, 1.0]
+    assert "at that ε_strong node" in entry["criterion"]
+    at_001, at_005, at_015, at_05 = entry["factor"]
+    assert at_001 == [
+        times_c(1.9, 2.9, 3.9, 5.0, 6.5),
+        times_c(1.6, 2.4, 3.2, 4.2, 5.2),
+        times_c(1.8, 2.7, 3.6, 4.8),
+    ]
+    assert at_005 == [
+        times_c(1.8, 2.7, 3.6, 4.7, 6.2),
+        times_c(1.5, 2.3, 3.1, 4.1, 5.1),
+        times_c(1.7, 2.6, 3.5, 4.5, 5.5),
+    ]
+    assert at_015 == [
+        times_c(1.8, 2.7, 3.6, 4.7, 6.2),
+        times_c(1.5, 2.25, 3.0, 4.0, 5.0),
+        direct["factor"],
+    ]
+    assert at_05 == [
+        times_c(1.8, 2.7, 3.6, 4.7, 6.0),
+        times_c(1.5, 2.25, 3.0, 4.0, 5.0),
+        times_c(1.5, 2.2, 2.9, 3.7, 4.7),
+    ]
+    assert _by_node_factor(entry, 0.01, 16, 0.05, 1.0) == pytest.approx(5.5 * c)
+    assert _by_node_factor(entry, 0.01, 16, 0.05, math.inf) == pytest.approx(6.2 * c)
+    # between ε nodes 0.01 and 0.25, log-log: at ε = 0.05, weight log 5 / log 25 = 1/2
+    assert _by_node_factor(entry, 0.01, 16, 0.05, 0.05) == pytest.approx(c * math.sqrt(6.2 * 5.1))
+
+
 def test_below_alpha_min_is_refused_without_direct_or_for_a_setting_without_a_floor(
     tmp_path, capsys
 ) -> None:
@@ -719,7 +826,7 @@ def test_below_alpha_min_is_refused_without_direct_or_for_a_setting_without_a_fl
     flags = ["calibrate", "--direct", "--below-alpha-min", "--setting", "local-private"]
     assert main([*flags, "-o", str(output)]) == 2
     error = capsys.readouterr().err
-    assert "setting" in error and "shuffle-private, shuffle-public" in error
+    assert "setting" in error and "shuffle-private, shuffle-public, central" in error
     assert len(error.strip().splitlines()) == 1
     assert not output.exists()
 
@@ -735,8 +842,8 @@ def test_small_eps_is_refused_alone_with_another_stage_or_for_a_setting_without_
         (["--small-eps"], "small-eps"),
         (["--direct", "--small-eps", "--below-alpha-min"], "below-alpha-min"),
         (["--direct", "--small-eps", "--quick"], "quick"),
-        (["--direct", "--small-eps", "--setting", "central"], "one of shuffle-private"),
-        (["--direct", "--small-eps", "--setting", "shuffle-public"], "one of shuffle-private"),
+        (["--direct", "--small-eps", "--setting", "local-private"], "one of shuffle-private"),
+        (["--direct", "--small-eps", "--setting", "shuffle-public"], "shuffle-private, central"),
     ):
         assert main(["calibrate", *flags, "-o", str(output)]) == 2
         error = capsys.readouterr().err
