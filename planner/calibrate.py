@@ -770,7 +770,7 @@ def by_node_entry(
     The table at (α, ε) is the worst over the points at α or any larger α node and at ε or
     any smaller ε node, so the tables never rise with α and never fall with ε, the ways
     the measured shuffle factor goes (``docs/coverage.md``, β below 1/3); for a setting in
-    ``EPS_NODE_OWN_POINTS`` (central, whose factor rises both ways from its least near
+    ``EPS_NODE_OWN_POINTS`` (central, whose factor at k = 16 rises both ways from its least near
     ε_strong = 0.05) the points at ε itself instead of ε and below; a query's factor is
     interpolated log-log between the nodes around it (``SettingConstant.direct_factor``).
     At the last ε node and the ``direct`` points' first α node it is the ``direct`` table

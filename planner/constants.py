@@ -215,7 +215,7 @@ class SettingConstant:
         (``direct_small_eps``): each the worst over the points at its α or a larger node
         and its ε_strong or a smaller one, as the factor falls with α and rises with ε.
         Central has such an entry too, with ε nodes 0.01, 0.05, 0.25 and 1, each the worst
-        over its own points only: its factor is least near ε_strong = 0.05 and rises both
+        over its own points only: at k = 16 its factor is least near ε_strong = 0.05 and rises both
         ways (``planner.calibrate.EPS_NODE_OWN_POINTS``).
         A query with an α and an ε_strong takes the log-log
         interpolation between the nodes around it (in ε_strong, then in α); below the first
@@ -246,6 +246,12 @@ class SettingConstant:
         alphas = direct.get("axes", {}).get("alpha")
         return (min(tops) if tops else 0.0), (max(alphas) if alphas else 0.0)
 
+    def direct_least_k(self) -> int:
+        """The least k of the direct points (0 without them): below it,
+        :meth:`direct_factor` has no factor."""
+        direct = self.extra.get("direct") or {}
+        return int(direct["k"][0]) if direct.get("k") else 0
+
     def _direct_lookup(
         self, beta: float, k: int, eps_strong: float | None, alpha: float | None
     ) -> tuple[float | None, str]:
@@ -264,7 +270,7 @@ class SettingConstant:
             return None, f"ε_strong = {eps_strong:g} is above its measured points' {top_eps:g}"
         if alpha is not None and alpha > top_alpha:
             return None, f"α = {alpha:g} is above its measured points' {top_alpha:g}"
-        if k < direct["k"][0]:
+        if k < self.direct_least_k():
             return None, f"k = {k:,} is below its measured points' {direct['k'][0]:,}"
         if beta < min(direct["beta"]):
             return None, f"β = {beta:g} is below its last calibrated β = {min(direct['beta']):g}"

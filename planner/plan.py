@@ -617,18 +617,21 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
 def _direct_within_reach(
     query: Query, chosen: _ProtocolRun, table: ConstantTable, fallback: bool
 ) -> str | None:
-    """For a majority-vote plan whose ε_strong or α lies above the direct points': the
-    directly calibrated plan of the same query with both ε and α lowered to those points'
-    tops, when it needs fewer users in all, in words. It also answers the query: a
-    mechanism at a smaller ε is still ε-DP, and a tester for a smaller α rejects every
-    pair farther apart (README, β)."""
+    """For a majority-vote plan whose ε_strong or α lies above the direct points', or whose
+    k lies below theirs: the directly calibrated plan of the same query with ε and α
+    lowered to those points' tops and k raised to their least, when it needs fewer users
+    in all, in words. It also answers the query: a mechanism at a smaller ε is still
+    ε-DP, a tester for a smaller α rejects every pair farther apart, and a k-bin domain is
+    a larger one with empty bins (README, β)."""
     if chosen.repetition.method is not RepetitionMethod.MAJORITY_VOTE:
         return None
     top_eps, top_alpha = chosen.constant.direct_limits()
-    if not (top_eps and top_alpha):  # no direct points
+    least_k = chosen.constant.direct_least_k()
+    if not (top_eps and top_alpha and least_k):  # no direct points
         return None
     lowered = replace(
         query,
+        k=max(query.k, least_k),
         eps1=min(query.eps1, top_eps),
         eps2=min(query.eps2, top_eps),
         alpha=min(query.alpha, top_alpha),
@@ -646,6 +649,7 @@ def _direct_within_reach(
     lowered_to = [
         (name, value)
         for name, value, asked in (
+            ("k", lowered.k, query.k),
             ("eps1", lowered.eps1, query.eps1),
             ("eps2", lowered.eps2, query.eps2),
             ("alpha", lowered.alpha, query.alpha),
@@ -653,14 +657,16 @@ def _direct_within_reach(
         if value != asked
     ]
     why = []
+    if lowered.k != query.k:
+        why.append(f"a {query.k}-bin domain is a {lowered.k}-bin one with empty bins")
     if lowered.alpha != query.alpha:
         why.append(f"a tester for α = {lowered.alpha:g} rejects every pair farther apart")
     if (lowered.eps1, lowered.eps2) != (query.eps1, query.eps2):
         why.append("a group run at a smaller ε is still ε-DP")
     return (
-        "planned with "
+        "fewer users with "
         + " ".join(f"--{name} {value:g}" for name, value in lowered_to)
-        + f" instead, direct calibration needs {total:,} users in all "
+        + f": direct calibration needs {total:,} users in all "
         f"(n1 = {within.groups[0].n_users:,}, n2 = {within.groups[1].n_users:,}), fewer "
         f"than this vote's {chosen.total_users:,}; that plan also answers this query ("
         + "; ".join(why)

@@ -11,7 +11,7 @@ import pytest
 from planner.constants import ConstantSource, SettingConstant, parse_constant_table
 from planner.formulas.repetition import majority_vote_error
 from planner.inputs import Query
-from planner.plan import RepetitionMethod, plan
+from planner.plan import Coverage, RepetitionMethod, plan
 from planner.report import plan_to_dict
 from tests.conftest import make_query
 
@@ -251,11 +251,28 @@ def test_a_vote_plan_above_the_direct_points_names_the_direct_plan_that_also_ans
         direct = plan(query(**lowered))
         assert direct.repetition.method is RepetitionMethod.DIRECT
         assert voted.total_users > 4 * direct.total_users
-        (line,) = [warning for warning in voted.warnings if warning.startswith("planned with")]
-        assert line.startswith(f"planned with {option}instead")
+        (line,) = [warning for warning in voted.warnings if warning.startswith("fewer users")]
+        assert line.startswith(f"fewer users with {option.strip()}: direct calibration")
         assert f"needs {direct.total_users:,} users in all" in line
         assert f"this vote's {voted.total_users:,};" in line
     below = plan(query(beta=0.0099))
     assert below.repetition.method is RepetitionMethod.MAJORITY_VOTE
-    assert not [warning for warning in below.warnings if warning.startswith("planned with")]
-    assert not [w for w in plan(query()).warnings if w.startswith("planned with")]
+    assert not [warning for warning in below.warnings if warning.startswith("fewer users")]
+    assert not [w for w in plan(query()).warnings if w.startswith("fewer users")]
+
+
+def test_a_vote_plan_below_the_direct_points_k_names_the_direct_plan_at_their_least_k() -> None:
+    """Central is covered from k = 4, its direct points from k = 16: a query at k = 15 takes
+    the 47-run vote at β = 0.01, about 9× the direct plan at k = 16, which also answers it
+    (a 15-bin domain is a 16-bin one with an empty bin); the vote plan names that plan."""
+    asked = {"k": 15, "alpha": 0.15, "eps1": 0.25, "eps2": 0.25, "beta": 0.01}
+    voted = plan(make_query("central", **asked))
+    assert voted.repetition.method is RepetitionMethod.MAJORITY_VOTE
+    assert voted.coverage is Coverage.CALIBRATED
+    direct = plan(make_query("central", **{**asked, "k": 16}))
+    assert direct.repetition.method is RepetitionMethod.DIRECT
+    assert voted.total_users > 5 * direct.total_users
+    (line,) = [warning for warning in voted.warnings if warning.startswith("fewer users")]
+    assert line.startswith("fewer users with --k 16: direct calibration")
+    assert f"needs {direct.total_users:,} users in all" in line
+    assert "a 15-bin domain is a 16-bin one with empty bins" in line
