@@ -865,9 +865,12 @@ def calibrate(
     if small_eps:
         if not direct:
             raise InputError("small-eps", "set without --direct", "used together with --direct")
-        if below_alpha_min or quick:
-            flag = "below-alpha-min" if below_alpha_min else "quick"
-            raise InputError(flag, "set with --small-eps", "left out: one stage at a time")
+        if below_alpha_min:
+            raise InputError(
+                "below-alpha-min", "set with --small-eps", "left out: one stage at a time"
+            )
+        if quick:
+            raise InputError("quick", "set with --small-eps", "left out: its points are fixed")
         # the shuffle private coin's factor falls below ε = 0.25, central's moves both
         # ways; the shuffle public coin's does not move (docs/coverage.md)
         noded = list(calibration.DIRECT_SMALL_EPS_SETTINGS)
