@@ -458,7 +458,11 @@ def _rows_table(title: str, headers: list[str], rows: list[list[str]]) -> Any:
 
 
 def sweep_renderable(result: Any) -> Any:
-    """A sweep as a table: the setting, the varied inputs, status and users per group."""
+    """A sweep as a table: the setting, the varied inputs, status and users per group, and
+    the tester runs when some row is a majority vote (a row at β < 1/3 past the direct
+    points' ε, α or k: the vote's jump shows)."""
+    rows = result.rows()
+    votes = any((row["runs"] or 1) > 1 for row in rows)
     shown = [
         [
             row["setting"]
@@ -469,13 +473,22 @@ def sweep_renderable(result: Any) -> Any:
             _count(row["n_users_group1"]),
             _count(row["n_users_group2"]),
             _count(row["total_users"]),
+            *(["—" if row["runs"] is None else f"{row['runs']}"] if votes else []),
         ]
-        for row in result.rows()
+        for row in rows
     ]
     varied = ", ".join(result.varied) or "nothing"
     return _rows_table(
         f"sweep over {varied}: {len(result)} plans",
-        ["setting", *result.varied, "status", "group 1", "group 2", "total"],
+        [
+            "setting",
+            *result.varied,
+            "status",
+            "group 1",
+            "group 2",
+            "total",
+            *(["runs"] if votes else []),
+        ],
         shown,
     )
 

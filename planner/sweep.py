@@ -33,7 +33,7 @@ from planner.inputs import (
 from planner.limits import check_root_finds, check_single_rows, check_sweep_rows
 from planner.plan import Coverage, plan
 
-SWEEP_SCHEMA = "planner.sweep/1"
+SWEEP_SCHEMA = "planner.sweep/2"
 PARAMETERS = ("k", "alpha", "eps1", "eps2", "delta", "beta")
 """The numeric inputs of a plan, in the order rows vary (the last fastest)."""
 INTEGER_PARAMETERS = ("k",)
@@ -49,6 +49,7 @@ NUMBER_COLUMNS = (
     "baseline_n_users_group2",
     "lower_bound_group1",
     "lower_bound_group2",
+    "runs",
 )
 """A row's numbers (empty where the row has no plan)."""
 COLUMNS = (
@@ -59,13 +60,15 @@ COLUMNS = (
     "status",
     *NUMBER_COLUMNS,
 )
-"""Field names of a row, in order (stable within ``planner.sweep/1``)."""
+"""Field names of a row, in order (stable within ``planner.sweep/2``; ``/1`` had no
+``runs``)."""
 COUNT_COLUMNS = (
     "n_users_group1",
     "n_users_group2",
     "total_users",
     "baseline_n_users_group1",
     "baseline_n_users_group2",
+    "runs",
 )
 
 
@@ -237,6 +240,7 @@ def _setting_block(
         "baseline_n_users_group2": numbers.baseline_n_users_group2,
         "lower_bound_group1": numbers.lower_bound_group1,
         "lower_bound_group2": numbers.lower_bound_group2,
+        "runs": numbers.runs,
     }
     for code in np.unique(numbers.uncovered[numbers.uncovered != 0]):
         rows = numbers.uncovered == code
@@ -307,12 +311,13 @@ def _answer_one(
         columns[name][row] = float(value)
     columns["lower_bound_group1"][row] = result.groups[0].lower_bound
     columns["lower_bound_group2"][row] = result.groups[1].lower_bound
+    columns["runs"][row] = float(result.runs)
     columns["protocol"][row] = result.protocol
     exact_counts[row] = counts
 
 
 def sweep_to_dict(result: Sweep) -> dict[str, Any]:
-    """The sweep as JSON-ready data (schema ``planner.sweep/1``)."""
+    """The sweep as JSON-ready data (schema ``planner.sweep/2``)."""
     return {"schema": SWEEP_SCHEMA, "varied": list(result.varied), "rows": result.rows()}
 
 

@@ -49,6 +49,8 @@ class PlanColumns:
     baseline_n_users_group2: np.ndarray
     lower_bound_group1: np.ndarray
     lower_bound_group2: np.ndarray
+    runs: np.ndarray
+    """Tester runs behind the plan: 1 (one run), or the majority vote's r(β) at β < 1/3."""
     regular: np.ndarray
     """Valid inputs and exact counts: the row equals ``plan``'s. Others: ask ``plan``."""
     uncovered: np.ndarray
@@ -103,6 +105,7 @@ def plan_columns(
         baseline_n_users_group2=base2 * blank,
         lower_bound_group1=lower1 * blank,
         lower_bound_group2=lower2 * blank,
+        runs=_vote_runs(points.beta) * blank,
         regular=regular,
         uncovered=np.where(regular, uncovered, 0),
     )
@@ -149,10 +152,7 @@ def _protocol_columns(points: _Points, protocol: Setting, table: ConstantTable) 
     compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
     strong = np.maximum(points.eps1, points.eps2)
     weak = np.minimum(points.eps1, points.eps2)
-    runs = _per_distinct(
-        points.beta,
-        lambda beta: majority_vote_runs(beta, PER_RUN_ERROR) if beta < PER_RUN_ERROR else 1,
-    )
+    runs = _vote_runs(points.beta)
 
     def sizes(eps_s: np.ndarray, eps_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         multiplier, unit = _calibrated_multiplier(
@@ -204,6 +204,14 @@ def _protocol_columns(points: _Points, protocol: Setting, table: ConstantTable) 
         *by_group(np.asarray(lower_strong, float), np.asarray(lower_weak, float)),
         np.full(points.k.shape, protocol.key, dtype=object),
         np.broadcast_to(uncovered, points.k.shape),
+    )
+
+
+def _vote_runs(beta: np.ndarray) -> np.ndarray:
+    """Runs of the plan at each β on the vectorised path: r(β) below 1/3 (a row that may
+    be calibrated directly goes to ``plan``), else 1."""
+    return _per_distinct(
+        beta, lambda value: majority_vote_runs(value, PER_RUN_ERROR) if value < PER_RUN_ERROR else 1
     )
 
 

@@ -61,6 +61,7 @@ def _expected_row(setting: Setting, row: dict, accounting: Accounting) -> dict:
         "baseline_n_users_group2": result.groups[1].baseline_n_users,
         "lower_bound_group1": pytest.approx(result.groups[0].lower_bound, rel=1e-12),
         "lower_bound_group2": pytest.approx(result.groups[1].lower_bound, rel=1e-12),
+        "runs": result.runs,
     }
 
 
@@ -244,7 +245,7 @@ def test_cli_sweep_csv_and_json_are_the_api_rows(tmp_path, capsys) -> None:
     assert main(["sweep", *arguments, "--format", "json", "--output", str(target)]) == 0
     document = json.loads(target.read_text())
     assert document == json.loads(json.dumps(sweep_to_dict(api)))
-    assert document["schema"] == "planner.sweep/1" and document["varied"] == ["k", "eps2"]
+    assert document["schema"] == "planner.sweep/2" and document["varied"] == ["k", "eps2"]
     assert sweep_to_csv(api).count("\n") == len(api) + 1
 
 
@@ -399,3 +400,21 @@ def test_readme_python_example_runs(capsys) -> None:
     exec(readme[start : readme.index("```", start)], {})
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].endswith("calibrated") and printed[-1] == "True"
+
+
+def test_the_runs_column_shows_where_a_sweep_leaves_direct_calibration_for_the_vote() -> None:
+    """At β = 0.01 central's direct factors stop above ε_strong = 1: the row at ε1 = 1 is
+    one run, the row just above it the 47-run vote (r(0.01), as ``plan`` says), about 10×
+    the users; the table shows a runs column then, and not when every row is one run."""
+    from planner.report import sweep_renderable
+
+    central = Setting.from_key("central")
+    crossing = sweep([central], k=256, alpha=0.15, eps1=[1.0, 1.001], eps2=0.01, beta=0.01)
+    below, above = crossing.rows()
+    assert (below["runs"], above["runs"]) == (1, 47)
+    assert above["total_users"] > 9 * below["total_users"]
+    header = [column.header for column in sweep_renderable(crossing).columns]
+    assert header[-1] == "runs"
+    direct_only = sweep([central], k=256, alpha=0.15, eps1=[0.9, 1.0], eps2=0.01, beta=0.01)
+    assert [row["runs"] for row in direct_only.rows()] == [1, 1]
+    assert "runs" not in [column.header for column in sweep_renderable(direct_only).columns]
