@@ -476,6 +476,46 @@ def test_shipped_direct_tables_follow_from_their_raw_factors_and_todays_margins(
         )
 
 
+@pytest.mark.parametrize("setting", ["shuffle-private", "shuffle-public", "central"])
+def test_every_measured_point_is_covered_by_the_factor_a_plan_there_reads(setting: str) -> None:
+    """At each stored direct point (the direct run's, below its α, below ε_strong 0.25),
+    the factor a plan at that point's (k, α, ε_strong) reads from the shipped tables gives
+    at least 1.05 × the C that point itself needed at every β: for a grid fitted at 0.26,
+    factor × the direct entry's operating factor ≥ 1.05 × the point's raw factor; for one
+    fitted at the operating point, factor ≥ 1.05 × raw(β) / raw(1/3). A β the point never
+    reached has no factor there (the vote). No simulation: the stored numbers only."""
+    from planner.calibrate import DIRECT_BETAS, GRID_AT_OPERATING_POINT, grid_points
+    from planner.constants import default_constants
+
+    entry = default_constants().for_setting(setting)
+    direct = entry.extra["direct"]
+    runs = [
+        entry.extra[name]
+        for name in ("direct", "direct_by_node", "direct_small_eps")
+        if name in entry.extra
+    ]
+    at_operating_point = setting in GRID_AT_OPERATING_POINT
+    checked = 0
+    for run in runs:
+        for point, raw in zip(grid_points(setting, run["axes"]), run["raw_factors"], strict=True):
+            for index, beta in enumerate(DIRECT_BETAS[1:], start=1):
+                factor = entry.direct_factor(beta, point.k, point.eps_strong, point.alpha)
+                if raw[index] is None:
+                    assert factor is None, (point, beta)
+                    continue
+                if factor is None:  # the vote covers it (a floor at another point)
+                    continue
+                if at_operating_point:
+                    needed = raw[index] / raw[0]
+                    given = factor
+                else:
+                    needed = raw[index]
+                    given = factor * direct["operating_factor"][direct["k"].index(point.k)]
+                assert given >= 1.05 * needed * (1 - 1e-9), (point, beta, given, needed)
+                checked += 1
+    assert checked >= 16 * 3
+
+
 @pytest.mark.parametrize(
     "setting",
     ["shuffle-private", "central", pytest.param("shuffle-public", marks=pytest.mark.slow)],
