@@ -73,7 +73,7 @@ class Allocation:
 
 def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
     """(n1, n2, description) for the members of the setting's family of valid protocols."""
-    query = replace(plan.query, setting=Setting.from_key(plan.protocol), warnings=())
+    query = plan.tester_query
     constant = table.for_setting(plan.protocol)
     eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
     strong_first = query.eps1 >= query.eps2
@@ -188,7 +188,8 @@ def _allocate(
         )
     model = Setting.from_key(plan.protocol).model
     if model is Model.LOCAL:
-        gamma1, gamma2 = debias_factor(plan.query.eps1), debias_factor(plan.query.eps2)
+        tester = plan.tester_query
+        gamma1, gamma2 = debias_factor(tester.eps1), debias_factor(tester.eps2)
         budget = gamma1**2 / paper[0] + gamma2**2 / paper[1]  # W: the variance to keep
         if rule is AllocationRule.COST:
             spread = gamma1 * math.sqrt(cost1) + gamma2 * math.sqrt(cost2)

@@ -136,6 +136,17 @@ class Repetition:
 
 
 @dataclass(frozen=True)
+class LoweredPoint:
+    """The (ε1, ε2, α) a plan's tester runs at when they are below the query's: a group
+    whose mechanism runs at a smaller ε is still ε-DP, and a tester for a smaller α rejects
+    every pair farther apart, so the plan answers the query (``plan``)."""
+
+    eps1: float
+    eps2: float
+    alpha: float
+
+
+@dataclass(frozen=True)
 class Plan:
     query: Query
     protocol: str
@@ -159,6 +170,18 @@ class Plan:
     """Why a plan is not covered: each covered range its point lies outside of."""
     coverage_axes: tuple[str, ...] = ()
     """The ``planner.constants.COVERAGE_AXES`` names of those ranges."""
+    tester_point: LoweredPoint | None = None
+    """Where the tester runs when that is below the query (None: at the query itself)."""
+
+    @property
+    def tester_query(self) -> Query:
+        """The query the tester is built for: the protocol that runs, at ``tester_point``
+        when there is one (what ``validate`` and the allocations use)."""
+        changed: dict[str, Any] = {"setting": Setting.from_key(self.protocol), "warnings": ()}
+        if self.tester_point is not None:
+            point = self.tester_point
+            changed |= {"eps1": point.eps1, "eps2": point.eps2, "alpha": point.alpha}
+        return replace(self.query, **changed)
 
     @property
     def runs(self) -> int:
@@ -610,67 +633,96 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
                 "the public coin saves nothing here: the private-coin protocol (it simply "
                 "ignores the coin) needs fewer users",
             )
-    hint = _direct_within_reach(query, chosen, table, fallback)
-    return chosen.plan(query, table, (*notes, hint) if hint else notes)
-
-
-def _direct_within_reach(
-    query: Query, chosen: _ProtocolRun, table: ConstantTable, fallback: bool
-) -> str | None:
-    """For a majority-vote plan whose ε_strong or α lies above the direct points', or whose
-    k lies below theirs: the directly calibrated plan of the same query with ε and α
-    lowered to those points' tops and k raised to their least, when it needs fewer users
-    in all, in words. It also answers the query: a mechanism at a smaller ε is still
-    ε-DP, a tester for a smaller α rejects every pair farther apart, and a k-bin domain is
-    a larger one with empty bins (README, β)."""
+    made = chosen.plan(query, table, notes)
     if chosen.repetition.method is not RepetitionMethod.MAJORITY_VOTE:
-        return None
+        return made
+    lowered = _lowered_direct(query, chosen, table, fallback)
+    if lowered is not None:
+        made = lowered
+    hint = _larger_k_hint(query, made, chosen.constant, table, fallback)
+    return replace(made, warnings=(*made.warnings, hint)) if hint else made
+
+
+def _lowered_direct(
+    query: Query, chosen: _ProtocolRun, table: ConstantTable, fallback: bool
+) -> Plan | None:
+    """For a majority-vote plan whose ε_strong or α lies above the direct points' tops (1
+    and 0.5 when measured there): the directly calibrated plan with the tester run at ε
+    and α lowered to those tops, when it needs fewer users in all. It answers the query: a
+    mechanism run at a smaller ε is still ε-DP, and a tester for a smaller α rejects every
+    pair farther apart (README, β). Without it the vote costs up to ten times more just
+    past the tops (k = 256, α = 0.15, β = 0.01: ε1 = 1 → 1.001 took 788,829 → 7,803,927
+    users)."""
     top_eps, top_alpha = chosen.constant.direct_limits()
-    least_k = chosen.constant.direct_least_k()
-    if not (top_eps and top_alpha and least_k):  # no direct points
+    if not (top_eps and top_alpha):  # no direct points
         return None
-    lowered = replace(
-        query,
-        k=max(query.k, least_k),
-        eps1=min(query.eps1, top_eps),
-        eps2=min(query.eps2, top_eps),
-        alpha=min(query.alpha, top_alpha),
+    point = LoweredPoint(
+        min(query.eps1, top_eps), min(query.eps2, top_eps), min(query.alpha, top_alpha)
     )
-    if lowered == query:
+    if (point.eps1, point.eps2, point.alpha) == (query.eps1, query.eps2, query.alpha):
         return None
-    within = plan(lowered, table, fallback=fallback)
-    total = within.groups[0].n_users + within.groups[1].n_users
+    within = plan(
+        replace(query, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha),
+        table,
+        fallback=fallback,
+    )
     if (
         within.repetition.method is not RepetitionMethod.DIRECT
         or within.coverage is not Coverage.CALIBRATED
-        or total >= chosen.total_users
+        or within.total_users >= chosen.total_users
     ):
         return None
-    lowered_to = [
-        (name, value)
+    lowered = [
+        f"{name} = {value:g} (asked {asked:g})"
         for name, value, asked in (
-            ("k", lowered.k, query.k),
-            ("eps1", lowered.eps1, query.eps1),
-            ("eps2", lowered.eps2, query.eps2),
-            ("alpha", lowered.alpha, query.alpha),
+            ("ε1", point.eps1, query.eps1),
+            ("ε2", point.eps2, query.eps2),
+            ("α", point.alpha, query.alpha),
         )
         if value != asked
     ]
     why = []
-    if lowered.k != query.k:
-        why.append(f"a {query.k}-bin domain is a {lowered.k}-bin one with empty bins")
-    if lowered.alpha != query.alpha:
-        why.append(f"a tester for α = {lowered.alpha:g} rejects every pair farther apart")
-    if (lowered.eps1, lowered.eps2) != (query.eps1, query.eps2):
+    if (point.eps1, point.eps2) != (query.eps1, query.eps2):
         why.append("a group run at a smaller ε is still ε-DP")
-    return (
-        "fewer users with "
-        + " ".join(f"--{name} {value:g}" for name, value in lowered_to)
-        + f": direct calibration needs {total:,} users in all "
-        f"(n1 = {within.groups[0].n_users:,}, n2 = {within.groups[1].n_users:,}), fewer "
-        f"than this vote's {chosen.total_users:,}; that plan also answers this query ("
+    if point.alpha != query.alpha:
+        why.append(f"a tester for α = {point.alpha:g} rejects every pair farther apart")
+    note = (
+        "the tester runs at "
+        + ", ".join(lowered)
+        + f", where direct calibration's points reach: {within.total_users:,} users in all, "
+        f"fewer than the {chosen.repetition.runs}-run majority vote's "
+        f"{chosen.total_users:,} at the asked values; it answers this query ("
         + "; ".join(why)
         + ")"
+    )
+    return replace(within, query=query, tester_point=point, warnings=(*within.warnings, note))
+
+
+def _larger_k_hint(
+    query: Query, made: Plan, constant: SettingConstant, table: ConstantTable, fallback: bool
+) -> str | None:
+    """For a majority-vote plan whose k lies below the direct points' least k: the directly
+    calibrated plan at that k, when it needs fewer users in all, in words. It also answers
+    the query: a k-bin domain is a larger one with empty bins (README, β). (Not made the
+    plan itself: its tester and the validation's instances would have different k.)"""
+    least_k = constant.direct_least_k()
+    if made.repetition.method is not RepetitionMethod.MAJORITY_VOTE or not least_k:
+        return None
+    if query.k >= least_k:
+        return None
+    within = plan(replace(query, k=least_k), table, fallback=fallback)
+    if (
+        within.repetition.method is not RepetitionMethod.DIRECT
+        or within.coverage is not Coverage.CALIBRATED
+        or within.total_users >= made.total_users
+    ):
+        return None
+    tester = "" if within.tester_point is None else " (its tester at smaller ε or α, as it says)"
+    return (
+        f"fewer users with --k {least_k}: direct calibration needs {within.total_users:,} "
+        f"users in all (n1 = {within.n_users_group1:,}, n2 = {within.n_users_group2:,})"
+        f"{tester}, fewer than this vote's {made.total_users:,}; that plan also answers "
+        f"this query (a {query.k}-bin domain is a {least_k}-bin one with empty bins)"
     )
 
 
@@ -817,6 +869,7 @@ class _ProtocolRun:
             coverage=self.coverage,
             coverage_gaps=gaps,
             coverage_axes=tuple(axis for axis, *_ in self.outside),
+            tester_point=None,
         )
 
 
@@ -953,6 +1006,7 @@ def _warnings(
 __all__ = [
     "Compression",
     "GroupPlan",
+    "LoweredPoint",
     "Plan",
     "Repetition",
     "RepetitionMethod",

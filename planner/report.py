@@ -66,6 +66,13 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "total_users": plan.total_users,
         "coverage": plan.coverage.value,
         "coverage_gaps": list(plan.coverage_gaps),
+        "tester_point": None
+        if plan.tester_point is None
+        else {
+            "eps1": plan.tester_point.eps1,
+            "eps2": plan.tester_point.eps2,
+            "alpha": plan.tester_point.alpha,
+        },
         "groups": groups,
         "bound": {
             "key": plan.bound_key,
@@ -253,6 +260,12 @@ def validation_renderable(report: Any) -> Any:
         f"α = {query.alpha:g}; target error ≤ {v.target:.6g}; ≤ {v.trials:,} trials/family"
         f"{looks}, seed {v.seed}, {v.path.value} path, {v.elapsed_seconds:.2f} s"
     )
+    point = report.plan.tester_point if report.plan is not None else None
+    if point is not None:
+        title += (
+            f"; the plan's tester runs at ε1 = {point.eps1:g}, ε2 = {point.eps2:g}, "
+            f"α = {point.alpha:g}, on instances at the query's α"
+        )
     if v.vote_runs > 1:
         left_out = (v.n1 % v.vote_runs, v.n2 % v.vote_runs)
         title += (

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from importlib import metadata
 from typing import Any
 
 from planner.constants import ConstantTable, default_constants
-from planner.formulas.settings import Setting
 from planner.inputs import InputError, Query, check_integer
 from planner.limits import SIMULATION_N_MAX, check_validation
 from planner.plan import Plan, plan
@@ -143,7 +142,7 @@ def validate(
     """
     table = constants or default_constants()
     checked = checked_plan or plan(query, table, fallback=fallback)
-    protocol_query = replace(query, setting=Setting.from_key(checked.protocol), warnings=())
+    protocol_query = checked.tester_query  # the protocol that runs, where its tester runs
     if (n1 is None) != (n2 is None):
         raise InputError("n1" if n1 is None else "n2", None, "given together with the other")
     if n1 is not None and n2 is not None:

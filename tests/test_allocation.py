@@ -130,3 +130,23 @@ def test_a_public_coin_shuffle_member_is_sized_for_the_protocol_it_runs() -> Non
     )
     (uniform,) = report.verification.outcomes
     assert uniform.ci_high < 0.296  # the operating point at β = 1/3 (old sizes: 0.328)
+
+
+def test_a_plan_run_at_a_lowered_eps_is_allocated_and_validated_at_that_eps() -> None:
+    """ε1 = 4 at β = 0.05 lies above the direct points' ε_strong = 1: the plan runs the
+    tester at ε1 = 1 (``tester_point``). Its cost allocation keeps the variance budget of
+    the tester that runs, γ(1)² and γ(0.5)², not γ(4)²: hand-computed γ(1) = (e + 1)/(e − 1)
+    = 2.1640, γ(0.5) = 4.0830, so n1/n2 = γ(1)/γ(0.5) = 0.530 (γ(4) would give 0.253). The
+    validation runs that tester (ε1 = 1 in its description) on the query's instances, and
+    the allocated sizes pass at β = 0.05."""
+    query = make_query("local-private", k=64, alpha=0.3, eps1=4.0, eps2=0.5, beta=0.05)
+    lowered = plan(query)
+    assert lowered.tester_point is not None and lowered.tester_point.eps1 == 1.0
+    cheap = allocate(lowered, AllocationRule.COST)
+    assert cheap.n_users_group1 is not None and cheap.n_users_group2 is not None
+    assert cheap.n_users_group1 / cheap.n_users_group2 == pytest.approx(2.1640 / 4.0830, rel=1e-3)
+    report = validate(
+        query, n1=cheap.n_users_group1, n2=cheap.n_users_group2, seed=29, checked_plan=lowered
+    )
+    assert (report.tester["eps1"], report.tester["eps2"]) == (1.0, 0.5)
+    assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]

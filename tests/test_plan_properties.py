@@ -272,9 +272,9 @@ def test_solve_reports_infeasible_asks() -> None:
 
 
 def test_beta_below_a_third_multiplies_by_the_exact_run_count() -> None:
-    # above ε_strong = 1 no direct factor is measured: the vote is the plan
-    third = plan(make_query("central", eps1=3.0, eps2=0.75))
-    five_percent = plan(make_query("central", eps1=3.0, eps2=0.75, beta=0.05))
+    # below k = 16 no direct factor is measured: the vote is the plan
+    third = plan(make_query("central", k=8, eps1=3.0, eps2=0.75))
+    five_percent = plan(make_query("central", k=8, eps1=3.0, eps2=0.75, beta=0.05))
     # P(Bin(r, 1/3) ≥ (r+1)/2): r = 21 → 0.0557, r = 23 → 0.0480 (checked with scipy)
     assert five_percent.runs == 23
     assert five_percent.n_users_group1 == 23 * third.n_users_group1

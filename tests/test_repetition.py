@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from importlib import resources
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from planner.constants import ConstantSource, SettingConstant, parse_constant_table
 from planner.formulas.repetition import majority_vote_error
 from planner.inputs import Query
-from planner.plan import Coverage, RepetitionMethod, plan
+from planner.plan import Coverage, LoweredPoint, RepetitionMethod, plan
 from planner.report import plan_to_dict
 from tests.conftest import make_query
 
@@ -98,10 +99,14 @@ def test_the_vote_stays_when_direct_calibration_costs_more_or_is_unknown() -> No
 def test_direct_calibration_stops_at_the_top_of_its_epsilon_grid() -> None:
     """The factors were measured at ε_strong ≤ 1; above it the tester adds little noise and
     its error's tail falls more slowly (hold-out: shuffle, k = 50, ε = (1.87, 6.31),
-    β = 0.012 needed 8.6× the direct plan), so such a plan takes the majority vote."""
+    β = 0.012 needed 8.6× the direct plan), so such a plan never takes a factor there: it
+    takes the majority vote, or runs its tester at ε lowered to 1 when that needs fewer
+    users (``test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops``)."""
+    from dataclasses import replace
+
     from planner.formulas.settings import Setting
     from planner.inputs import Query
-    from planner.plan import RepetitionMethod, plan
+    from planner.plan import LoweredPoint, RepetitionMethod, plan
 
     entry = _entry([2.0, 4.0, 8.0])
     assert entry.direct_factor(0.2, 16, 1.0) == pytest.approx(2.0)
@@ -111,7 +116,15 @@ def test_direct_calibration_stops_at_the_top_of_its_epsilon_grid() -> None:
     # the hold-out's query had α = 0.08; the shuffle settings' direct factors now start at
     # α = 0.15 (direct_alpha_min), so the ε check is shown at α = 0.2
     high = Query(private, 50, 0.2, 1.87, 6.31, 3e-5, 0.0118)
-    assert plan(high).repetition.method is RepetitionMethod.MAJORITY_VOTE
+    high_plan = plan(high)
+    assert high_plan.tester_point == LoweredPoint(1.0, 1.0, 0.2)
+    lowered = plan(replace(high, eps1=1.0, eps2=1.0))
+    assert lowered.repetition.method is RepetitionMethod.DIRECT
+    assert (high_plan.n_users_group1, high_plan.n_users_group2) == (
+        lowered.n_users_group1,
+        lowered.n_users_group2,
+    )
+    assert plan(replace(high, k=15)).repetition.method is RepetitionMethod.MAJORITY_VOTE
     low = Query(private, 50, 0.2, 0.187, 0.631, 3e-5, 0.0118)
     assert plan(low).repetition.method is RepetitionMethod.DIRECT
 
@@ -123,7 +136,7 @@ def test_direct_calibration_stops_above_its_largest_alpha() -> None:
     ``direct_alpha_min`` (the shuffle settings: 0.15)."""
     from planner.formulas.settings import Setting
     from planner.inputs import Query
-    from planner.plan import RepetitionMethod, plan
+    from planner.plan import LoweredPoint, RepetitionMethod, plan
 
     entry = _entry([2.0, 4.0, 8.0])
     assert entry.direct_factor(0.2, 16, 1.0, 0.5) == pytest.approx(2.0)
@@ -135,9 +148,9 @@ def test_direct_calibration_stops_above_its_largest_alpha() -> None:
     assert floored.direct_factor(0.2, 16, 1.0, 0.15) == pytest.approx(2.0)
     assert floored.direct_factor(0.2, 16, 1.0, 0.149) is None
     central = Setting.from_key("central")
-    assert plan(Query(central, 256, 0.8, 1.0, 0.5, None, 0.05)).repetition.method is (
-        RepetitionMethod.MAJORITY_VOTE
-    )
+    wide = plan(Query(central, 256, 0.8, 1.0, 0.5, None, 0.05))  # its tester runs at α = 0.5
+    assert wide.tester_point == LoweredPoint(1.0, 0.5, 0.5)
+    assert wide.total_users == plan(Query(central, 256, 0.5, 1.0, 0.5, None, 0.05)).total_users
     assert plan(Query(central, 256, 0.3, 1.0, 0.5, None, 0.05)).repetition.method is (
         RepetitionMethod.DIRECT
     )
@@ -226,39 +239,61 @@ def test_a_vote_plan_says_why_direct_calibration_has_no_factor() -> None:
     )
 
 
-def test_a_vote_plan_above_the_direct_points_names_the_direct_plan_that_also_answers_it() -> None:
-    """ε_strong above the direct points' top (1) or α above theirs (0.5) leaves the query
-    to the vote, which here costs over 4× the direct plan of the same query with ε and α
-    lowered to those tops; that plan also answers it (a group run at a smaller ε is still
-    ε-DP; a tester for α = 0.5 rejects every pair farther apart), and the vote plan says so
-    with its numbers. Below the last calibrated β nothing can be lowered: no such line."""
+def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> None:
+    """ε_strong above the direct points' top (1) or α above theirs (0.5) would leave the
+    query to the vote, which here costs over 4× the direct plan of the same query with ε
+    and α lowered to those tops; that plan also answers it (a group run at a smaller ε is
+    still ε-DP; a tester for α = 0.5 rejects every pair farther apart), so it is the plan:
+    the lowered query's numbers exactly, its ``tester_point`` the lowered values, and a line
+    with the vote's cost. Below the last calibrated β nothing can be lowered: the vote."""
 
     def query(**changed: float) -> Query:
         asked = {"k": 256, "alpha": 0.05, "eps1": 1.0, "eps2": 0.25, "beta": 0.1, **changed}
         return make_query("shuffle-private", **asked)
 
-    for changed, lowered, option in (
-        ({"eps1": 1.5}, {}, "--eps1 1 "),
-        ({"alpha": 0.5001}, {"alpha": 0.5}, "--alpha 0.5 "),
+    r = 15  # P(Bin(r, 1/3) ≥ (r+1)/2): r = 13 → 0.1035, r = 15 → 0.0882 (scipy)
+    for changed, lowered, words in (
+        ({"eps1": 1.5}, {}, "ε1 = 1 (asked 1.5)"),
+        ({"alpha": 0.5001}, {"alpha": 0.5}, "α = 0.5 (asked 0.5001)"),
         (
             {"eps1": 3.0, "eps2": 2.0, "alpha": 0.6},
             {"eps2": 1.0, "alpha": 0.5},
-            "--eps1 1 --eps2 1 --alpha 0.5 ",
+            "ε1 = 1 (asked 3), ε2 = 1 (asked 2), α = 0.5 (asked 0.6)",
         ),
     ):
-        voted = plan(query(**changed))
-        assert voted.repetition.method is RepetitionMethod.MAJORITY_VOTE
+        asked = query(**changed)
+        made = plan(asked)
         direct = plan(query(**lowered))
         assert direct.repetition.method is RepetitionMethod.DIRECT
-        assert voted.total_users > 4 * direct.total_users
-        (line,) = [warning for warning in voted.warnings if warning.startswith("fewer users")]
-        assert line.startswith(f"fewer users with {option.strip()}: direct calibration")
-        assert f"needs {direct.total_users:,} users in all" in line
-        assert f"this vote's {voted.total_users:,};" in line
-    below = plan(query(beta=0.0099))
+        assert direct.tester_point is None
+        assert made.query == asked
+        assert made.tester_point == LoweredPoint(
+            direct.query.eps1, direct.query.eps2, direct.query.alpha
+        )
+        assert (made.n_users_group1, made.n_users_group2) == (
+            direct.n_users_group1,
+            direct.n_users_group2,
+        )
+        assert [group.eps for group in made.groups] == [direct.query.eps1, direct.query.eps2]
+        vote = plan(replace(asked, k=15))  # no direct points below k = 16: the vote, per run
+        assert vote.repetition.method is RepetitionMethod.MAJORITY_VOTE and vote.runs == r
+        (line,) = [w for w in made.warnings if w.startswith("the tester runs at")]
+        assert line.startswith(f"the tester runs at {words}, where direct calibration")
+        assert f": {direct.total_users:,} users in all" in line
+        vote_total = int(line.split("majority vote's ")[1].split(" ")[0].replace(",", ""))
+        assert vote_total > 4 * direct.total_users
+        assert vote_total % r == 0  # r runs of equal size
+        described = plan_to_dict(made)["tester_point"]
+        assert described == {
+            "eps1": direct.query.eps1,
+            "eps2": direct.query.eps2,
+            "alpha": direct.query.alpha,
+        }
+    below = plan(query(eps1=1.5, beta=0.0099))
     assert below.repetition.method is RepetitionMethod.MAJORITY_VOTE
-    assert not [warning for warning in below.warnings if warning.startswith("fewer users")]
-    assert not [w for w in plan(query()).warnings if w.startswith("fewer users")]
+    assert below.tester_point is None
+    assert plan_to_dict(below)["tester_point"] is None
+    assert not [w for w in plan(query()).warnings if w.startswith("the tester runs at")]
 
 
 def test_a_vote_plan_below_the_direct_points_k_names_the_direct_plan_at_their_least_k() -> None:
@@ -276,3 +311,20 @@ def test_a_vote_plan_below_the_direct_points_k_names_the_direct_plan_at_their_le
     assert line.startswith("fewer users with --k 16: direct calibration")
     assert f"needs {direct.total_users:,} users in all" in line
     assert "a 15-bin domain is a 16-bin one with empty bins" in line
+
+
+def test_a_plan_run_at_lowered_eps_and_alpha_is_validated_with_that_tester() -> None:
+    """Central, ε = (3, 0.5), α = 0.6, β = 0.05: the plan's tester runs at ε1 = 1 and
+    α = 0.5. ``validate`` builds that tester (its description says ε1 = 1), runs it on the
+    instances at the query's α = 0.6, and the plan passes at β = 0.05 (seeded)."""
+    from planner.validate import validate
+
+    query = make_query("central", k=256, alpha=0.6, eps1=3.0, eps2=0.5, beta=0.05)
+    made = plan(query)
+    assert made.tester_point == LoweredPoint(1.0, 0.5, 0.5)
+    report = validate(query, seed=31)
+    assert report.plan == made
+    assert (report.tester["eps1"], report.tester["eps2"]) == (1.0, 0.5)
+    far = [o for o in report.verification.outcomes if o.applicable and o.kind == "far"]
+    assert far and all(o.tv == pytest.approx(0.6, abs=1e-9) for o in far)
+    assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]

@@ -403,18 +403,21 @@ def test_readme_python_example_runs(capsys) -> None:
 
 
 def test_the_runs_column_shows_where_a_sweep_leaves_direct_calibration_for_the_vote() -> None:
-    """At β = 0.01 central's direct factors stop above ε_strong = 1: the row at ε1 = 1 is
-    one run, the row just above it the 47-run vote (r(0.01), as ``plan`` says), about 10×
-    the users; the table shows a runs column then, and not when every row is one run."""
+    """At β = 0.01 central's direct factors start at k = 16: the row at k = 16 is one run,
+    the row just below it the 47-run vote (r(0.01), as ``plan`` says), about 9× the users;
+    the table shows a runs column then, and not when every row is one run. Past their top
+    ε_strong = 1 there is no such jump: the plan runs its tester at ε = 1 (rows equal)."""
     from planner.report import sweep_renderable
 
     central = Setting.from_key("central")
-    crossing = sweep([central], k=256, alpha=0.15, eps1=[1.0, 1.001], eps2=0.01, beta=0.01)
+    crossing = sweep([central], k=[15, 16], alpha=0.15, eps1=0.25, eps2=0.25, beta=0.01)
     below, above = crossing.rows()
-    assert (below["runs"], above["runs"]) == (1, 47)
-    assert above["total_users"] > 9 * below["total_users"]
+    assert (below["runs"], above["runs"]) == (47, 1)
+    assert below["total_users"] > 8 * above["total_users"]
     header = [column.header for column in sweep_renderable(crossing).columns]
     assert header[-1] == "runs"
-    direct_only = sweep([central], k=256, alpha=0.15, eps1=[0.9, 1.0], eps2=0.01, beta=0.01)
-    assert [row["runs"] for row in direct_only.rows()] == [1, 1]
-    assert "runs" not in [column.header for column in sweep_renderable(direct_only).columns]
+    past_top = sweep([central], k=256, alpha=0.15, eps1=[1.0, 1.001, 3.0], eps2=0.01, beta=0.01)
+    rows = past_top.rows()
+    assert [row["runs"] for row in rows] == [1, 1, 1]
+    assert len({(row["n_users_group1"], row["n_users_group2"]) for row in rows}) == 1
+    assert "runs" not in [column.header for column in sweep_renderable(past_top).columns]
