@@ -150,6 +150,9 @@ def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
         coverage=result.coverage.value,
         protocol=result.protocol,
         repetition=result.repetition.method.value,
+        tester_point=None
+        if result.tester_point is None
+        else [result.tester_point.eps1, result.tester_point.eps2, result.tester_point.alpha],
     )
     n1, n2 = result.n_users_group1, result.n_users_group2
     if drawn.get("plan_only"):

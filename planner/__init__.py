@@ -8,7 +8,11 @@ The Python API::
     result.n_users_group1, result.n_users_group2
 """
 
-from pathlib import Path as _Path
+from planner.startup import starting_command_line as _starting_command_line
+
+_starting_command_line()  # Ctrl-C during the imports below: "aborted", exit 130
+
+from pathlib import Path as _Path  # noqa: E402
 
 # formulas/ and validators/ sit beside planner/ in the repository and are installed inside
 # it (pyproject's package-dir) as planner.formulas and planner.validators, so they never

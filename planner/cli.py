@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from planner.inputs import ALLOWED, InputError
+from planner.startup import started
 
 
 class OutputFormat(StrEnum):
@@ -1169,6 +1170,7 @@ def _command() -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app and turn every input error into one line and exit 2."""
     args = sys.argv[1:] if argv is None else argv
+    started()  # from here on, Ctrl-C is this function's KeyboardInterrupt
     try:
         # what ``app(...)`` does (its exception hook only prettifies, and that is off)
         result = _command()(args=args or ["--help"], standalone_mode=False, prog_name="planner")

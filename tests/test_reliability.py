@@ -535,3 +535,44 @@ def test_validate_shows_the_inputs_warnings_as_plan_does(capsys) -> None:
     assert "warning: delta is ignored: the central protocol is pure ε-DP" in out
     code, out, _ = run([*args, "--json"], capsys)
     assert json.loads(out)["warnings"] == ["delta is ignored: the central protocol is pure ε-DP"]
+
+
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=sigint_as_from_a_terminal,
+    )
+
+
+def test_ctrl_c_while_the_command_line_starts_prints_the_aborted_line() -> None:
+    """Between importing the package and ``main`` (numpy, sympy, typer: a third of a
+    second), Ctrl-C to the ``planner`` command ends it with the CLI's line and exit code,
+    no traceback; once ``main`` runs, Python's KeyboardInterrupt is back for the CLI to
+    report. A process that is not the command line keeps its own handler."""
+    starting = _python(
+        "import os, signal, sys, time\n"
+        "sys.argv[0] = '/usr/local/bin/planner'\n"
+        "import planner\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "time.sleep(30)\n"
+    )
+    assert (starting.returncode, starting.stderr) == (130, "aborted\n")
+    running = _python(
+        "import signal, sys\n"
+        "sys.argv[0] = '/usr/local/bin/planner'\n"
+        "import planner\n"
+        "assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler\n"
+        "from planner.cli import main\n"
+        "main(['--version'])\n"
+        "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
+    )
+    assert running.returncode == 0, running.stderr
+    library = _python(
+        "import signal\n"
+        "import planner\n"
+        "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
+    )
+    assert library.returncode == 0, library.stderr
