@@ -610,17 +610,120 @@ def _calibrated_multiplier(
     return max(math.exp(log_n) / here, interpolated_constant)
 
 
+LADDER_STEP = math.sqrt(2.0)
+"""The rungs a plan weighs below the query's ε_strong are the powers of √2 between ε_weak
+and ε_strong, and ε_weak itself (the homogeneous protocol)."""
+
+
+def strong_eps_ladder(eps_strong: float, eps_weak: float) -> tuple[float, ...]:
+    """The ladder's ε_strong values, largest first, ending at ε_weak (none when the groups'
+    ε are equal). The rungs are one grid for every query, so a plan run at a rung finds no
+    rung below it that the query itself did not weigh: planning that point again gives the
+    same plan. :mod:`planner.vectorised` uses the same grid (:func:`ladder_exponents`)."""
+    if eps_strong <= eps_weak:
+        return ()
+    low, high = ladder_exponents(eps_weak, eps_strong)
+    rungs = [LADDER_STEP**i for i in range(high, low - 1, -1)]
+    return (*(rung for rung in rungs if eps_weak < rung < eps_strong), eps_weak)
+
+
+def ladder_exponents(low: float, high: float) -> tuple[int, int]:
+    """Exponents i of the √2-powers a ladder between ``low`` and ``high`` may hold (a
+    rung outside the open interval is dropped by the caller)."""
+    return math.floor(math.log(low, LADDER_STEP)), math.ceil(math.log(high, LADDER_STEP))
+
+
 def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool = True) -> Plan:
     """The number of users each named group needs, with everything that backs it.
 
     A public-coin protocol may ignore its coin: when the private-coin protocol of the same
     model needs fewer users in total, it is the plan (``Plan.protocol`` says which runs),
     unless ``fallback`` is off (calibration measures each protocol on its own).
+
+    The tester may run below the query (``Plan.tester_point``): a group whose mechanism
+    runs at a smaller ε is still ε-DP, and a tester for a smaller α rejects every pair
+    farther apart, so such a plan answers the query. With calibrated constants a plan
+    weighs the stronger group's ε lowered along :func:`strong_eps_ladder` (the paper's
+    split grows like e^ε_strong in the central model's subsampling and far past the
+    homogeneous protocol's users when ε_strong/ε_weak is large), and at β < 1/3 also ε
+    and α lowered to direct calibration's tops (else the majority vote, up to 10× more).
+    Of the covered points that need no more users in either group than the query's own,
+    it keeps the one with the fewest in all: a plan is never a different trade-off
+    between the groups than the paper's split, only a cheaper one (``--allocation``
+    chooses trade-offs).
     """
     check_query(query)
     table = constants or default_constants()
+    asked, notes = _cheapest_protocol(query, table, fallback)
+    best, best_notes, best_point = asked, notes, None
+    reference = asked
+    if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
+        points = _tester_points(query, asked.constant)
+        runs = []
+        for point in points:
+            lowered = replace(query, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha)
+            run, run_notes = _cheapest_protocol(lowered, table, fallback)
+            if run.coverage is Coverage.CALIBRATED:
+                runs.append((point, run, run_notes))
+        # A vote only because ε or α lies above direct calibration's tops: the plan at
+        # the tops is the reference instead (else a stricter β, whose vote costs more,
+        # would open cheaper trade-offs than β = 1/3 does).
+        capped = _capped_point(query, asked.constant)
+        for point, run, run_notes in runs:
+            if point == capped and _no_group_larger(run, asked):
+                reference = run
+                if run.total_users < best.total_users:
+                    best, best_notes, best_point = run, run_notes, point
+        # the fewest users in all among the points needing no more in either group than
+        # the reference (so planning the chosen point again gives this plan)
+        for point, run, run_notes in runs:
+            if run.total_users < best.total_users and _no_group_larger(run, reference):
+                best, best_notes, best_point = run, run_notes, point
+    if best_point is None:
+        made = best.plan(query, table, notes)
+    else:
+        lowered = replace(query, eps1=best_point.eps1, eps2=best_point.eps2, alpha=best_point.alpha)
+        made = best.plan(lowered, table, best_notes)
+        note = _lowered_note(query, best_point, made, asked)
+        made = replace(
+            made,
+            query=query,
+            tester_point=best_point,
+            groups=_lower_bounds_at_the_query(made.groups, query, asked.protocol),
+            warnings=(*made.warnings, note),
+        )
+    if made.repetition.method is not RepetitionMethod.MAJORITY_VOTE:
+        return made
+    hint = _larger_k_hint(query, made, best.constant, table, fallback)
+    return replace(made, warnings=(*made.warnings, hint)) if hint else made
+
+
+def _no_group_larger(run: _ProtocolRun, than: _ProtocolRun) -> bool:
+    """Does ``run`` need at most ``than``'s users in each named group?"""
+    return all(a <= b for a, b in zip(run.named_users, than.named_users, strict=True))
+
+
+def _lower_bounds_at_the_query(
+    groups: tuple[GroupPlan, GroupPlan], query: Query, protocol: Setting
+) -> tuple[GroupPlan, GroupPlan]:
+    """The groups of a plan run below its query, with the lower bound (and the gap to it)
+    of the query itself: a lower bound of an easier problem (smaller α, larger ε) is no
+    lower bound of the query's."""
+    lower = BOUNDS[LOWER_BOUND_KEY[protocol.key]]
+    redone = []
+    for group, eps in zip(groups, (query.eps1, query.eps2), strict=True):
+        value = _bound_value(lower.key, (("k", query.k), ("alpha", query.alpha), ("eps", eps)))
+        gap = group.optimality_gap * group.lower_bound / value
+        redone.append(replace(group, lower_bound=value, optimality_gap=gap))
+    return redone[0], redone[1]
+
+
+def _cheapest_protocol(
+    query: Query, table: ConstantTable, fallback: bool
+) -> tuple[_ProtocolRun, tuple[str, ...]]:
+    """The query's protocol sized, or its model's private-coin one when a public-coin query
+    is cheaper that way (and ``fallback``), with the note that says so."""
     chosen = _ProtocolRun.size(query, query.setting, table)
-    notes: tuple[str, ...] = ()
     if fallback and query.setting.coin is Coin.PUBLIC:
         other = _ProtocolRun.size(query, _PRIVATE_COIN[query.setting.model], table)
         # a covered plan beats an extrapolated one; between equals, the fewer users
@@ -628,74 +731,83 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
             chosen.coverage is Coverage.EXTRAPOLATED,
             chosen.total_users,
         ):
-            chosen = other
-            notes = (
+            return other, (
                 "the public coin saves nothing here: the private-coin protocol (it simply "
                 "ignores the coin) needs fewer users",
             )
-    made = chosen.plan(query, table, notes)
-    if chosen.repetition.method is not RepetitionMethod.MAJORITY_VOTE:
-        return made
-    lowered = _lowered_direct(query, chosen, table, fallback)
-    if lowered is not None:
-        made = lowered
-    hint = _larger_k_hint(query, made, chosen.constant, table, fallback)
-    return replace(made, warnings=(*made.warnings, hint)) if hint else made
+    return chosen, ()
 
 
-def _lowered_direct(
-    query: Query, chosen: _ProtocolRun, table: ConstantTable, fallback: bool
-) -> Plan | None:
-    """For a majority-vote plan whose ε_strong or α lies above the direct points' tops (1
-    and 0.5 when measured there): the directly calibrated plan with the tester run at ε
-    and α lowered to those tops, when it needs fewer users in all. It answers the query: a
-    mechanism run at a smaller ε is still ε-DP, and a tester for a smaller α rejects every
-    pair farther apart (README, β). Without it the vote costs up to ten times more just
-    past the tops (k = 256, α = 0.15, β = 0.01: ε1 = 1 → 1.001 took 788,829 → 7,803,927
-    users)."""
-    top_eps, top_alpha = chosen.constant.direct_limits()
-    if not (top_eps and top_alpha):  # no direct points
+def _capped_point(query: Query, constant: SettingConstant) -> LoweredPoint | None:
+    """The query with ε and α capped at direct calibration's tops, where it may hold at
+    (β, k) and the query lies above them (else None)."""
+    if constant.direct_factor(query.beta, query.k) is None:
         return None
+    top_eps, top_alpha = constant.direct_limits()
     point = LoweredPoint(
         min(query.eps1, top_eps), min(query.eps2, top_eps), min(query.alpha, top_alpha)
     )
-    if (point.eps1, point.eps2, point.alpha) == (query.eps1, query.eps2, query.alpha):
-        return None
-    within = plan(
-        replace(query, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha),
-        table,
-        fallback=fallback,
+    return (
+        None
+        if (point.eps1, point.eps2, point.alpha) == (query.eps1, query.eps2, query.alpha)
+        else point
     )
-    if (
-        within.repetition.method is not RepetitionMethod.DIRECT
-        or within.coverage is not Coverage.CALIBRATED
-        or within.total_users >= chosen.total_users
-    ):
-        return None
+
+
+def _tester_points(query: Query, constant: SettingConstant) -> list[LoweredPoint]:
+    """Where below the query its tester may run (see ``plan``), nearest first: the strong
+    ε down :func:`strong_eps_ladder`; at a β < 1/3 and k direct calibration is measured
+    at, also the query and each rung with ε and α capped at its points' tops."""
+    strong_is_1 = query.eps1 >= query.eps2
+    eps_strong, eps_weak = (query.eps1, query.eps2) if strong_is_1 else (query.eps2, query.eps1)
+    rungs = [eps_strong, *strong_eps_ladder(eps_strong, eps_weak)]
+    tops = [(math.inf, math.inf)]
+    # direct calibration may hold at (β, k) (ε and α aside): planner.vectorised leaves
+    # exactly these rows to plan
+    if constant.direct_factor(query.beta, query.k) is not None:
+        top_eps, top_alpha = constant.direct_limits()
+        tops.append((top_eps, top_alpha))
+    points: list[LoweredPoint] = []
+    asked = (query.eps1, query.eps2, query.alpha)
+    for rung in rungs:
+        for top_eps, top_alpha in tops:
+            strong, weak = min(rung, top_eps), min(eps_weak, top_eps)
+            eps1, eps2 = (strong, weak) if strong_is_1 else (weak, strong)
+            point = LoweredPoint(eps1, eps2, min(query.alpha, top_alpha))
+            if (point.eps1, point.eps2, point.alpha) != asked and point not in points:
+                points.append(point)
+    return points
+
+
+def _lowered_note(query: Query, point: LoweredPoint, made: Plan, asked: _ProtocolRun) -> str:
+    """The line a plan run below its query prints: where, and what the query's own point
+    would have cost."""
     lowered = [
-        f"{name} = {value:g} (asked {asked:g})"
-        for name, value, asked in (
+        f"{name} = {value:.4g} (asked {value_asked:g})"
+        for name, value, value_asked in (
             ("ε1", point.eps1, query.eps1),
             ("ε2", point.eps2, query.eps2),
             ("α", point.alpha, query.alpha),
         )
-        if value != asked
+        if value != value_asked
     ]
     why = []
     if (point.eps1, point.eps2) != (query.eps1, query.eps2):
         why.append("a group run at a smaller ε is still ε-DP")
     if point.alpha != query.alpha:
         why.append(f"a tester for α = {point.alpha:g} rejects every pair farther apart")
-    note = (
+    if asked.repetition.method is RepetitionMethod.MAJORITY_VOTE:
+        there = f"the {asked.repetition.runs}-run majority vote's {asked.total_users:,}"
+    else:
+        there = f"{asked.total_users:,}"
+    if asked.coverage is not Coverage.CALIBRATED:
+        there += " (outside the covered region)"
+    return (
         "the tester runs at "
         + ", ".join(lowered)
-        + f", where direct calibration's points reach: {within.total_users:,} users in all, "
-        f"fewer than the {chosen.repetition.runs}-run majority vote's "
-        f"{chosen.total_users:,} at the asked values; it answers this query ("
-        + "; ".join(why)
-        + ")"
+        + f": {made.total_users:,} users in all, fewer than {there} at the asked values; it "
+        "answers this query (" + "; ".join(why) + ")"
     )
-    return replace(within, query=query, tester_point=point, warnings=(*within.warnings, note))
 
 
 def _larger_k_hint(
@@ -793,6 +905,13 @@ class _ProtocolRun:
     def total_users(self) -> int:
         """n1 + n2 of the plan this run gives."""
         return self.repetition.runs * (self.main.n_strong + self.main.n_weak)
+
+    @property
+    def named_users(self) -> tuple[int, int]:
+        """(n1, n2) of the plan this run gives (the larger ε plays the paper's group 1)."""
+        runs = self.repetition.runs
+        strong, weak = runs * self.main.n_strong, runs * self.main.n_weak
+        return (strong, weak) if self.query.eps1 >= self.query.eps2 else (weak, strong)
 
     def plan(self, asked: Query, table: ConstantTable, notes: tuple[str, ...] = ()) -> Plan:
         """The full plan: baseline, the other accounting, groups, terms, warnings (``notes``

@@ -31,7 +31,7 @@ from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import Coin, Model, Setting
 from planner.formulas.subsampling import subsampling_population
 from planner.inputs import ALPHA_MIN, EPS_MAX, EPS_MIN, K_MAX, Accounting
-from planner.plan import noise_mu
+from planner.plan import LADDER_STEP, ladder_exponents, noise_mu
 
 EXACT_COUNT_LIMIT = 2.0**53
 """Counts at or above this are not exact in float64: such rows go to ``plan``."""
@@ -83,16 +83,9 @@ def plan_columns(
     beta = np.where(valid, beta, stand_in["beta"])
     points = _Points(k, alpha, eps1, eps2, delta, beta, accounting)
 
-    columns = _protocol_columns(points, setting, table)
-    if setting.coin is Coin.PUBLIC:  # plan's fallback: the private coin when cheaper
-        private = _protocol_columns(points, Setting(setting.model, Coin.PRIVATE), table)
-        # a covered plan beats an extrapolated one; between equals, the fewer users
-        own_out, other_out = columns[-1] != 0, private[-1] != 0
-        fewer = private[0] + private[1] < columns[0] + columns[1]
-        cheaper = (other_out < own_out) | ((other_out == own_out) & fewer)
-        columns = tuple(
-            np.where(cheaper, other, own) for own, other in zip(columns, private, strict=True)
-        )
+    columns = _cheapest_protocol_columns(points, setting, table)
+    if table.for_setting(setting.key).source is ConstantSource.CALIBRATED:
+        columns = _lowered_where_no_group_grows(points, setting, table, columns)
     n1, n2, base1, base2, lower1, lower2, protocol, uncovered = columns
     exact = np.maximum(n1, n2) < EXACT_COUNT_LIMIT
     regular = valid & exact & ~_may_calibrate_directly(points, setting, table)
@@ -109,6 +102,80 @@ def plan_columns(
         regular=regular,
         uncovered=np.where(regular, uncovered, 0),
     )
+
+
+def _cheapest_protocol_columns(points: _Points, setting: Setting, table: ConstantTable) -> tuple:
+    """The setting's columns, or its model's private-coin protocol's on the rows where a
+    public-coin query is cheaper that way (``plan``'s fallback)."""
+    columns = _protocol_columns(points, setting, table)
+    if setting.coin is Coin.PUBLIC:
+        private = _protocol_columns(points, Setting(setting.model, Coin.PRIVATE), table)
+        # a covered plan beats an extrapolated one; between equals, the fewer users
+        own_out, other_out = columns[-1] != 0, private[-1] != 0
+        fewer = private[0] + private[1] < columns[0] + columns[1]
+        cheaper = (other_out < own_out) | ((other_out == own_out) & fewer)
+        columns = tuple(
+            np.where(cheaper, other, own) for own, other in zip(columns, private, strict=True)
+        )
+    return columns
+
+
+_QUERY_LOWER_BOUNDS = (4, 5)
+"""The lower-bound columns: a row run below its query keeps the query's (``plan``)."""
+
+
+def _lowered_where_no_group_grows(
+    points: _Points, setting: Setting, table: ConstantTable, columns: tuple
+) -> tuple:
+    """``plan``'s tester points on its ladder of the stronger group's ε
+    (:func:`planner.plan.strong_eps_ladder`, largest first): of the covered rungs that
+    need no more users in either group than the row's own point, the one with the fewest
+    in all. (The tops ``plan`` also weighs at β < 1/3 matter only on rows left to it.)"""
+    strong_is_1 = points.eps1 >= points.eps2
+    eps_strong = np.maximum(points.eps1, points.eps2)
+    eps_weak = np.minimum(points.eps1, points.eps2)
+    laddered = eps_strong > eps_weak
+    if not laddered.any():
+        return columns
+    calibrated_keys = [
+        key
+        for key in {setting.key, Setting(setting.model, Coin.PRIVATE).key}
+        if table.for_setting(key).source is ConstantSource.CALIBRATED
+    ]
+    low, _ = ladder_exponents(float(eps_weak[laddered].min()), 1.0)
+    _, high = ladder_exponents(1.0, float(eps_strong[laddered].max()))
+    asked1, asked2 = columns[0], columns[1]
+    best = [np.array(column, copy=True) for column in columns]  # some are read-only views
+    rungs = [(LADDER_STEP**i, None) for i in range(high, low - 1, -1)]
+    for value, _ in [*rungs, (None, None)]:  # None: the last rung, ε_weak itself
+        rung = eps_weak if value is None else np.full(eps_weak.shape, value)
+        rows = laddered & (rung < eps_strong) & ((value is None) | (rung > eps_weak))
+        if not rows.any():
+            continue
+        at_rung = _Points(
+            points.k[rows],
+            points.alpha[rows],
+            np.where(strong_is_1, rung, points.eps1)[rows],
+            np.where(strong_is_1, points.eps2, rung)[rows],
+            points.delta[rows],
+            points.beta[rows],
+            points.accounting,
+        )
+        candidate = _cheapest_protocol_columns(at_rung, setting, table)
+        c1, c2 = candidate[0], candidate[1]
+        covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_keys)
+        better = (
+            covered
+            & (c1 <= asked1[rows])
+            & (c2 <= asked2[rows])
+            & (c1 + c2 < best[0][rows] + best[1][rows])
+        )
+        if better.any():
+            chosen = np.flatnonzero(rows)[better]
+            for index, (column, new) in enumerate(zip(best, candidate, strict=True)):
+                if index not in _QUERY_LOWER_BOUNDS:  # those stay the query's own
+                    column[chosen] = new[better]
+    return tuple(best)
 
 
 @dataclass(frozen=True)

@@ -278,3 +278,34 @@ def test_beta_below_a_third_multiplies_by_the_exact_run_count() -> None:
     # P(Bin(r, 1/3) ≥ (r+1)/2): r = 21 → 0.0557, r = 23 → 0.0480 (checked with scipy)
     assert five_percent.runs == 23
     assert five_percent.n_users_group1 == 23 * third.n_users_group1
+
+
+def test_a_plan_runs_the_stronger_group_lower_when_that_needs_fewer_users_in_each_group() -> None:
+    """Central, k = 27, α = 0.25, ε = (2.4, 19.2), β = 1/3. The paper's split feeds the
+    weaker group through subsampling at rate (e^ε_w − 1)/(e^ε_s − 1) ≈ e^(2.4 − 19.2), so
+    its population is about e^16.8 ≈ 2·10⁷ times the tester's sample: billions of users.
+    The homogeneous tester at ε_w = 2.4 needs a few hundred. The plan runs the stronger
+    group lower, at a rung ε_w·8^(j/8) of ``strong_eps_ladder``, with exactly that point's
+    numbers, a line with the asked point's cost, and it passes validation (seeded)."""
+    from dataclasses import replace
+
+    from planner.plan import strong_eps_ladder
+    from planner.validate import validate
+
+    query = make_query("central", k=27, alpha=0.25, eps1=2.4, eps2=19.2, beta=1 / 3)
+    made = plan(query)
+    point = made.tester_point
+    assert point is not None and (point.eps1, point.alpha) == (2.4, 0.25)
+    assert point.eps2 in strong_eps_ladder(19.2, 2.4)
+    assert strong_eps_ladder(19.2, 2.4)[-1] == 2.4  # j = 0: the homogeneous tester
+    at_point = plan(replace(query, eps2=point.eps2))
+    assert (made.n_users_group1, made.n_users_group2) == (
+        at_point.n_users_group1,
+        at_point.n_users_group2,
+    )
+    (line,) = [w for w in made.warnings if w.startswith("the tester runs at")]
+    asked_total = int(line.split("fewer than ")[1].split(" ")[0].replace(",", ""))
+    assert made.total_users < 1000 and asked_total > 10**6 * made.total_users
+    report = validate(query, seed=37)
+    assert report.tester["eps2"] == point.eps2
+    assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]

@@ -106,7 +106,7 @@ def test_direct_calibration_stops_at_the_top_of_its_epsilon_grid() -> None:
 
     from planner.formulas.settings import Setting
     from planner.inputs import Query
-    from planner.plan import LoweredPoint, RepetitionMethod, plan
+    from planner.plan import RepetitionMethod, plan
 
     entry = _entry([2.0, 4.0, 8.0])
     assert entry.direct_factor(0.2, 16, 1.0) == pytest.approx(2.0)
@@ -136,7 +136,7 @@ def test_direct_calibration_stops_above_its_largest_alpha() -> None:
     ``direct_alpha_min`` (the shuffle settings: 0.15)."""
     from planner.formulas.settings import Setting
     from planner.inputs import Query
-    from planner.plan import LoweredPoint, RepetitionMethod, plan
+    from planner.plan import RepetitionMethod, plan
 
     entry = _entry([2.0, 4.0, 8.0])
     assert entry.direct_factor(0.2, 16, 1.0, 0.5) == pytest.approx(2.0)
@@ -149,8 +149,11 @@ def test_direct_calibration_stops_above_its_largest_alpha() -> None:
     assert floored.direct_factor(0.2, 16, 1.0, 0.149) is None
     central = Setting.from_key("central")
     wide = plan(Query(central, 256, 0.8, 1.0, 0.5, None, 0.05))  # its tester runs at α = 0.5
-    assert wide.tester_point == LoweredPoint(1.0, 0.5, 0.5)
-    assert wide.total_users == plan(Query(central, 256, 0.5, 1.0, 0.5, None, 0.05)).total_users
+    point = wide.tester_point
+    assert point is not None and point.alpha == 0.5
+    at_point = plan(Query(central, 256, 0.5, point.eps1, point.eps2, None, 0.05))
+    assert at_point.repetition.method is RepetitionMethod.DIRECT and at_point.tester_point is None
+    assert wide.total_users == at_point.total_users
     assert plan(Query(central, 256, 0.3, 1.0, 0.5, None, 0.05)).repetition.method is (
         RepetitionMethod.DIRECT
     )
@@ -241,53 +244,42 @@ def test_a_vote_plan_says_why_direct_calibration_has_no_factor() -> None:
 
 def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> None:
     """ε_strong above the direct points' top (1) or α above theirs (0.5) would leave the
-    query to the vote, which here costs over 4× the direct plan of the same query with ε
-    and α lowered to those tops; that plan also answers it (a group run at a smaller ε is
-    still ε-DP; a tester for α = 0.5 rejects every pair farther apart), so it is the plan:
-    the lowered query's numbers exactly, its ``tester_point`` the lowered values, and a line
-    with the vote's cost. Below the last calibrated β nothing can be lowered: the vote."""
+    query to the vote, which here costs over 4× a direct plan with ε and α lowered to at
+    most those tops; that plan also answers it (a group run at a smaller ε is still ε-DP;
+    a tester for α = 0.5 rejects every pair farther apart), so it is the plan: no group
+    gets more users than in the vote, its ``tester_point`` is at or below the tops,
+    planning that point gives the same numbers and no lower point (the ladder is one grid
+    for all queries), and a line gives the vote's cost. Below the last calibrated β
+    nothing can be lowered: the vote."""
 
     def query(**changed: float) -> Query:
         asked = {"k": 256, "alpha": 0.05, "eps1": 1.0, "eps2": 0.25, "beta": 0.1, **changed}
         return make_query("shuffle-private", **asked)
 
     r = 15  # P(Bin(r, 1/3) ≥ (r+1)/2): r = 13 → 0.1035, r = 15 → 0.0882 (scipy)
-    for changed, lowered, words in (
-        ({"eps1": 1.5}, {}, "ε1 = 1 (asked 1.5)"),
-        ({"alpha": 0.5001}, {"alpha": 0.5}, "α = 0.5 (asked 0.5001)"),
-        (
-            {"eps1": 3.0, "eps2": 2.0, "alpha": 0.6},
-            {"eps2": 1.0, "alpha": 0.5},
-            "ε1 = 1 (asked 3), ε2 = 1 (asked 2), α = 0.5 (asked 0.6)",
-        ),
-    ):
+    for changed in ({"eps1": 1.5}, {"alpha": 0.5001}, {"eps1": 3.0, "eps2": 2.0, "alpha": 0.6}):
         asked = query(**changed)
         made = plan(asked)
-        direct = plan(query(**lowered))
-        assert direct.repetition.method is RepetitionMethod.DIRECT
-        assert direct.tester_point is None
-        assert made.query == asked
-        assert made.tester_point == LoweredPoint(
-            direct.query.eps1, direct.query.eps2, direct.query.alpha
-        )
+        point = made.tester_point
+        assert point is not None and made.query == asked
+        assert max(point.eps1, point.eps2) <= 1.0 and point.alpha == min(asked.alpha, 0.5)
+        at_point = plan(replace(asked, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha))
+        assert at_point.repetition.method is RepetitionMethod.DIRECT
+        assert at_point.tester_point is None
         assert (made.n_users_group1, made.n_users_group2) == (
-            direct.n_users_group1,
-            direct.n_users_group2,
+            at_point.n_users_group1,
+            at_point.n_users_group2,
         )
-        assert [group.eps for group in made.groups] == [direct.query.eps1, direct.query.eps2]
-        vote = plan(replace(asked, k=15))  # no direct points below k = 16: the vote, per run
-        assert vote.repetition.method is RepetitionMethod.MAJORITY_VOTE and vote.runs == r
+        assert [group.eps for group in made.groups] == [point.eps1, point.eps2]
         (line,) = [w for w in made.warnings if w.startswith("the tester runs at")]
-        assert line.startswith(f"the tester runs at {words}, where direct calibration")
-        assert f": {direct.total_users:,} users in all" in line
+        assert f": {made.total_users:,} users in all, fewer than the {r}-run majority" in line
         vote_total = int(line.split("majority vote's ")[1].split(" ")[0].replace(",", ""))
-        assert vote_total > 4 * direct.total_users
+        assert vote_total > 4 * made.total_users
         assert vote_total % r == 0  # r runs of equal size
-        described = plan_to_dict(made)["tester_point"]
-        assert described == {
-            "eps1": direct.query.eps1,
-            "eps2": direct.query.eps2,
-            "alpha": direct.query.alpha,
+        assert plan_to_dict(made)["tester_point"] == {
+            "eps1": point.eps1,
+            "eps2": point.eps2,
+            "alpha": point.alpha,
         }
     below = plan(query(eps1=1.5, beta=0.0099))
     assert below.repetition.method is RepetitionMethod.MAJORITY_VOTE
@@ -314,17 +306,18 @@ def test_a_vote_plan_below_the_direct_points_k_names_the_direct_plan_at_their_le
 
 
 def test_a_plan_run_at_lowered_eps_and_alpha_is_validated_with_that_tester() -> None:
-    """Central, ε = (3, 0.5), α = 0.6, β = 0.05: the plan's tester runs at ε1 = 1 and
-    α = 0.5. ``validate`` builds that tester (its description says ε1 = 1), runs it on the
+    """Central, ε = (3, 0.5), α = 0.6, β = 0.05: the plan's tester runs at ε ≤ 1 and
+    α = 0.5. ``validate`` builds that tester (its description has its ε), runs it on the
     instances at the query's α = 0.6, and the plan passes at β = 0.05 (seeded)."""
     from planner.validate import validate
 
     query = make_query("central", k=256, alpha=0.6, eps1=3.0, eps2=0.5, beta=0.05)
     made = plan(query)
-    assert made.tester_point == LoweredPoint(1.0, 0.5, 0.5)
+    point = made.tester_point
+    assert point is not None and point.alpha == 0.5 and max(point.eps1, point.eps2) <= 1.0
     report = validate(query, seed=31)
     assert report.plan == made
-    assert (report.tester["eps1"], report.tester["eps2"]) == (1.0, 0.5)
+    assert (report.tester["eps1"], report.tester["eps2"]) == (point.eps1, point.eps2)
     far = [o for o in report.verification.outcomes if o.applicable and o.kind == "far"]
     assert far and all(o.tv == pytest.approx(0.6, abs=1e-9) for o in far)
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]

@@ -406,7 +406,8 @@ def test_the_runs_column_shows_where_a_sweep_leaves_direct_calibration_for_the_v
     """At β = 0.01 central's direct factors start at k = 16: the row at k = 16 is one run,
     the row just below it the 47-run vote (r(0.01), as ``plan`` says), about 9× the users;
     the table shows a runs column then, and not when every row is one run. Past their top
-    ε_strong = 1 there is no such jump: the plan runs its tester at ε = 1 (rows equal)."""
+    ε_strong = 1 there is no such jump: the plan runs its tester at ε ≤ 1 (no row above
+    the one at ε1 = 1)."""
     from planner.report import sweep_renderable
 
     central = Setting.from_key("central")
@@ -419,5 +420,31 @@ def test_the_runs_column_shows_where_a_sweep_leaves_direct_calibration_for_the_v
     past_top = sweep([central], k=256, alpha=0.15, eps1=[1.0, 1.001, 3.0], eps2=0.01, beta=0.01)
     rows = past_top.rows()
     assert [row["runs"] for row in rows] == [1, 1, 1]
-    assert len({(row["n_users_group1"], row["n_users_group2"]) for row in rows}) == 1
+    assert all(row["total_users"] <= rows[0]["total_users"] for row in rows)
     assert "runs" not in [column.header for column in sweep_renderable(past_top).columns]
+
+
+@pytest.mark.parametrize("setting", ALL_SETTINGS, ids=lambda s: s.key)
+def test_sweep_rows_equal_plan_where_the_tester_runs_below_the_query(setting: Setting) -> None:
+    """Far-apart ε (up to 20 and down to 0.05) at β = 1/3: many plans run the stronger
+    group's tester lower on the ladder (``plan``'s ``tester_point``), and the vectorised
+    rows make the same choice, row for row."""
+    shuffle = setting.model is Model.SHUFFLE
+    result = sweep(
+        [setting],
+        k=[16, 300, 20_000],
+        alpha=[0.05, 0.3],
+        eps1=[0.05, 0.8, 3.0, 19.0],
+        eps2=[0.2, 9.0],
+        delta=1e-6 if shuffle else None,
+    )
+    lowered = 0
+    for row in result.rows():
+        expected = _expected_row(setting, row, Accounting.EXACT)
+        assert {name: row[name] for name in expected} == expected, row
+        query = Query(
+            setting, row["k"], row["alpha"], row["eps1"], row["eps2"], row["delta"], row["beta"]
+        )
+        lowered += plan(query).tester_point is not None
+    if setting.model is not Model.LOCAL:  # the local split never loses to a lower rung here
+        assert lowered >= 6
