@@ -647,10 +647,13 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
     split grows like e^ε_strong in the central model's subsampling and far past the
     homogeneous protocol's users when ε_strong/ε_weak is large), and at β < 1/3 also ε
     and α lowered to direct calibration's tops (else the majority vote, up to 10× more).
-    Of the covered points that need no more users in either group than the query's own,
-    it keeps the one with the fewest in all: a plan is never a different trade-off
-    between the groups than the paper's split, only a cheaper one (``--allocation``
-    chooses trade-offs).
+    The reference is the query's own plan, or, when it needs fewer users in all, the plan
+    with each ε capped at :data:`EPS_CAP` (ε > 1 lies outside the theorems' range; at
+    every β alike, so β just below 1/3 opens no cheaper plan) and, at β < 1/3, α at the
+    direct points' top. Of the covered points that need no more users in either group
+    than the reference, it keeps the one with the fewest in all: the ladder never picks a
+    different trade-off between the groups, only a cheaper one (``--allocation`` chooses
+    trade-offs).
     """
     check_query(query)
     table = constants or default_constants()
@@ -658,22 +661,24 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
     best, best_notes, best_point = asked, notes, None
     reference = asked
     if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
+        capped = _capped_point(query, asked.constant)
         points = _tester_points(query, asked.constant)
+        if capped is not None and capped not in points:
+            points.insert(0, capped)
         runs = []
         for point in points:
             lowered = replace(query, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha)
             run, run_notes = _cheapest_protocol(lowered, table, fallback)
             if run.coverage is Coverage.CALIBRATED:
                 runs.append((point, run, run_notes))
-        # A vote only because ε or α lies above direct calibration's tops: the plan at
-        # the tops is the reference instead (else a stricter β, whose vote costs more,
-        # would open cheaper trade-offs than β = 1/3 does).
-        capped = _capped_point(query, asked.constant)
+        # ε above 1 (outside the theorems' range), or at β < 1/3 α above direct
+        # calibration's top (where the vote costs up to 10× more): the capped point is
+        # the reference when it needs fewer users in all, at every β alike (so a β just
+        # below 1/3 opens no cheaper plan than β = 1/3 does)
         for point, run, run_notes in runs:
-            if point == capped and _no_group_larger(run, asked):
+            if point == capped and run.total_users < asked.total_users:
                 reference = run
-                if run.total_users < best.total_users:
-                    best, best_notes, best_point = run, run_notes, point
+                best, best_notes, best_point = run, run_notes, point
         # the fewest users in all among the points needing no more in either group than
         # the reference (so planning the chosen point again gives this plan)
         for point, run, run_notes in runs:
@@ -738,20 +743,20 @@ def _cheapest_protocol(
     return chosen, ()
 
 
+EPS_CAP = 1.0
+"""A group's ε above this (outside the theorems' range, ε ≤ 1, and above every direct
+calibration point) may be run at it (``plan``)."""
+
+
 def _capped_point(query: Query, constant: SettingConstant) -> LoweredPoint | None:
-    """The query with ε and α capped at direct calibration's tops, where it may hold at
-    (β, k) and the query lies above them (else None)."""
-    if constant.direct_factor(query.beta, query.k) is None:
-        return None
-    top_eps, top_alpha = constant.direct_limits()
-    point = LoweredPoint(
-        min(query.eps1, top_eps), min(query.eps2, top_eps), min(query.alpha, top_alpha)
-    )
-    return (
-        None
-        if (point.eps1, point.eps2, point.alpha) == (query.eps1, query.eps2, query.alpha)
-        else point
-    )
+    """The query with each ε capped at :data:`EPS_CAP` and, where direct calibration may
+    hold at (β, k), α at its points' top (None when nothing changes)."""
+    alpha = query.alpha
+    if constant.direct_factor(query.beta, query.k) is not None:
+        alpha = min(alpha, constant.direct_limits()[1])
+    point = LoweredPoint(min(query.eps1, EPS_CAP), min(query.eps2, EPS_CAP), alpha)
+    unchanged = (point.eps1, point.eps2, point.alpha) == (query.eps1, query.eps2, query.alpha)
+    return None if unchanged else point
 
 
 def _tester_points(query: Query, constant: SettingConstant) -> list[LoweredPoint]:

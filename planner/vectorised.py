@@ -31,7 +31,7 @@ from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import Coin, Model, Setting
 from planner.formulas.subsampling import subsampling_population
 from planner.inputs import ALPHA_MIN, EPS_MAX, EPS_MIN, K_MAX, Accounting
-from planner.plan import LADDER_STEP, ladder_exponents, noise_mu
+from planner.plan import EPS_CAP, LADDER_STEP, ladder_exponents, noise_mu
 
 EXACT_COUNT_LIMIT = 2.0**53
 """Counts at or above this are not exact in float64: such rows go to ``plan``."""
@@ -127,25 +127,45 @@ _QUERY_LOWER_BOUNDS = (4, 5)
 def _lowered_where_no_group_grows(
     points: _Points, setting: Setting, table: ConstantTable, columns: tuple
 ) -> tuple:
-    """``plan``'s tester points on its ladder of the stronger group's ε
-    (:func:`planner.plan.strong_eps_ladder`, largest first): of the covered rungs that
-    need no more users in either group than the row's own point, the one with the fewest
-    in all. (The tops ``plan`` also weighs at β < 1/3 matter only on rows left to it.)"""
+    """``plan``'s tester points: the row with each ε capped at ``EPS_CAP`` when that
+    needs fewer users in all (the reference then), and its ladder of the stronger group's
+    ε (:func:`planner.plan.strong_eps_ladder`, largest first): of the covered rungs that
+    need no more users in either group than the reference, the one with the fewest in
+    all. (The α cap ``plan`` also weighs at β < 1/3 matters only on rows left to it.)"""
     strong_is_1 = points.eps1 >= points.eps2
     eps_strong = np.maximum(points.eps1, points.eps2)
     eps_weak = np.minimum(points.eps1, points.eps2)
     laddered = eps_strong > eps_weak
-    if not laddered.any():
-        return columns
     calibrated_keys = [
         key
         for key in {setting.key, Setting(setting.model, Coin.PRIVATE).key}
         if table.for_setting(key).source is ConstantSource.CALIBRATED
     ]
+    best = [np.array(column, copy=True) for column in columns]  # some are read-only views
+    # ε above EPS_CAP: the capped point is the reference where it needs fewer users in all
+    capped = (points.eps1 > EPS_CAP) | (points.eps2 > EPS_CAP)
+    if capped.any():
+        at_cap = _Points(
+            points.k[capped],
+            points.alpha[capped],
+            np.minimum(points.eps1, EPS_CAP)[capped],
+            np.minimum(points.eps2, EPS_CAP)[capped],
+            points.delta[capped],
+            points.beta[capped],
+            points.accounting,
+        )
+        candidate = _cheapest_protocol_columns(at_cap, setting, table)
+        covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_keys)
+        cheaper = covered & (candidate[0] + candidate[1] < best[0][capped] + best[1][capped])
+        chosen = np.flatnonzero(capped)[cheaper]
+        for index, (column, new) in enumerate(zip(best, candidate, strict=True)):
+            if index not in _QUERY_LOWER_BOUNDS:
+                column[chosen] = new[cheaper]
+    asked1, asked2 = best[0].copy(), best[1].copy()  # the reference: no group above it
+    if not laddered.any():
+        return tuple(best)
     low, _ = ladder_exponents(float(eps_weak[laddered].min()), 1.0)
     _, high = ladder_exponents(1.0, float(eps_strong[laddered].max()))
-    asked1, asked2 = columns[0], columns[1]
-    best = [np.array(column, copy=True) for column in columns]  # some are read-only views
     rungs = [(LADDER_STEP**i, None) for i in range(high, low - 1, -1)]
     for value, _ in [*rungs, (None, None)]:  # None: the last rung, ε_weak itself
         rung = eps_weak if value is None else np.full(eps_weak.shape, value)

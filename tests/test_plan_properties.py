@@ -309,3 +309,26 @@ def test_a_plan_runs_the_stronger_group_lower_when_that_needs_fewer_users_in_eac
     report = validate(query, seed=37)
     assert report.tester["eps2"] == point.eps2
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
+
+
+@pytest.mark.parametrize(
+    ("key", "k", "alpha", "eps1", "eps2"),
+    [
+        ("central", 64, 0.05, 20.0, 0.5),
+        ("central", 256, 0.15, 3.0, 0.01),
+        ("shuffle-private", 256, 0.15, 3.0, 0.5),
+        ("shuffle-public", 1000, 0.1, 5.0, 0.25),
+        ("local-private", 1000, 0.1, 5.0, 0.25),
+    ],
+)
+def test_a_beta_just_below_a_third_needs_no_fewer_users_than_a_third(
+    key: str, k: int, alpha: float, eps1: float, eps2: float
+) -> None:
+    """ε above 1 is capped at 1 (when that needs fewer users in all) at β = 1/3 as below it,
+    so the step from β = 1/3 to 0.3333 (the majority vote or direct calibration at a factor
+    near 1) adds users and never removes any: before, central k = 256, ε = (3, 0.01) needed
+    1,650,255 users in group 2 at β = 1/3 and 164,987 at β = 0.3333 (a fresh-user review).
+    The rise is a few per cent at most (the local vote's and the direct factor's)."""
+    third = plan(make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2, beta=1 / 3))
+    below = plan(make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2, beta=0.3333))
+    assert third.total_users <= below.total_users <= 1.06 * third.total_users

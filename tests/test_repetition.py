@@ -281,10 +281,14 @@ def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> 
             "eps2": point.eps2,
             "alpha": point.alpha,
         }
-    below = plan(query(eps1=1.5, beta=0.0099))
+    below = plan(query(alpha=0.6, beta=0.0099))  # no direct factor: α is not capped
     assert below.repetition.method is RepetitionMethod.MAJORITY_VOTE
     assert below.tester_point is None
     assert plan_to_dict(below)["tester_point"] is None
+    # ε above 1 is capped at every β when that needs fewer users in all, here in the vote
+    capped_vote = plan(query(eps1=1.5, beta=0.0099))
+    assert capped_vote.repetition.method is RepetitionMethod.MAJORITY_VOTE
+    assert capped_vote.tester_point == LoweredPoint(1.0, 0.25, 0.05)
     assert not [w for w in plan(query()).warnings if w.startswith("the tester runs at")]
 
 
