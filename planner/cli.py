@@ -598,7 +598,7 @@ def solve(
 ) -> None:
     """Solve for the one parameter left out of --n1, --n2, --alpha, --eps2."""
     from planner import api
-    from planner.report import solution_to_dict
+    from planner.report import solution_to_dict, tester_point_words
     from planner.solve import Unknown
 
     solution = api.solve_answer(
@@ -628,6 +628,11 @@ def solve(
             f"{unknown.value} = {shown}   ({solution.reason}; plan needs n1 = "
             f"{solution.plan.n_users_group1:,}, n2 = {solution.plan.n_users_group2:,}, "
             f"constant {solution.plan.constant_source.value})"
+            + (
+                f"; {tester_point_words(solution.plan)}"
+                if solution.plan.tester_point is not None
+                else ""
+            )
         )
     else:
         typer.echo(f"infeasible: {solution.reason}")

@@ -242,10 +242,27 @@ def compare_renderable(
         )
     for key, _ in refused:
         table.add_row(key, "—", "—", "—", "—", "not covered", "")
-    if refused:
-        table.caption = "\n".join(f"{key}: {reason}" for key, reason in refused)
+    captions = [
+        f"{item.query.setting.key}: {tester_point_words(item)}"
+        for item in plans
+        if item.tester_point is not None
+    ]
+    captions += [f"{key}: {reason}" for key, reason in refused]
+    if captions:
+        table.caption = "\n".join(captions)
         table.caption_justify = "left"
     return table
+
+
+def tester_point_words(plan: Plan) -> str:
+    """Where a plan's tester runs below its query, in words ('' when it does not)."""
+    point = plan.tester_point
+    if point is None:
+        return ""
+    return (
+        f"the tester runs at ε1 = {point.eps1:.4g}, ε2 = {point.eps2:.4g}, "
+        f"α = {point.alpha:g} (below the query; planner plan says why)"
+    )
 
 
 def validation_renderable(report: Any) -> Any:
@@ -358,20 +375,23 @@ def repetition_line(plan: Plan) -> str | None:
         "error 1/3)"
     )
     other = "?" if rep.other_total_users is None else f"{rep.other_total_users:,}"
+    other += " users in all"
+    if plan.tester_point is not None:  # the other way at the tester's point, like its C
+        other += " at the tester's point"
     if rep.method is RepetitionMethod.DIRECT and plan.coverage is Coverage.SIMULATED:
         return "target β: one run simulated at β (its own search, held to the operating point)"
     if rep.method is RepetitionMethod.DIRECT:
         return (
             f"target β: one run calibrated directly at β (the C above is one run's C at "
             f"β = 1/3 × {rep.factor:.3g}, planner calibrate --direct); a {vote} would need "
-            f"{other} users in all"
+            f"{other}"
         )
     if rep.direct_factor is None:
         why = rep.direct_unavailable or "not calibrated here"
         return f"target β: {vote}; no direct calibration: {why} (--exact tries it for this query)"
     return (
         f"target β: {vote}; direct calibration (one run's C × {rep.direct_factor:.3g}) would need "
-        f"{other} users in all"
+        f"{other}"
     )
 
 

@@ -250,3 +250,32 @@ def test_constants_sources_are_selectable_and_ordered(capsys) -> None:
         sizes[source] = document["n_users_group1"]
     # the proof's constants are valid but huge; C = 1 is below what a tester needs
     assert sizes["proof"] > 100 * sizes["calibrated"] > 100 * sizes["order"]
+
+
+def test_compare_and_solve_say_where_a_plan_runs_its_tester_below_the_query(capsys) -> None:
+    """ε1 = 3 is above 1: the central plan runs group 1 at ε = 1 (``tester_point``); the
+    compare table's caption and the solve line say so, with the same point as plan's JSON."""
+    query = ["-k", "256", "--alpha", "0.15", "--eps1", "3"]
+    code, out, _ = run(["plan", "--model", "central", *query, "--eps2", "0.01", "--json"], capsys)
+    point = json.loads(out)["tester_point"]
+    assert code == 0 and point == {"eps1": 1.0, "eps2": 0.01, "alpha": 0.15}
+    words = "the tester runs at ε1 = 1, ε2 = 0.01, α = 0.15 (below the query"
+    code, out, _ = run(["compare", *query, "--eps2", "0.01", "--delta", "1e-6"], capsys)
+    assert code == 0 and f"central: {words}" in " ".join(out.split())
+    n1, n2 = json.loads(
+        run(["plan", "--model", "central", *query, "--eps2", "0.01", "--json"], capsys)[1]
+    )["groups"]
+    code, out, _ = run(
+        [
+            "solve",
+            "--model",
+            "central",
+            *query,
+            "--n1",
+            str(n1["n_users"]),
+            "--n2",
+            str(n2["n_users"]),
+        ],
+        capsys,
+    )
+    assert code == 0 and words in " ".join(out.split())
