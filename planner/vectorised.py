@@ -3,11 +3,14 @@
 :func:`plan_columns` is the array twin of ``plan``: the same bounds (the registry's
 vectorised evaluation), the same calibrated constants (the grid's corners as arrays,
 :meth:`~planner.constants.SettingConstant.grid_corner_arrays`), the same rounding, the same
-public-to-private fallback, and its rows equal single ``plan`` calls (tested on random
-points of every setting). What costs a root-find — the exact Poisson noise μ(ε, δ), the
+public-to-private fallback, the same tester points below the query (``plan``'s ε cap
+and ladder of the stronger group's ε, each candidate sized in a light pass and only the
+chosen rows in full), and its rows equal single ``plan`` calls (tested on random points of
+every setting). What costs a root-find — the exact Poisson noise μ(ε, δ), the
 majority-vote runs r(β) — is computed once per distinct value. ``plan`` stays scalar
-because one plan must cost microseconds; this is for sweeps (10⁵ rows: 0.2–0.6 s, the
-shuffle model's exact μ and integer L searches aside, see ``benchmarks/bench_planner.py``).
+because one plan must cost microseconds; this is for sweeps (10⁵ rows at ε = (1, 0.25):
+about 1–3 s, four ladder rungs beside the query's own point; 0.3–0.7 s before the ladder;
+see ``benchmarks/bench_planner.py``).
 
 Columns are float64: counts are exact integers below 2^53 users. Rows outside that, with
 invalid inputs, or with a β < 1/3 at which ``plan`` weighs direct calibration against the
@@ -17,7 +20,7 @@ itself (:mod:`planner.sweep` does).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -104,12 +107,15 @@ def plan_columns(
     )
 
 
-def _cheapest_protocol_columns(points: _Points, setting: Setting, table: ConstantTable) -> tuple:
+def _cheapest_protocol_columns(
+    points: _Points, setting: Setting, table: ConstantTable, light: bool = False
+) -> tuple:
     """The setting's columns, or its model's private-coin protocol's on the rows where a
-    public-coin query is cheaper that way (``plan``'s fallback)."""
-    columns = _protocol_columns(points, setting, table)
+    public-coin query is cheaper that way (``plan``'s fallback); ``light``: see
+    :func:`_protocol_columns`."""
+    columns = _protocol_columns(points, setting, table, light)
     if setting.coin is Coin.PUBLIC:
-        private = _protocol_columns(points, Setting(setting.model, Coin.PRIVATE), table)
+        private = _protocol_columns(points, Setting(setting.model, Coin.PRIVATE), table, light)
         # a covered plan beats an extrapolated one; between equals, the fewer users
         own_out, other_out = columns[-1] != 0, private[-1] != 0
         fewer = private[0] + private[1] < columns[0] + columns[1]
@@ -145,22 +151,18 @@ def _lowered_where_no_group_grows(
     # ε above EPS_CAP: the capped point is the reference where it needs fewer users in all
     capped = (points.eps1 > EPS_CAP) | (points.eps2 > EPS_CAP)
     if capped.any():
-        at_cap = _Points(
-            points.k[capped],
-            points.alpha[capped],
-            np.minimum(points.eps1, EPS_CAP)[capped],
-            np.minimum(points.eps2, EPS_CAP)[capped],
-            points.delta[capped],
-            points.beta[capped],
-            points.accounting,
+        at_cap = _subset(
+            replace(
+                points,
+                eps1=np.minimum(points.eps1, EPS_CAP),
+                eps2=np.minimum(points.eps2, EPS_CAP),
+            ),
+            capped,
         )
-        candidate = _cheapest_protocol_columns(at_cap, setting, table)
+        candidate = _cheapest_protocol_columns(at_cap, setting, table, light=True)
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_keys)
         cheaper = covered & (candidate[0] + candidate[1] < best[0][capped] + best[1][capped])
-        chosen = np.flatnonzero(capped)[cheaper]
-        for index, (column, new) in enumerate(zip(best, candidate, strict=True)):
-            if index not in _QUERY_LOWER_BOUNDS:
-                column[chosen] = new[cheaper]
+        _take(best, np.flatnonzero(capped)[cheaper], at_cap, cheaper, setting, table)
     asked1, asked2 = best[0].copy(), best[1].copy()  # the reference: no group above it
     if not laddered.any():
         return tuple(best)
@@ -172,16 +174,15 @@ def _lowered_where_no_group_grows(
         rows = laddered & (rung < eps_strong) & ((value is None) | (rung > eps_weak))
         if not rows.any():
             continue
-        at_rung = _Points(
-            points.k[rows],
-            points.alpha[rows],
-            np.where(strong_is_1, rung, points.eps1)[rows],
-            np.where(strong_is_1, points.eps2, rung)[rows],
-            points.delta[rows],
-            points.beta[rows],
-            points.accounting,
+        at_rung = _subset(
+            replace(
+                points,
+                eps1=np.where(strong_is_1, rung, points.eps1),
+                eps2=np.where(strong_is_1, points.eps2, rung),
+            ),
+            rows,
         )
-        candidate = _cheapest_protocol_columns(at_rung, setting, table)
+        candidate = _cheapest_protocol_columns(at_rung, setting, table, light=True)
         c1, c2 = candidate[0], candidate[1]
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_keys)
         better = (
@@ -190,12 +191,39 @@ def _lowered_where_no_group_grows(
             & (c2 <= asked2[rows])
             & (c1 + c2 < best[0][rows] + best[1][rows])
         )
-        if better.any():
-            chosen = np.flatnonzero(rows)[better]
-            for index, (column, new) in enumerate(zip(best, candidate, strict=True)):
-                if index not in _QUERY_LOWER_BOUNDS:  # those stay the query's own
-                    column[chosen] = new[better]
+        _take(best, np.flatnonzero(rows)[better], at_rung, better, setting, table)
     return tuple(best)
+
+
+def _take(
+    best: list[np.ndarray],
+    chosen: np.ndarray,
+    candidates: _Points,
+    taken: np.ndarray,
+    setting: Setting,
+    table: ConstantTable,
+) -> None:
+    """Rows ``chosen`` of ``best`` become the candidates' ``taken`` rows, every column
+    computed in full but the lower bounds (those stay the query's own)."""
+    if not taken.any():
+        return
+    full = _cheapest_protocol_columns(_subset(candidates, taken), setting, table)
+    for index, (column, new) in enumerate(zip(best, full, strict=True)):
+        if index not in _QUERY_LOWER_BOUNDS:
+            column[chosen] = new
+
+
+def _subset(points: _Points, rows: np.ndarray) -> _Points:
+    """The points of the selected rows."""
+    return _Points(
+        points.k[rows],
+        points.alpha[rows],
+        points.eps1[rows],
+        points.eps2[rows],
+        points.delta[rows],
+        points.beta[rows],
+        points.accounting,
+    )
 
 
 @dataclass(frozen=True)
@@ -233,8 +261,12 @@ def valid_rows(
     return valid
 
 
-def _protocol_columns(points: _Points, protocol: Setting, table: ConstantTable) -> tuple:
-    """(n1, n2, baseline n1, baseline n2, lower bound 1, lower bound 2, protocol key)."""
+def _protocol_columns(
+    points: _Points, protocol: Setting, table: ConstantTable, light: bool = False
+) -> tuple:
+    """(n1, n2, baseline n1, baseline n2, lower bound 1, lower bound 2, protocol key,
+    uncovered axes); ``light``: the baseline and lower-bound columns are zeros (choosing
+    between candidates needs only the sizes and the coverage)."""
     constant = table.for_setting(protocol.key)
     compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
     strong = np.maximum(points.eps1, points.eps2)
@@ -260,12 +292,15 @@ def _protocol_columns(points: _Points, protocol: Setting, table: ConstantTable) 
         )
 
     main_strong, main_weak = sizes(strong, weak)
-    base_strong, base_weak = sizes(weak, weak)
     strong_is_group1 = points.eps1 >= points.eps2
-    lower = BOUNDS[LOWER_BOUND_KEY[protocol.key]]
-    lower_strong, lower_weak = (
-        lower.evaluate(k=points.k, alpha=points.alpha, eps=eps) for eps in (strong, weak)
-    )
+    if light:
+        base_strong = base_weak = lower_strong = lower_weak = np.zeros(points.k.shape)
+    else:
+        base_strong, base_weak = sizes(weak, weak)
+        lower = BOUNDS[LOWER_BOUND_KEY[protocol.key]]
+        lower_strong, lower_weak = (
+            lower.evaluate(k=points.k, alpha=points.alpha, eps=eps) for eps in (strong, weak)
+        )
 
     def by_group(for_strong: np.ndarray, for_weak: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return (
