@@ -661,8 +661,9 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
     best, best_notes, best_point = asked, notes, None
     reference = asked
     if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
-        capped = _capped_point(query, asked.constant)
-        points = _tester_points(query, asked.constant)
+        tops = _direct_tops(query, table, fallback)
+        capped = _capped_point(query, tops)
+        points = _tester_points(query, tops)
         if capped is not None and capped not in points:
             points.insert(0, capped)
         runs = []
@@ -748,34 +749,45 @@ EPS_CAP = 1.0
 calibration point) may be run at it (``plan``)."""
 
 
-def _capped_point(query: Query, constant: SettingConstant) -> LoweredPoint | None:
+def _direct_tops(query: Query, table: ConstantTable, fallback: bool) -> tuple[float, float] | None:
+    """Direct calibration's tops (ε_strong, α) where it may hold at the query's (β, k) for
+    a protocol the query may run (a public-coin query also its model's private-coin one,
+    with ``fallback``); None where neither has it. (``planner.vectorised`` leaves exactly
+    these rows to ``plan``.)"""
+    settings = [query.setting]
+    if fallback and query.setting.coin is Coin.PUBLIC:
+        settings.append(_PRIVATE_COIN[query.setting.model])
+    tops = [
+        constant.direct_limits()
+        for constant in (table.for_setting(setting.key) for setting in settings)
+        if constant.direct_factor(query.beta, query.k) is not None
+    ]
+    if not tops:
+        return None
+    return max(top[0] for top in tops), max(top[1] for top in tops)
+
+
+def _capped_point(query: Query, tops: tuple[float, float] | None) -> LoweredPoint | None:
     """The query with each ε capped at :data:`EPS_CAP` and, where direct calibration may
     hold at (β, k), α at its points' top (None when nothing changes)."""
-    alpha = query.alpha
-    if constant.direct_factor(query.beta, query.k) is not None:
-        alpha = min(alpha, constant.direct_limits()[1])
+    alpha = query.alpha if tops is None else min(query.alpha, tops[1])
     point = LoweredPoint(min(query.eps1, EPS_CAP), min(query.eps2, EPS_CAP), alpha)
     unchanged = (point.eps1, point.eps2, point.alpha) == (query.eps1, query.eps2, query.alpha)
     return None if unchanged else point
 
 
-def _tester_points(query: Query, constant: SettingConstant) -> list[LoweredPoint]:
+def _tester_points(query: Query, tops: tuple[float, float] | None) -> list[LoweredPoint]:
     """Where below the query its tester may run (see ``plan``), nearest first: the strong
     ε down :func:`strong_eps_ladder`; at a β < 1/3 and k direct calibration is measured
     at, also the query and each rung with ε and α capped at its points' tops."""
     strong_is_1 = query.eps1 >= query.eps2
     eps_strong, eps_weak = (query.eps1, query.eps2) if strong_is_1 else (query.eps2, query.eps1)
     rungs = [eps_strong, *strong_eps_ladder(eps_strong, eps_weak)]
-    tops = [(math.inf, math.inf)]
-    # direct calibration may hold at (β, k) (ε and α aside): planner.vectorised leaves
-    # exactly these rows to plan
-    if constant.direct_factor(query.beta, query.k) is not None:
-        top_eps, top_alpha = constant.direct_limits()
-        tops.append((top_eps, top_alpha))
+    caps = [(math.inf, math.inf)] if tops is None else [(math.inf, math.inf), tops]
     points: list[LoweredPoint] = []
     asked = (query.eps1, query.eps2, query.alpha)
     for rung in rungs:
-        for top_eps, top_alpha in tops:
+        for top_eps, top_alpha in caps:
             strong, weak = min(rung, top_eps), min(eps_weak, top_eps)
             eps1, eps2 = (strong, weak) if strong_is_1 else (weak, strong)
             point = LoweredPoint(eps1, eps2, min(query.alpha, top_alpha))

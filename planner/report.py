@@ -272,12 +272,14 @@ def validation_renderable(report: Any) -> Any:
     v = report.verification
     query = report.query
     looks = "" if len(v.schedule) <= 1 else f" (sequential, up to {v.schedule[-1]:,})"
+    protocol = report.protocol
+    ran = f" (runs {protocol})" if protocol and protocol != query.setting.key else ""
     title = (
-        f"validate {query.setting.key}: n1 = {v.n1:,}, n2 = {v.n2:,}, k = {query.k:,}, "
+        f"validate {query.setting.key}{ran}: n1 = {v.n1:,}, n2 = {v.n2:,}, k = {query.k:,}, "
         f"α = {query.alpha:g}; target error ≤ {v.target:.6g}; ≤ {v.trials:,} trials/family"
         f"{looks}, seed {v.seed}, {v.path.value} path, {v.elapsed_seconds:.2f} s"
     )
-    point = report.plan.tester_point if report.plan is not None else None
+    point = report.tester_point
     if point is not None:
         title += (
             f"; the plan's tester runs at ε1 = {point.eps1:g}, ε2 = {point.eps2:g}, "

@@ -13,7 +13,7 @@ from typing import Any
 from planner.constants import ConstantTable, default_constants
 from planner.inputs import InputError, Query, check_integer
 from planner.limits import SIMULATION_N_MAX, check_validation
-from planner.plan import Plan, plan
+from planner.plan import LoweredPoint, Plan, plan
 from planner.report import query_to_dict
 from planner.testers import build_tester, describe_tester
 from planner.validators.engine import Verification, verify
@@ -48,6 +48,12 @@ class ValidationReport:
     tester: dict[str, Any]
     verification: Verification
     constants_version: str
+    protocol: str = ""
+    """The setting key of the protocol that ran (a public-coin query may run the private
+    one; empty: the query's own)."""
+    tester_point: LoweredPoint | None = None
+    """Where the tester ran below the query (the checked plan's point, also with sizes
+    given explicitly)."""
 
     @property
     def passed(self) -> bool:
@@ -206,7 +212,15 @@ def validate(
         stop_early=stop_early,
         progress=progress,
     )
-    return ValidationReport(query, plan_used, describe_tester(tester), verification, table.version)
+    return ValidationReport(
+        query,
+        plan_used,
+        describe_tester(tester),
+        verification,
+        table.version,
+        protocol=checked.protocol,
+        tester_point=checked.tester_point,
+    )
 
 
 CONFIDENCE_METHOD = (
@@ -242,7 +256,7 @@ def report_to_dict(report: ValidationReport) -> dict[str, Any]:
         "warnings": list(report.query.warnings),
         "sizes_from": "plan" if report.plan is not None else "explicit",
         "coverage": report.plan.coverage.value if report.plan is not None else None,
-        "protocol": report.plan.protocol if report.plan is not None else report.query.setting.key,
+        "protocol": report.protocol or report.query.setting.key,
         "n_users_group1": v.n1,
         "n_users_group2": v.n2,
         "tester": report.tester,

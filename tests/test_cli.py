@@ -279,3 +279,25 @@ def test_compare_and_solve_say_where_a_plan_runs_its_tester_below_the_query(caps
         capsys,
     )
     assert code == 0 and words in " ".join(out.split())
+
+
+def test_validate_with_sizes_given_names_the_protocol_and_point_the_plan_runs(capsys) -> None:
+    """Sizes given with --n1/--n2 are run by the plan's own tester: for this shuffle
+    public-coin query (β = 0.01, α just above 0.5) the plan runs the private-coin protocol
+    at α = 0.5; the JSON's protocol says so (it named the asked setting before), and the
+    header too."""
+    query = ["--model", "shuffle", "--coin", "public", "-k", "26", "--alpha", "0.5168"]
+    query += ["--eps1", "0.031", "--eps2", "0.0145", "--delta", "1e-6", "--beta", "0.01"]
+    code, out, _ = run(["plan", *query, "--json"], capsys)
+    planned = json.loads(out)
+    assert code == 0 and planned["protocol"] == "shuffle-private"
+    assert planned["tester_point"]["alpha"] == 0.5
+    sizes = ["--n1", str(planned["n_users_group1"]), "--n2", str(planned["n_users_group2"])]
+    code, out, _ = run(["validate", *query, *sizes, "--json"], capsys)
+    report = json.loads(out)
+    assert code == 0 and report["sizes_from"] == "explicit"
+    assert report["protocol"] == "shuffle-private"
+    code, out, _ = run(["validate", *query, *sizes], capsys)
+    header = " ".join(out.split())
+    assert "validate shuffle-public (runs shuffle-private):" in header
+    assert "the plan's tester runs at ε1 = 0.031, ε2 = 0.0145, α = 0.5" in header

@@ -332,3 +332,48 @@ def test_a_beta_just_below_a_third_needs_no_fewer_users_than_a_third(
     third = plan(make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2, beta=1 / 3))
     below = plan(make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2, beta=0.3333))
     assert third.total_users <= below.total_users <= 1.06 * third.total_users
+
+
+def test_a_public_coin_plan_never_needs_more_users_than_the_private_coin_plan() -> None:
+    """A public-coin query may run the private-coin protocol, at the query or at any
+    tester point below it, so its plan needs at most the private-coin plan's users in
+    all. Before the tops of direct calibration were read for both protocols, a shuffle
+    public-coin query at β = 0.01 with α just above 0.5 took its own 47-run vote, up to
+    14× the private-coin plan (k = 26, α = 0.5168, ε = (0.031, 0.0145): 655,603 against
+    45,708; a fresh-user review). 400 random queries over the accepted range, seeded."""
+    import random
+
+    from planner.formulas.settings import Coin, Model, Setting
+    from planner.inputs import Query
+    from planner.plan import Coverage
+
+    rng = random.Random(20261127)
+
+    def log_uniform(low: float, high: float) -> float:
+        return math.exp(rng.uniform(math.log(low), math.log(high)))
+
+    compared = 0
+    for index in range(400):
+        model = (Model.SHUFFLE, Model.LOCAL)[index % 2]
+        asked = {
+            "k": int(log_uniform(16, 1e5)),
+            "alpha": log_uniform(0.01, 1),
+            "eps1": log_uniform(0.01, 20),
+            "eps2": log_uniform(0.01, 20),
+            "delta": 1e-6 if model is Model.SHUFFLE else None,
+            "beta": log_uniform(0.01, 1 / 3),
+        }
+        public = plan(Query(Setting(model, Coin.PUBLIC), **asked))
+        private = plan(Query(Setting(model, Coin.PRIVATE), **asked))
+        if public.coverage is Coverage.CALIBRATED and private.coverage is Coverage.CALIBRATED:
+            compared += 1
+            assert public.total_users <= private.total_users, asked
+    assert compared > 300
+    assert (
+        plan(
+            Query(Setting(Model.SHUFFLE, Coin.PUBLIC), 26, 0.5168, 0.031, 0.0145, 1e-6, 0.01)
+        ).total_users
+        == plan(
+            Query(Setting(Model.SHUFFLE, Coin.PRIVATE), 26, 0.5168, 0.031, 0.0145, 1e-6, 0.01)
+        ).total_users
+    )
