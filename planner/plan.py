@@ -660,6 +660,7 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
     asked, notes = _cheapest_protocol(query, table, fallback)
     best, best_notes, best_point = asked, notes, None
     reference = asked
+    cheapest: tuple[LoweredPoint, _ProtocolRun, tuple[str, ...]] | None = None
     if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
         tops = _direct_tops(query, table, fallback)
         capped = _capped_point(query, tops)
@@ -685,6 +686,7 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
         for point, run, run_notes in runs:
             if run.total_users < best.total_users and _no_group_larger(run, reference):
                 best, best_notes, best_point = run, run_notes, point
+        cheapest = min(runs, key=lambda item: item[1].total_users, default=None)
     if best_point is None:
         made = best.plan(query, table, notes)
     else:
@@ -698,10 +700,39 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
             groups=_lower_bounds_at_the_query(made.groups, query, asked.protocol),
             warnings=(*made.warnings, note),
         )
-    if made.repetition.method is not RepetitionMethod.MAJORITY_VOTE:
-        return made
-    hint = _larger_k_hint(query, made, best.constant, table, fallback)
-    return replace(made, warnings=(*made.warnings, hint)) if hint else made
+    hints: list[str | None] = []
+    if cheapest is not None and cheapest[1].total_users <= SPLIT_HINT_SHARE * made.total_users:
+        hints.append(_other_split_hint(query, cheapest[0], cheapest[1], made))
+    if made.repetition.method is RepetitionMethod.MAJORITY_VOTE:
+        hints.append(_larger_k_hint(query, made, best.constant, table, fallback))
+    shown = tuple(hint for hint in hints if hint)
+    return replace(made, warnings=(*made.warnings, *shown)) if shown else made
+
+
+SPLIT_HINT_SHARE = 0.8
+"""A plan names a tester point with another split between the groups when that needs at
+most this share of its users in all."""
+
+
+def _other_split_hint(query: Query, point: LoweredPoint, run: _ProtocolRun, made: Plan) -> str:
+    """A covered tester point below the query that needs fewer users in all than the plan
+    but more in one group (so the plan did not take it), in words."""
+    n1, n2 = run.named_users
+    at = ", ".join(
+        f"--{name} {value:.4g}"
+        for name, value, asked in (
+            ("eps1", point.eps1, query.eps1),
+            ("eps2", point.eps2, query.eps2),
+            ("alpha", point.alpha, query.alpha),
+        )
+        if value != asked
+    )
+    return (
+        f"another split needs fewer users in all: n1 = {n1:,}, n2 = {n2:,} "
+        f"({run.total_users:,}, against this plan's {made.total_users:,}) with {at}, which "
+        "also answers this query; this plan keeps no group above the paper's split at the "
+        "query (--allocation cost weighs splits by cost)"
+    )
 
 
 def _no_group_larger(run: _ProtocolRun, than: _ProtocolRun) -> bool:

@@ -377,3 +377,29 @@ def test_a_public_coin_plan_never_needs_more_users_than_the_private_coin_plan() 
             Query(Setting(Model.SHUFFLE, Coin.PRIVATE), 26, 0.5168, 0.031, 0.0145, 1e-6, 0.01)
         ).total_users
     )
+
+
+def test_a_plan_names_a_tester_point_with_another_split_and_far_fewer_users() -> None:
+    """Shuffle, k = 19, α = 0.011, ε = (0.0222, 1.162), β = 1/3: the paper's split gives
+    group 1 (ε = 0.022) 26.6 million users and group 2 26,162. With group 2 run at
+    ε = 0.03125 (a ladder rung) the split is 262,230 + 138,977: 66× fewer in all, but more
+    in group 2, so the plan (which keeps no group above the paper's split) does not take
+    it; it names it, with the option that plans it, and that plan needs at most those
+    users (it may lower further)."""
+    from dataclasses import replace
+
+    query = make_query(
+        "shuffle-private",
+        k=19,
+        alpha=0.010986286584823174,
+        eps1=0.022173883574967274,
+        eps2=1.1620293838132942,
+        beta=1 / 3,
+    )
+    made = plan(query)
+    (line,) = [w for w in made.warnings if w.startswith("another split")]
+    assert "with --eps2 0.03125," in line
+    there = plan(replace(query, eps2=0.03125))
+    hinted = int(line.split("(")[1].split(" ")[0].replace(",", ""))
+    assert there.total_users <= hinted and made.total_users > 10 * hinted
+    assert there.n_users_group2 > made.n_users_group2  # another trade-off, not a better one
