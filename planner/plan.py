@@ -610,8 +610,8 @@ def _calibrated_multiplier(
     return max(math.exp(log_n) / here, interpolated_constant)
 
 
-LADDER_STEP = math.sqrt(2.0)
-"""The rungs a plan weighs below the query's ε_strong are the powers of √2 between ε_weak
+LADDER_STEP = 2.0
+"""The rungs a plan weighs below the query's ε_strong are the powers of 2 between ε_weak
 and ε_strong, and ε_weak itself (the homogeneous protocol)."""
 
 
@@ -628,7 +628,7 @@ def strong_eps_ladder(eps_strong: float, eps_weak: float) -> tuple[float, ...]:
 
 
 def ladder_exponents(low: float, high: float) -> tuple[int, int]:
-    """Exponents i of the √2-powers a ladder between ``low`` and ``high`` may hold (a
+    """Exponents i of the powers of 2 a ladder between ``low`` and ``high`` may hold (a
     rung outside the open interval is dropped by the caller)."""
     return math.floor(math.log(low, LADDER_STEP)), math.ceil(math.log(high, LADDER_STEP))
 

@@ -285,7 +285,7 @@ def test_a_plan_runs_the_stronger_group_lower_when_that_needs_fewer_users_in_eac
     weaker group through subsampling at rate (e^ε_w − 1)/(e^ε_s − 1) ≈ e^(2.4 − 19.2), so
     its population is about e^16.8 ≈ 2·10⁷ times the tester's sample: billions of users.
     The homogeneous tester at ε_w = 2.4 needs a few hundred. The plan runs the stronger
-    group lower, at a rung ε_w·8^(j/8) of ``strong_eps_ladder``, with exactly that point's
+    group lower, at a rung of ``strong_eps_ladder`` (a power of 2, or 2.4), with that point's
     numbers, a line with the asked point's cost, and it passes validation (seeded)."""
     from dataclasses import replace
 
