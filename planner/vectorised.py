@@ -9,7 +9,7 @@ chosen rows in full), and its rows equal single ``plan`` calls (tested on random
 every setting). What costs a root-find — the exact Poisson noise μ(ε, δ), the
 majority-vote runs r(β) — is computed once per distinct value. ``plan`` stays scalar
 because one plan must cost microseconds; this is for sweeps (10⁵ rows at ε = (1, 0.25):
-about 1–3 s, four ladder rungs beside the query's own point; 0.3–0.7 s before the ladder;
+about 0.6–2 s, two ladder rungs beside the query's own point; 0.3–0.7 s before the ladder;
 see ``benchmarks/bench_planner.py``).
 
 Columns are float64: counts are exact integers below 2^53 users. Rows outside that, with
