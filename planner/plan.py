@@ -718,15 +718,7 @@ def _other_split_hint(query: Query, point: LoweredPoint, run: _ProtocolRun, made
     """A covered tester point below the query that needs fewer users in all than the plan
     but more in one group (so the plan did not take it), in words."""
     n1, n2 = run.named_users
-    at = ", ".join(
-        f"--{name} {value:.4g}"
-        for name, value, asked in (
-            ("eps1", point.eps1, query.eps1),
-            ("eps2", point.eps2, query.eps2),
-            ("alpha", point.alpha, query.alpha),
-        )
-        if value != asked
-    )
+    at = ", ".join(f"--{option} {value:.4g}" for option, _, value, _ in _lowered(query, point))
     return (
         f"another split needs fewer users in all: n1 = {n1:,}, n2 = {n2:,} "
         f"({run.total_users:,}, against this plan's {made.total_users:,}) with {at}, which "
@@ -827,17 +819,25 @@ def _tester_points(query: Query, tops: tuple[float, float] | None) -> list[Lower
     return points
 
 
+def _lowered(query: Query, point: LoweredPoint) -> list[tuple[str, str, float, float]]:
+    """(option, symbol, value at the point, asked value) of each input the point lowers."""
+    return [
+        (option, symbol, value, asked)
+        for option, symbol, value, asked in (
+            ("eps1", "ε1", point.eps1, query.eps1),
+            ("eps2", "ε2", point.eps2, query.eps2),
+            ("alpha", "α", point.alpha, query.alpha),
+        )
+        if value != asked
+    ]
+
+
 def _lowered_note(query: Query, point: LoweredPoint, made: Plan, asked: _ProtocolRun) -> str:
     """The line a plan run below its query prints: where, and what the query's own point
     would have cost."""
     lowered = [
-        f"{name} = {value:.4g} (asked {value_asked:g})"
-        for name, value, value_asked in (
-            ("ε1", point.eps1, query.eps1),
-            ("ε2", point.eps2, query.eps2),
-            ("α", point.alpha, query.alpha),
-        )
-        if value != value_asked
+        f"{symbol} = {value:.4g} (asked {asked:g})"
+        for _, symbol, value, asked in _lowered(query, point)
     ]
     why = []
     if (point.eps1, point.eps2) != (query.eps1, query.eps2):
