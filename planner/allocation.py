@@ -269,5 +269,10 @@ def allocated_plan(plan: Plan, allocation: Allocation) -> Plan:
         f"allocation {allocation.rule.value}: {allocation.reason} (the paper's rule: "
         f"n1 = {plan.n_users_group1:,}, n2 = {plan.n_users_group2:,})"
     )
-    kept = tuple(w for w in plan.warnings if "--allocation cost finds" not in w)
+    # lines about the paper's split that the allocated sizes make stale
+    kept = tuple(
+        w
+        for w in plan.warnings
+        if "--allocation cost finds" not in w and not w.startswith("another split")
+    )
     return replace(plan, groups=groups, warnings=(*kept, note))

@@ -339,7 +339,7 @@ def sweep_result(
 
 
 def sweep_document(**inputs: Any) -> dict[str, Any]:
-    """``planner sweep --format json`` (schema ``planner.sweep/2``)."""
+    """``planner sweep --format json`` (schema ``planner.sweep/3``)."""
     from planner.sweep import sweep_to_dict
 
     return sweep_to_dict(sweep_result(**inputs))

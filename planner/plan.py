@@ -718,12 +718,13 @@ def _other_split_hint(query: Query, point: LoweredPoint, run: _ProtocolRun, made
     """A covered tester point below the query that needs fewer users in all than the plan
     but more in one group (so the plan did not take it), in words."""
     n1, n2 = run.named_users
-    at = ", ".join(f"--{option} {value:.4g}" for option, _, value, _ in _lowered(query, point))
+    # the exact values (a rounded ε, e.g. 0.01562 for 1/64, plans another point)
+    at = " ".join(f"--{option} {value!r}" for option, _, value, _ in _lowered(query, point))
     return (
         f"another split needs fewer users in all: n1 = {n1:,}, n2 = {n2:,} "
         f"({run.total_users:,}, against this plan's {made.total_users:,}) with {at}, which "
-        "also answers this query; this plan keeps no group above the paper's split at the "
-        "query (--allocation cost weighs splits by cost)"
+        "also answers this query; the default plan never gives a group more users than "
+        "the query's own plan does (--allocation cost weighs splits by cost)"
     )
 
 

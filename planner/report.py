@@ -493,11 +493,13 @@ def _rows_table(title: str, headers: list[str], rows: list[list[str]]) -> Any:
 
 
 def sweep_renderable(result: Any) -> Any:
-    """A sweep as a table: the setting, the varied inputs, status and users per group, and
-    the tester runs when some row is a majority vote (a row at β < 1/3 past the direct
-    points' ε, α or k: the vote's jump shows)."""
+    """A sweep as a table: the setting, the varied inputs, status and users per group, the
+    tester runs when some row is a majority vote (a row at β < 1/3 below the direct
+    points' k: the vote's jump shows), and where the tester runs when some row's runs
+    below its inputs (``tester_point``)."""
     rows = result.rows()
     votes = any((row["runs"] or 1) > 1 for row in rows)
+    lowered = any(row["tester_eps1"] is not None for row in rows)
     shown = [
         [
             row["setting"]
@@ -509,6 +511,7 @@ def sweep_renderable(result: Any) -> Any:
             _count(row["n_users_group2"]),
             _count(row["total_users"]),
             *(["—" if row["runs"] is None else f"{row['runs']}"] if votes else []),
+            *([_tester_cell(row)] if lowered else []),
         ]
         for row in rows
     ]
@@ -523,9 +526,17 @@ def sweep_renderable(result: Any) -> Any:
             "group 2",
             "total",
             *(["runs"] if votes else []),
+            *(["tester at (ε1, ε2, α)"] if lowered else []),
         ],
         shown,
     )
+
+
+def _tester_cell(row: dict[str, Any]) -> str:
+    """Where a sweep row's tester runs below its inputs ("—": at them)."""
+    if row["tester_eps1"] is None:
+        return "—"
+    return f"{row['tester_eps1']:.4g}, {row['tester_eps2']:.4g}, {row['tester_alpha']:g}"
 
 
 def _asked_setting(row: dict[str, Any]) -> str:

@@ -33,7 +33,7 @@ from planner.inputs import (
 from planner.limits import check_root_finds, check_single_rows, check_sweep_rows
 from planner.plan import Coverage, plan
 
-SWEEP_SCHEMA = "planner.sweep/2"
+SWEEP_SCHEMA = "planner.sweep/3"
 PARAMETERS = ("k", "alpha", "eps1", "eps2", "delta", "beta")
 """The numeric inputs of a plan, in the order rows vary (the last fastest)."""
 INTEGER_PARAMETERS = ("k",)
@@ -50,8 +50,12 @@ NUMBER_COLUMNS = (
     "lower_bound_group1",
     "lower_bound_group2",
     "runs",
+    "tester_eps1",
+    "tester_eps2",
+    "tester_alpha",
 )
-"""A row's numbers (empty where the row has no plan)."""
+"""A row's numbers (empty where the row has no plan; the tester's also where it runs at
+the query)."""
 COLUMNS = (
     "setting",
     "protocol",
@@ -60,8 +64,10 @@ COLUMNS = (
     "status",
     *NUMBER_COLUMNS,
 )
-"""Field names of a row, in order (stable within ``planner.sweep/2``; ``/1`` had no
-``runs``)."""
+"""Field names of a row, in order (stable within ``planner.sweep/3``; ``/2`` had no
+``tester_*``, ``/1`` no ``runs``)."""
+TESTER_COLUMNS = ("tester_eps1", "tester_eps2", "tester_alpha")
+"""``plan``'s ``tester_point`` per row (null: the tester runs at the row's inputs)."""
 COUNT_COLUMNS = (
     "n_users_group1",
     "n_users_group2",
@@ -127,7 +133,7 @@ class Sweep:
             for name in COUNT_COLUMNS:
                 value = row[name]
                 row[name] = None if value is None or math.isnan(value) else int(value)
-            for name in ("lower_bound_group1", "lower_bound_group2", "delta"):
+            for name in ("lower_bound_group1", "lower_bound_group2", "delta", *TESTER_COLUMNS):
                 if row[name] is not None and math.isnan(row[name]):
                     row[name] = None
             if row["k"] == row["k"] and float(row["k"]).is_integer():  # not NaN, whole
@@ -241,6 +247,9 @@ def _setting_block(
         "lower_bound_group1": numbers.lower_bound_group1,
         "lower_bound_group2": numbers.lower_bound_group2,
         "runs": numbers.runs,
+        "tester_eps1": numbers.tester_eps1,
+        "tester_eps2": numbers.tester_eps2,
+        "tester_alpha": numbers.tester_alpha,
     }
     for code in np.unique(numbers.uncovered[numbers.uncovered != 0]):
         rows = numbers.uncovered == code
@@ -312,12 +321,17 @@ def _answer_one(
     columns["lower_bound_group1"][row] = result.groups[0].lower_bound
     columns["lower_bound_group2"][row] = result.groups[1].lower_bound
     columns["runs"][row] = float(result.runs)
+    point = result.tester_point
+    if point is not None:
+        values = (point.eps1, point.eps2, point.alpha)
+        for column, at in zip(TESTER_COLUMNS, values, strict=True):
+            columns[column][row] = at
     columns["protocol"][row] = result.protocol
     exact_counts[row] = counts
 
 
 def sweep_to_dict(result: Sweep) -> dict[str, Any]:
-    """The sweep as JSON-ready data (schema ``planner.sweep/2``)."""
+    """The sweep as JSON-ready data (schema ``planner.sweep/3``)."""
     return {"schema": SWEEP_SCHEMA, "varied": list(result.varied), "rows": result.rows()}
 
 

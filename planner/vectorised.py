@@ -54,6 +54,11 @@ class PlanColumns:
     lower_bound_group2: np.ndarray
     runs: np.ndarray
     """Tester runs behind the plan: 1 (one run), or the majority vote's r(β) at β < 1/3."""
+    tester_eps1: np.ndarray
+    """``plan``'s ``tester_point`` (ε1, ε2, α) where the tester runs below the query (NaN:
+    at the query)."""
+    tester_eps2: np.ndarray
+    tester_alpha: np.ndarray
     regular: np.ndarray
     """Valid inputs and exact counts: the row equals ``plan``'s. Others: ask ``plan``."""
     uncovered: np.ndarray
@@ -87,8 +92,9 @@ def plan_columns(
     points = _Points(k, alpha, eps1, eps2, delta, beta, accounting)
 
     columns = _cheapest_protocol_columns(points, setting, table)
+    tester = np.full((2, points.k.shape[0]), np.nan)
     if table.for_setting(setting.key).source is ConstantSource.CALIBRATED:
-        columns = _lowered_where_no_group_grows(points, setting, table, columns)
+        columns, tester = _lowered_where_no_group_grows(points, setting, table, columns)
     n1, n2, base1, base2, lower1, lower2, protocol, uncovered = columns
     exact = np.maximum(n1, n2) < EXACT_COUNT_LIMIT
     regular = valid & exact & ~_may_calibrate_directly(points, setting, table)
@@ -102,6 +108,9 @@ def plan_columns(
         lower_bound_group1=lower1 * blank,
         lower_bound_group2=lower2 * blank,
         runs=_vote_runs(points.beta) * blank,
+        tester_eps1=tester[0] * blank,
+        tester_eps2=tester[1] * blank,
+        tester_alpha=np.where(np.isnan(tester[0]), np.nan, points.alpha) * blank,
         regular=regular,
         uncovered=np.where(regular, uncovered, 0),
     )
@@ -132,12 +141,13 @@ _QUERY_LOWER_BOUNDS = (4, 5)
 
 def _lowered_where_no_group_grows(
     points: _Points, setting: Setting, table: ConstantTable, columns: tuple
-) -> tuple:
+) -> tuple[tuple, np.ndarray]:
     """``plan``'s tester points: the row with each ε capped at ``EPS_CAP`` when that
     needs fewer users in all (the reference then), and its ladder of the stronger group's
     ε (:func:`planner.plan.strong_eps_ladder`, largest first): of the covered rungs that
     need no more users in either group than the reference, the one with the fewest in
-    all. (The α cap ``plan`` also weighs at β < 1/3 matters only on rows left to it.)"""
+    all. (The α cap ``plan`` also weighs at β < 1/3 matters only on rows left to it.)
+    Returns the columns and the (ε1, ε2) each row's tester runs at (NaN: the query's)."""
     strong_is_1 = points.eps1 >= points.eps2
     eps_strong = np.maximum(points.eps1, points.eps2)
     eps_weak = np.minimum(points.eps1, points.eps2)
@@ -148,6 +158,7 @@ def _lowered_where_no_group_grows(
         if table.for_setting(key).source is ConstantSource.CALIBRATED
     ]
     best = [np.array(column, copy=True) for column in columns]  # some are read-only views
+    tester = np.full((2, points.k.shape[0]), np.nan)
     # ε above EPS_CAP: the capped point is the reference where it needs fewer users in all
     capped = (points.eps1 > EPS_CAP) | (points.eps2 > EPS_CAP)
     if capped.any():
@@ -162,14 +173,14 @@ def _lowered_where_no_group_grows(
         candidate = _cheapest_protocol_columns(at_cap, setting, table, light=True)
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_keys)
         cheaper = covered & (candidate[0] + candidate[1] < best[0][capped] + best[1][capped])
-        _take(best, np.flatnonzero(capped)[cheaper], at_cap, cheaper, setting, table)
+        _take(best, tester, np.flatnonzero(capped)[cheaper], at_cap, cheaper, setting, table)
     asked1, asked2 = best[0].copy(), best[1].copy()  # the reference: no group above it
     if not laddered.any():
-        return tuple(best)
+        return tuple(best), tester
     low, _ = ladder_exponents(float(eps_weak[laddered].min()), 1.0)
     _, high = ladder_exponents(1.0, float(eps_strong[laddered].max()))
-    rungs = [(LADDER_STEP**i, None) for i in range(high, low - 1, -1)]
-    for value, _ in [*rungs, (None, None)]:  # None: the last rung, ε_weak itself
+    rungs: list[float | None] = [LADDER_STEP**i for i in range(high, low - 1, -1)]
+    for value in [*rungs, None]:  # None: the last rung, ε_weak itself
         rung = eps_weak if value is None else np.full(eps_weak.shape, value)
         rows = laddered & (rung < eps_strong) & ((value is None) | (rung > eps_weak))
         if not rows.any():
@@ -191,12 +202,13 @@ def _lowered_where_no_group_grows(
             & (c2 <= asked2[rows])
             & (c1 + c2 < best[0][rows] + best[1][rows])
         )
-        _take(best, np.flatnonzero(rows)[better], at_rung, better, setting, table)
-    return tuple(best)
+        _take(best, tester, np.flatnonzero(rows)[better], at_rung, better, setting, table)
+    return tuple(best), tester
 
 
 def _take(
     best: list[np.ndarray],
+    tester: np.ndarray,
     chosen: np.ndarray,
     candidates: _Points,
     taken: np.ndarray,
@@ -204,9 +216,12 @@ def _take(
     table: ConstantTable,
 ) -> None:
     """Rows ``chosen`` of ``best`` become the candidates' ``taken`` rows, every column
-    computed in full but the lower bounds (those stay the query's own)."""
+    computed in full but the lower bounds (those stay the query's own); ``tester`` records
+    the candidates' (ε1, ε2)."""
     if not taken.any():
         return
+    tester[0][chosen] = candidates.eps1[taken]
+    tester[1][chosen] = candidates.eps2[taken]
     full = _cheapest_protocol_columns(_subset(candidates, taken), setting, table)
     for index, (column, new) in enumerate(zip(best, full, strict=True)):
         if index not in _QUERY_LOWER_BOUNDS:

@@ -403,3 +403,23 @@ def test_a_plan_names_a_tester_point_with_another_split_and_far_fewer_users() ->
     hinted = int(line.split("(")[1].split(" ")[0].replace(",", ""))
     assert there.total_users <= hinted and made.total_users > 10 * hinted
     assert there.n_users_group2 > made.n_users_group2  # another trade-off, not a better one
+
+
+def test_the_split_line_names_exact_values_and_an_allocation_drops_it() -> None:
+    """The line's options are the point's exact values: central k = 1000, α = 0.1,
+    ε = (1, 0.123456789) names --eps1 0.123456789 (the homogeneous tester), and planning
+    that gives exactly the numbers it promised (printed to 4 digits, 0.1235 planned another
+    point: 5,536 + 5,539; a fresh-user review). An allocation's sizes replace the paper's
+    split, so an allocated plan leaves the line out."""
+    from dataclasses import replace
+
+    from planner.allocation import AllocationRule, allocate, allocated_plan
+
+    query = make_query("central", k=1000, alpha=0.1, eps1=1.0, eps2=0.123456789, beta=1 / 3)
+    made = plan(query)
+    (line,) = [w for w in made.warnings if w.startswith("another split")]
+    assert "with --eps1 0.123456789, which" in line
+    there = plan(replace(query, eps1=0.123456789))
+    assert f"n1 = {there.n_users_group1:,}, n2 = {there.n_users_group2:,} " in line
+    cheap = allocated_plan(made, allocate(made, AllocationRule.COST))
+    assert not [w for w in cheap.warnings if w.startswith("another split")]

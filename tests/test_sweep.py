@@ -51,6 +51,8 @@ def _expected_row(setting: Setting, row: dict, accounting: Accounting) -> dict:
             "total_users": None,
             "baseline_n_users_group1": None,
         }
+    point = result.tester_point  # where the tester runs below the row's inputs
+    tester = (None, None, None) if point is None else (point.eps1, point.eps2, point.alpha)
     return {
         "status": "ok",
         "protocol": result.protocol,
@@ -62,6 +64,7 @@ def _expected_row(setting: Setting, row: dict, accounting: Accounting) -> dict:
         "lower_bound_group1": pytest.approx(result.groups[0].lower_bound, rel=1e-12),
         "lower_bound_group2": pytest.approx(result.groups[1].lower_bound, rel=1e-12),
         "runs": result.runs,
+        **dict(zip(("tester_eps1", "tester_eps2", "tester_alpha"), tester, strict=True)),
     }
 
 
@@ -245,7 +248,7 @@ def test_cli_sweep_csv_and_json_are_the_api_rows(tmp_path, capsys) -> None:
     assert main(["sweep", *arguments, "--format", "json", "--output", str(target)]) == 0
     document = json.loads(target.read_text())
     assert document == json.loads(json.dumps(sweep_to_dict(api)))
-    assert document["schema"] == "planner.sweep/2" and document["varied"] == ["k", "eps2"]
+    assert document["schema"] == "planner.sweep/3" and document["varied"] == ["k", "eps2"]
     assert sweep_to_csv(api).count("\n") == len(api) + 1
 
 
