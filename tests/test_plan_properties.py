@@ -423,3 +423,45 @@ def test_the_split_line_names_exact_values_and_an_allocation_drops_it() -> None:
     assert f"n1 = {there.n_users_group1:,}, n2 = {there.n_users_group2:,} " in line
     cheap = allocated_plan(made, allocate(made, AllocationRule.COST))
     assert not [w for w in cheap.warnings if w.startswith("another split")]
+
+
+def test_planning_a_plans_tester_point_again_gives_the_same_plan() -> None:
+    """The ladder is one grid for all queries and the rule keeps the fewest users among
+    the points below the reference, so the plan at a plan's own tester point is that plan,
+    never lowered again (a per-query ladder broke this: 240 + 112 users, then 196 + 112).
+    300 random queries over the accepted range, all five settings, seeded."""
+    import random
+    from dataclasses import replace
+
+    from planner.formulas.settings import ALL_SETTINGS, Model
+    from planner.inputs import Query
+
+    rng = random.Random(20261128)
+
+    def log_uniform(low: float, high: float) -> float:
+        return math.exp(rng.uniform(math.log(low), math.log(high)))
+
+    lowered = 0
+    for index in range(300):
+        setting = ALL_SETTINGS[index % len(ALL_SETTINGS)]
+        query = Query(
+            setting,
+            int(log_uniform(16, 1e5)),
+            log_uniform(0.01, 1),
+            log_uniform(0.01, 20),
+            log_uniform(0.01, 20),
+            1e-6 if setting.model is Model.SHUFFLE else None,
+            log_uniform(0.01, 1 / 3) if index % 2 else 1 / 3,
+        )
+        made = plan(query)
+        point = made.tester_point
+        if point is None:
+            continue
+        lowered += 1
+        again = plan(replace(query, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha))
+        assert again.tester_point is None, query
+        assert (again.n_users_group1, again.n_users_group2) == (
+            made.n_users_group1,
+            made.n_users_group2,
+        ), query
+    assert lowered > 100
