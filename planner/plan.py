@@ -837,8 +837,8 @@ def _lowered_note(query: Query, point: LoweredPoint, made: Plan, asked: _Protoco
     """The line a plan run below its query prints: where, and what the query's own point
     would have cost."""
     lowered = [
-        f"{symbol} = {value:.4g} (asked {asked:g})"
-        for _, symbol, value, asked in _lowered(query, point)
+        f"{symbol} = {value:.4g} (asked {given:g})"
+        for _, symbol, value, given in _lowered(query, point)
     ]
     why = []
     if (point.eps1, point.eps2) != (query.eps1, query.eps2):

@@ -48,10 +48,10 @@ class ValidationReport:
     tester: dict[str, Any]
     verification: Verification
     constants_version: str
-    protocol: str = ""
+    protocol: str
     """The setting key of the protocol that ran (a public-coin query may run the private
-    one; empty: the query's own)."""
-    tester_point: LoweredPoint | None = None
+    one)."""
+    tester_point: LoweredPoint | None
     """Where the tester ran below the query (the checked plan's point, also with sizes
     given explicitly)."""
 
@@ -256,7 +256,7 @@ def report_to_dict(report: ValidationReport) -> dict[str, Any]:
         "warnings": list(report.query.warnings),
         "sizes_from": "plan" if report.plan is not None else "explicit",
         "coverage": report.plan.coverage.value if report.plan is not None else None,
-        "protocol": report.protocol or report.query.setting.key,
+        "protocol": report.protocol,
         "n_users_group1": v.n1,
         "n_users_group2": v.n2,
         "tester": report.tester,

@@ -174,7 +174,7 @@ def _lowered_where_no_group_grows(
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_keys)
         cheaper = covered & (candidate[0] + candidate[1] < best[0][capped] + best[1][capped])
         _take(best, tester, np.flatnonzero(capped)[cheaper], at_cap, cheaper, setting, table)
-    asked1, asked2 = best[0].copy(), best[1].copy()  # the reference: no group above it
+    reference1, reference2 = best[0].copy(), best[1].copy()  # the reference: no group above it
     if not laddered.any():
         return tuple(best), tester
     low, _ = ladder_exponents(float(eps_weak[laddered].min()), 1.0)
@@ -198,8 +198,8 @@ def _lowered_where_no_group_grows(
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_keys)
         better = (
             covered
-            & (c1 <= asked1[rows])
-            & (c2 <= asked2[rows])
+            & (c1 <= reference1[rows])
+            & (c2 <= reference2[rows])
             & (c1 + c2 < best[0][rows] + best[1][rows])
         )
         _take(best, tester, np.flatnonzero(rows)[better], at_rung, better, setting, table)
