@@ -1,7 +1,7 @@
 """Hold-out over the whole accepted range: is every printed plan one a real tester meets?
 
 Draws random queries log-uniformly over every parameter's accepted range (not the
-calibration grid): setting, allocation (paper, cost, fixed-n2), k, α, ε1, ε2, δ, β. Each
+calibration grid): setting, allocation (fewest, paper, cost, fixed-n2), k, α, ε1, ε2, δ, β. Each
 query goes through what ``planner plan`` does — calibrated inside the covered region,
 simulated outside it within the budget, refused otherwise — and every printed plan
 (after its allocation) is checked by a fresh sequential ``planner validate`` on every
@@ -78,7 +78,7 @@ REGIONS = {
     "small-alpha": SMALL_ALPHA,
 }
 SETTINGS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
-ALLOCATIONS = ("paper", "cost", "fixed-n2")
+ALLOCATIONS = ("fewest", "paper", "cost", "fixed-n2")
 
 
 def log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
@@ -123,7 +123,7 @@ MEMORY_CAP = 8 * 2**30
 
 
 def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
-    from planner.allocation import AllocationRule, allocate
+    from planner.allocation import AllocationRule, allocate, split_for
     from planner.coverage import NotCoveredError, covered_plan
     from planner.formulas.settings import Setting
     from planner.inputs import InputError, Query
@@ -141,8 +141,9 @@ def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
         drawn["delta"],
         drawn["beta"],
     )
-    try:
-        result = covered_plan(query, budget_seconds=budget)
+    rule = AllocationRule(drawn["allocation"])
+    try:  # the plan the allocation starts from: its split's (its tester runs the sizes)
+        result = covered_plan(query, budget_seconds=budget, split=split_for(rule))
     except NotCoveredError as error:
         record.update(outcome="refused", reason=str(error), seconds=time.perf_counter() - start)
         return record
@@ -158,8 +159,7 @@ def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
     if drawn.get("plan_only"):
         record.update(outcome="planned", n1=n1, n2=n2, seconds=time.perf_counter() - start)
         return record
-    rule = AllocationRule(drawn["allocation"])
-    if rule is not AllocationRule.PAPER:
+    if rule not in (AllocationRule.FEWEST, AllocationRule.PAPER):
         allocated = allocate(
             result,
             rule,
@@ -217,6 +217,9 @@ def main() -> None:
     parser.add_argument("--first", type=int, default=0, help="skip the queries before this one")
     parser.add_argument("--beta", type=float, default=None, help="every query at this β")
     parser.add_argument(
+        "--allocation", choices=ALLOCATIONS, help="every query with this allocation (else cycled)"
+    )
+    parser.add_argument(
         "--setting", choices=SETTINGS, default=None, help="only the queries drawn for it"
     )
     parser.add_argument(
@@ -242,7 +245,14 @@ def main() -> None:
     else:
         ranges = REGIONS[args.region]
         todo = [
-            ({**draw(args.seed, i, ranges, args.beta), "plan_only": args.plan_only}, args.budget)
+            (
+                {
+                    **draw(args.seed, i, ranges, args.beta),
+                    **({"allocation": args.allocation} if args.allocation else {}),
+                    "plan_only": args.plan_only,
+                },
+                args.budget,
+            )
             for i in range(args.first, args.queries)
             if i not in done
             and (args.setting is None or SETTINGS[i % len(SETTINGS)] == args.setting)

@@ -1,7 +1,9 @@
-"""How the users are split between the groups: the paper's rule and two alternatives.
+"""How the users are split between the groups: the default, the paper's rule and two more.
 
+* ``fewest`` (the default) — the plan's own split: the fewest users in all over the
+  tester points ``planner.plan.plan`` weighs (``Split.FEWEST``).
 * ``paper`` — the theorems' rule (local n_g ∝ 1/ε_g²; shuffle n2 = (μ2/μ1)·n1; central
-  n2 = n1·(e^{ε1}−1)/(e^{ε2}−1)).
+  n2 = n1·(e^{ε1}−1)/(e^{ε2}−1)) at the query (``Split.PAPER``).
 * ``cost`` — the cheapest c1·n1 + c2·n2 that keeps the tester's guarantee.
 * ``fixed-n2`` — group 2's size is given; the fewest group-1 users, or infeasible.
 
@@ -16,7 +18,9 @@ group noise μ′ ∈ [μ_s, μ_w] (more than its own minimum), then n_s = C·bo
 n_w = (μ_w/μ′)·n_s. Central: run the central tester at ε′ ∈ [ε_w, ε_s] on n′ = C·bound(ε′)
 users of each group and subsample the weaker group from n′·(e^{ε′}−1)/(e^{ε_w}−1). The
 family is scanned on a geometric grid (64 points) and the best member is returned.
-Every allocation is a pair of sizes that ``planner validate --n1 --n2`` checks.
+Both families are built around the paper's split (``cost`` and ``fixed-n2`` start from
+``plan(query, split=Split.PAPER)``: its tester point spans the widest family). Every
+allocation is a pair of sizes that ``planner validate --allocation …`` checks.
 """
 
 from __future__ import annotations
@@ -36,16 +40,19 @@ from planner.plan import (
     Coverage,
     GroupPlan,
     Plan,
+    Split,
     calibrated_multiplier,
     noise_mu,
     shuffle_sizes_for_noise,
 )
+from planner.plan import plan as make_plan
 from planner.validators.local_private import debias_factor
 
 FAMILY_POINTS = 64
 
 
 class AllocationRule(StrEnum):
+    FEWEST = "fewest"
     PAPER = "paper"
     COST = "cost"
     FIXED_N2 = "fixed-n2"
@@ -135,6 +142,12 @@ def _covered(query: Query, constant: SettingConstant, eps_strong: float, eps_wea
     return not gaps
 
 
+def split_for(rule: AllocationRule) -> Split:
+    """The plan an allocation starts from: the default's own split for ``fewest``, the
+    paper's for the others (``cost`` and ``fixed-n2`` search the family around it)."""
+    return Split.FEWEST if rule is AllocationRule.FEWEST else Split.PAPER
+
+
 def allocate(
     plan: Plan,
     rule: AllocationRule,
@@ -146,9 +159,13 @@ def allocate(
 ) -> Allocation:
     """Split the users between the groups by ``rule`` (see the module docstring).
 
-    ``cost1``, ``cost2`` and ``n2`` are checked here (raw values, e.g. from a command
-    line, are welcome): an :class:`InputError` names the one out of range.
+    ``plan`` is the query's plan by the rule's split (:func:`split_for`); one by another
+    split is planned again by the rule's. ``cost1``, ``cost2`` and ``n2`` are checked here
+    (raw values, e.g. from a command line, are welcome): an :class:`InputError` names the
+    one out of range.
     """
+    if plan.split is not split_for(rule) and plan.coverage is Coverage.CALIBRATED:
+        plan = make_plan(plan.query, constants, split=split_for(rule))
     return _allocate(
         plan,
         rule,
@@ -171,6 +188,8 @@ def _allocate(
     paper = (plan.n_users_group1, plan.n_users_group2)
     if rule is AllocationRule.PAPER:
         return Allocation(rule, *paper, "the paper's rule", cost1, cost2)
+    if rule is AllocationRule.FEWEST:
+        return Allocation(rule, *paper, "the plan's own split", cost1, cost2)
     n2: int | None = None
     if rule is AllocationRule.FIXED_N2:
         if given_n2 is None:
@@ -251,7 +270,7 @@ def allocated_plan(plan: Plan, allocation: Allocation) -> Plan:
     The per-group noise of a shuffle allocation is not the paper rule's (the stronger
     group's μ is raised, as ``Allocation.reason`` says), so those fields are left empty.
     """
-    if not allocation.feasible or allocation.rule is AllocationRule.PAPER:
+    if not allocation.feasible or allocation.rule in (AllocationRule.PAPER, AllocationRule.FEWEST):
         return plan
     n1, n2 = allocation.n_users_group1, allocation.n_users_group2
     assert n1 is not None and n2 is not None  # feasible
@@ -273,6 +292,6 @@ def allocated_plan(plan: Plan, allocation: Allocation) -> Plan:
     kept = tuple(
         w
         for w in plan.warnings
-        if "--allocation cost finds" not in w and not w.startswith("another split")
+        if "weighs other splits" not in w and not w.startswith("the default split")
     )
     return replace(plan, groups=groups, warnings=(*kept, note))

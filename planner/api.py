@@ -16,8 +16,8 @@ import functools
 import math
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from planner.formulas.settings import ALL_SETTINGS
 from planner.inputs import (
@@ -28,7 +28,7 @@ from planner.inputs import (
     check_choice,
     check_integer,
 )
-from planner.plan import Plan
+from planner.plan import Plan, Split
 from planner.plan import plan as make_plan
 
 if TYPE_CHECKING:
@@ -42,14 +42,25 @@ EXPLAIN_SCHEMA = "planner.explain/1"
 VERSION_SCHEMA = "planner.version/1"
 
 
+def split_of(rule: object) -> Split:
+    """The split of the plan an ``allocation`` starts from (``allocation.split_for``): the
+    default's for ``fewest``, the paper's for ``paper``, ``cost`` and ``fixed-n2``."""
+    if isinstance(rule, str) and rule.lower() in ("fewest", "paper"):  # the common cases,
+        return Split(rule.lower())  # without importing the allocations
+    from planner.allocation import AllocationRule, split_for
+
+    return split_for(check_choice("allocation", rule, AllocationRule))
+
+
 def _allocation(result: Plan, rule: object, cost1: object, cost2: object, n2: object) -> Any:
-    """The allocation asked for, or None for the paper's rule (as ``planner plan``)."""
-    if isinstance(rule, str) and rule.lower() == "paper":  # without importing the allocations
+    """The allocation asked for, or None for a plan's own split (``fewest``, ``paper``);
+    ``result`` is the query's plan by the rule's split (:func:`split_of`)."""
+    if isinstance(rule, str) and rule.lower() in ("fewest", "paper"):
         return None
     from planner.allocation import AllocationRule, allocate
 
     chosen = check_choice("allocation", rule, AllocationRule)
-    if chosen is AllocationRule.PAPER:
+    if chosen in (AllocationRule.FEWEST, AllocationRule.PAPER):
         return None
     return allocate(result, chosen, cost1=cost1, cost2=cost2, n2=n2)
 
@@ -74,12 +85,14 @@ def _seconds(name: str, value: object, most: float) -> float:
     return number
 
 
-def covered(query: Query, table: Any = None, budget: float = 0.0) -> Plan:
+def covered(
+    query: Query, table: Any = None, budget: float = 0.0, split: Split = Split.FEWEST
+) -> Plan:
     """The plan inside the covered region, simulated within ``budget`` s outside it, or
     :class:`~planner.coverage.NotCoveredError` (an ``InputError``) naming the parameter."""
     from planner.coverage import covered_plan
 
-    return covered_plan(query, table, budget_seconds=budget)
+    return covered_plan(query, table, budget_seconds=budget, split=split)
 
 
 @dataclass(frozen=True)
@@ -126,7 +139,7 @@ def plan_answer(
     beta: object = DEFAULT_BETA,
     accounting: object = "exact",
     constants: object = "calibrated",
-    allocation: object = "paper",
+    allocation: object = "fewest",
     cost1: object = "1",
     cost2: object = "1",
     n2: object = None,
@@ -144,14 +157,21 @@ def plan_answer(
 
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
     table = constants_with_source(check_choice("constants", constants, ConstantSource))
-    result = covered(query, table, checked_simulation_budget(simulation_budget))
+    budget = checked_simulation_budget(simulation_budget)
+    result = covered(query, table, budget, split_of(allocation))
     allocated = _allocation(result, allocation, cost1, cost2, n2)
     exact_result = None
     if exact:
         from planner.exact import exact_plan
 
+        point = result.tester_point  # searched where the plan's tester runs: like for like
+        searched = (
+            query
+            if point is None
+            else replace(query, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha)
+        )
         exact_result = exact_plan(
-            query,
+            searched,
             trials=check_integer("trials", trials, 50, 10**6),
             seed=check_integer("seed", seed, 0, 2**63 - 1),
         )
@@ -406,6 +426,16 @@ def explain_document(model: str, coin: str = "private", as_stated: bool = False)
     }
 
 
+class ValidationTarget(NamedTuple):
+    """What a validation checks: the query, the sizes (None, None: the plan's own) and the
+    split of the plan whose tester runs (``validate``'s ``split``)."""
+
+    query: Query
+    n1: int | None
+    n2: int | None
+    split: Split
+
+
 def validation_query(
     *,
     model: object,
@@ -419,14 +449,16 @@ def validation_query(
     accounting: object = "exact",
     n1: object = None,
     n2: object = None,
-    allocation: object = "paper",
+    allocation: object = "fewest",
     cost1: object = "1",
     cost2: object = "1",
-) -> tuple[Query, int | None, int | None]:
-    """The query and the sizes a validation checks (None, None: the plan's own).
+) -> ValidationTarget:
+    """The query, the sizes a validation checks (None, None: the plan's own) and the split
+    of the plan whose tester checks them.
 
     With ``allocation`` cost or fixed-n2 the allocated sizes (fixed-n2 takes group 2's
-    size from ``n2``); an infeasible allocation is an :class:`InputError` naming it.
+    size from ``n2``), checked with the paper split's tester they were sized for; an
+    infeasible allocation is an :class:`InputError` naming it.
     """
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
     rule = allocation.lower() if isinstance(allocation, str) else allocation
@@ -438,16 +470,17 @@ def validation_query(
             raise InputError(
                 name, size, f"left out with --allocation {rule}: the allocation sets that size"
             )
-    allocated = _allocation(make_plan(query), allocation, cost1, cost2, n2)
+    split = split_of(allocation)
+    allocated = _allocation(make_plan(query, split=split), allocation, cost1, cost2, n2)
     if allocated is not None:
         if not allocated.feasible:
             raise InputError("allocation", str(allocation), f"feasible: {allocated.reason}")
-        return query, allocated.n_users_group1, allocated.n_users_group2
+        return ValidationTarget(query, allocated.n_users_group1, allocated.n_users_group2, split)
     if (n1 is None) != (n2 is None):
         raise InputError("n1" if n1 is None else "n2", None, "given together with the other")
     if n1 is None:
-        return query, None, None
-    return query, check_integer("n1", n1, 1), check_integer("n2", n2, 1)
+        return ValidationTarget(query, None, None, split)
+    return ValidationTarget(query, check_integer("n1", n1, 1), check_integer("n2", n2, 1), split)
 
 
 def file_pair(
@@ -486,19 +519,19 @@ def file_pair(
     return instance
 
 
-def validation_sizes(query: Query, n1: int | None, n2: int | None) -> tuple[int, int]:
+def validation_sizes(target: ValidationTarget) -> tuple[int, int]:
     """The group sizes a validation will simulate."""
-    if n1 is not None and n2 is not None:
-        return n1, n2
-    result = make_plan(query)
+    if target.n1 is not None and target.n2 is not None:
+        return target.n1, target.n2
+    result = make_plan(target.query, split=target.split)
     return result.n_users_group1, result.n_users_group2
 
 
-def validation_runs(query: Query) -> int:
+def validation_runs(target: ValidationTarget) -> int:
     """The runs of the query's plan (a majority vote's r, else 1): a validation checks the
     vote through one run of ⌊n/r⌋ users per group (sizes given explicitly are split over
     them as the plan's own are)."""
-    return make_plan(query).runs
+    return make_plan(target.query, split=target.split).runs
 
 
 def validate_document(
@@ -520,14 +553,15 @@ def validate_document(
     from planner.coverage import covered_plan
     from planner.validate import AUTO, MAX_AUTO_TRIALS, PathChoice, report_to_dict, validate
 
-    query, n1, n2 = validation_query(**inputs)
+    query, n1, n2, split = validation_query(**inputs)
     # the plan `planner plan` prints: calibrated, or simulated outside the covered region
-    printed = covered_plan(query) if n1 is None and n2 is None else None
+    printed = covered_plan(query, split=split) if n1 is None and n2 is None else None
     report = validate(
         query,
         n1=n1,
         n2=n2,
         checked_plan=printed,
+        split=split,
         trials=AUTO if trials == AUTO else check_integer("trials", trials, 1, 10**7),
         max_trials=check_integer(
             "max-trials", MAX_AUTO_TRIALS if max_trials is None else max_trials, 200, 10**7

@@ -100,8 +100,11 @@ AllocationOpt = Annotated[
     str,
     typer.Option(
         "--allocation",
-        metavar="paper|cost|fixed-n2",
-        help="Split of users: the paper's rule, cheapest cost1·n1 + cost2·n2, or a given n2.",
+        metavar="fewest|paper|cost|fixed-n2",
+        help=(
+            "Split of users: the fewest in all (default), the paper's rule, the cheapest "
+            "cost1·n1 + cost2·n2, or a given n2."
+        ),
     ),
 ]
 Cost1Opt = Annotated[str, typer.Option("--cost1", metavar="FLOAT", help="Cost per group-1 user.")]
@@ -166,7 +169,7 @@ def plan(
             help="Source of C: Monte Carlo (default), the paper's proofs, or C = 1.",
         ),
     ] = "calibrated",
-    allocation: AllocationOpt = "paper",
+    allocation: AllocationOpt = "fewest",
     cost1: Cost1Opt = "1",
     cost2: Cost2Opt = "1",
     n2: Annotated[
@@ -687,7 +690,7 @@ def validate(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the JSON report here (atomically).")
     ] = None,
-    allocation: AllocationOpt = "paper",
+    allocation: AllocationOpt = "fewest",
     cost1: Cost1Opt = "1",
     cost2: Cost2Opt = "1",
     simulation_budget: SimulationBudgetOpt = "30",
@@ -709,7 +712,7 @@ def validate(
     _checked_destination("json", output)
     # the sizes to check: the plan's, the allocation's (an infeasible one is refused), or
     # the given ones, as the service's validation jobs take them
-    query, n1_checked, n2_checked = api.validation_query(
+    query, n1_checked, n2_checked, split = api.validation_query(
         model=model,
         coin=coin,
         k=k,
@@ -737,7 +740,7 @@ def validate(
 
     budget = api.checked_simulation_budget(simulation_budget)
     given = n1_checked is not None or n2_checked is not None
-    printed = None if given else covered_plan(query, budget_seconds=budget)
+    printed = None if given else covered_plan(query, budget_seconds=budget, split=split)
     report = _with_progress(
         lambda progress: run_validation(
             query,
@@ -751,6 +754,7 @@ def validate(
             extra=extra,
             progress=progress,
             checked_plan=printed,
+            split=split,
         ),
         None,
     )

@@ -18,7 +18,7 @@ from planner.formulas.hadamard import hadamard_order
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import InputError, Query
-from planner.plan import Coverage, Plan, Repetition, RepetitionMethod, plan
+from planner.plan import Coverage, Plan, Repetition, RepetitionMethod, Split, plan
 
 SIMULATION_BUDGET_SECONDS = 30.0
 """Default time a plan outside the covered region may spend simulating its own query."""
@@ -57,13 +57,15 @@ def covered_plan(
     budget_seconds: float = SIMULATION_BUDGET_SECONDS,
     trials: int = 1000,
     seed: int = 0,
+    split: Split = Split.FEWEST,
 ) -> Plan:
     """The plan, with ``coverage`` calibrated or simulated; raises :class:`NotCoveredError`.
 
     A plan from the ``order`` or ``proof`` constants (asked for by name) is returned as it
-    is: it makes no claim (``Coverage.NONE``).
+    is: it makes no claim (``Coverage.NONE``). ``split``: ``plan``'s (a simulated plan is
+    sized at the query itself, where both rules agree).
     """
-    result = plan(query, constants)
+    result = plan(query, constants, split=split)
     if result.coverage is not Coverage.EXTRAPOLATED:
         return result
     needed = simulation_seconds(query, trials)
@@ -144,6 +146,7 @@ def simulated_plan(
         repetition=repetition,
         coverage=Coverage.SIMULATED,
         coverage_gaps=extrapolated.coverage_gaps,
+        split=extrapolated.split,
         warnings=(
             *(w for w in found.plan.warnings if not w.startswith("constant source 'order'")),
             note,

@@ -41,7 +41,7 @@ ALLOWED: dict[str, str] = {
     "model": "one of local, shuffle, central",
     "coin": "one of private, public",
     "accounting": "one of paper, exact",
-    "allocation": "one of paper, cost, fixed-n2",
+    "allocation": "one of fewest, paper, cost, fixed-n2",
     "constants": "one of calibrated, proof, order",
     "cost1": "a number in (0, 1e12]",
     "cost2": "a number in (0, 1e12]",

@@ -135,6 +135,16 @@ class Repetition:
         return 1.0
 
 
+class Split(StrEnum):
+    """How a plan divides its users between the groups (``plan``)."""
+
+    FEWEST = "fewest"
+    """The fewest users in all over the tester points a plan weighs (the default)."""
+    PAPER = "paper"
+    """The paper's split at the query (n2 = (μ2/μ1)·n1 shuffle, n_g ∝ 1/ε_g² local, the
+    subsampling rate central); a lower tester point only where no group needs more."""
+
+
 @dataclass(frozen=True)
 class LoweredPoint:
     """The (ε1, ε2, α) a plan's tester runs at when they are below the query's: a group
@@ -172,6 +182,8 @@ class Plan:
     """The ``planner.constants.COVERAGE_AXES`` names of those ranges."""
     tester_point: LoweredPoint | None = None
     """Where the tester runs when that is below the query (None: at the query itself)."""
+    split: Split = Split.FEWEST
+    """The rule that chose the tester point, so the split between the groups."""
 
     @property
     def tester_query(self) -> Query:
@@ -633,7 +645,13 @@ def ladder_exponents(low: float, high: float) -> tuple[int, int]:
     return math.floor(math.log(low, LADDER_STEP)), math.ceil(math.log(high, LADDER_STEP))
 
 
-def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool = True) -> Plan:
+def plan(
+    query: Query,
+    constants: ConstantTable | None = None,
+    *,
+    fallback: bool = True,
+    split: Split = Split.FEWEST,
+) -> Plan:
     """The number of users each named group needs, with everything that backs it.
 
     A public-coin protocol may ignore its coin: when the private-coin protocol of the same
@@ -643,23 +661,33 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
     The tester may run below the query (``Plan.tester_point``): a group whose mechanism
     runs at a smaller ε is still ε-DP, and a tester for a smaller α rejects every pair
     farther apart, so such a plan answers the query. With calibrated constants a plan
-    weighs the stronger group's ε lowered along :func:`strong_eps_ladder` (the paper's
-    split grows like e^ε_strong in the central model's subsampling and far past the
-    homogeneous protocol's users when ε_strong/ε_weak is large), and at β < 1/3 also ε
-    and α lowered to direct calibration's tops (else the majority vote, up to 10× more).
-    The reference is the query's own plan, or, when it needs fewer users in all, the plan
-    with each ε capped at :data:`EPS_CAP` (ε > 1 lies outside the theorems' range; at
-    every β alike, so β just below 1/3 opens no cheaper plan) and, at β < 1/3, α at the
-    direct points' top. Of the covered points that need no more users in either group
-    than the reference, it keeps the one with the fewest in all: the ladder never picks a
-    different trade-off between the groups, only a cheaper one (``--allocation`` chooses
-    trade-offs).
+    weighs the stronger group's ε lowered along :func:`strong_eps_ladder` (down to
+    ε_weak, the homogeneous protocol), each ε capped at :data:`EPS_CAP` (ε > 1 lies
+    outside the theorems' range), and at β < 1/3 α lowered to direct calibration's top
+    (else the majority vote, up to 10× more).
+
+    ``split`` chooses among the covered points:
+
+    * ``FEWEST`` (the default): the fewest users in all. The paper's split grows like
+      e^ε_strong in the central model's subsampling, and in the shuffle model the weaker
+      group's users grow with the stronger group's ε, up to 100× past the homogeneous
+      protocol's; this plan never needs more users in all than the homogeneous protocol
+      or the paper's split.
+    * ``PAPER``: the paper's split at the query — or at the capped point when that needs
+      fewer users in all, at every β alike (so a β just below 1/3 opens no cheaper plan
+      than β = 1/3 does) — and a lower point only where it needs no more users in either
+      group: the paper's trade-off between the groups, made cheaper, never another one
+      (``planner.allocation`` weighs other trade-offs from this plan).
+
+    Either way the points are one grid for every query, so planning the chosen point
+    again gives the same plan.
     """
     check_query(query)
     table = constants or default_constants()
     asked, notes = _cheapest_protocol(query, table, fallback)
     best, best_notes, best_point = asked, notes, None
     reference = asked
+    paper = asked  # the paper split's plan (``Split.PAPER``), for the lines comparing both
     cheapest: tuple[LoweredPoint, _ProtocolRun, tuple[str, ...]] | None = None
     if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
         tops = _direct_tops(query, table, fallback)
@@ -675,23 +703,26 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
                 runs.append((point, run, run_notes))
         # ε above 1 (outside the theorems' range), or at β < 1/3 α above direct
         # calibration's top (where the vote costs up to 10× more): the capped point is
-        # the reference when it needs fewer users in all, at every β alike (so a β just
-        # below 1/3 opens no cheaper plan than β = 1/3 does)
+        # the reference when it needs fewer users in all
         for point, run, run_notes in runs:
             if point == capped and run.total_users < asked.total_users:
-                reference = run
+                reference = paper = run
                 best, best_notes, best_point = run, run_notes, point
-        # the fewest users in all among the points needing no more in either group than
-        # the reference (so planning the chosen point again gives this plan)
         for point, run, run_notes in runs:
-            if run.total_users < best.total_users and _no_group_larger(run, reference):
+            if _no_group_larger(run, reference) and run.total_users < paper.total_users:
+                paper = run
+            if split is Split.FEWEST:  # a covered point beats an uncovered query
+                kept = run.total_users < best.total_users or best.coverage is not run.coverage
+            else:
+                kept = _no_group_larger(run, reference) and run.total_users < best.total_users
+            if kept:
                 best, best_notes, best_point = run, run_notes, point
         cheapest = min(runs, key=lambda item: item[1].total_users, default=None)
     if best_point is None:
-        made = best.plan(query, table, notes)
+        made = best.plan(query, table, notes, split)
     else:
         lowered = replace(query, eps1=best_point.eps1, eps2=best_point.eps2, alpha=best_point.alpha)
-        made = best.plan(lowered, table, best_notes)
+        made = best.plan(lowered, table, best_notes, split)
         note = _lowered_note(query, best_point, made, asked)
         made = replace(
             made,
@@ -702,7 +733,10 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
         )
     hints: list[str | None] = []
     if cheapest is not None and cheapest[1].total_users <= SPLIT_HINT_SHARE * made.total_users:
-        hints.append(_other_split_hint(query, cheapest[0], cheapest[1], made))
+        hints.append(_fewest_split_hint(cheapest[0], cheapest[1], made))
+    covered_paper = paper.coverage is Coverage.CALIBRATED  # else it plans no such numbers
+    if split is Split.FEWEST and covered_paper and not _no_group_larger(best, paper):
+        hints.append(_paper_split_hint(paper, made))
     if made.repetition.method is RepetitionMethod.MAJORITY_VOTE:
         hints.append(_larger_k_hint(query, made, best.constant, table, fallback))
     shown = tuple(hint for hint in hints if hint)
@@ -710,21 +744,37 @@ def plan(query: Query, constants: ConstantTable | None = None, *, fallback: bool
 
 
 SPLIT_HINT_SHARE = 0.8
-"""A plan names a tester point with another split between the groups when that needs at
-most this share of its users in all."""
+"""A plan with the paper's split names the default's split when that needs at most this
+share of its users in all (the default plan never needs more in all than any point)."""
 
 
-def _other_split_hint(query: Query, point: LoweredPoint, run: _ProtocolRun, made: Plan) -> str:
-    """A covered tester point below the query that needs fewer users in all than the plan
-    but more in one group (so the plan did not take it), in words."""
+def _fewest_split_hint(point: LoweredPoint, run: _ProtocolRun, made: Plan) -> str:
+    """The default (fewest users in all) split, in words, for a plan that kept the paper's
+    split although the default needs far fewer users in all."""
     n1, n2 = run.named_users
-    # the exact values (a rounded ε, e.g. 0.01562 for 1/64, plans another point)
-    at = " ".join(f"--{option} {value!r}" for option, _, value, _ in _lowered(query, point))
+    at = ", ".join(f"{symbol} = {value:.4g}" for _, symbol, value, _ in _lowered(made.query, point))
     return (
-        f"another split needs fewer users in all: n1 = {n1:,}, n2 = {n2:,} "
-        f"({run.total_users:,}, against this plan's {made.total_users:,}) with {at}, which "
-        "also answers this query; the default plan never gives a group more users than "
-        "the query's own plan does (--allocation cost weighs splits by cost)"
+        f"the default split (--allocation fewest) needs fewer users in all: n1 = {n1:,}, "
+        f"n2 = {n2:,} ({run.total_users:,}, against this plan's {made.total_users:,}), its "
+        f"tester at {at}; this plan keeps the paper's split, giving no group more users "
+        "than the paper's split at the query"
+    )
+
+
+def _paper_split_hint(paper: _ProtocolRun, made: Plan) -> str:
+    """The paper's split, in words, where it needs fewer users than the default plan in
+    one group (and more in all): the trade-off ``--allocation paper`` keeps."""
+    n1, n2 = paper.named_users
+    fewer = [
+        f"group {index}"
+        for index, (theirs, ours) in enumerate(
+            zip((n1, n2), (made.n_users_group1, made.n_users_group2), strict=True), start=1
+        )
+        if theirs < ours
+    ]
+    return (
+        f"the paper's split needs fewer users in {' and '.join(fewer)} and more in all: "
+        f"n1 = {n1:,}, n2 = {n2:,} ({paper.total_users:,}; --allocation paper)"
     )
 
 
@@ -962,7 +1012,13 @@ class _ProtocolRun:
         strong, weak = runs * self.main.n_strong, runs * self.main.n_weak
         return (strong, weak) if self.query.eps1 >= self.query.eps2 else (weak, strong)
 
-    def plan(self, asked: Query, table: ConstantTable, notes: tuple[str, ...] = ()) -> Plan:
+    def plan(
+        self,
+        asked: Query,
+        table: ConstantTable,
+        notes: tuple[str, ...] = (),
+        split: Split = Split.FEWEST,
+    ) -> Plan:
         """The full plan: baseline, the other accounting, groups, terms, warnings (``notes``
         last)."""
         query, constant, main = self.query, self.constant, self.main
@@ -1038,6 +1094,7 @@ class _ProtocolRun:
             coverage_gaps=gaps,
             coverage_axes=tuple(axis for axis, *_ in self.outside),
             tester_point=None,
+            split=split,
         )
 
 
@@ -1143,8 +1200,8 @@ def _warnings(
         if group.saving_users < 0:
             notes.append(
                 f"{group.name} needs {-group.saving_users:,} more users than the "
-                "homogeneous protocol at ε = min(ε1, ε2); --allocation cost finds the "
-                "cheapest valid split"
+                "homogeneous protocol at ε = min(ε1, ε2); --allocation cost (a cost per "
+                "user) or fixed-n2 (a given n2) weighs other splits"
             )
     if query.beta > PER_RUN_ERROR:
         notes.append(f"β = {query.beta:g} > 1/3: planned for β = 1/3 (the theorems' target)")

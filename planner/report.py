@@ -73,6 +73,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             "eps2": plan.tester_point.eps2,
             "alpha": plan.tester_point.alpha,
         },
+        "split": plan.split.value,
         "groups": groups,
         "bound": {
             "key": plan.bound_key,
@@ -402,6 +403,11 @@ def exact_to_dict(exact: Any, default: Plan) -> dict[str, Any]:
     worst = exact.worst
     return {
         "found": found is not None,
+        "searched_at": {
+            "eps1": exact.query.eps1,
+            "eps2": exact.query.eps2,
+            "alpha": exact.query.alpha,
+        },
         "protocol": found.protocol if found else None,
         "n_users_group1": found.n_users_group1 if found else None,
         "n_users_group2": found.n_users_group2 if found else None,
@@ -436,8 +442,12 @@ def exact_renderable(exact: Any, default: Plan) -> Any:
         )
     found, worst = exact.plan, exact.worst
     ran = "" if found.protocol == exact.query.setting.key else f", the {found.protocol} protocol"
+    where = "this query"
+    if default.tester_point is not None:
+        at = default.tester_point
+        where = f"the plan's tester point ε1 = {at.eps1:.4g}, ε2 = {at.eps2:.4g}, α = {at.alpha:g}"
     return Text(
-        f"exact search (this query{ran}, {exact.trials} trials/family, seed {exact.seed}): "
+        f"exact search ({where}{ran}, {exact.trials} trials/family, seed {exact.seed}): "
         f"n1 = {found.n_users_group1:,}, n2 = {found.n_users_group2:,} — {exact.confidence} "
         f"(worst: {worst.family}, {worst.error_rate:.3f}, 95% CI [{worst.ci_low:.3f}, "
         f"{worst.ci_high:.3f}]); default/exact = "

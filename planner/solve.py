@@ -6,6 +6,11 @@ counts: the fewest users (n1, n2), the smallest detectable distance (α) or the
 strongest privacy for group 2 (the smallest ε2). A plan *fits* when it needs at most
 ``n1`` users in group 1 and at most ``n2`` in group 2. An unknown with no fitting value
 is reported as infeasible with the reason, never as a bracket endpoint.
+
+Plans here keep the paper's split (``Split.PAPER``): given group sizes are a trade-off
+between the groups, and under that split each group's need falls as its own budget or α
+grows, which the bisections rely on. The default split (the fewest users in all) may move
+users from one group to the other as a parameter changes.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from planner.inputs import (
     check_integer,
     check_query,
 )
-from planner.plan import Coverage, Plan, plan
+from planner.plan import Coverage, Plan, Split, plan
 
 ALPHA_FLOOR = 1e-6
 RELATIVE_PRECISION = 1e-9
@@ -107,8 +112,8 @@ def solve(
 
         def covered_at(value: float) -> Plan:
             if field == "alpha":
-                return plan(replace(query_template, alpha=value), constants)
-            return plan(replace(query_template, eps2=value), constants)
+                return plan(replace(query_template, alpha=value), constants, split=Split.PAPER)
+            return plan(replace(query_template, eps2=value), constants, split=Split.PAPER)
 
         def covered(value: float) -> bool:
             return covered_at(value).coverage is not Coverage.EXTRAPOLATED
@@ -149,7 +154,7 @@ def _solve(
     n1_ = None if n1 is None else check_integer("n1", n1, 1)
     n2_ = None if n2 is None else check_integer("n2", n2, 1)
     if unknown in (Unknown.N1, Unknown.N2):
-        base = plan(query_template, constants)
+        base = plan(query_template, constants, split=Split.PAPER)
         given_name, given, needed = (
             ("n2", n2_, base.n_users_group2)
             if unknown is Unknown.N1
@@ -176,7 +181,7 @@ def _solve(
     if unknown is Unknown.ALPHA:
 
         def plan_at(alpha: float) -> Plan:
-            return plan(replace(query_template, alpha=alpha), constants)
+            return plan(replace(query_template, alpha=alpha), constants, split=Split.PAPER)
 
         value = _smallest_satisfying(plan_at, lambda p: _fits(p, n1_, n2_), ALPHA_FLOOR, 1.0)
         if value is None:
@@ -195,7 +200,7 @@ def _solve(
         return Solution(unknown, value, reason, plan_at(value))
 
     def plan_with(eps2: float) -> Plan:
-        return plan(replace(query_template, eps2=eps2), constants)
+        return plan(replace(query_template, eps2=eps2), constants, split=Split.PAPER)
 
     # Group 2's need falls as ε2 grows; group 1's need does not fall (in the shuffle
     # model it grows: a larger group 2 helps group 1). So the smallest ε2 that group 2

@@ -13,7 +13,7 @@ from typing import Any
 from planner.constants import ConstantTable, default_constants
 from planner.inputs import InputError, Query, check_integer
 from planner.limits import SIMULATION_N_MAX, check_validation
-from planner.plan import LoweredPoint, Plan, plan
+from planner.plan import LoweredPoint, Plan, Split, plan
 from planner.report import query_to_dict
 from planner.testers import build_tester, describe_tester
 from planner.validators.engine import Verification, verify
@@ -129,6 +129,7 @@ def validate(
     stop_early: bool = False,
     progress: Callable[[str], None] | None = None,
     checked_plan: Plan | None = None,
+    split: Split = Split.FEWEST,
 ) -> ValidationReport:
     """Run the plan's tester (or one with the given sizes) on every family.
 
@@ -137,7 +138,9 @@ def validate(
     hold jointly at 95 % over families and looks (:func:`planner.validators.engine.verify`).
     ``target`` overrides the error target (default: the query's β); ``fallback`` lets a
     public-coin plan run the private-coin protocol when that is cheaper (see ``plan``).
-    ``checked_plan`` is the plan being checked (default: ``plan(query)``; pass what was
+    ``checked_plan`` is the plan being checked (default: ``plan(query, split=split)``; an
+    allocation's sizes are checked with the paper split's plan, whose tester they were
+    sized for; pass what was
     printed, e.g. ``planner.coverage.covered_plan``'s simulated plan, whose one run meets
     β directly). Sizes given explicitly (``n1``, ``n2``: an allocation's, or the user's;
     checked here) are used the way that plan uses its own: split over its majority-vote
@@ -147,7 +150,7 @@ def validate(
     the vote's (``planner.validators.engine``).
     """
     table = constants or default_constants()
-    checked = checked_plan or plan(query, table, fallback=fallback)
+    checked = checked_plan or plan(query, table, fallback=fallback, split=split)
     protocol_query = checked.tester_query  # the protocol that runs, where its tester runs
     if (n1 is None) != (n2 is None):
         raise InputError("n1" if n1 is None else "n2", None, "given together with the other")

@@ -34,7 +34,7 @@ from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import Coin, Model, Setting
 from planner.formulas.subsampling import subsampling_population
 from planner.inputs import ALPHA_MIN, EPS_MAX, EPS_MIN, K_MAX, Accounting
-from planner.plan import EPS_CAP, LADDER_STEP, ladder_exponents, noise_mu
+from planner.plan import EPS_CAP, LADDER_STEP, Split, ladder_exponents, noise_mu
 
 EXACT_COUNT_LIMIT = 2.0**53
 """Counts at or above this are not exact in float64: such rows go to ``plan``."""
@@ -76,8 +76,10 @@ def plan_columns(
     beta: Any,
     accounting: Accounting,
     table: ConstantTable,
+    split: Split = Split.FEWEST,
 ) -> PlanColumns:
-    """``plan(Query(setting, k[i], alpha[i], …))``'s numbers for every i, vectorised."""
+    """``plan(Query(setting, k[i], alpha[i], …), split=split)``'s numbers for every i,
+    vectorised."""
     k, alpha, eps1, eps2, delta, beta = np.broadcast_arrays(
         *(np.asarray(value, dtype=np.float64) for value in (k, alpha, eps1, eps2, delta, beta))
     )
@@ -94,7 +96,7 @@ def plan_columns(
     columns = _cheapest_protocol_columns(points, setting, table)
     tester = np.full((2, points.k.shape[0]), np.nan)
     if table.for_setting(setting.key).source is ConstantSource.CALIBRATED:
-        columns, tester = _lowered_where_no_group_grows(points, setting, table, columns)
+        columns, tester = _lowered(points, setting, table, columns, split)
     n1, n2, base1, base2, lower1, lower2, protocol, uncovered = columns
     exact = np.maximum(n1, n2) < EXACT_COUNT_LIMIT
     regular = valid & exact & ~_may_calibrate_directly(points, setting, table)
@@ -139,15 +141,16 @@ _QUERY_LOWER_BOUNDS = (4, 5)
 """The lower-bound columns: a row run below its query keeps the query's (``plan``)."""
 
 
-def _lowered_where_no_group_grows(
-    points: _Points, setting: Setting, table: ConstantTable, columns: tuple
+def _lowered(
+    points: _Points, setting: Setting, table: ConstantTable, columns: tuple, split: Split
 ) -> tuple[tuple, np.ndarray]:
     """``plan``'s tester points: the row with each ε capped at ``EPS_CAP`` when that
     needs fewer users in all (the reference then), and its ladder of the stronger group's
-    ε (:func:`planner.plan.strong_eps_ladder`, largest first): of the covered rungs that
-    need no more users in either group than the reference, the one with the fewest in
-    all. (The α cap ``plan`` also weighs at β < 1/3 matters only on rows left to it.)
-    Returns the columns and the (ε1, ε2) each row's tester runs at (NaN: the query's)."""
+    ε (:func:`planner.plan.strong_eps_ladder`, largest first): of the covered rungs, the
+    one with the fewest users in all (``Split.PAPER``: of those needing no more users in
+    either group than the reference). (The α cap ``plan`` also weighs at β < 1/3 matters
+    only on rows left to it.) Returns the columns and the (ε1, ε2) each row's tester runs
+    at (NaN: the query's)."""
     strong_is_1 = points.eps1 >= points.eps2
     eps_strong = np.maximum(points.eps1, points.eps2)
     eps_weak = np.minimum(points.eps1, points.eps2)
@@ -196,12 +199,9 @@ def _lowered_where_no_group_grows(
         candidate = _cheapest_protocol_columns(at_rung, setting, table, light=True)
         c1, c2 = candidate[0], candidate[1]
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_keys)
-        better = (
-            covered
-            & (c1 <= reference1[rows])
-            & (c2 <= reference2[rows])
-            & (c1 + c2 < best[0][rows] + best[1][rows])
-        )
+        better = covered & (c1 + c2 < best[0][rows] + best[1][rows])
+        if split is Split.PAPER:
+            better &= (c1 <= reference1[rows]) & (c2 <= reference2[rows])
         _take(best, tester, np.flatnonzero(rows)[better], at_rung, better, setting, table)
     return tuple(best), tester
 

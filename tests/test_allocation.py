@@ -7,7 +7,7 @@ import math
 import pytest
 
 from planner.allocation import AllocationRule, allocate
-from planner.plan import plan
+from planner.plan import Split, plan
 from planner.validate import validate
 from planner.validators.local_private import debias_factor
 from tests.conftest import make_query
@@ -46,7 +46,7 @@ def test_fixed_n2_needs_fewer_group1_users_when_group2_is_larger() -> None:
 @pytest.mark.parametrize("key", ["shuffle-private", "central"])
 def test_family_contains_the_paper_rule_and_never_costs_more(key: str) -> None:
     query = make_query(key, k=1000, alpha=0.1, eps1=1.0, eps2=0.1)
-    paper = plan(query)
+    paper = plan(query, split=Split.PAPER)
     cheap = allocate(paper, AllocationRule.COST)
     assert cheap.cost <= paper.n_users_group1 + paper.n_users_group2
     fixed = allocate(paper, AllocationRule.FIXED_N2, n2=paper.n_users_group2)
@@ -56,19 +56,23 @@ def test_family_contains_the_paper_rule_and_never_costs_more(key: str) -> None:
 @pytest.mark.parametrize("key", ["local-private", "shuffle-private", "central"])
 def test_allocated_sizes_pass_validation(key: str) -> None:
     query = make_query(key, k=64, alpha=0.25, eps1=1.0, eps2=0.25)
-    paper = plan(query)
+    paper = plan(query, split=Split.PAPER)
     cheap = allocate(paper, AllocationRule.COST)
-    report = validate(query, n1=cheap.n_users_group1, n2=cheap.n_users_group2, seed=17)
+    report = validate(
+        query, n1=cheap.n_users_group1, n2=cheap.n_users_group2, seed=17, split=Split.PAPER
+    )
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
 
 
 @pytest.mark.parametrize("key", ["local-private", "central"])
 def test_fixed_n2_allocation_passes_validation(key: str) -> None:
     query = make_query(key, k=64, alpha=0.25, eps1=1.0, eps2=0.25)
-    paper = plan(query)
+    paper = plan(query, split=Split.PAPER)
     fixed = allocate(paper, AllocationRule.FIXED_N2, n2=2 * paper.n_users_group2)
     assert fixed.feasible and fixed.n_users_group1 <= paper.n_users_group1
-    report = validate(query, n1=fixed.n_users_group1, n2=fixed.n_users_group2, seed=23)
+    report = validate(
+        query, n1=fixed.n_users_group1, n2=fixed.n_users_group2, seed=23, split=Split.PAPER
+    )
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
 
 
@@ -80,7 +84,7 @@ def test_an_allocation_is_what_the_plan_prints(capsys) -> None:
     from planner.cli import main
 
     flags = ["--model", "central", "-k", "800", "--alpha", "0.15", "--eps1", "1", "--eps2", "0.1"]
-    assert main(["plan", *flags, "--json"]) == 0
+    assert main(["plan", *flags, "--allocation", "paper", "--json"]) == 0
     paper = json.loads(capsys.readouterr().out)
     assert main(["plan", *flags, "--allocation", "cost", "--json"]) == 0
     chosen = json.loads(capsys.readouterr().out)
@@ -115,7 +119,7 @@ def test_a_public_coin_shuffle_member_is_sized_for_the_protocol_it_runs() -> Non
         eps2=0.98,
         delta=1.8613210599584885e-09,
     )
-    paper = plan(query)
+    paper = plan(query, split=Split.PAPER)
     assert paper.compression is not None and paper.compression.L == paper.compression.L_argmin > 8
     cheap = allocate(paper, AllocationRule.COST, cost1=1.0, cost2=0.6087979992658035)
     assert "noise raised" in cheap.reason
@@ -140,7 +144,7 @@ def test_a_plan_run_at_a_lowered_eps_is_allocated_and_validated_at_that_eps() ->
     validation runs that tester (ε1 = 1 in its description) on the query's instances, and
     the allocated sizes pass at β = 0.05."""
     query = make_query("local-private", k=64, alpha=0.3, eps1=4.0, eps2=0.5, beta=0.05)
-    lowered = plan(query)
+    lowered = plan(query, split=Split.PAPER)
     assert lowered.tester_point is not None and lowered.tester_point.eps1 == 1.0
     cheap = allocate(lowered, AllocationRule.COST)
     assert cheap.n_users_group1 is not None and cheap.n_users_group2 is not None

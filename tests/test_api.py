@@ -12,7 +12,7 @@ from planner.allocation import AllocationRule, allocate
 from planner.cli import main
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import InputError, Query
-from planner.plan import plan
+from planner.plan import Split, plan
 from planner.report import plan_to_dict
 from tests.conftest import SETTING_KEYS
 
@@ -100,7 +100,8 @@ def test_solve_document_solves_the_left_out_parameter() -> None:
     check = plan(
         _library_query(
             dict(model="central", k=1000, alpha=0.1, eps1=1, eps2=0) | {"eps2": solved["value"]}
-        )
+        ),
+        split=Split.PAPER,  # solve keeps the paper's split (given sizes are a trade-off)
     )
     assert check.n_users_group2 <= 400000 and check.n_users_group1 <= 10000
     # the smallest such ε2: a little less needs more than the 400,000 group-2 users
@@ -108,7 +109,8 @@ def test_solve_document_solves_the_left_out_parameter() -> None:
         _library_query(
             dict(model="central", k=1000, alpha=0.1, eps1=1, eps2=0)
             | {"eps2": solved["value"] * 0.999}
-        )
+        ),
+        split=Split.PAPER,
     )
     assert below.n_users_group2 > 400000
     with pytest.raises(InputError) as caught:
@@ -188,9 +190,10 @@ def test_bad_input_is_one_line_naming_the_parameter(inputs, parameter) -> None:
 
 
 def test_validation_query_takes_the_allocated_sizes() -> None:
-    query, n1, n2 = api.validation_query(
+    _, n1, n2, split = api.validation_query(
         model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, allocation="cost"
     )
+    assert split is Split.PAPER  # the tester the allocation was sized for
     document = api.plan_document(
         model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, allocation="cost"
     )
@@ -199,11 +202,18 @@ def test_validation_query_takes_the_allocated_sizes() -> None:
         document["allocation"]["n_users_group2"],
     )
     assert (document["n_users_group1"], document["n_users_group2"]) == (n1, n2)  # as printed
-    paper = api.plan_document(model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25)
-    assert api.validation_sizes(query, None, None) == (
-        paper["n_users_group1"],
-        paper["n_users_group2"],
-    )
+    for rule in ("fewest", "paper"):
+        printed = api.plan_document(
+            model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, allocation=rule
+        )
+        target = api.validation_query(
+            model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, allocation=rule
+        )
+        assert target.split.value == rule
+        assert api.validation_sizes(target) == (
+            printed["n_users_group1"],
+            printed["n_users_group2"],
+        )
     with pytest.raises(InputError) as caught:
         api.validation_query(model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, n1=5)
     assert caught.value.parameter == "n2"
@@ -242,21 +252,17 @@ def test_version_document_names_the_packaged_constants() -> None:
 def test_outside_the_covered_region_a_plan_is_refused_with_the_cli_line(capsys) -> None:
     pytest.importorskip("planner.coverage")
     flags = ["--model", "shuffle", "--coin", "public", "-k", "500", "--alpha", "0.2"]
-    flags += ["--eps1", "1", "--eps2", "0.005", "--delta", "1e-7"]
+    flags += ["--eps1", "1", "--eps2", "0.005", "--delta", "1e-7", "--allocation", "paper"]
     assert main(["plan", *flags, "--simulation-budget", "0", "--json"]) == 2
     line = capsys.readouterr().err.strip().removeprefix("error: ")
+    asked = dict(model="shuffle", coin="public", k=500, alpha=0.2, eps1=1, eps2=0.005, delta=1e-7)
     with pytest.raises(InputError) as caught:
-        api.plan_document(
-            model="shuffle",
-            coin="public",
-            k=500,
-            alpha=0.2,
-            eps1=1,
-            eps2=0.005,
-            delta=1e-7,
-            simulation_budget=0,
-        )
+        api.plan_document(**asked, allocation="paper", simulation_budget=0)
     assert str(caught.value) == line and caught.value.parameter == "eps2/eps1"
+    # the paper's split at ε1 = 1 is outside the covered ratio ε2/ε1 ≥ 0.01; the default
+    # runs group 1 at a lower ε on the ladder, inside it (still ε1-DP)
+    document = api.plan_document(**asked, simulation_budget=0)
+    assert document["coverage"] == "calibrated" and document["tester_point"]["eps1"] < 0.5
     with pytest.raises(InputError) as caught:
         api.plan_document(model="local", k=100, alpha=0.1, eps1=1, eps2=1, simulation_budget=-1)
     assert caught.value.parameter == "simulation-budget"

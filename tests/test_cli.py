@@ -253,24 +253,34 @@ def test_constants_sources_are_selectable_and_ordered(capsys) -> None:
 
 
 def test_compare_and_solve_say_where_a_plan_runs_its_tester_below_the_query(capsys) -> None:
-    """ε1 = 3 is above 1: the central plan runs group 1 at ε = 1 (``tester_point``); the
-    compare table's caption and the solve line say so, with the same point as plan's JSON."""
-    query = ["-k", "256", "--alpha", "0.15", "--eps1", "3"]
-    code, out, _ = run(["plan", "--model", "central", *query, "--eps2", "0.01", "--json"], capsys)
-    point = json.loads(out)["tester_point"]
-    assert code == 0 and point == {"eps1": 1.0, "eps2": 0.01, "alpha": 0.15}
-    words = "the tester runs at ε1 = 1, ε2 = 0.01, α = 0.15 (below the query"
-    code, out, _ = run(["compare", *query, "--eps2", "0.01", "--delta", "1e-6"], capsys)
-    assert code == 0 and f"central: {words}" in " ".join(out.split())
-    n1, n2 = json.loads(
-        run(["plan", "--model", "central", *query, "--eps2", "0.01", "--json"], capsys)[1]
-    )["groups"]
+    """ε1 = 3 is above 1: the central plan runs group 1 lower (``tester_point``): the
+    default on the ladder, the paper's split at ε = 1. The compare table's caption (the
+    default) and the solve line (the paper's split) say so, with plan's JSON's points."""
+    query = ["-k", "256", "--alpha", "0.15", "--eps1", "3", "--eps2", "0.01"]
+
+    def words(point: dict) -> str:
+        return (
+            f"the tester runs at ε1 = {point['eps1']:.4g}, ε2 = {point['eps2']:.4g}, "
+            f"α = {point['alpha']:g} (below the query"
+        )
+
+    code, out, _ = run(["plan", "--model", "central", *query, "--json"], capsys)
+    fewest = json.loads(out)["tester_point"]
+    assert code == 0 and fewest["eps1"] < 1.0 and fewest["eps2"] == 0.01
+    code, out, _ = run(["compare", *query, "--delta", "1e-6"], capsys)
+    assert code == 0 and f"central: {words(fewest)}" in " ".join(out.split())
+    code, out, _ = run(
+        ["plan", "--model", "central", *query, "--allocation", "paper", "--json"], capsys
+    )
+    paper = json.loads(out)
+    assert code == 0 and paper["tester_point"] == {"eps1": 1.0, "eps2": 0.01, "alpha": 0.15}
+    n1, n2 = paper["groups"]
     code, out, _ = run(
         [
             "solve",
             "--model",
             "central",
-            *query,
+            *query[:-2],
             "--n1",
             str(n1["n_users"]),
             "--n2",
@@ -278,7 +288,7 @@ def test_compare_and_solve_say_where_a_plan_runs_its_tester_below_the_query(caps
         ],
         capsys,
     )
-    assert code == 0 and words in " ".join(out.split())
+    assert code == 0 and words(paper["tester_point"]) in " ".join(out.split())
 
 
 def test_validate_with_sizes_given_names_the_protocol_and_point_the_plan_runs(capsys) -> None:
@@ -300,4 +310,8 @@ def test_validate_with_sizes_given_names_the_protocol_and_point_the_plan_runs(ca
     code, out, _ = run(["validate", *query, *sizes], capsys)
     header = " ".join(out.split())
     assert "validate shuffle-public (runs shuffle-private):" in header
-    assert "the plan's tester runs at ε1 = 0.031, ε2 = 0.0145, α = 0.5" in header
+    point = planned["tester_point"]
+    assert (
+        f"the plan's tester runs at ε1 = {point['eps1']:g}, ε2 = {point['eps2']:g}, α = 0.5"
+        in header
+    )

@@ -8,13 +8,13 @@ import math
 
 import pytest
 
-from planner.allocation import AllocationRule, allocate
+from planner.allocation import AllocationRule, allocate, split_for
 from planner.cli import main
 from planner.constants import ConstantSource, constants_with_source, default_constants
 from planner.coverage import NotCoveredError, covered_plan, simulated_plan, simulation_seconds
 from planner.formulas.settings import Setting
 from planner.inputs import Query
-from planner.plan import Coverage, RepetitionMethod, plan
+from planner.plan import Coverage, RepetitionMethod, Split, plan
 from planner.solve import Unknown, solve
 from planner.validate import validate
 from planner.validators.stats import Verdict
@@ -64,11 +64,15 @@ def test_the_simulation_is_refused_when_its_estimate_exceeds_the_budget() -> Non
 
 
 def test_a_simulated_plan_is_this_querys_own_search_and_passes_validation() -> None:
-    """Shuffle with ε2/ε1 = 0.005 (below the covered 0.01) at a small k: simulated; and
-    ``planner validate`` checks that simulated plan (one run), not an extrapolation."""
+    """Shuffle with ε2/ε1 = 0.005 (below the covered 0.01) at a small k, under the paper's
+    split: simulated; and ``planner validate`` checks that simulated plan (one run), not
+    an extrapolation. (The default split runs group 1 at a lower ε on the ladder, inside
+    the covered ratio: a calibrated plan.)"""
     query = make_query("shuffle-private", k=16, alpha=0.4, eps1=1.0, eps2=0.005, beta=0.1)
-    assert plan(query).coverage is Coverage.EXTRAPOLATED
-    result = covered_plan(query, budget_seconds=120)
+    assert plan(query).coverage is Coverage.CALIBRATED
+    assert plan(query, split=Split.PAPER).coverage is Coverage.EXTRAPOLATED
+    result = covered_plan(query, budget_seconds=120, split=Split.PAPER)
+    assert result.split is Split.PAPER
     assert result.coverage is Coverage.SIMULATED
     assert result.constant_source is ConstantSource.SIMULATED and result.query == query
     assert any(w.startswith("simulated:") for w in result.warnings)
@@ -129,26 +133,36 @@ def test_solve_answers_at_the_covered_edge_not_beyond_it(delta: float) -> None:
 
 
 ISSUE_QUERIES = [  # plans that failed validation before coverage (the coverage issue's table)
-    ("central", 300, 0.2, 0.1, 0.05, AllocationRule.PAPER),
-    ("central", 300, 0.2, 0.05, 0.02, AllocationRule.PAPER),
+    *(
+        (*asked, rule)
+        for asked in (
+            ("central", 300, 0.2, 0.1, 0.05),
+            ("central", 300, 0.2, 0.05, 0.02),
+            ("central", 300, 0.7, 0.01, 0.01),
+            ("local-private", 6000, 0.2, 5.0, 0.5),
+            ("local-public", 6000, 0.2, 5.0, 0.5),
+        )
+        # the issue's default plan was the paper's split; today's default is the fewest
+        for rule in (AllocationRule.FEWEST, AllocationRule.PAPER)
+    ),
     ("central", 800, 0.15, 1.0, 0.1, AllocationRule.COST),
-    ("central", 300, 0.7, 0.01, 0.01, AllocationRule.PAPER),
-    ("local-private", 6000, 0.2, 5.0, 0.5, AllocationRule.PAPER),
-    ("local-public", 6000, 0.2, 5.0, 0.5, AllocationRule.PAPER),
 ]
 
 
 @pytest.mark.parametrize(("key", "k", "alpha", "eps1", "eps2", "rule"), ISSUE_QUERIES)
 def test_the_queries_that_failed_now_pass_or_are_refused(key, k, alpha, eps1, eps2, rule) -> None:
     query = make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2)
+    split = split_for(rule)  # the plan an allocation starts from, and whose tester runs
     try:
-        result = covered_plan(query, budget_seconds=0)
+        result = covered_plan(query, budget_seconds=0, split=split)
     except NotCoveredError as error:
         assert "outside the covered range" in str(error)
         return
     sizes = allocate(result, rule)
     assert sizes.feasible, sizes.reason
-    report = validate(query, n1=sizes.n_users_group1, n2=sizes.n_users_group2, seed=2026)
+    report = validate(
+        query, n1=sizes.n_users_group1, n2=sizes.n_users_group2, seed=2026, split=split
+    )
     assert report.verdict is Verdict.PASS, [
         (o.family, o.error_rate) for o in report.verification.outcomes
     ]

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from planner.calibrate import OPERATING_TRIALS, operating_error
 from planner.cli import app
 from planner.exact import exact_plan
+from planner.plan import Split
 from planner.validate import validate
 from planner.validators.stats import (
     clopper_pearson_bounds,
@@ -100,8 +101,13 @@ def test_exact_sizes_are_certified_by_the_operating_look_and_a_smaller_plan_is_n
     n1, n2 = found.plan.n_users_group1, found.plan.n_users_group2
 
     def certified(scale: float, seed: int) -> bool:
-        report = validate(
-            query, n1=int(n1 * scale), n2=int(n2 * scale), trials=OPERATING_TRIALS, seed=seed
+        report = validate(  # the tester of the query's own (paper) split, as searched
+            query,
+            n1=int(n1 * scale),
+            n2=int(n2 * scale),
+            trials=OPERATING_TRIALS,
+            seed=seed,
+            split=Split.PAPER,
         )
         outcomes = [o for o in report.verification.outcomes if o.applicable]
         return all(

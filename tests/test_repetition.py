@@ -12,7 +12,7 @@ import pytest
 from planner.constants import ConstantSource, SettingConstant, parse_constant_table
 from planner.formulas.repetition import majority_vote_error
 from planner.inputs import Query
-from planner.plan import Coverage, LoweredPoint, RepetitionMethod, plan
+from planner.plan import Coverage, LoweredPoint, RepetitionMethod, Split, plan
 from planner.report import plan_to_dict
 from tests.conftest import make_query
 
@@ -281,15 +281,23 @@ def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> 
             "eps2": point.eps2,
             "alpha": point.alpha,
         }
-    below = plan(query(alpha=0.6, beta=0.0099))  # no direct factor: α is not capped
+    # no direct factor: α is not capped (the default may still run a lower ε on the ladder)
+    below = plan(query(alpha=0.6, beta=0.0099), split=Split.PAPER)
     assert below.repetition.method is RepetitionMethod.MAJORITY_VOTE
     assert below.tester_point is None
     assert plan_to_dict(below)["tester_point"] is None
+    fewest = plan(query(alpha=0.6, beta=0.0099))
+    assert fewest.repetition.method is RepetitionMethod.MAJORITY_VOTE
+    assert fewest.tester_point is None or fewest.tester_point.alpha == 0.6
+    assert fewest.total_users <= below.total_users
     # ε above 1 is capped at every β when that needs fewer users in all, here in the vote
-    capped_vote = plan(query(eps1=1.5, beta=0.0099))
+    # (the paper's split; the default goes on down the ladder, to fewer users in all)
+    capped_vote = plan(query(eps1=1.5, beta=0.0099), split=Split.PAPER)
     assert capped_vote.repetition.method is RepetitionMethod.MAJORITY_VOTE
     assert capped_vote.tester_point == LoweredPoint(1.0, 0.25, 0.05)
-    assert not [w for w in plan(query()).warnings if w.startswith("the tester runs at")]
+    assert plan(query(eps1=1.5, beta=0.0099)).total_users <= capped_vote.total_users
+    paper = plan(query(), split=Split.PAPER)
+    assert not [w for w in paper.warnings if w.startswith("the tester runs at")]
 
 
 def test_a_vote_plan_below_the_direct_points_k_names_the_direct_plan_at_their_least_k() -> None:

@@ -378,7 +378,7 @@ def test_in_range_values_whose_numbers_overflow_are_422_not_500(idle_client) -> 
 def test_outside_the_covered_region_plan_refuses_and_a_plan_job_simulates(client, capsys) -> None:
     pytest.importorskip("planner.coverage")
     query = {"model": "shuffle", "coin": "public", "k": 64, "alpha": 0.3, "eps1": 1}
-    query |= {"eps2": 0.005, "delta": 1e-6}
+    query |= {"eps2": 0.005, "delta": 1e-6, "allocation": "paper"}  # the default: covered
     refused = client.post("/v1/plan", json=query)
     assert refused.status_code == 422
     assert refused.json()["parameter"] == "eps2/eps1"

@@ -28,6 +28,15 @@ QUERY_FIELDS = ("model", "coin", "k", "alpha", "eps1", "eps2", "delta", "beta")
 MAX_EXACT_K = 10**5
 
 
+def _split_rule(fields: dict[str, Any]) -> str:
+    """A plan or exact job's split: ``fewest`` (the default) or ``paper``; the allocations
+    that resize a plan (cost, fixed-n2) are ``POST /v1/plan``'s and validation jobs'."""
+    rule = fields.get("allocation", "fewest")
+    if not isinstance(rule, str) or rule.lower() not in ("fewest", "paper"):
+        raise InputError("allocation", rule, "fewest or paper for a job of kind plan or exact")
+    return rule.lower()
+
+
 class BodyTooLargeError(Exception):
     """A request body over :data:`MAX_BODY_BYTES`."""
 
@@ -67,6 +76,7 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
         request = {name: fields.get(name) for name in QUERY_FIELDS}
         request["accounting"] = fields.get("accounting", "exact")
         Query.build(**request)  # every input checked now, not in the job
+        request["allocation"] = _split_rule(fields)
         seconds = check_integer("simulation-budget", budget, 0, MAX_SIMULATION_SECONDS)
         return JobPlan(kind, {**request, "simulation_budget": seconds}, seed, 0, 1)
     if kind == "exact":
@@ -74,6 +84,7 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
         request = {name: fields.get(name) for name in QUERY_FIELDS}
         request["accounting"] = fields.get("accounting", "exact")
         Query.build(**request)  # every input checked now, not in the job
+        request["allocation"] = _split_rule(fields)
         k = check_integer("k", request["k"], 2)
         if k > MAX_EXACT_K:
             raise InputError("k", request["k"], f"an integer in [2, {MAX_EXACT_K:,}] for --exact")
@@ -89,13 +100,14 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
         for name, value in fields.items()
         if name not in ("trials", "max_trials", "seed", "path", "families")
     }
-    query, n1, n2 = api.validation_query(**query_fields)
+    target = api.validation_query(**query_fields)
+    query = target.query
     if query.k > MAX_JOB_K:
         raise InputError("k", query.k, f"an integer in [2, {MAX_JOB_K:,}] for a validation job")
     path = PathChoice(check_choice("path", fields.get("path", "auto"), PathChoice))
-    size1, size2 = api.validation_sizes(query, n1, n2)
+    size1, size2 = api.validation_sizes(target)
     # a majority vote is checked through one run: a trial sends one run's users
-    runs = api.validation_runs(query)
+    runs = api.validation_runs(target)
     size1, size2 = max(size1 // runs, 1), max(size2 // runs, 1)
     looks = trial_schedule(count, query.k, family_count, max_trials)
     largest = looks[-1]

@@ -46,7 +46,7 @@ class PlanRequest(QueryFields):
     model: ModelName
     coin: CoinName = "private"
     constants: StrictStr = Field("calibrated", description="calibrated, proof or order")
-    allocation: StrictStr = Field("paper", description="paper, cost or fixed-n2")
+    allocation: StrictStr = Field("fewest", description="fewest, paper, cost or fixed-n2")
     cost1: Number = Field("1", description="cost per group-1 user (allocation cost)")
     cost2: Number = Field("1", description="cost per group-2 user (allocation cost)")
     n2: Number | None = Field(None, description="group 2's given size (allocation fixed-n2)")
@@ -112,7 +112,7 @@ class ValidationRequest(Request):
     seed: Number = Field(0, description="run seed: the same request and seed, the same report")
     path: StrictStr = Field("auto", description="user, fast or auto")
     families: Annotated[list[StrictStr], Field(max_length=32)] | None = None
-    allocation: StrictStr = "paper"
+    allocation: StrictStr = "fewest"
     cost1: Number = "1"
     cost2: Number = "1"
     simulation_budget: Number = Field(30, description="kind plan: seconds it may simulate")

@@ -33,7 +33,7 @@ DEFAULTS = {
     "eps2": "0.25",
     "delta": "1e-6",
     "beta": "",
-    "allocation": "paper",
+    "allocation": "fewest",
     "cost1": "1",
     "cost2": "1",
     "n2": "",
@@ -226,7 +226,7 @@ def _field(name: str, values: dict[str, str], errors: dict[str, str]) -> str:
     invalid = ' aria-invalid="true"' if error else ""
     label = f'<label for="{name}">{escape(LABELS[name])}</label>'
     if name in ("setting", "allocation"):
-        options = SETTINGS if name == "setting" else ("paper", "cost", "fixed-n2")
+        options = SETTINGS if name == "setting" else ("fewest", "paper", "cost", "fixed-n2")
         shown = {"compare": "compare all settings"}
         control = (
             f'<select id="{name}" name="{name}"{described}{invalid}>'
