@@ -7,10 +7,12 @@ Random queries log-uniform inside the box every earlier grid covered (k ∈ [16,
 α ∈ [0.05, 0.5], ε_strong ∈ [0.25, 1], ε_weak/ε_strong ∈ [0.25, 1], δ ∈ [1e-9, 1e-4]),
 at β = 1/3 and β = 0.1: per setting, the median of total users now ÷ before.
 
-``--exact N`` also runs ``planner plan --exact`` (its defaults: 1000 trials per family,
-seed 0) on the first N queries of each setting and β: this query's smallest plan by
-simulation, with no margin. Its ratio to the earlier plan is how far a calibration with
-no slack at all could shrink that plan; default ÷ exact is what today's calibration costs.
+The earlier plans are the paper's split (the default before 2026-11-27); today's are the
+default, the fewest users in all. ``--exact N`` also runs ``planner plan --exact`` (its
+defaults: 1000 trials per family, seed 0) on the first N queries of each setting and β:
+the smallest plan by simulation at the default's tester point, with no margin. Its ratio
+to the earlier plan is how far a calibration with no slack at all could shrink that plan;
+default ÷ exact is what today's calibration costs.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import argparse
 import json
 import math
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +30,7 @@ from planner.constants import parse_constant_table
 from planner.exact import exact_plan
 from planner.formulas.settings import ALL_SETTINGS, Model
 from planner.inputs import Query
-from planner.plan import plan
+from planner.plan import Split, plan
 
 
 def main() -> None:
@@ -71,10 +74,17 @@ def main() -> None:
                 )
                 if skipped:
                     continue
-                now, earlier = plan(query).total_users, plan(query, before).total_users
+                made = plan(query)
+                now, earlier = made.total_users, plan(query, before, split=Split.PAPER).total_users
                 ratios.append(now / earlier)
                 if index < args.exact:
-                    searched = exact_plan(query).plan  # EXACT_TRIALS per family, seed 0
+                    point = made.tester_point  # searched where the default's tester runs
+                    at = (
+                        query
+                        if point is None
+                        else replace(query, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha)
+                    )
+                    searched = exact_plan(at).plan  # EXACT_TRIALS per family, seed 0
                     if searched is not None:
                         exact_over_before.append(searched.total_users / earlier)
                         default_over_exact.append(now / searched.total_users)
