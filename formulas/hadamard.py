@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -20,3 +21,10 @@ def hadamard_order(k: Any) -> Any:
     # frexp's exponent of a positive integer x is its bit length (exact below 2^53).
     bit_lengths = np.frexp(np.asarray(k, dtype=np.float64) - 1.0)[1]
     return np.left_shift(np.int64(1), bit_lengths.astype(np.int64))
+
+
+def debias_factor(eps: float) -> float:
+    """γ = (e^ε + 1)/(e^ε − 1): the local randomizer's debiasing factor; a group's estimate
+    of a block's mean has variance ∝ γ²/n (the local testers' null variance per block is
+    Σ_g γ_g²/(4 m_g), ``theo:ldp_private_ns``)."""
+    return (math.exp(eps) + 1.0) / math.expm1(eps)

@@ -32,6 +32,7 @@ from enum import StrEnum
 import numpy as np
 
 from planner.constants import ConstantTable, SettingConstant, default_constants
+from planner.formulas.hadamard import debias_factor
 from planner.formulas.registry import BOUNDS
 from planner.formulas.settings import Model, Setting
 from planner.formulas.subsampling import subsampling_population
@@ -46,7 +47,6 @@ from planner.plan import (
     shuffle_sizes_for_noise,
 )
 from planner.plan import plan as make_plan
-from planner.validators.local_private import debias_factor
 
 FAMILY_POINTS = 64
 

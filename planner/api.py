@@ -480,7 +480,17 @@ def validation_query(
         raise InputError("n1" if n1 is None else "n2", None, "given together with the other")
     if n1 is None:
         return ValidationTarget(query, None, None, split)
-    return ValidationTarget(query, check_integer("n1", n1, 1), check_integer("n2", n2, 1), split)
+    sizes = check_integer("n1", n1, 1), check_integer("n2", n2, 1)
+    if split is Split.FEWEST:  # sizes from a paper-split plan are run by another tester
+        point = make_plan(query).tester_point
+        if point != make_plan(query, split=Split.PAPER).tester_point:
+            where = "the query" if point is None else f"ε1 = {point.eps1:g}, ε2 = {point.eps2:g}"
+            note = (
+                f"sizes given: run by the default plan's tester (at {where}); sizes planned "
+                "with --allocation paper need that flag (its tester runs elsewhere)"
+            )
+            query = replace(query, warnings=(*query.warnings, note))
+    return ValidationTarget(query, *sizes, split)
 
 
 def file_pair(

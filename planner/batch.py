@@ -189,7 +189,9 @@ def _validated_row(arguments: tuple[dict[str, Any], int | str, int]) -> dict[str
     if checked is None:
         return row
     row["validation_seed"] = seed
-    try:  # exactly what `planner validate <the row's query> --seed <seed>` runs
+    # exactly what `planner validate <the row's query> --seed <seed>` runs (a solve row:
+    # with --allocation paper, the split its plan keeps)
+    try:
         report = validate(
             checked.query, trials=trials, seed=seed, path=PathChoice.AUTO, checked_plan=checked
         )

@@ -628,7 +628,7 @@ def solve(
             else f"{solution.value:.6g}"
         )
         typer.echo(
-            f"{unknown.value} = {shown}   ({solution.reason}; plan needs n1 = "
+            f"{unknown.value} = {shown}   ({solution.reason}; the paper's split needs n1 = "
             f"{solution.plan.n_users_group1:,}, n2 = {solution.plan.n_users_group2:,}, "
             f"constant {solution.plan.constant_source.value})"
             + (
@@ -638,7 +638,10 @@ def solve(
             )
         )
     else:
-        typer.echo(f"infeasible: {solution.reason}")
+        typer.echo(
+            f"infeasible: {solution.reason} (solve keeps the paper's split; planner plan "
+            "--allocation fixed-n2 --n2 N finds the fewest group-1 users for a given n2)"
+        )
     if not solution.feasible:
         raise typer.Exit(1)
 

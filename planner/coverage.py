@@ -146,7 +146,7 @@ def simulated_plan(
         repetition=repetition,
         coverage=Coverage.SIMULATED,
         coverage_gaps=extrapolated.coverage_gaps,
-        split=extrapolated.split,
+        split=Split.PAPER,  # the query's own point, searched with the paper's split
         warnings=(
             *(w for w in found.plan.warnings if not w.startswith("constant source 'order'")),
             note,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
 from planner.formulas.accounting import epsilon_for_noise, poisson_mu_exact
 from planner.formulas.compression import closed_form_L, integer_argmin, paper_L
-from planner.formulas.hadamard import hadamard_order
+from planner.formulas.hadamard import debias_factor, hadamard_order
 from planner.formulas.poisson import poisson_mu_paper
 from planner.formulas.registry import (
     BOUNDS,
@@ -680,10 +680,13 @@ def plan(
       (``planner.allocation`` weighs other trade-offs from this plan).
 
     Either way the points are one grid for every query, so planning the chosen point
-    again gives the same plan.
+    again gives the same plan. With constants other than the calibrated ones only the
+    query itself is weighed, and the plan says ``Split.PAPER``.
     """
     check_query(query)
     table = constants or default_constants()
+    if table.for_setting(query.setting.key).source is not ConstantSource.CALIBRATED:
+        split = Split.PAPER  # no other point is weighed: the paper's split at the query
     asked, notes = _cheapest_protocol(query, table, fallback)
     best, best_notes, best_point = asked, notes, None
     reference = asked
@@ -734,8 +737,11 @@ def plan(
     hints: list[str | None] = []
     if cheapest is not None and cheapest[1].total_users <= SPLIT_HINT_SHARE * made.total_users:
         hints.append(_fewest_split_hint(cheapest[0], cheapest[1], made))
+    if split is Split.FEWEST and Setting.from_key(made.protocol).model is Model.LOCAL:
+        made = _split_by_variance(made, best)
     covered_paper = paper.coverage is Coverage.CALIBRATED  # else it plans no such numbers
-    if split is Split.FEWEST and covered_paper and not _no_group_larger(best, paper):
+    made_sizes = (made.n_users_group1, made.n_users_group2)
+    if split is Split.FEWEST and covered_paper and not _no_group_larger_sizes(made_sizes, paper):
         hints.append(_paper_split_hint(paper, made))
     if made.repetition.method is RepetitionMethod.MAJORITY_VOTE:
         hints.append(_larger_k_hint(query, made, best.constant, table, fallback))
@@ -780,7 +786,47 @@ def _paper_split_hint(paper: _ProtocolRun, made: Plan) -> str:
 
 def _no_group_larger(run: _ProtocolRun, than: _ProtocolRun) -> bool:
     """Does ``run`` need at most ``than``'s users in each named group?"""
-    return all(a <= b for a, b in zip(run.named_users, than.named_users, strict=True))
+    return _no_group_larger_sizes(run.named_users, than)
+
+
+def _no_group_larger_sizes(sizes: tuple[int, int], than: _ProtocolRun) -> bool:
+    return all(a <= b for a, b in zip(sizes, than.named_users, strict=True))
+
+
+def variance_split(n1_run: Any, n2_run: Any, gamma1: Any, gamma2: Any) -> tuple[Any, Any]:
+    """One local tester run's sizes with the fewest users in all at its null variance.
+
+    The Hadamard tester's null variance per block is Σ_g γ_g²/(4 m_g), so every
+    (n1, n2) with the same W = γ1²/n1 + γ2²/n2 tests alike (and its variance under an
+    alternative, 4·Σ_j Δ_j²·(v1_j + v2_j), moves with W too); the fewest in all is
+    n_g = γ_g·(γ1 + γ2)/W (Lagrange; ``planner.allocation``'s cost rule at unit costs).
+    The paper's rule n_g ∝ γ_g² needs up to twice as many at ε = (1, 0.1). Scalars or
+    numpy arrays alike, with the same operations in the same order (sweep rows equal
+    plans)."""
+    budget = gamma1 * gamma1 / n1_run + gamma2 * gamma2 / n2_run
+    spread = gamma1 + gamma2
+    return gamma1 * spread / budget, gamma2 * spread / budget
+
+
+def _split_by_variance(made: Plan, run: _ProtocolRun) -> Plan:
+    """A local plan's groups resized by :func:`variance_split`, run by run (a line says so
+    and what the paper's split needed)."""
+    runs = made.runs
+    tester = made.tester_query
+    gamma1, gamma2 = debias_factor(tester.eps1), debias_factor(tester.eps2)
+    exact1, exact2 = variance_split(
+        made.n_users_group1 // runs, made.n_users_group2 // runs, gamma1, gamma2
+    )
+    n1, n2 = runs * math.ceil(exact1), runs * math.ceil(exact2)
+    if n1 + n2 >= made.total_users:
+        return made
+    groups = (replace(made.groups[0], n_users=n1), replace(made.groups[1], n_users=n2))
+    note = (
+        f"split by the tester's variance: n_g ∝ γ_g (γ1 = {gamma1:.4g}, γ2 = {gamma2:.4g}) "
+        f"keeps its null variance with {n1 + n2:,} users in all, where the paper's n_g ∝ "
+        f"γ_g² needs {made.total_users:,}"
+    )
+    return replace(made, groups=groups, warnings=(*made.warnings, note))
 
 
 def _lower_bounds_at_the_query(

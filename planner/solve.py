@@ -168,7 +168,7 @@ def _solve(
                 None,
                 (
                     f"{given_name} = {given:,} is below the {needed:,} users that group needs at "
-                    f"these α, ε1, ε2 under the paper's allocation; no {unknown.value} compensates"
+                    f"these α, ε1, ε2 under the paper's split; no {unknown.value} compensates there"
                 ),
                 None,
             )

@@ -28,13 +28,20 @@ import numpy as np
 from planner.constants import ConstantSource, ConstantTable, SettingConstant
 from planner.formulas.accounting import DELTA_FLOOR, epsilon_for_noise
 from planner.formulas.compression import closed_form_L_guess, integer_argmin
-from planner.formulas.hadamard import hadamard_order
+from planner.formulas.hadamard import debias_factor, hadamard_order
 from planner.formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import Coin, Model, Setting
 from planner.formulas.subsampling import subsampling_population
 from planner.inputs import ALPHA_MIN, EPS_MAX, EPS_MIN, K_MAX, Accounting
-from planner.plan import EPS_CAP, LADDER_STEP, Split, ladder_exponents, noise_mu
+from planner.plan import (
+    EPS_CAP,
+    LADDER_STEP,
+    Split,
+    ladder_exponents,
+    noise_mu,
+    variance_split,
+)
 
 EXACT_COUNT_LIMIT = 2.0**53
 """Counts at or above this are not exact in float64: such rows go to ``plan``."""
@@ -98,6 +105,8 @@ def plan_columns(
     if table.for_setting(setting.key).source is ConstantSource.CALIBRATED:
         columns, tester = _lowered(points, setting, table, columns, split)
     n1, n2, base1, base2, lower1, lower2, protocol, uncovered = columns
+    if split is Split.FEWEST and setting.model is Model.LOCAL:
+        n1, n2 = _split_by_variance(n1, n2, points, tester)
     exact = np.maximum(n1, n2) < EXACT_COUNT_LIMIT
     regular = valid & exact & ~_may_calibrate_directly(points, setting, table)
     blank = np.where(regular, 1.0, np.nan)
@@ -204,6 +213,24 @@ def _lowered(
             better &= (c1 <= reference1[rows]) & (c2 <= reference2[rows])
         _take(best, tester, np.flatnonzero(rows)[better], at_rung, better, setting, table)
     return tuple(best), tester
+
+
+def _split_by_variance(
+    n1: np.ndarray, n2: np.ndarray, points: _Points, tester: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``plan``'s local split by the tester's variance (:func:`planner.plan.variance_split`),
+    run by run, where it needs fewer users in all; γ from the same scalar function."""
+    runs = _vote_runs(points.beta)
+    eps1 = np.where(np.isnan(tester[0]), points.eps1, tester[0])
+    eps2 = np.where(np.isnan(tester[1]), points.eps2, tester[1])
+    gamma = np.frompyfunc(debias_factor, 1, 1)
+    gamma1 = np.asarray(gamma(eps1), dtype=np.float64)
+    gamma2 = np.asarray(gamma(eps2), dtype=np.float64)
+    with np.errstate(all="ignore"):  # rows far past exact counts are left to ``plan``
+        exact1, exact2 = variance_split(n1 // runs, n2 // runs, gamma1, gamma2)
+        split1, split2 = runs * np.ceil(exact1), runs * np.ceil(exact2)
+    fewer = np.isfinite(split1 + split2) & (split1 + split2 < n1 + n2)
+    return np.where(fewer, split1, n1), np.where(fewer, split2, n2)
 
 
 def _take(

@@ -7,15 +7,15 @@ import math
 import pytest
 
 from planner.allocation import AllocationRule, allocate
+from planner.formulas.hadamard import debias_factor
 from planner.plan import Split, plan
 from planner.validate import validate
-from planner.validators.local_private import debias_factor
 from tests.conftest import make_query
 
 
 def test_local_cost_optimal_matches_the_closed_form_and_saves_about_forty_percent() -> None:
     query = make_query("local-private", k=1000, alpha=0.1, eps1=1.0, eps2=0.1)
-    paper = plan(query)
+    paper = plan(query, split=Split.PAPER)
     cheap = allocate(paper, AllocationRule.COST)
     g1, g2 = debias_factor(1.0), debias_factor(0.1)
     budget = g1**2 / paper.n_users_group1 + g2**2 / paper.n_users_group2
@@ -25,6 +25,13 @@ def test_local_cost_optimal_matches_the_closed_form_and_saves_about_forty_percen
     assert g1**2 / cheap.n_users_group1 + g2**2 / cheap.n_users_group2 <= budget * (1 + 1e-9)
     saving = 1 - cheap.cost / (paper.n_users_group1 + paper.n_users_group2)
     assert 0.35 < saving < 0.5
+    # the default (fewest users in all) is that split, with the line that says so
+    fewest = plan(query)
+    assert (fewest.n_users_group1, fewest.n_users_group2) == (
+        cheap.n_users_group1,
+        cheap.n_users_group2,
+    )
+    assert any(w.startswith("split by the tester's variance") for w in fewest.warnings)
 
 
 def test_costs_move_users_towards_the_cheaper_group() -> None:

@@ -371,10 +371,17 @@ def test_a_beta_just_below_a_third_needs_no_fewer_users_than_a_third(
     so the step from β = 1/3 to 0.3333 (the majority vote or direct calibration at a factor
     near 1) adds users and never removes any: before, central k = 256, ε = (3, 0.01) needed
     1,650,255 users in group 2 at β = 1/3 and 164,987 at β = 0.3333 (a fresh-user review).
-    The rise is a few per cent at most (the local vote's and the direct factor's)."""
-    third = plan(make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2, beta=1 / 3))
-    below = plan(make_query(key, k=k, alpha=alpha, eps1=eps1, eps2=eps2, beta=0.3333))
-    assert third.total_users <= below.total_users <= 1.06 * third.total_users
+    Under the paper's split the rise is a few per cent at most (the local vote's and the
+    direct factor's). The default may rise more: its local split by the tester's variance
+    favours a large ε1 (γ(5) = 1.01 against γ(1) = 2.16), which one run at β = 1/3 may
+    keep and direct calibration (measured up to ε_strong = 1) may not; never fewer."""
+    for split in Split:
+        asked = {"k": k, "alpha": alpha, "eps1": eps1, "eps2": eps2}
+        third = plan(make_query(key, **asked, beta=1 / 3), split=split)
+        below = plan(make_query(key, **asked, beta=0.3333), split=split)
+        assert third.total_users <= below.total_users
+        if split is Split.PAPER:
+            assert below.total_users <= 1.06 * third.total_users
 
 
 def test_a_public_coin_plan_never_needs_more_users_than_the_private_coin_plan() -> None:

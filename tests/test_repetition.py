@@ -69,8 +69,13 @@ def _table_with_direct(setting: str, factors: list[float | None]):
 def test_direct_calibration_is_chosen_when_cheaper_and_the_vote_is_priced() -> None:
     query = make_query("local-private", k=1000, alpha=0.1, eps1=1.0, eps2=0.5, beta=0.05)
     table = _table_with_direct("local-private", [1.5, 2.5, 4.0])
-    one_run = plan(make_query("local-private", k=1000, alpha=0.1, eps1=1.0, eps2=0.5), table)
-    chosen = plan(query, table)
+    # the paper's split: ⌈C·bound⌉ per group (the default then re-splits by the variance)
+    one_run = plan(
+        make_query("local-private", k=1000, alpha=0.1, eps1=1.0, eps2=0.5),
+        table,
+        split=Split.PAPER,
+    )
+    chosen = plan(query, table, split=Split.PAPER)
     assert chosen.repetition.method is RepetitionMethod.DIRECT
     assert chosen.runs == 1 and chosen.repetition.factor == pytest.approx(4.0)
     # local sizes are ⌈C·bound⌉ per group: four times one run's, up to the rounding

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.formulas.hadamard import hadamard_order
+from planner.formulas.hadamard import debias_factor, hadamard_order
 from planner.validators.hadamard import block_probabilities, in_block_set
 from planner.validators.protocol import TestResult, TrialBatch
 from planner.validators.threshold import balanced_fraction
@@ -46,11 +46,6 @@ from planner.validators.threshold import balanced_fraction
 def flip_probability(eps: float) -> float:
     """Randomized response flip probability 1/(e^ε + 1)."""
     return 1.0 / (math.exp(eps) + 1.0)
-
-
-def debias_factor(eps: float) -> float:
-    """γ = (e^ε + 1)/(e^ε − 1)."""
-    return (math.exp(eps) + 1.0) / math.expm1(eps)
 
 
 def assignment(n_users: int, order: int) -> np.ndarray:
