@@ -8,6 +8,7 @@ named): 401 without the token, 404/405 for unknown routes, 413 for a body over
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,7 +20,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from planner.inputs import InputError
+from planner.inputs import ALLOWED, InputError
 from planner.service.limits import MAX_BODY_BYTES, BodyTooLargeError
 from planner.service.runner import JobRunner
 from planner.service.state import ServiceState
@@ -39,7 +40,11 @@ def _error(status: int, line: str, parameter: str | None = None) -> JSONResponse
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
+    """The value as the request spelled it (JSON: null, true), cut to 60 characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -58,6 +63,8 @@ def validation_line(error: RequestValidationError) -> tuple[str, str]:
     if kind == "missing":
         return name, f"invalid {name} = None: must be given"
     reason = str(first.get("msg", "invalid")).replace("Input should be", "must be")
+    if kind.endswith("_type") and name.replace("_", "-") in ALLOWED:  # the range, not a type
+        reason = f"must be {ALLOWED[name.replace('_', '-')]}"
     return name, f"invalid {name} = {_shown(first.get('input'))}: {reason}"
 
 

@@ -170,7 +170,10 @@ def _compare_section(document: dict[str, Any], permalink: dict[str, str]) -> str
             f'{escape(item["setting"])}</th><td colspan="6" class="note">not covered: '
             f"{escape(item['reason'])}</td></tr>"
         )
-    warnings = sorted({w for item in document["plans"] for w in item["warnings"]})
+    # each setting's lines under its name, in the plans' order
+    warnings = []
+    for item in document["plans"]:
+        warnings += [f"{item['setting']}: {w}" for w in item["warnings"]]
     warning_list = "".join(f"<li>{escape(w)}</li>" for w in warnings)
     return (
         '<h2 id="result">All settings, fewest users first</h2>'
@@ -180,7 +183,8 @@ def _compare_section(document: dict[str, Any], permalink: dict[str, str]) -> str
         '<th scope="col">theorem</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
         + (f'<h3>Warnings</h3><ul class="warnings">{warning_list}</ul>' if warnings else "")
-        + '<p class="note">Choose a setting (its link) to verify its plan.'
+        + '<p class="note">Each setting with its default split (the fewest users in all);'
+        + " choose a setting (its link) for another allocation or to verify its plan."
         + ("" if "delta" in permalink else " Shuffle settings left out: give δ to include them.")
         + "</p>"
     )
