@@ -711,11 +711,13 @@ def plan(
             if point == capped and run.total_users < asked.total_users:
                 reference = paper = run
                 best, best_notes, best_point = run, run_notes, point
+        if split is Split.FEWEST:  # of the query and every point, the fewest in all
+            best, best_notes, best_point = asked, notes, None
         for point, run, run_notes in runs:
             if _no_group_larger(run, reference) and run.total_users < paper.total_users:
                 paper = run
             if split is Split.FEWEST:  # a covered point beats an uncovered query
-                kept = run.total_users < best.total_users or best.coverage is not run.coverage
+                kept = best.coverage is not run.coverage or _fewest_users(run) < _fewest_users(best)
             else:
                 kept = _no_group_larger(run, reference) and run.total_users < best.total_users
             if kept:
@@ -723,10 +725,15 @@ def plan(
         cheapest = min(runs, key=lambda item: item[1].total_users, default=None)
     if best_point is None:
         made = best.plan(query, table, notes, split)
+        if split is Split.FEWEST:
+            made = _split_by_variance(made, best)
     else:
         lowered = replace(query, eps1=best_point.eps1, eps2=best_point.eps2, alpha=best_point.alpha)
         made = best.plan(lowered, table, best_notes, split)
-        note = _lowered_note(query, best_point, made, asked)
+        asked_users = asked.total_users
+        if split is Split.FEWEST:
+            made, asked_users = _split_by_variance(made, best), _fewest_users(asked)
+        note = _lowered_note(query, best_point, made, asked, asked_users)
         made = replace(
             made,
             query=query,
@@ -737,8 +744,6 @@ def plan(
     hints: list[str | None] = []
     if cheapest is not None and cheapest[1].total_users <= SPLIT_HINT_SHARE * made.total_users:
         hints.append(_fewest_split_hint(cheapest[0], cheapest[1], made))
-    if split is Split.FEWEST and Setting.from_key(made.protocol).model is Model.LOCAL:
-        made = _split_by_variance(made, best)
     covered_paper = paper.coverage is Coverage.CALIBRATED  # else it plans no such numbers
     made_sizes = (made.n_users_group1, made.n_users_group2)
     if split is Split.FEWEST and covered_paper and not _no_group_larger_sizes(made_sizes, paper):
@@ -808,19 +813,35 @@ def variance_split(n1_run: Any, n2_run: Any, gamma1: Any, gamma2: Any) -> tuple[
     return gamma1 * spread / budget, gamma2 * spread / budget
 
 
-def _split_by_variance(made: Plan, run: _ProtocolRun) -> Plan:
-    """A local plan's groups resized by :func:`variance_split`, run by run (a line says so
-    and what the paper's split needed)."""
-    runs = made.runs
-    tester = made.tester_query
-    gamma1, gamma2 = debias_factor(tester.eps1), debias_factor(tester.eps2)
+def _variance_sizes(run: _ProtocolRun) -> tuple[int, int] | None:
+    """A local run's named groups resized by :func:`variance_split`, run by run, when that
+    needs fewer users in all (else None, as for the other models)."""
+    if run.protocol.model is not Model.LOCAL:
+        return None
+    runs = run.repetition.runs
+    n1, n2 = run.named_users
     exact1, exact2 = variance_split(
-        made.n_users_group1 // runs, made.n_users_group2 // runs, gamma1, gamma2
+        n1 // runs, n2 // runs, debias_factor(run.query.eps1), debias_factor(run.query.eps2)
     )
-    n1, n2 = runs * math.ceil(exact1), runs * math.ceil(exact2)
-    if n1 + n2 >= made.total_users:
+    sizes = runs * math.ceil(exact1), runs * math.ceil(exact2)
+    return sizes if sum(sizes) < n1 + n2 else None
+
+
+def _fewest_users(run: _ProtocolRun) -> int:
+    """Users in all by the default split (:func:`_variance_sizes` in the local model)."""
+    sizes = _variance_sizes(run)
+    return run.total_users if sizes is None else sum(sizes)
+
+
+def _split_by_variance(made: Plan, run: _ProtocolRun) -> Plan:
+    """The default plan's groups resized by :func:`_variance_sizes` (a line says so and
+    what the paper's split needed); ``made`` is ``run``'s plan."""
+    sizes = _variance_sizes(run)
+    if sizes is None:
         return made
+    n1, n2 = sizes
     groups = (replace(made.groups[0], n_users=n1), replace(made.groups[1], n_users=n2))
+    gamma1, gamma2 = debias_factor(run.query.eps1), debias_factor(run.query.eps2)
     note = (
         f"split by the tester's variance: n_g ∝ γ_g (γ1 = {gamma1:.4g}, γ2 = {gamma2:.4g}) "
         f"keeps its null variance with {n1 + n2:,} users in all, where the paper's n_g ∝ "
@@ -929,9 +950,11 @@ def _lowered(query: Query, point: LoweredPoint) -> list[tuple[str, str, float, f
     ]
 
 
-def _lowered_note(query: Query, point: LoweredPoint, made: Plan, asked: _ProtocolRun) -> str:
+def _lowered_note(
+    query: Query, point: LoweredPoint, made: Plan, asked: _ProtocolRun, asked_users: int
+) -> str:
     """The line a plan run below its query prints: where, and what the query's own point
-    would have cost."""
+    would have cost (``asked_users``: by the plan's split)."""
     lowered = [
         f"{symbol} = {value:.4g} (asked {given:g})"
         for _, symbol, value, given in _lowered(query, point)
@@ -942,9 +965,9 @@ def _lowered_note(query: Query, point: LoweredPoint, made: Plan, asked: _Protoco
     if point.alpha != query.alpha:
         why.append(f"a tester for α = {point.alpha:g} rejects every pair farther apart")
     if asked.repetition.method is RepetitionMethod.MAJORITY_VOTE:
-        there = f"the {asked.repetition.runs}-run majority vote's {asked.total_users:,}"
+        there = f"the {asked.repetition.runs}-run majority vote's {asked_users:,}"
     else:
-        there = f"{asked.total_users:,}"
+        there = f"{asked_users:,}"
     if asked.coverage is not Coverage.CALIBRATED:
         there += " (outside the covered region)"
     return (

@@ -20,6 +20,7 @@ itself (:mod:`planner.sweep` does).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -171,6 +172,17 @@ def _lowered(
     ]
     best = [np.array(column, copy=True) for column in columns]  # some are read-only views
     tester = np.full((2, points.k.shape[0]), np.nan)
+    fewest = split is Split.FEWEST
+    by_variance = fewest and setting.model is Model.LOCAL
+
+    def users(sizes: Sequence[np.ndarray], at: _Points) -> np.ndarray:
+        """Users in all by the split (``plan._fewest_users``: local, by the variance)."""
+        if not by_variance:
+            return sizes[0] + sizes[1]
+        split1, split2 = _split_by_variance(sizes[0], sizes[1], at, np.full((2, 1), np.nan))
+        return split1 + split2
+
+    best_users = users(best, points)
     # ε above EPS_CAP: the capped point is the reference where it needs fewer users in all
     capped = (points.eps1 > EPS_CAP) | (points.eps2 > EPS_CAP)
     if capped.any():
@@ -184,8 +196,12 @@ def _lowered(
         )
         candidate = _cheapest_protocol_columns(at_cap, setting, table, light=True)
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_keys)
-        cheaper = covered & (candidate[0] + candidate[1] < best[0][capped] + best[1][capped])
-        _take(best, tester, np.flatnonzero(capped)[cheaper], at_cap, cheaper, setting, table)
+        cheaper = covered & (users(candidate, at_cap) < best_users[capped])
+        if fewest:  # a covered point beats an uncovered query (``plan``)
+            cheaper |= covered & (best[-1][capped] != 0)
+        chosen = np.flatnonzero(capped)[cheaper]
+        best_users[chosen] = users(candidate, at_cap)[cheaper]
+        _take(best, tester, chosen, at_cap, cheaper, setting, table)
     reference1, reference2 = best[0].copy(), best[1].copy()  # the reference: no group above it
     if not laddered.any():
         return tuple(best), tester
@@ -208,10 +224,15 @@ def _lowered(
         candidate = _cheapest_protocol_columns(at_rung, setting, table, light=True)
         c1, c2 = candidate[0], candidate[1]
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_keys)
-        better = covered & (c1 + c2 < best[0][rows] + best[1][rows])
-        if split is Split.PAPER:
+        candidate_users = users(candidate, at_rung)
+        better = covered & (candidate_users < best_users[rows])
+        if fewest:  # a covered point beats an uncovered query (``plan``)
+            better |= covered & (best[-1][rows] != 0)
+        else:
             better &= (c1 <= reference1[rows]) & (c2 <= reference2[rows])
-        _take(best, tester, np.flatnonzero(rows)[better], at_rung, better, setting, table)
+        chosen = np.flatnonzero(rows)[better]
+        best_users[chosen] = candidate_users[better]
+        _take(best, tester, chosen, at_rung, better, setting, table)
     return tuple(best), tester
 
 
