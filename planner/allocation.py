@@ -38,6 +38,7 @@ from planner.formulas.settings import Model, Setting
 from planner.formulas.subsampling import subsampling_population
 from planner.inputs import InputError, Query, check_integer, check_number
 from planner.plan import (
+    ABOVE_BASELINE,
     Coverage,
     GroupPlan,
     Plan,
@@ -131,6 +132,34 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
                 (*(pair if strong_first else pair[::-1]), f"tester run at ε′ = {eps:.4g}")
             )
     return members
+
+
+def _default_member(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
+    """The default plan's sizes, when the paper split's tester runs them as the default's
+    own: a shuffle private-coin or central tester at a point whose weaker ε and α are the
+    paper split's and stronger ε no larger, in as many runs. (Both testers adapt to the
+    sizes: the shuffle noise to equal mixing weights, the central ε to the subsampling
+    rate, so the stronger group's larger minimum changes nothing.) The ladder reads C at
+    its own points, the family at an interpolated ε′: either can be a little cheaper."""
+    setting = Setting.from_key(plan.protocol)
+    if setting.model is Model.LOCAL or plan.compression is not None:
+        return []
+    fewest = make_plan(plan.query, table, split=Split.FEWEST)
+    ours, theirs = fewest.tester_query, plan.tester_query
+    same_run = (fewest.protocol, fewest.runs, fewest.repetition.method) == (
+        plan.protocol,
+        plan.runs,
+        plan.repetition.method,
+    )
+    if not same_run or fewest.compression is not None or ours.alpha != theirs.alpha:
+        return []
+    if min(ours.eps1, ours.eps2) != min(theirs.eps1, theirs.eps2):
+        return []
+    if max(ours.eps1, ours.eps2) > max(theirs.eps1, theirs.eps2):
+        return []
+    if (ours.eps1 >= ours.eps2) != (theirs.eps1 >= theirs.eps2) and ours.eps1 != ours.eps2:
+        return []  # the same group must be the stronger one
+    return [(fewest.n_users_group1, fewest.n_users_group2, "the default split's sizes")]
 
 
 def _covered(query: Query, constant: SettingConstant, eps_strong: float, eps_weak: float) -> bool:
@@ -241,7 +270,7 @@ def _allocate(
             cost1,
             cost2,
         )
-    members = [*_family(plan, table), (*paper, "the paper's rule")]
+    members = [*_family(plan, table), (*paper, "the paper's rule"), *_default_member(plan, table)]
     if rule is AllocationRule.COST:
         n1_best, n2_best, how = min(members, key=lambda m: (cost1 * m[0] + cost2 * m[1], m[0]))
         return Allocation(rule, n1_best, n2_best, how, cost1, cost2)
@@ -292,6 +321,6 @@ def allocated_plan(plan: Plan, allocation: Allocation) -> Plan:
     kept = tuple(
         w
         for w in plan.warnings
-        if "weighs other splits" not in w and not w.startswith("the default split")
+        if ABOVE_BASELINE not in w and not w.startswith("the default split")
     )
     return replace(plan, groups=groups, warnings=(*kept, note))

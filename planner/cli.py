@@ -10,6 +10,7 @@ start; as objects they are built once, at import.
 
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Iterator
 from enum import StrEnum
@@ -638,10 +639,7 @@ def solve(
             )
         )
     else:
-        typer.echo(
-            f"infeasible: {solution.reason} (solve keeps the paper's split; planner plan "
-            "--allocation fixed-n2 --n2 N finds the fewest group-1 users for a given n2)"
-        )
+        typer.echo(f"infeasible: {solution.reason}")
     if not solution.feasible:
         raise typer.Exit(1)
 
@@ -1205,5 +1203,19 @@ def main(argv: list[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
+def run() -> None:
+    """The ``planner`` command: :func:`main`, then exit with its code.
+
+    After Ctrl-C ("aborted", 130) the process ends at once: the interpreter's shutdown
+    would join an interrupted worker pool's management thread, whose pipes are closed by
+    then ("Exception ignored … Bad file descriptor" on stderr, seen under load)."""
+    code = main()
+    if code == 130:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

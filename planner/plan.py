@@ -691,7 +691,7 @@ def plan(
     best, best_notes, best_point = asked, notes, None
     reference = asked
     paper = asked  # the paper split's plan (``Split.PAPER``), for the lines comparing both
-    cheapest: tuple[LoweredPoint, _ProtocolRun, tuple[str, ...]] | None = None
+    fewest: tuple[LoweredPoint | None, _ProtocolRun] = (None, asked)  # the default's choice
     if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
         tops = _direct_tops(query, table, fallback)
         capped = _capped_point(query, tops)
@@ -722,7 +722,11 @@ def plan(
                 kept = _no_group_larger(run, reference) and run.total_users < best.total_users
             if kept:
                 best, best_notes, best_point = run, run_notes, point
-        cheapest = min(runs, key=lambda item: item[1].total_users, default=None)
+        for point, run, _ in runs:  # the default's choice, for the paper split's line
+            if fewest[1].coverage is not run.coverage or _fewest_users(run) < _fewest_users(
+                fewest[1]
+            ):
+                fewest = (point, run)
     if best_point is None:
         made = best.plan(query, table, notes, split)
         if split is Split.FEWEST:
@@ -742,8 +746,10 @@ def plan(
             warnings=(*made.warnings, note),
         )
     hints: list[str | None] = []
-    if cheapest is not None and cheapest[1].total_users <= SPLIT_HINT_SHARE * made.total_users:
-        hints.append(_fewest_split_hint(cheapest[0], cheapest[1], made))
+    covered_fewest = fewest[1].coverage is Coverage.CALIBRATED
+    far_fewer = _fewest_users(fewest[1]) <= SPLIT_HINT_SHARE * made.total_users
+    if split is Split.PAPER and covered_fewest and far_fewer:
+        hints.append(_fewest_split_hint(*fewest, made))
     covered_paper = paper.coverage is Coverage.CALIBRATED  # else it plans no such numbers
     made_sizes = (made.n_users_group1, made.n_users_group2)
     if split is Split.FEWEST and covered_paper and not _no_group_larger_sizes(made_sizes, paper):
@@ -759,14 +765,19 @@ SPLIT_HINT_SHARE = 0.8
 share of its users in all (the default plan never needs more in all than any point)."""
 
 
-def _fewest_split_hint(point: LoweredPoint, run: _ProtocolRun, made: Plan) -> str:
+def _fewest_split_hint(point: LoweredPoint | None, run: _ProtocolRun, made: Plan) -> str:
     """The default (fewest users in all) split, in words, for a plan that kept the paper's
     split although the default needs far fewer users in all."""
-    n1, n2 = run.named_users
-    at = ", ".join(f"{symbol} = {value:.4g}" for _, symbol, value, _ in _lowered(made.query, point))
+    n1, n2 = _variance_sizes(run) or run.named_users
+    if point is None:
+        at = "the query (its users split by the tester's variance)"
+    else:
+        at = ", ".join(
+            f"{symbol} = {value:.4g}" for _, symbol, value, _ in _lowered(made.query, point)
+        )
     return (
         f"the default split (--allocation fewest) needs fewer users in all: n1 = {n1:,}, "
-        f"n2 = {n2:,} ({run.total_users:,}, against this plan's {made.total_users:,}), its "
+        f"n2 = {n2:,} ({n1 + n2:,}, against this plan's {made.total_users:,}), its "
         f"tester at {at}; this plan keeps the paper's split, giving no group more users "
         "than the paper's split at the query"
     )
@@ -847,7 +858,10 @@ def _split_by_variance(made: Plan, run: _ProtocolRun) -> Plan:
         f"keeps its null variance with {n1 + n2:,} users in all, where the paper's n_g ∝ "
         f"γ_g² needs {made.total_users:,}"
     )
-    return replace(made, groups=groups, warnings=(*made.warnings, note))
+    # the lines about a group above the baseline, for these sizes
+    kept = tuple(w for w in made.warnings if ABOVE_BASELINE not in w)
+    above = tuple(_above_baseline_line(g) for g in groups if g.saving_users < 0)
+    return replace(made, groups=groups, warnings=(*kept, *above, note))
 
 
 def _lower_bounds_at_the_query(
@@ -1251,6 +1265,17 @@ def _repetition(
     return Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, factor, direct_total), one_run
 
 
+ABOVE_BASELINE = "more users than the homogeneous protocol"
+"""The phrase of the line a group needing more than the homogeneous baseline gets."""
+
+
+def _above_baseline_line(group: GroupPlan) -> str:
+    return (
+        f"{group.name} needs {-group.saving_users:,} {ABOVE_BASELINE} at ε = min(ε1, ε2); "
+        "--allocation cost (a cost per user) or fixed-n2 (a given n2) weighs other splits"
+    )
+
+
 def _warnings(
     query: Query, source: ConstantSource, sizes: _RunSizes, groups: tuple[GroupPlan, ...]
 ) -> tuple[str, ...]:
@@ -1267,11 +1292,7 @@ def _warnings(
                 "(they assume ε ≤ 1)"
             )
         if group.saving_users < 0:
-            notes.append(
-                f"{group.name} needs {-group.saving_users:,} more users than the "
-                "homogeneous protocol at ε = min(ε1, ε2); --allocation cost (a cost per "
-                "user) or fixed-n2 (a given n2) weighs other splits"
-            )
+            notes.append(_above_baseline_line(group))
     if query.beta > PER_RUN_ERROR:
         notes.append(f"β = {query.beta:g} > 1/3: planned for β = 1/3 (the theorems' target)")
     largest_run = max(sizes.n_strong, sizes.n_weak)

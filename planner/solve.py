@@ -35,6 +35,11 @@ from planner.inputs import (
 )
 from planner.plan import Coverage, Plan, Split, plan
 
+OTHER_SPLITS = (
+    " (solve keeps the paper's split; planner plan --allocation cost or fixed-n2 weighs "
+    "other splits between the groups)"
+)
+"""Ends every infeasible answer's reason."""
 ALPHA_FLOOR = 1e-6
 RELATIVE_PRECISION = 1e-9
 COVERED_SCAN_POINTS = 400
@@ -141,6 +146,8 @@ def solve(
             ),
             None,
         )
+    if not solution.feasible:  # other splits may fit: say where to look
+        solution = replace(solution, reason=f"{solution.reason}{OTHER_SPLITS}")
     return solution
 
 

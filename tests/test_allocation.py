@@ -161,3 +161,41 @@ def test_a_plan_run_at_a_lowered_eps_is_allocated_and_validated_at_that_eps() ->
     )
     assert (report.tester["eps1"], report.tester["eps2"]) == (1.0, 0.5)
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        {"key": "shuffle-private", "k": 1000, "alpha": 0.1, "eps1": 1.0, "eps2": 0.1},
+        {"key": "central", "k": 256, "alpha": 0.15, "eps1": 1.0, "eps2": 0.5, "beta": 0.1},
+    ],
+)
+def test_cost_at_unit_costs_never_needs_more_than_the_default(asked: dict) -> None:
+    """The family around the paper's split reads C at an interpolated ε′, the default's
+    ladder at its own points, so either can be a little cheaper (a fresh-user review:
+    183,269 against 182,970; 2,737 + 2,737 against 2,618 + 2,618). The paper split's
+    tester runs the default's sizes as the default's own tester does (the shuffle noise
+    follows the mixing weights, the central ε the subsampling rate), so they are a member,
+    and the cheapest member never needs more than the default."""
+    key = asked.pop("key")
+    query = make_query(key, **asked)
+    fewest = plan(query)
+    cheap = allocate(plan(query, split=Split.PAPER), AllocationRule.COST)
+    assert cheap.cost is not None and cheap.cost <= fewest.total_users
+
+
+@pytest.mark.parametrize("coin", ["private", "public"])
+def test_the_local_default_and_paper_plans_name_each_other_with_their_own_sizes(coin) -> None:
+    """Local, k = 1000, α = 0.1, ε = (1, 0.1): the default splits by the variance, and its
+    lines speak of its own sizes (a second review: it said group 2 needs more users than
+    the homogeneous protocol, from the paper split's sizes, while it needs 44 % fewer);
+    the paper-split plan names the default's split (0.61× its users) with the default's
+    numbers."""
+    query = make_query(f"local-{coin}", k=1000, alpha=0.1, eps1=1.0, eps2=0.1)
+    fewest, paper = plan(query), plan(query, split=Split.PAPER)
+    assert fewest.total_users <= 0.8 * paper.total_users
+    for group in fewest.groups:
+        above = [w for w in fewest.warnings if w.startswith(f"{group.name} needs")]
+        assert bool(above) == (group.n_users > group.baseline_n_users)
+    (line,) = [w for w in paper.warnings if w.startswith("the default split")]
+    assert f"n1 = {fewest.n_users_group1:,}, n2 = {fewest.n_users_group2:,} " in line
