@@ -160,6 +160,8 @@ def plan_answer(
     budget = checked_simulation_budget(simulation_budget)
     result = covered(query, table, budget, split_of(allocation))
     allocated = _allocation(result, allocation, cost1, cost2, n2)
+    if allocated is not None and not allocated.feasible:  # no plan to print, as validate
+        raise InputError("allocation", str(allocation), f"feasible: {allocated.reason}")
     exact_result = None
     if exact:
         from planner.exact import exact_plan

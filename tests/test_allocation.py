@@ -199,3 +199,18 @@ def test_the_local_default_and_paper_plans_name_each_other_with_their_own_sizes(
         assert bool(above) == (group.n_users > group.baseline_n_users)
     (line,) = [w for w in paper.warnings if w.startswith("the default split")]
     assert f"n1 = {fewest.n_users_group1:,}, n2 = {fewest.n_users_group2:,} " in line
+
+
+def test_an_infeasible_allocation_is_refused_like_validate_refuses_it(capsys) -> None:
+    """A given n2 below every valid split: one line naming the allocation and why, exit 2
+    (a second review: the paper's plan was printed with exit 0 and a line below it)."""
+    from planner.cli import main
+
+    flags = ["--model", "local", "-k", "1000", "--alpha", "0.1", "--eps1", "1", "--eps2", "0.1"]
+    flags += ["--allocation", "fixed-n2", "--n2", "1000"]
+    assert main(["plan", *flags]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith("error: invalid allocation") and "n2 = 1,000" in err
+    assert main(["validate", *flags]) == 2
+    assert capsys.readouterr().err == err
