@@ -50,6 +50,10 @@ from planner.plan import (
 from planner.plan import plan as make_plan
 
 FAMILY_POINTS = 64
+COST_MIN, COST_MAX = 1e-6, 1e6
+"""A cost per user's range: a ratio of 10^12 between the groups moves sizes by up to
+10^6 (n_g ∝ 1/√c_g); past it a split is no longer a number of people (a review gave
+--cost1 1e-300 and got 6.6·10^149 users)."""
 
 
 class AllocationRule(StrEnum):
@@ -198,8 +202,8 @@ def allocate(
     return _allocate(
         plan,
         rule,
-        check_number("cost1", cost1, 0.0, 1e12, low_open=True, high_open=False),
-        check_number("cost2", cost2, 0.0, 1e12, low_open=True, high_open=False),
+        check_number("cost1", cost1, COST_MIN, COST_MAX, low_open=False, high_open=False),
+        check_number("cost2", cost2, COST_MIN, COST_MAX, low_open=False, high_open=False),
         n2,
         constants,
     )
