@@ -462,3 +462,14 @@ def test_a_job_whose_process_dies_fails_alone(tmp_path) -> None:
         job = wait_for(client, job_id, 30)
         assert job["status"] == "failed" and "without a result" in job["error"]
         assert wait_for(client, after)["status"] == "done"  # the server and queue go on
+
+
+def test_the_forms_default_delta_is_left_out_of_a_local_or_central_plan(client) -> None:
+    """The form fills in δ = 1e-6 for the shuffle settings; a central or local plan asked
+    from it must not warn that δ is ignored (a review found every such plan did)."""
+    for setting in ("central", "local-private"):
+        page = client.get(f"/?setting={setting}&k=1000&alpha=0.1&eps1=1&eps2=0.25&delta=1e-6")
+        assert page.status_code == 200 and "users needed" in page.text
+        assert "is ignored" not in page.text
+    shuffle = client.get("/?setting=shuffle-private&k=1000&alpha=0.1&eps1=1&eps2=0.25&delta=1e-6")
+    assert "users needed" in shuffle.text and "noise μ per bin" in shuffle.text  # δ used

@@ -74,7 +74,10 @@ def _form(request: Request) -> dict[str, str]:
 def _inputs(values: dict[str, str]) -> dict[str, Any]:
     """The query's fields as the API takes them (blank: not given)."""
     inputs: dict[str, Any] = {name: values[name] for name in ("k", "alpha", "eps1", "eps2")}
-    inputs["delta"] = values["delta"] or None
+    # the form's δ (filled in by default) is the shuffle model's alone: a local or central
+    # plan would only warn that it is ignored
+    shuffle = values["setting"] == "compare" or values["setting"].startswith("shuffle")
+    inputs["delta"] = (values["delta"] or None) if shuffle else None
     inputs["beta"] = values["beta"] or 1 / 3
     return inputs
 
@@ -200,7 +203,7 @@ def _verify_section(values: dict[str, str]) -> str:
         "cost1": values["cost1"] or "1",
         "cost2": values["cost2"] or "1",
     }
-    if values["delta"]:
+    if values["delta"] and model == "shuffle":
         query["delta"] = values["delta"]
     if values["beta"]:
         query["beta"] = values["beta"]
