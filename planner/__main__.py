@@ -1,19 +1,12 @@
 """``python -m planner …`` runs the CLI."""
 
-import os
-import sys
-
-from planner.cli import main
+from planner.cli import exit_with, main
 
 exit_code = main()
-if exit_code == 130:  # as ``planner.cli.run``: no interpreter shutdown after Ctrl-C
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(130)
 # Under ``python -m``, CPython ends through Py_RunMain, which kills the process with
 # SIGINT (exit status -2) whenever a KeyboardInterrupt escaped code run by ``exec`` or
 # ``eval`` of a string at any time, even one the CLI then caught and reported ("aborted",
 # 130): a Ctrl-C that lands inside a lazy import (scipy.stats builds its classes that way)
 # did so. Running a string clears that record, so the exit code stays the CLI's own.
 exec("None")
-sys.exit(exit_code)
+exit_with(exit_code)  # after Ctrl-C at once, as the ``planner`` command

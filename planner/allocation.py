@@ -46,6 +46,7 @@ from planner.plan import (
     calibrated_multiplier,
     noise_mu,
     shuffle_sizes_for_noise,
+    variance_split,
 )
 from planner.plan import plan as make_plan
 
@@ -242,17 +243,14 @@ def _allocate(
     if model is Model.LOCAL:
         tester = plan.tester_query
         gamma1, gamma2 = debias_factor(tester.eps1), debias_factor(tester.eps2)
-        budget = gamma1**2 / paper[0] + gamma2**2 / paper[1]  # W: the variance to keep
         if rule is AllocationRule.COST:
-            spread = gamma1 * math.sqrt(cost1) + gamma2 * math.sqrt(cost2)
-            sizes = (
-                math.ceil(gamma1 / math.sqrt(cost1) * spread / budget),
-                math.ceil(gamma2 / math.sqrt(cost2) * spread / budget),
-            )
+            exact = variance_split(*paper, gamma1, gamma2, cost1, cost2)
+            sizes = (math.ceil(exact[0]), math.ceil(exact[1]))
             return Allocation(
                 rule, *sizes, "n_g ∝ γ_g/√c_g at the paper plan's variance", cost1, cost2
             )
         assert n2 is not None
+        budget = gamma1**2 / paper[0] + gamma2**2 / paper[1]  # W: the variance to keep
         remaining = budget - gamma2**2 / n2
         if remaining <= 0:
             return Allocation(

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -1203,18 +1203,22 @@ def main(argv: list[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
-def run() -> None:
-    """The ``planner`` command: :func:`main`, then exit with its code.
+def exit_with(code: int) -> NoReturn:
+    """End the process with :func:`main`'s code.
 
     After Ctrl-C ("aborted", 130) the process ends at once: the interpreter's shutdown
     would join an interrupted worker pool's management thread, whose pipes are closed by
     then ("Exception ignored … Bad file descriptor" on stderr, seen under load)."""
-    code = main()
     if code == 130:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)
     sys.exit(code)
+
+
+def run() -> None:
+    """The ``planner`` command."""
+    exit_with(main())
 
 
 if __name__ == "__main__":  # pragma: no cover

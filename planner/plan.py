@@ -809,19 +809,23 @@ def _no_group_larger_sizes(sizes: tuple[int, int], than: _ProtocolRun) -> bool:
     return all(a <= b for a, b in zip(sizes, than.named_users, strict=True))
 
 
-def variance_split(n1_run: Any, n2_run: Any, gamma1: Any, gamma2: Any) -> tuple[Any, Any]:
-    """One local tester run's sizes with the fewest users in all at its null variance.
+def variance_split(
+    n1: Any, n2: Any, gamma1: Any, gamma2: Any, cost1: float = 1.0, cost2: float = 1.0
+) -> tuple[Any, Any]:
+    """Local sizes with the cheapest c1·n1 + c2·n2 at the null variance of (n1, n2).
 
     The Hadamard tester's null variance per block is Σ_g γ_g²/(4 m_g), so every
     (n1, n2) with the same W = γ1²/n1 + γ2²/n2 tests alike (and its variance under an
-    alternative, 4·Σ_j Δ_j²·(v1_j + v2_j), moves with W too); the fewest in all is
-    n_g = γ_g·(γ1 + γ2)/W (Lagrange; ``planner.allocation``'s cost rule at unit costs).
-    The paper's rule n_g ∝ γ_g² needs up to twice as many at ε = (1, 0.1). Scalars or
-    numpy arrays alike, with the same operations in the same order (sweep rows equal
-    plans)."""
-    budget = gamma1 * gamma1 / n1_run + gamma2 * gamma2 / n2_run
-    spread = gamma1 + gamma2
-    return gamma1 * spread / budget, gamma2 * spread / budget
+    alternative, 4·Σ_j Δ_j²·(v1_j + v2_j), moves with W too); the cheapest is
+    n_g = (γ_g/√c_g)·(Σ_h γ_h√c_h)/W (Lagrange). At unit costs, the fewest users in all,
+    n_g = γ_g·(γ1 + γ2)/W: the default plan's split of one run, where the paper's rule
+    n_g ∝ γ_g² needs up to twice as many (ε = (1, 0.1)); with costs, ``--allocation
+    cost``. Scalars or numpy arrays alike, with the same operations in the same order
+    (sweep rows equal plans; √1 = 1 and ×1, ÷1 are exact)."""
+    root1, root2 = cost1**0.5, cost2**0.5
+    budget = gamma1 * gamma1 / n1 + gamma2 * gamma2 / n2
+    spread = gamma1 * root1 + gamma2 * root2
+    return gamma1 / root1 * spread / budget, gamma2 / root2 * spread / budget
 
 
 def _variance_sizes(run: _ProtocolRun) -> tuple[int, int] | None:

@@ -68,6 +68,11 @@ class Solution:
         return self.value is not None
 
 
+def _paper_plan(query: Query, constants: ConstantTable | None) -> Plan:
+    """Every plan here: the paper's split (module docstring)."""
+    return plan(query, constants, split=Split.PAPER)
+
+
 def _fits(candidate: Plan, n1: int, n2: int) -> bool:
     return candidate.n_users_group1 <= n1 and candidate.n_users_group2 <= n2
 
@@ -117,8 +122,8 @@ def solve(
 
         def covered_at(value: float) -> Plan:
             if field == "alpha":
-                return plan(replace(query_template, alpha=value), constants, split=Split.PAPER)
-            return plan(replace(query_template, eps2=value), constants, split=Split.PAPER)
+                return _paper_plan(replace(query_template, alpha=value), constants)
+            return _paper_plan(replace(query_template, eps2=value), constants)
 
         def covered(value: float) -> bool:
             return covered_at(value).coverage is not Coverage.EXTRAPOLATED
@@ -161,7 +166,7 @@ def _solve(
     n1_ = None if n1 is None else check_integer("n1", n1, 1)
     n2_ = None if n2 is None else check_integer("n2", n2, 1)
     if unknown in (Unknown.N1, Unknown.N2):
-        base = plan(query_template, constants, split=Split.PAPER)
+        base = _paper_plan(query_template, constants)
         given_name, given, needed = (
             ("n2", n2_, base.n_users_group2)
             if unknown is Unknown.N1
@@ -188,7 +193,7 @@ def _solve(
     if unknown is Unknown.ALPHA:
 
         def plan_at(alpha: float) -> Plan:
-            return plan(replace(query_template, alpha=alpha), constants, split=Split.PAPER)
+            return _paper_plan(replace(query_template, alpha=alpha), constants)
 
         value = _smallest_satisfying(plan_at, lambda p: _fits(p, n1_, n2_), ALPHA_FLOOR, 1.0)
         if value is None:
@@ -207,7 +212,7 @@ def _solve(
         return Solution(unknown, value, reason, plan_at(value))
 
     def plan_with(eps2: float) -> Plan:
-        return plan(replace(query_template, eps2=eps2), constants, split=Split.PAPER)
+        return _paper_plan(replace(query_template, eps2=eps2), constants)
 
     # Group 2's need falls as ε2 grows; group 1's need does not fall (in the shuffle
     # model it grows: a larger group 2 helps group 1). So the smallest ε2 that group 2

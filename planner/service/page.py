@@ -132,17 +132,14 @@ def _plan_section(document: dict[str, Any]) -> str:
         notes.append(
             f'<li>coverage: <b data-field="coverage">{escape(str(document["coverage"]))}</b></li>'
         )
-    allocation = document.get("allocation")
+    allocation = document.get("allocation")  # always feasible: an infeasible one is a 422
     if allocation is not None:
-        if allocation["feasible"]:
-            notes.append(
-                f"<li>allocation {escape(allocation['rule'])}: n1 = "
-                f'<b data-field="alloc-n1">{_count(allocation["n_users_group1"])}</b>, n2 = '
-                f'<b data-field="alloc-n2">{_count(allocation["n_users_group2"])}</b> '
-                f"({escape(allocation['reason'])})</li>"
-            )
-        else:
-            notes.append(f"<li>allocation infeasible: {escape(allocation['reason'])}</li>")
+        notes.append(
+            f"<li>allocation {escape(allocation['rule'])}: n1 = "
+            f'<b data-field="alloc-n1">{_count(allocation["n_users_group1"])}</b>, n2 = '
+            f'<b data-field="alloc-n2">{_count(allocation["n_users_group2"])}</b> '
+            f"({escape(allocation['reason'])})</li>"
+        )
     warnings = "".join(f"<li>{escape(w)}</li>" for w in document["warnings"])
     return (
         f'<h2 id="result">{escape(document["setting"])}</h2>'
