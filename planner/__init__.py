@@ -6,6 +6,7 @@ The Python API::
     result = plan(Query(Setting("shuffle", "private"), k=1000, alpha=0.1,
                         eps1=1.0, eps2=0.25, delta=1e-6))
     result.n_users_group1, result.n_users_group2
+    paper = plan(..., split=Split.PAPER)  # the paper's split instead of the fewest users
 """
 
 from planner.startup import starting_command_line as _starting_command_line
@@ -23,7 +24,7 @@ if (_ROOT / "formulas" / "registry.py").is_file() and (_ROOT / "pyproject.toml")
 
 from planner.formulas.settings import Coin, Model, Setting  # noqa: E402
 from planner.inputs import Accounting, InputError, Query  # noqa: E402
-from planner.plan import GroupPlan, Plan, Repetition, RepetitionMethod, plan  # noqa: E402
+from planner.plan import GroupPlan, Plan, Repetition, RepetitionMethod, Split, plan  # noqa: E402
 from planner.solve import Solution, Unknown, solve  # noqa: E402
 from planner.sweep import Sweep, sweep  # noqa: E402
 
@@ -39,6 +40,7 @@ __all__ = [
     "RepetitionMethod",
     "Setting",
     "Solution",
+    "Split",
     "Sweep",
     "Unknown",
     "plan",

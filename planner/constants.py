@@ -493,7 +493,11 @@ def constants_with_source(
                 kept,
             )
         else:
-            settings[key] = SettingConstant(
-                ConstantSource.ORDER, 1.0, None, "C = 1: not a guarantee", kept
+            note = (
+                "the paper's proofs give constants for the local private-coin tester only "
+                "(theo:l2_mean_flip)"
+                if source is ConstantSource.PROOF
+                else ""
             )
+            settings[key] = SettingConstant(ConstantSource.ORDER, 1.0, None, note, kept)
     return ConstantTable(version=f"{table.version}+{source.value}", settings=settings)

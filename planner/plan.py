@@ -1160,7 +1160,7 @@ class _ProtocolRun:
             _describe_gap(axis, value, low, high, strong_is_group1)
             for axis, value, low, high in self.outside
         )
-        warnings = asked.warnings + _warnings(query, constant.source, main, named)
+        warnings = asked.warnings + _warnings(query, constant, main, named)
         return _made(
             Plan,
             query=asked,
@@ -1281,13 +1281,14 @@ def _above_baseline_line(group: GroupPlan) -> str:
 
 
 def _warnings(
-    query: Query, source: ConstantSource, sizes: _RunSizes, groups: tuple[GroupPlan, ...]
+    query: Query, constant: SettingConstant, sizes: _RunSizes, groups: tuple[GroupPlan, ...]
 ) -> tuple[str, ...]:
     notes = []
-    if source is ConstantSource.ORDER:
+    if constant.source is ConstantSource.ORDER:
         notes.append(
             "constant source 'order' (C = 1): the O(·) bound itself, NOT a guarantee "
             "that a tester succeeds with these numbers"
+            + (f"; {constant.note}" if constant.note else "")
         )
     for group in groups:
         if group.eps > 1:

@@ -252,6 +252,20 @@ def test_constants_sources_are_selectable_and_ordered(capsys) -> None:
     assert sizes["proof"] > 100 * sizes["calibrated"] > 100 * sizes["order"]
 
 
+def test_proof_constants_outside_the_local_private_coin_say_they_are_order(capsys) -> None:
+    """The paper proves constants for the local private-coin tester only: asked for them
+    in another setting, the plan is C = 1 and its warning says why."""
+    query = ["-k", "1000", "--alpha", "0.1", "--eps1", "1", "--eps2", "0.25", "--json"]
+    for model in (["shuffle", "--delta", "1e-6"], ["central"]):
+        code, out, _ = run(["plan", "--model", *model, *query, "--constants", "proof"], capsys)
+        assert code == 0
+        document = json.loads(out)
+        assert document["constant"]["source"] == "order"
+        assert any("local private-coin tester only" in w for w in document["warnings"])
+    code, out, _ = run(["plan", "--model", "central", *query, "--constants", "order"], capsys)
+    assert not any("private-coin tester only" in w for w in json.loads(out)["warnings"])
+
+
 def test_compare_and_solve_say_where_a_plan_runs_its_tester_below_the_query(capsys) -> None:
     """ε1 = 3 is above 1: the central plan runs group 1 lower (``tester_point``): the
     default on the ladder, the paper's split at ε = 1. The compare table's caption (the

@@ -150,6 +150,11 @@ def test_explain_version_health_and_openapi(client) -> None:
             "trials",
             "auto or an integer in [1, 25,600]",
         ),
+        ("/v1/validations", {**SMALL_JOB, "trials": 0}, "trials", "in [1, 25,600]"),
+        ("/v1/validations", {**SMALL_JOB, "trials": True}, "trials", "auto or an integer in"),
+        ("/v1/validations", {**SMALL_JOB, "max_trials": 0}, "max-trials", "in [200, 25600]"),
+        ("/v1/validations", {**SMALL_JOB, "kind": "exact", "trials": 0}, "trials", "[50, 5000]"),
+        ("/v1/validations", {**SMALL_JOB, "seed": True}, "seed", "an integer in [0, 2^63"),
         ("/v1/validations", {**SMALL_JOB, "k": 10**9}, "k", "for a validation job"),
         ("/v1/validations", {**SMALL_JOB, "families": ["nope"]}, "family", "one of uniform"),
         ("/v1/validations", {**SMALL_JOB, "kind": "nap"}, "kind", "invalid kind"),
@@ -176,6 +181,40 @@ def test_bad_input_is_422_with_one_line_naming_the_parameter(
     assert error["parameter"] == parameter
     assert fragment in error["error"]
     assert "\n" not in error["error"] and len(error["error"]) < 300
+    assert idle_client.get("/v1/validations").json()["total"] == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "parameter", "fragment"),
+    [
+        ("limit=0", "limit", "must be an integer in [1, 100]"),
+        ("limit=abc", "limit", "must be an integer in [1, 100]"),
+        ("limit=101", "limit", "must be an integer in [1, 100]"),
+        ("offset=-1", "offset", "must be an integer in [0, 1e9]"),
+    ],
+)
+def test_a_bad_page_is_422_naming_its_range(idle_client, query, parameter, fragment) -> None:
+    response = idle_client.get(f"/v1/validations?{query}")
+    assert response.status_code == 422, response.text
+    assert response.json()["parameter"] == parameter
+    assert fragment in response.json()["error"]
+
+
+def test_a_field_named_twice_is_422_not_its_last_value(idle_client) -> None:
+    """JSON parsers keep the last of two equal keys; the service refuses the body instead."""
+    twice = (
+        '{"model": "central", "model": "local", "k": 256, "alpha": 0.15, "eps1": 1, "eps2": 0.5}'
+    )
+    headers = {"content-type": "application/json"}
+    for path in ("/v1/plan", "/v1/validations"):
+        response = idle_client.post(path, content=twice, headers=headers)
+        assert response.status_code == 422, response.text
+        assert response.json() == {
+            "error": "invalid model = 'local': must be given once (the body names it twice)",
+            "parameter": "model",
+        }
+    once = twice.replace('"model": "local", ', "")
+    assert idle_client.post("/v1/plan", content=once, headers=headers).status_code == 200
     assert idle_client.get("/v1/validations").json()["total"] == 0
 
 

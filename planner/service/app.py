@@ -21,7 +21,12 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from planner.inputs import ALLOWED, InputError
-from planner.service.limits import MAX_BODY_BYTES, BodyTooLargeError
+from planner.service.limits import (
+    MAX_BODY_BYTES,
+    MAX_EXACT_TRIALS,
+    MAX_TRIALS,
+    BodyTooLargeError,
+)
 from planner.service.runner import JobRunner
 from planner.service.state import ServiceState
 from planner.service.store import JobStore
@@ -30,6 +35,17 @@ ARITHMETIC_LINE = (
     "invalid inputs: no finite plan for these values (a number too small or too large "
     "to compute with)"
 )
+
+
+SERVICE_ALLOWED = {
+    "trials": f"auto or an integer in [1, {MAX_TRIALS:,}] (kind exact: [50, {MAX_EXACT_TRIALS:,}])",
+    "max-trials": f"an integer in [200, {MAX_TRIALS:,}]",
+    "seed": "an integer in [0, 2^63 - 1]",
+    "limit": "an integer in [1, 100]",
+    "offset": "an integer in [0, 1e9]",
+}
+"""The allowed range of the service's own fields and query parameters, named in the 422
+line when pydantic refuses a value's type or bound (``validation_line``)."""
 
 
 def _error(status: int, line: str, parameter: str | None = None) -> JSONResponse:
@@ -63,8 +79,9 @@ def validation_line(error: RequestValidationError) -> tuple[str, str]:
     if kind == "missing":
         return name, f"invalid {name} = None: must be given"
     reason = str(first.get("msg", "invalid")).replace("Input should be", "must be")
-    if kind.endswith("_type") and name.replace("_", "-") in ALLOWED:  # the range, not a type
-        reason = f"must be {ALLOWED[name.replace('_', '-')]}"
+    allowed = {**ALLOWED, **SERVICE_ALLOWED}.get(name.replace("_", "-"))
+    if allowed is not None:  # the allowed range, not pydantic's type or bound
+        reason = f"must be {allowed}"
     return name, f"invalid {name} = {_shown(first.get('input'))}: {reason}"
 
 

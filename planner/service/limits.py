@@ -80,7 +80,7 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
         seconds = check_integer("simulation-budget", budget, 0, MAX_SIMULATION_SECONDS)
         return JobPlan(kind, {**request, "simulation_budget": seconds}, seed, 0, 1)
     if kind == "exact":
-        trials = check_integer("trials", fields.get("trials") or 1000, 50, MAX_EXACT_TRIALS)
+        trials = check_integer("trials", _given(fields, "trials", 1000), 50, MAX_EXACT_TRIALS)
         request = {name: fields.get(name) for name in QUERY_FIELDS}
         request["accounting"] = fields.get("accounting", "exact")
         Query.build(**request)  # every input checked now, not in the job
@@ -89,9 +89,9 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
         if k > MAX_EXACT_K:
             raise InputError("k", request["k"], f"an integer in [2, {MAX_EXACT_K:,}] for --exact")
         return JobPlan(kind, {**request, "trials": trials, "seed": seed}, seed, trials, 1)
-    given = fields.get("trials") or AUTO
+    given = _given(fields, "trials", AUTO)
     count = check_trials(given, MAX_TRIALS)
-    cap = fields.get("max_trials") or MAX_TRIALS
+    cap = _given(fields, "max_trials", MAX_TRIALS)
     max_trials = check_integer("max-trials", cap, 200, MAX_TRIALS)
     families = fields.get("families") or None
     family_count = len(checked_families(families))
@@ -130,3 +130,10 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
     request = {**fields, "trials": count, "max_trials": max_trials, "seed": seed}
     request |= {"path": path.value, "families": list(families) if families else None}
     return JobPlan("validate", request, seed, largest, family_count * len(looks))
+
+
+def _given(fields: dict[str, Any], name: str, default: object) -> object:
+    """A request field, or ``default`` when it is absent or null (never when it is 0 or
+    "": those are values, checked and refused like any other)."""
+    value = fields.get(name)
+    return default if value is None else value

@@ -26,7 +26,32 @@ from planner.service.models import (
 )
 from planner.service.state import ServiceState
 
-router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)])
+
+async def unique_keys(request: Request) -> None:
+    """A JSON body that names a field twice is refused (422), not read as its last value:
+    ``{"model": "central", "model": "local"}`` is ambiguous, whichever the parser keeps."""
+    if request.method != "POST":
+        return
+    body = await request.body()  # read once: the route's own parsing reuses it
+
+    def refuse_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for name, value in pairs:
+            if name in seen:
+                shown = "null" if value is None else value
+                raise InputError(name, shown, "given once (the body names it twice)")
+            seen.add(name)
+        return dict(pairs)
+
+    try:
+        json.loads(body, object_pairs_hook=refuse_repeats)
+    except ValueError as error:
+        if isinstance(error, InputError):
+            raise
+        # not JSON: the route's own parsing gives the 422 line for that
+
+
+router = APIRouter(prefix="/v1", dependencies=[Depends(require_token), Depends(unique_keys)])
 open_router = APIRouter(prefix="/v1")
 DOCUMENT = {"description": "the JSON document of the CLI's --json (docs/json-schema.md)"}
 ERRORS: dict[int | str, dict[str, Any]] = {
