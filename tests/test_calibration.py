@@ -482,11 +482,12 @@ def test_shipped_direct_tables_follow_from_their_raw_factors_and_todays_margins(
 def test_every_measured_point_is_covered_by_the_factor_a_plan_there_reads(setting: str) -> None:
     """At each stored direct point (the direct run's, below its α, below ε_strong 0.25),
     the factor a plan at that point's (k, α, ε_strong) reads from the shipped tables gives
-    at least 1.05 × the C that point itself needed at every β: for a grid fitted at 0.26,
-    factor × the direct entry's operating factor ≥ 1.05 × the point's raw factor; for one
-    fitted at the operating point, factor ≥ 1.05 × raw(β) / raw(1/3). A β the point never
-    reached has no factor there (the vote). No simulation: the stored numbers only."""
-    from planner.calibrate import DIRECT_BETAS, GRID_AT_OPERATING_POINT, grid_points
+    at least the direct margin × the C that point itself needed at every β: for a grid
+    fitted at 0.26, factor × the direct entry's operating factor ≥ margin × the point's raw
+    factor; for one fitted at the operating point, factor ≥ margin × raw(β) / raw(1/3). A β
+    the point never reached has no factor there (the vote). No simulation: the stored
+    numbers only."""
+    from planner.calibrate import DIRECT_BETAS, DIRECT_MARGIN, GRID_AT_OPERATING_POINT, grid_points
     from planner.constants import default_constants
 
     entry = default_constants().for_setting(setting)
@@ -513,7 +514,7 @@ def test_every_measured_point_is_covered_by_the_factor_a_plan_there_reads(settin
                 else:
                     needed = raw[index]
                     given = factor * direct["operating_factor"][direct["k"].index(point.k)]
-                assert given >= 1.05 * needed * (1 - 1e-9), (point, beta, given, needed)
+                assert given >= DIRECT_MARGIN * needed * (1 - 1e-9), (point, beta, given, needed)
                 checked += 1
     assert checked >= 16
 
@@ -658,8 +659,8 @@ def test_the_below_alpha_min_write_step_gives_the_shipped_tables_from_their_poin
 
 def test_the_by_node_entry_takes_the_worst_over_larger_alpha_and_smaller_eps_nodes() -> None:
     """By hand, one k and ratio, one point per (α, ε_strong) node, private-coin shuffle
-    (grid fitted at 0.26: every value is 1.05 × the worst raw factor / 0.9, the direct
-    entry's operating factor, written c × below, c = 1.05/0.9).
+    (grid fitted at 0.26: every value is the direct margin 1 × the worst raw factor / 0.9,
+    the direct entry's operating factor, written c × below, c = 1/0.9).
 
     Raw factors at β = 1/3, 0.2, 0.1, 0.05, 0.02, 0.01:
     direct α = 0.15: ε 1 (0.9, 1.35, 1.5, 2.7, 3.6, 4.5), ε 0.25 (0.9, 1.2, 1.3, 2.0, 3.0, 3.5);
@@ -695,7 +696,7 @@ def test_the_by_node_entry_takes_the_worst_over_larger_alpha_and_smaller_eps_nod
         axes={"k": [16], "alpha": [0.15, 0.5], "eps_strong": [0.25, 1.0], "eps_ratio": [1.0]},
         **made,
     )
-    c = 1.05 / 0.9
+    c = 1.0 / 0.9
 
     def times_c(*raw: float) -> list[list[object]]:
         return [[pytest.approx(c * value) for value in raw] + [None] * (5 - len(raw))]
@@ -757,7 +758,7 @@ def test_central_by_node_tables_take_each_eps_node_on_its_own_points() -> None:
     """By hand, central (``EPS_NODE_OWN_POINTS``: its factor rises both ways from its least
     near ε_strong = 0.05), one k and ratio, one point per (α, ε_strong) node. Its grid is
     fitted at the operating point, so a point's factor at β is its raw factor over its own
-    at β = 1/3, and each value is c = 1.05 × the worst such ratio.
+    at β = 1/3, and each value is c = 1 (the direct margin) × the worst such ratio.
 
     Ratios at β = 0.2, 0.1, 0.05, 0.02, 0.01 (raw ÷ the raw at 1/3):
     ε 0.25: α 0.01 (1.6, 2.4, 3.2, 4.2, 5.2), 0.05 (1.5, 2.3, 3.1, 4.1, 5.1),
@@ -800,7 +801,7 @@ def test_central_by_node_tables_take_each_eps_node_on_its_own_points() -> None:
         axes={"k": [16], "alpha": [0.15, 0.5], "eps_strong": [0.25, 1.0], "eps_ratio": [1.0]},
         **made,
     )
-    c = 1.05
+    c = 1.0
 
     def times_c(*ratios: float) -> list[list[object]]:
         return [[pytest.approx(c * value) for value in ratios] + [None] * (5 - len(ratios))]
