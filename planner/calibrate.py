@@ -742,6 +742,72 @@ pooling smaller ε nodes would carry the 0.01 points' factor to every ε. The ot
 takes the worst over its ε node and every smaller one, as their factor rises with ε."""
 
 
+DIRECT_LARGE_EPS: dict[str, list[float]] = {"local-private": [5.0, 20.0]}
+"""The ε_strong values ``planner calibrate --direct --large-eps`` measures per setting, above
+the direct points' 1, so that a plan up to the covered ε of 20 runs one directly calibrated
+run at the asked ε, not the vote (23 runs at β = 0.05) or a tester capped at ε = 1. The
+local private coin's statistic sums every user's randomized report at any ε, and its
+factors at ε_strong = 5 and 20 are those of ε ≤ 1 within the search's noise (docs/coverage.md,
+β below 1/3). The shuffle testers add little noise above ε = 1 and their error's tail falls
+more slowly there (a hold-out query at ε = (1.87, 6.31), β = 0.012 needed 8.6× the direct
+plan): they keep the vote or the tester at ε = 1."""
+DIRECT_LARGE_EPS_SETTINGS = tuple(DIRECT_LARGE_EPS)
+
+
+def large_eps_axes(setting: str) -> dict[str, list[float]]:
+    """Points of ``planner calibrate --direct --large-eps`` for a setting: the direct points'
+    k, α and ratios at its ``DIRECT_LARGE_EPS`` values."""
+    return {**DIRECT_AXES, "eps_strong": list(DIRECT_LARGE_EPS[setting])}
+
+
+def large_eps_entry(
+    results: Sequence[DirectResult],
+    direct: dict[str, Any],
+    *,
+    trials: int,
+    seed: int,
+    axes: dict[str, list[float]],
+    created: str,
+    code_version: str,
+) -> dict[str, Any]:
+    """A setting's ``direct_large_eps`` entry: its points' raw factors, how they were made,
+    and the factor table a plan above the direct points' ε_strong reads: per k and β, the
+    worst over these points **and** the direct points (× ``DIRECT_MARGIN``), relative to the
+    direct entry's operating factor, which retargets the grid (a larger operating factor
+    among these points raises the table by the ratio). So above ε_strong = 1 no factor is
+    below the one at or under it."""
+    setting = results[0].point.setting
+    measured, _ = _recorded_run(setting, direct)
+    operating, table = _factor_table([*measured, *results], direct["k"])
+    grid_moved = direct.get("operating_factor", [1.0] * len(direct["k"]))
+    rescaled = [
+        [None if factor is None else factor * moved / used for factor in row]
+        for row, moved, used in zip(table, operating, grid_moved, strict=True)
+    ]
+    return {
+        "beta": list(DIRECT_BETAS[1:]),
+        "k": [int(k) for k in direct["k"]],
+        "factor": rescaled,
+        "margin": DIRECT_MARGIN,
+        "criterion": (
+            "per k: the worst over these points and the direct entry's of one run's C at "
+            "every family's observed error ≤ operating_error(β), over its C where the grid is "
+            "retargeted (the direct entry's operating factor) × margin; read above the direct "
+            "points' ε_strong, up to these points' largest"
+        ),
+        **run_record(results, "--direct --large-eps", trials, seed, axes, created, code_version),
+    }
+
+
+def rebuilt_large_eps_entry(
+    setting: str, entry: dict[str, Any], direct: dict[str, Any]
+) -> dict[str, Any]:
+    """A ``direct_large_eps`` entry re-derived from its own raw factors, the direct entry's
+    and today's margin; its provenance is kept."""
+    rows, recorded = _recorded_run(setting, entry)
+    return {**large_eps_entry(rows, direct, **recorded), "provenance": entry["provenance"]}
+
+
 def small_eps_axes(setting: str) -> dict[str, list[float]]:
     """Points of ``planner calibrate --direct --small-eps`` for a setting: k of the direct
     points, every α node of its ``direct_by_node`` tables, its ``DIRECT_SMALL_EPS`` values
@@ -957,8 +1023,13 @@ def retargeted_multipliers(setting: str, entry: dict[str, Any]) -> list[float]:
 
 def with_direct(setting: str, entry: dict[str, Any], direct: dict[str, Any]) -> dict[str, Any]:
     """A setting's constants entry with a new ``direct`` entry, its grid retargeted and
-    its ``direct_by_node`` entry (made from the direct table and its points) rebuilt."""
+    its ``direct_by_node`` and ``direct_large_eps`` entries (made with the direct table
+    and its points) rebuilt."""
     changed = {**entry, "direct": direct}
+    if "direct_large_eps" in entry:
+        changed["direct_large_eps"] = rebuilt_large_eps_entry(
+            setting, entry["direct_large_eps"], direct
+        )
     if "direct_by_node" in entry:
         changed["direct_by_node"] = rebuilt_by_node_entry(
             setting, entry["direct_by_node"], direct, entry.get("direct_small_eps")

@@ -829,6 +829,17 @@ def calibrate(
             ),
         ),
     ] = False,
+    large_eps: Annotated[
+        bool,
+        typer.Option(
+            "--large-eps",
+            help=(
+                "With --direct: the factors above ε_strong = 1, at 5 and 20, for the local "
+                "private coin (the default and only setting), written as the table its plans "
+                "read above ε_strong = 1 (direct_large_eps)."
+            ),
+        ),
+    ] = False,
 ) -> None:
     """Fit each setting's constant C on a grid by Monte Carlo; write the constants file.
 
@@ -857,46 +868,41 @@ def calibrate(
         "eps_strong": [1.0],
         "eps_ratio": [0.5],
     }
-    if below_alpha_min:
+    # the stages that add points to a setting's direct factors, one at a time, each for
+    # the settings it applies to (by default, every one of them); the shuffle private
+    # coin's factor falls below ε = 0.25, central's moves both ways, the shuffle public
+    # coin's does not move (docs/coverage.md)
+    stages = {
+        "below-alpha-min": (below_alpha_min, calibration.DIRECT_BY_NODE_SETTINGS),
+        "small-eps": (small_eps, calibration.DIRECT_SMALL_EPS_SETTINGS),
+        "large-eps": (large_eps, calibration.DIRECT_LARGE_EPS_SETTINGS),
+    }
+    given = [name for name, (chosen_stage, _) in stages.items() if chosen_stage]
+    for name in given:
         if not direct:
-            raise InputError(
-                "below-alpha-min", "set without --direct", "used together with --direct"
-            )
-        if quick:
-            raise InputError(
-                "quick", "set with --below-alpha-min", "left out: its points are fixed"
-            )
-        floored = list(calibration.DIRECT_BY_NODE_SETTINGS)
-        chosen = setting or floored  # by default, every setting the option applies to
+            raise InputError(name, "set without --direct", "used together with --direct")
+    if len(given) > 1:
+        raise InputError(given[0], f"set with --{given[1]}", "left out: one stage at a time")
+    if given and quick:
+        raise InputError("quick", f"set with --{given[0]}", "left out: its points are fixed")
+    if given:
+        allowed = list(stages[given[0]][1])
+        chosen = setting or allowed
         for key in chosen:
-            if key not in floored:
+            if key not in allowed:
                 raise InputError(
-                    "setting", key, "one of " + ", ".join(floored) + " (with --below-alpha-min)"
-                )
-    if small_eps:
-        if not direct:
-            raise InputError("small-eps", "set without --direct", "used together with --direct")
-        if below_alpha_min:
-            raise InputError(
-                "below-alpha-min", "set with --small-eps", "left out: one stage at a time"
-            )
-        if quick:
-            raise InputError("quick", "set with --small-eps", "left out: its points are fixed")
-        # the shuffle private coin's factor falls below ε = 0.25, central's moves both
-        # ways; the shuffle public coin's does not move (docs/coverage.md)
-        noded = list(calibration.DIRECT_SMALL_EPS_SETTINGS)
-        chosen = setting or noded
-        for key in chosen:
-            if key not in noded:
-                raise InputError(
-                    "setting", key, "one of " + ", ".join(noded) + " (with --small-eps)"
+                    "setting", key, "one of " + ", ".join(allowed) + f" (with --{given[0]})"
                 )
     grid = calibration.DIRECT_AXES if direct else None  # None: each setting's own grid
     if below_alpha_min:
         grid = calibration.BELOW_ALPHA_MIN_AXES
     axes = quick_axes if quick else grid
-    # --small-eps measures each setting at its own ε_strong values
-    axes_by_setting = {key: calibration.small_eps_axes(key) for key in chosen} if small_eps else {}
+    # --small-eps and --large-eps measure each setting at its own ε_strong values
+    axes_by_setting: dict[str, dict[str, list[float]]] = {}
+    if small_eps:
+        axes_by_setting = {key: calibration.small_eps_axes(key) for key in chosen}
+    if large_eps:
+        axes_by_setting = {key: calibration.large_eps_axes(key) for key in chosen}
     trial_count = check_integer("trials", trials, 10, 10**6)
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)
     worker_count = check_integer("workers", workers, 1, 256)
@@ -936,6 +942,7 @@ def calibrate(
             axes_by_setting=axes_by_setting,
             below_alpha_min=below_alpha_min,
             small_eps=small_eps,
+            large_eps=large_eps,
         )
         checkpoint.unlink(missing_ok=True)
         return
@@ -959,6 +966,15 @@ def calibrate(
     typer.echo(f"wrote {output}")
 
 
+def _shown_row(betas: list[float], row: list[float | None]) -> str:
+    """A direct factor row as calibrate prints it: ``β = 0.2: 1.5, …`` (``vote only`` where
+    the row has none)."""
+    return ", ".join(
+        f"β = {beta:g}: " + ("vote only" if factor is None else f"{factor:.3g}")
+        for beta, factor in zip(betas, row, strict=True)
+    )
+
+
 def _write_direct_factors(
     results: list[Any],
     chosen: list[str],
@@ -970,6 +986,7 @@ def _write_direct_factors(
     axes_by_setting: dict[str, Any] | None = None,
     below_alpha_min: bool = False,
     small_eps: bool = False,
+    large_eps: bool = False,
 ) -> None:
     """Put each setting's direct-calibration factors into (a copy of) the packaged file."""
     import datetime
@@ -993,6 +1010,15 @@ def _write_direct_factors(
             "code_version": code_version(),
         }
         entry_now = document["settings"][key]
+        if large_eps:
+            large = calibration.large_eps_entry(own, entry_now["direct"], **made)
+            entry_now["direct_large_eps"] = large
+            for k, row in zip(large["k"], large["factor"], strict=True):
+                typer.echo(
+                    f"{key}, ε_strong above 1, k = {k}: direct-calibration "
+                    + _shown_row(large["beta"], row)
+                )
+            continue
         if below_alpha_min or small_eps:
             if small_eps:
                 entry_now["direct_small_eps"] = calibration.small_eps_entry(own, **made)
@@ -1010,13 +1036,9 @@ def _write_direct_factors(
             for alpha, by_eps in zip(band["alpha"], band["factor"], strict=True):
                 for eps_strong, table in zip(band["eps_strong"], by_eps, strict=True):
                     for k, row in zip(band["k"], table, strict=True):
-                        shown = ", ".join(
-                            f"β = {beta:g}: " + ("vote only" if factor is None else f"{factor:.3g}")
-                            for beta, factor in zip(band["beta"], row, strict=True)
-                        )
                         typer.echo(
                             f"{key}, α node {alpha:g}, ε_strong node {eps_strong:g}, k = {k}: "
-                            f"direct-calibration {shown}"
+                            f"direct-calibration {_shown_row(band['beta'], row)}"
                         )
             continue
         entry = calibration.direct_entry(own, **made)
@@ -1024,12 +1046,9 @@ def _write_direct_factors(
         for k, moved, row in zip(
             entry["k"], entry["operating_factor"], entry["factor"], strict=True
         ):
-            shown = ", ".join(
-                f"β = {beta:g}: " + ("vote only" if factor is None else f"{factor:.3g}")
-                for beta, factor in zip(entry["beta"], row, strict=True)
-            )
             typer.echo(
-                f"{key}, k = {k}: operating factor {moved:.3g}; direct-calibration factor {shown}"
+                f"{key}, k = {k}: operating factor {moved:.3g}; direct-calibration factor "
+                + _shown_row(entry["beta"], row)
             )
     document["created"] = datetime.date.today().isoformat()
     document["version"] = calibration.content_version(document["created"], document["settings"])

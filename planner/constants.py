@@ -200,7 +200,10 @@ class SettingConstant:
         against log k. Above the last k its row is used (the factor falls as k grows).
         None when there is no entry, β is below the last node, k is below the first, a
         node it needs has no factor (the tester's constants leave an error floor there), or
-        the larger ε is above the entry's grid (``eps_strong``; None: not checked): there
+        the larger ε is above the entry's grid (``eps_strong``; None: not checked, the
+        direct points' table read) or, where the setting has a ``direct_large_eps`` entry (the
+        local private coin: points at ε_strong = 5 and 20, ``planner calibrate --direct
+        --large-eps``), above its points, whose table it reads above the direct points': there
         the tester adds little noise, its error's tail falls more slowly than where the
         factors were measured, and only the majority vote is backed (``docs/coverage.md``).
         Likewise above the entry's largest α (``alpha``; None: not checked): a plan there
@@ -234,8 +237,19 @@ class SettingConstant:
         return None if factor is not None else reason
 
     def direct_limits(self) -> tuple[float, float]:
-        """The largest ε_strong and α of the direct points (0, 0 without them): above
-        either, :meth:`direct_factor` has no factor."""
+        """The largest ε_strong and α of the direct points (0, 0 without them), the
+        ``direct_large_eps`` points' ε_strong where it has them: above either,
+        :meth:`direct_factor` has no factor."""
+        direct = self.extra.get("direct") or {}
+        alphas = direct.get("axes", {}).get("alpha")
+        top_alpha = max(alphas) if alphas else 0.0
+        large = self.extra.get("direct_large_eps")
+        if large:
+            return max(large["axes"]["eps_strong"]), top_alpha
+        return self._measured_eps_top(), top_alpha
+
+    def _measured_eps_top(self) -> float:
+        """The largest ε_strong of the direct points (and the ``direct_by_node`` points)."""
         direct = self.extra.get("direct") or {}
         band = self.extra.get("direct_by_node") or {}
         tops = [
@@ -243,8 +257,7 @@ class SettingConstant:
             for entry in (direct, band)
             if entry.get("axes", {}).get("eps_strong")
         ]
-        alphas = direct.get("axes", {}).get("alpha")
-        return (min(tops) if tops else 0.0), (max(alphas) if alphas else 0.0)
+        return min(tops) if tops else 0.0
 
     def direct_least_k(self) -> int:
         """The least k of the direct points (0 without them): below it,
@@ -274,9 +287,13 @@ class SettingConstant:
             return None, f"k = {k:,} is below its measured points' {direct['k'][0]:,}"
         if beta < min(direct["beta"]):
             return None, f"β = {beta:g} is below its last calibrated β = {min(direct['beta']):g}"
+        large = self.extra.get("direct_large_eps")
+        above = eps_strong is not None and eps_strong > self._measured_eps_top()
         if band and alpha is not None:  # no ε_strong given: the worst ε node's
             at_eps = math.inf if eps_strong is None else eps_strong
             factor = _by_node_factor(band, beta, k, alpha, at_eps)
+        elif large and above:
+            factor = _direct_table_factor(large["beta"], large["k"], large["factor"], beta, k)
         else:
             factor = _direct_table_factor(direct["beta"], direct["k"], direct["factor"], beta, k)
         if factor is None:

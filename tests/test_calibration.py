@@ -494,7 +494,7 @@ def test_every_measured_point_is_covered_by_the_factor_a_plan_there_reads(settin
     direct = entry.extra["direct"]
     runs = [
         entry.extra[name]
-        for name in ("direct", "direct_by_node", "direct_small_eps")
+        for name in ("direct", "direct_by_node", "direct_small_eps", "direct_large_eps")
         if name in entry.extra
     ]
     at_operating_point = setting in GRID_AT_OPERATING_POINT
@@ -874,6 +874,92 @@ def test_below_alpha_min_is_refused_without_direct_or_for_a_setting_without_a_fl
     assert not output.exists()
 
 
+def test_the_large_eps_table_is_the_worst_over_its_points_and_the_direct_ones() -> None:
+    """By hand, one k: direct points with raw factors (β = 1/3, 0.2, 0.1, 0.05, 0.02, 0.01)
+    (0.9, 1.5, 2.0, 3.0, 4.0, 5.0) and (0.8, 1.6, 1.9, 2.5, 3.5, 4.5): operating factor 0.9,
+    table (1.6, 2.0, 3.0, 4.0, 5.0) / 0.9. Large-ε points (0.85, 1.4, 2.2, 2.8, 4.2, none):
+    the union's worst over 0.9 — (1.6, 2.2, 3.0, 4.2) / 0.9, the vote at 0.01. A large-ε point
+    whose β = 1/3 factor is above the direct ones' (0.95, 1.5, 2.1, 2.9, 3.9, 4.9) leaves the
+    table relative to the grid's 0.9 (the grid is retargeted by the direct entry alone)."""
+    from planner.calibrate import DirectResult, GridPoint, direct_entry, large_eps_entry
+
+    def at(eps: float, ratio: float, *raw: float | None) -> DirectResult:
+        return DirectResult(GridPoint("local-private", 16, 0.15, eps, ratio), 1.0, raw)
+
+    made = {"trials": 1, "seed": 0, "created": "x", "code_version": "x"}
+    axes = {"k": [16], "alpha": [0.15], "eps_strong": [1.0], "eps_ratio": [0.25, 1.0]}
+    direct = direct_entry(
+        [at(1.0, 0.25, 0.9, 1.5, 2.0, 3.0, 4.0, 5.0), at(1.0, 1.0, 0.8, 1.6, 1.9, 2.5, 3.5, 4.5)],
+        axes=axes,
+        **made,
+    )
+    assert direct["operating_factor"] == [pytest.approx(0.9)]
+    large_axes = {**axes, "eps_strong": [5.0], "eps_ratio": [1.0]}
+    large = large_eps_entry(
+        [at(5.0, 1.0, 0.85, 1.4, 2.2, 2.8, 4.2, None)], direct, axes=large_axes, **made
+    )
+    expected = [pytest.approx(value / 0.9) for value in (1.6, 2.2, 3.0, 4.2)]
+    assert large["factor"] == [[*expected, None]]
+    assert "--direct --large-eps" in large["provenance"]["command"]
+    higher = large_eps_entry(
+        [at(5.0, 1.0, 0.95, 1.5, 2.1, 2.9, 3.9, 4.9)], direct, axes=large_axes, **made
+    )
+    assert higher["factor"] == [[pytest.approx(v / 0.9) for v in (1.6, 2.1, 3.0, 4.0, 5.0)]]
+
+
+def test_the_large_eps_raw_factors_follow_from_their_provenance() -> None:
+    """``planner calibrate --direct --large-eps`` with the recorded seed and trials gives
+    the stored raw factors back at its cheapest point (k = 16, α = 0.5, ε_strong = 20,
+    ratio 1: about 3 s)."""
+    from planner.calibrate import GridPoint, direct_point, grid_points, large_eps_axes
+    from planner.constants import default_constants
+
+    entry = default_constants().for_setting("local-private")
+    large = entry.extra["direct_large_eps"]
+    assert large["axes"] == large_eps_axes("local-private")
+    points = grid_points("local-private", large["axes"])
+    point = GridPoint("local-private", 16, 0.5, 20.0, 1.0)
+    stored = large["raw_factors"][points.index(point)]
+    provenance = large["provenance"]
+    assert "--direct --large-eps" in provenance["command"]
+    again = direct_point(
+        point, provenance["trials_per_family"], provenance["seed"], entry.tester_extras
+    )
+    assert list(again.factors) == pytest.approx(stored, rel=1e-12)
+
+
+def test_local_private_plans_above_eps_one_read_the_large_eps_table() -> None:
+    """The shipped local private entry: above ε_strong = 1 (up to 20) the factor is the
+    ``direct_large_eps`` table's, at or below 1 the direct table's, and the first is never
+    the smaller. A plan at ε = (5, 2), β = 0.05 runs one run at the asked ε: fewer users than
+    the 23-run vote of the β = 1/3 plan and than the tester at ε = 1 (before these points:
+    the tester at ε = (1, 1), 12.5× the β = 1/3 plan)."""
+    from planner.calibrate import rebuilt_large_eps_entry
+    from planner.constants import default_constants
+    from planner.formulas.settings import Setting
+    from planner.inputs import Query
+    from planner.plan import RepetitionMethod
+
+    entry = default_constants().for_setting("local-private")
+    large, direct = entry.extra["direct_large_eps"], entry.extra["direct"]
+    assert rebuilt_large_eps_entry("local-private", large, direct) == large
+    assert entry.direct_limits()[0] == 20.0
+    for beta in (0.2, 0.1, 0.05, 0.02, 0.01):
+        for k in (16, 100, 256, 5000):
+            low = entry.direct_factor(beta, k, 1.0, 0.2)
+            high = entry.direct_factor(beta, k, 5.0, 0.2)
+            assert low is not None and high is not None and high >= low
+            assert entry.direct_factor(beta, k, 20.0, 0.2) == high
+            assert entry.direct_factor(beta, k, 20.5, 0.2) is None
+    query = Query(Setting("local", "private"), 1000, 0.1, 5.0, 2.0, None, 0.05)
+    made = plan(query)
+    assert made.repetition.method is RepetitionMethod.DIRECT and made.tester_point is None
+    third = plan(Query(Setting("local", "private"), 1000, 0.1, 5.0, 2.0, None, 1 / 3))
+    assert made.total_users < 23 * third.total_users
+    capped = plan(Query(Setting("local", "private"), 1000, 0.1, 1.0, 1.0, None, 0.05))
+    assert made.total_users < capped.total_users / 2
+
+
 def test_small_eps_is_refused_alone_with_another_stage_or_for_a_setting_without_nodes(
     tmp_path, capsys
 ) -> None:
@@ -887,6 +973,9 @@ def test_small_eps_is_refused_alone_with_another_stage_or_for_a_setting_without_
         (["--direct", "--small-eps", "--quick"], "quick"),
         (["--direct", "--small-eps", "--setting", "local-private"], "one of shuffle-private"),
         (["--direct", "--small-eps", "--setting", "shuffle-public"], "shuffle-private, central"),
+        (["--large-eps"], "large-eps"),
+        (["--direct", "--large-eps", "--small-eps"], "small-eps"),
+        (["--direct", "--large-eps", "--setting", "shuffle-private"], "one of local-private"),
     ):
         assert main(["calibrate", *flags, "-o", str(output)]) == 2
         error = capsys.readouterr().err
