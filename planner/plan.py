@@ -694,10 +694,11 @@ def plan(
     fewest: tuple[LoweredPoint | None, _ProtocolRun] = (None, asked)  # the default's choice
     if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
         tops = _direct_tops(query, table, fallback)
-        capped = _capped_point(query, tops)
+        capped = _capped_points(query, tops)
         points = _tester_points(query, tops)
-        if capped is not None and capped not in points:
-            points.insert(0, capped)
+        for point in reversed(capped):
+            if point not in points:
+                points.insert(0, point)
         runs = []
         for point in points:
             lowered = replace(query, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha)
@@ -705,10 +706,10 @@ def plan(
             if run.coverage is Coverage.CALIBRATED:
                 runs.append((point, run, run_notes))
         # ε above 1 (outside the theorems' range), or at β < 1/3 α above direct
-        # calibration's top (where the vote costs up to 10× more): the capped point is
-        # the reference when it needs fewer users in all
+        # calibration's top (where the vote costs up to 10× more): a capped point (the
+        # cheapest) is the reference when it needs fewer users in all
         for point, run, run_notes in runs:
-            if point == capped and run.total_users < asked.total_users:
+            if point in capped and run.total_users < reference.total_users:
                 reference = paper = run
                 best, best_notes, best_point = run, run_notes, point
         if split is Split.FEWEST:  # of the query and every point, the fewest in all
@@ -926,13 +927,19 @@ def _direct_tops(query: Query, table: ConstantTable, fallback: bool) -> tuple[fl
     return max(top[0] for top in tops), max(top[1] for top in tops)
 
 
-def _capped_point(query: Query, tops: tuple[float, float] | None) -> LoweredPoint | None:
+def _capped_points(query: Query, tops: tuple[float, float] | None) -> list[LoweredPoint]:
     """The query with each ε capped at :data:`EPS_CAP` and, where direct calibration may
-    hold at (β, k), α at its points' top (None when nothing changes)."""
+    hold at (β, k), α at its points' top; where that calibration reaches a larger ε (the
+    local private coin's points, up to 20), also with ε capped there instead, as a smaller
+    ε only costs users where the factors hold (the points that change the query)."""
     alpha = query.alpha if tops is None else min(query.alpha, tops[1])
-    point = LoweredPoint(min(query.eps1, EPS_CAP), min(query.eps2, EPS_CAP), alpha)
-    unchanged = (point.eps1, point.eps2, point.alpha) == (query.eps1, query.eps2, query.alpha)
-    return None if unchanged else point
+    caps = [EPS_CAP] if tops is None or tops[0] <= EPS_CAP else [EPS_CAP, tops[0]]
+    points: list[LoweredPoint] = []
+    for cap in caps:
+        point = LoweredPoint(min(query.eps1, cap), min(query.eps2, cap), alpha)
+        if (point.eps1, point.eps2, point.alpha) != (query.eps1, query.eps2, query.alpha):
+            points.append(point)
+    return points
 
 
 def _tester_points(query: Query, tops: tuple[float, float] | None) -> list[LoweredPoint]:

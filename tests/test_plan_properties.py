@@ -384,6 +384,25 @@ def test_a_beta_just_below_a_third_needs_no_fewer_users_than_a_third(
             assert below.total_users <= 1.06 * third.total_users
 
 
+@pytest.mark.parametrize("split", [Split.PAPER, Split.FEWEST])
+def test_alpha_just_above_direct_calibrations_top_keeps_the_asked_eps(split: Split) -> None:
+    """Local private coin, β = 0.05, ε = (10, 1): its direct factors hold up to ε_strong = 20
+    but α only up to 0.5. At α = 0.51 the plan runs the α = 0.5 tester at the asked ε (a
+    second review found the paper split capping ε at 1 as well: 34,451 + 34,451 against
+    7,427 + 34,768 at α = 0.5), so it needs exactly the users of α = 0.5. The public coin,
+    whose factors stop at ε_strong = 1, still caps ε there at β = 0.2 (and the private-coin
+    points' larger top does not take that cap away)."""
+    at = make_query("local-private", k=53, alpha=0.5, eps1=10.0, eps2=1.0, beta=0.05)
+    above = plan(replace(at, alpha=0.51), split=split)
+    assert above.tester_point is not None
+    assert (above.tester_point.eps1, above.tester_point.alpha) == (10.0, 0.5)
+    assert above.total_users == plan(at, split=split).total_users
+    public = plan(
+        make_query("local-public", k=64, alpha=0.3, eps1=4.0, eps2=0.5, beta=0.2), split=split
+    )
+    assert public.tester_point is not None and public.tester_point.eps1 == 1.0
+
+
 def test_a_public_coin_plan_never_needs_more_users_than_the_private_coin_plan() -> None:
     """A public-coin query may run the private-coin protocol, at the query or at any
     tester point below it, so its plan needs at most the private-coin plan's users in
