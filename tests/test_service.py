@@ -152,9 +152,19 @@ def test_explain_version_health_and_openapi(client) -> None:
         ),
         ("/v1/validations", {**SMALL_JOB, "trials": 0}, "trials", "in [1, 25,600]"),
         ("/v1/validations", {**SMALL_JOB, "trials": True}, "trials", "auto or an integer in"),
-        ("/v1/validations", {**SMALL_JOB, "max_trials": 0}, "max-trials", "in [200, 25600]"),
+        ("/v1/validations", {**SMALL_JOB, "max_trials": 0}, "max_trials", "in [200, 25600]"),
+        ("/v1/validations", {**SMALL_JOB, "max_trials": True}, "max_trials", "in [200, 25600]"),
         ("/v1/validations", {**SMALL_JOB, "kind": "exact", "trials": 0}, "trials", "[50, 5000]"),
-        ("/v1/validations", {**SMALL_JOB, "seed": True}, "seed", "an integer in [0, 2^63"),
+        ("/v1/validations", {**SMALL_JOB, "seed": True}, "seed", "in [0, 9223372036854775807]"),
+        ("/v1/validations", {**SMALL_JOB, "seed": -1}, "seed", "in [0, 9223372036854775807]"),
+        (
+            "/v1/validations",
+            {**SMALL_JOB, "kind": "exact", "max_trials": -5},
+            "max_trials",
+            "left out of a job of kind exact",
+        ),
+        ("/v1/validations", {**SMALL_JOB, "kind": "plan", "trials": 0}, "trials", "kind plan"),
+        ("/v1/validations", {**SMALL_JOB, "simulation_budget": 5}, "simulation_budget", "left"),
         ("/v1/validations", {**SMALL_JOB, "k": 10**9}, "k", "for a validation job"),
         ("/v1/validations", {**SMALL_JOB, "families": ["nope"]}, "family", "one of uniform"),
         ("/v1/validations", {**SMALL_JOB, "kind": "nap"}, "kind", "invalid kind"),
@@ -190,7 +200,8 @@ def test_bad_input_is_422_with_one_line_naming_the_parameter(
         ("limit=0", "limit", "must be an integer in [1, 100]"),
         ("limit=abc", "limit", "must be an integer in [1, 100]"),
         ("limit=101", "limit", "must be an integer in [1, 100]"),
-        ("offset=-1", "offset", "must be an integer in [0, 1e9]"),
+        ("offset=-1", "offset", "must be an integer in [0, 1000000000]"),
+        ("limit=5&limit=7", "limit", "must be given once (it appears twice)"),
     ],
 )
 def test_a_bad_page_is_422_naming_its_range(idle_client, query, parameter, fragment) -> None:
@@ -210,11 +221,17 @@ def test_a_field_named_twice_is_422_not_its_last_value(idle_client) -> None:
         response = idle_client.post(path, content=twice, headers=headers)
         assert response.status_code == 422, response.text
         assert response.json() == {
-            "error": "invalid model = 'local': must be given once (the body names it twice)",
+            "error": 'invalid model = "local": must be given once (the body names it twice)',
             "parameter": "model",
         }
     once = twice.replace('"model": "local", ', "")
     assert idle_client.post("/v1/plan", content=once, headers=headers).status_code == 200
+    inside = once.replace('"k": 256', '"k": {"n": 1, "n": 2}')  # named twice inside a field
+    response = idle_client.post("/v1/plan", content=inside, headers=headers)
+    assert response.status_code == 422 and response.json()["parameter"] == "k"
+    nested = "[" * 30_000 + "]" * 30_000  # under the size cap, past the parser's depth
+    response = idle_client.post("/v1/plan", content=nested, headers=headers)
+    assert response.status_code == 400 and response.json()["parameter"] == "body"
     assert idle_client.get("/v1/validations").json()["total"] == 0
 
 

@@ -21,12 +21,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from planner.inputs import ALLOWED, InputError
-from planner.service.limits import (
-    MAX_BODY_BYTES,
-    MAX_EXACT_TRIALS,
-    MAX_TRIALS,
-    BodyTooLargeError,
-)
+from planner.service.limits import MAX_BODY_BYTES, MAX_TRIALS, BodyTooLargeError
 from planner.service.runner import JobRunner
 from planner.service.state import ServiceState
 from planner.service.store import JobStore
@@ -38,14 +33,22 @@ ARITHMETIC_LINE = (
 
 
 SERVICE_ALLOWED = {
-    "trials": f"auto or an integer in [1, {MAX_TRIALS:,}] (kind exact: [50, {MAX_EXACT_TRIALS:,}])",
-    "max-trials": f"an integer in [200, {MAX_TRIALS:,}]",
-    "seed": "an integer in [0, 2^63 - 1]",
+    "trials": f"auto or an integer in [1, {MAX_TRIALS:,}]",
+    "max-trials": f"an integer in [200, {MAX_TRIALS}]",
+    "seed": f"an integer in [0, {2**63 - 1}]",
     "limit": "an integer in [1, 100]",
-    "offset": "an integer in [0, 1e9]",
+    "offset": "an integer in [0, 1000000000]",
 }
 """The allowed range of the service's own fields and query parameters, named in the 422
-line when pydantic refuses a value's type or bound (``validation_line``)."""
+line when pydantic refuses a value's type or bound (``validation_line``), as the value
+checks name it (``check_trials``, ``check_integer``)."""
+FIELD_SPELLING = {"max-trials": "max_trials", "simulation-budget": "simulation_budget"}
+"""The CLI's option names that a check raises under, as the request's JSON fields spell
+them: a 422 line names the field the client sent."""
+PARSE_LINE = (
+    "invalid body: must be a JSON object (it could not be read: nested too deeply, a "
+    "number too long, or not UTF-8)"
+)
 
 
 def _error(status: int, line: str, parameter: str | None = None) -> JSONResponse:
@@ -178,7 +181,11 @@ def create_app(
 
     @app.exception_handler(InputError)
     async def input_error(_: Request, error: InputError) -> JSONResponse:
-        return _error(422, str(error), error.parameter)
+        line, parameter = str(error), error.parameter
+        if parameter in FIELD_SPELLING:  # as the request spells the field
+            line = line.replace(parameter, FIELD_SPELLING[parameter], 1)
+            parameter = FIELD_SPELLING[parameter]
+        return _error(422, line, parameter)
 
     @app.exception_handler(RequestValidationError)
     async def request_error(_: Request, error: RequestValidationError) -> JSONResponse:
@@ -189,6 +196,8 @@ def create_app(
     async def http_error(_: Request, error: HTTPException) -> JSONResponse:
         if isinstance(error.__cause__, BodyTooLargeError):  # streamed past the cap
             return _error(413, str(error.__cause__), "body")
+        if error.status_code == 400 and "parsing the body" in str(error.detail):
+            return _error(400, PARSE_LINE, "body")  # FastAPI's own line names nothing
         response = _error(error.status_code, str(error.detail))
         for name, value in (error.headers or {}).items():
             response.headers[name] = value

@@ -7,6 +7,7 @@ Every refusal is an :class:`~planner.inputs.InputError` (HTTP 422 with its one l
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,8 +57,18 @@ class JobPlan:
     steps: int
 
 
-def check_job(fields: dict[str, Any]) -> JobPlan:
-    """Check a validation or exact request against the caps; normalise its defaults."""
+UNUSED_BY_KIND = {
+    "validate": ("simulation_budget",),
+    "exact": ("n1", "n2", "max_trials", "path", "families", "simulation_budget"),
+    "plan": ("n1", "n2", "trials", "max_trials", "path", "families"),
+}
+"""The request fields a job of each kind never reads: given, they are refused, not ignored."""
+
+
+def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
+    """Check a validation or exact request against the caps; normalise its defaults.
+    ``given``: the fields the client sent (a field the job's kind does not read is
+    refused)."""
     from planner import api
     from planner.validate import (
         AUTO,
@@ -70,6 +81,9 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
     )
 
     kind = fields.pop("kind", "validate")
+    for name in UNUSED_BY_KIND.get(kind, ()):
+        if name in given:
+            raise InputError(name, fields.get(name), f"left out of a job of kind {kind}")
     budget = fields.pop("simulation_budget", 30)
     seed = check_integer("seed", fields.get("seed", 0), 0, 2**63 - 1)
     if kind == "plan":
@@ -89,8 +103,8 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
         if k > MAX_EXACT_K:
             raise InputError("k", request["k"], f"an integer in [2, {MAX_EXACT_K:,}] for --exact")
         return JobPlan(kind, {**request, "trials": trials, "seed": seed}, seed, trials, 1)
-    given = _given(fields, "trials", AUTO)
-    count = check_trials(given, MAX_TRIALS)
+    asked_trials = _given(fields, "trials", AUTO)
+    count = check_trials(asked_trials, MAX_TRIALS)
     cap = _given(fields, "max_trials", MAX_TRIALS)
     max_trials = check_integer("max-trials", cap, 200, MAX_TRIALS)
     families = fields.get("families") or None
@@ -115,7 +129,7 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
     if simulated is SimulationPath.USER and largest * (size1 + size2) > MAX_USER_CELLS:
         raise InputError(
             "trials",
-            given,
+            asked_trials,
             f"at most {MAX_USER_CELLS // (size1 + size2):,} on the user path with "
             f"n1 + n2 = {size1 + size2:,} (trials × users ≤ {MAX_USER_CELLS:.0e}); "
             "use path fast",
@@ -123,7 +137,7 @@ def check_job(fields: dict[str, Any]) -> JobPlan:
     if simulated is SimulationPath.FAST and largest * query.k > MAX_FAST_CELLS:
         raise InputError(
             "trials",
-            given,
+            asked_trials,
             f"at most {MAX_FAST_CELLS // query.k:,} at k = {query.k:,} "
             f"(trials × k ≤ {MAX_FAST_CELLS:.0e})",
         )

@@ -27,28 +27,62 @@ from planner.service.models import (
 from planner.service.state import ServiceState
 
 
+class _Repeated(dict[str, Any]):
+    """A JSON object that named a key twice (the key in ``repeated``)."""
+
+    repeated = ""
+
+
+def _mark_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s object hook: the object, marked when it names a key twice."""
+    made: dict[str, Any] = {}
+    repeated = ""
+    for name, value in pairs:
+        repeated = repeated or (name if name in made else "")
+        made[name] = value
+    if not repeated:
+        return made
+    marked = _Repeated(made)
+    marked.repeated = repeated
+    return marked
+
+
+def _holds_repeat(value: Any) -> bool:
+    if isinstance(value, _Repeated):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_repeat(item) for item in value.values())
+    return isinstance(value, list) and any(_holds_repeat(item) for item in value)
+
+
 async def unique_keys(request: Request) -> None:
-    """A JSON body that names a field twice is refused (422), not read as its last value:
-    ``{"model": "central", "model": "local"}`` is ambiguous, whichever the parser keeps."""
+    """A JSON body that names a field twice (or a query string a parameter twice) is
+    refused (422), not read as its last value: ``{"model": "central", "model": "local"}`` is
+    ambiguous, whichever the parser keeps. A repeat inside a field's value names the field."""
+    names = [name for name, _ in request.query_params.multi_items()]
+    for name in names:
+        if names.count(name) > 1:
+            raise InputError(name, request.query_params[name], "given once (it appears twice)")
     if request.method != "POST":
         return
-    body = await request.body()  # read once: the route's own parsing reuses it
+    try:  # the body is read once: the route's own parsing reuses it
+        document = json.loads(await request.body(), object_pairs_hook=_mark_repeats)
+    except (ValueError, RecursionError):
+        return  # not JSON: the route's own parsing gives the line for that
+    if isinstance(document, _Repeated):
+        shown = _JsonText(json.dumps(document[document.repeated], ensure_ascii=False))
+        raise InputError(document.repeated, shown, "given once (the body names it twice)")
+    if isinstance(document, dict):
+        for name, value in document.items():
+            if _holds_repeat(value):
+                raise InputError(name, _JsonText("…"), "without a key named twice inside it")
 
-    def refuse_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: set[str] = set()
-        for name, value in pairs:
-            if name in seen:
-                shown = "null" if value is None else value
-                raise InputError(name, shown, "given once (the body names it twice)")
-            seen.add(name)
-        return dict(pairs)
 
-    try:
-        json.loads(body, object_pairs_hook=refuse_repeats)
-    except ValueError as error:
-        if isinstance(error, InputError):
-            raise
-        # not JSON: the route's own parsing gives the 422 line for that
+class _JsonText(str):
+    """A value shown as JSON text in a 422 line (``null``, not ``'null'``)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 router = APIRouter(prefix="/v1", dependencies=[Depends(require_token), Depends(unique_keys)])
@@ -134,7 +168,8 @@ async def explain(
 @router.post("/validations", status_code=202, responses={202: {"description": "the job"}, **ERRORS})
 def start_validation(body: ValidationRequest, state: State) -> Response:
     """Queue a verification job (``planner validate`` or ``plan --exact``); 202 and its id."""
-    return json_response(state.submit(check_job(body.model_dump())).to_dict(), 202)
+    checked = check_job(body.model_dump(), given=body.model_fields_set)
+    return json_response(state.submit(checked).to_dict(), 202)
 
 
 @router.get("/validations")
