@@ -68,6 +68,10 @@ SMALL_ALPHA = {**DIRECT, "alpha": (0.01, 0.15), "beta": (0.01, 0.3)}
 """``--region small-alpha``: where a shuffle plan at β < 1/3 takes the factors measured
 below the α = 0.15 of the other direct points (``direct_by_node``); use it with
 ``--setting``."""
+LARGE_ALPHA = {**COVERED, "alpha": (0.5, 0.95)}
+"""``--region large-alpha``: the covered box with α from [0.5, 0.95], where the local private
+coin's plans at β < 1/3 read the factors measured above α = 0.5 (``direct_large_alpha``)
+and the others run their tester at α = 0.5 or take the vote; use it with ``--beta``."""
 REGIONS = {
     "accepted": ACCEPTED,
     "covered": COVERED,
@@ -76,6 +80,7 @@ REGIONS = {
     "direct": DIRECT,
     "large-eps": LARGE_EPS,
     "small-alpha": SMALL_ALPHA,
+    "large-alpha": LARGE_ALPHA,
 }
 SETTINGS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
 ALLOCATIONS = ("fewest", "paper", "cost", "fixed-n2")

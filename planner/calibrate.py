@@ -742,40 +742,56 @@ pooling smaller ε nodes would carry the 0.01 points' factor to every ε. The ot
 takes the worst over its ε node and every smaller one, as their factor rises with ε."""
 
 
-DIRECT_LARGE_EPS: dict[str, list[float]] = {"local-private": [5.0, 20.0]}
-"""The ε_strong values ``planner calibrate --direct --large-eps`` measures per setting, above
-the direct points' 1, so that a plan up to the covered ε of 20 runs one directly calibrated
-run at the asked ε, not the vote (23 runs at β = 0.05) or a tester capped at ε = 1. The
-local private coin's statistic sums every user's randomized report at any ε, and its
-factors at ε_strong = 5 and 20 are those of ε ≤ 1 within the search's noise (docs/coverage.md,
-β below 1/3). The shuffle testers add little noise above ε = 1 and their error's tail falls
+DIRECT_BEYOND: dict[str, dict[str, list[float]]] = {
+    "eps_strong": {"local-private": [5.0, 20.0]},
+    "alpha": {"local-private": [0.75, 0.95]},
+}
+"""The points ``planner calibrate --direct --large-eps`` (ε_strong) and ``--large-alpha`` (α)
+measure per setting beyond the direct points' tops (ε_strong 1, α 0.5), so that a plan up
+to the covered ε of 20 or α of 0.95 runs one directly calibrated run at the asked value,
+not the vote (23 runs at β = 0.05) or a tester capped at ε = 1 or α = 0.5 (at α = 0.95,
+(0.95/0.5)² = 3.6× the users). The local private coin's statistic sums every user's
+randomized report at any ε and α, and its factors at ε_strong = 5 and 20 and at α = 0.75
+and 0.95 are those of the direct points within the search's noise (docs/coverage.md, β
+below 1/3). The shuffle testers add little noise above ε = 1 and their error's tail falls
 more slowly there (a hold-out query at ε = (1.87, 6.31), β = 0.012 needed 8.6× the direct
-plan): they keep the vote or the tester at ε = 1."""
-DIRECT_LARGE_EPS_SETTINGS = tuple(DIRECT_LARGE_EPS)
+plan): they keep the vote or the tester at ε = 1 and α = 0.5."""
+BEYOND_ENTRY = {"eps_strong": "direct_large_eps", "alpha": "direct_large_alpha"}
+"""The constants entry of each axis's points beyond the direct points."""
+BEYOND_OPTION = {"eps_strong": "large-eps", "alpha": "large-alpha"}
+"""The ``planner calibrate --direct`` option that measures them."""
+BEYOND_SYMBOL = {"eps_strong": "ε_strong", "alpha": "α"}
 
 
-def large_eps_axes(setting: str) -> dict[str, list[float]]:
-    """Points of ``planner calibrate --direct --large-eps`` for a setting: the direct points'
-    k, α and ratios at its ``DIRECT_LARGE_EPS`` values."""
-    return {**DIRECT_AXES, "eps_strong": list(DIRECT_LARGE_EPS[setting])}
+def beyond_settings(axis: str) -> tuple[str, ...]:
+    """The settings with points beyond the direct points' top on ``axis``."""
+    return tuple(DIRECT_BEYOND[axis])
 
 
-def large_eps_entry(
+def beyond_axes(setting: str, axis: str) -> dict[str, list[float]]:
+    """Points of ``planner calibrate --direct --large-eps`` (``axis`` ε_strong) or
+    ``--large-alpha`` (α) for a setting: the direct points' other axes at its
+    ``DIRECT_BEYOND`` values."""
+    return {**DIRECT_AXES, axis: list(DIRECT_BEYOND[axis][setting])}
+
+
+def beyond_entry(
     results: Sequence[DirectResult],
     direct: dict[str, Any],
     *,
+    axis: str,
     trials: int,
     seed: int,
     axes: dict[str, list[float]],
     created: str,
     code_version: str,
 ) -> dict[str, Any]:
-    """A setting's ``direct_large_eps`` entry: its points' raw factors, how they were made,
-    and the factor table a plan above the direct points' ε_strong reads: per k and β, the
-    worst over these points **and** the direct points (× ``DIRECT_MARGIN``), relative to the
-    direct entry's operating factor, which retargets the grid (a larger operating factor
-    among these points raises the table by the ratio). So above ε_strong = 1 no factor is
-    below the one at or under it."""
+    """A setting's ``direct_large_eps`` (``axis`` ε_strong) or ``direct_large_alpha`` (α)
+    entry: its points' raw factors, how they were made, and the factor table a plan beyond
+    the direct points' top on that axis reads: per k and β, the worst over these points
+    **and** the direct points (× ``DIRECT_MARGIN``), relative to the direct entry's operating
+    factor, which retargets the grid (a larger operating factor among these points raises
+    the table by the ratio). So beyond the top no factor is below the one within it."""
     setting = results[0].point.setting
     measured, _ = _recorded_run(setting, direct)
     operating, table = _factor_table([*measured, *results], direct["k"])
@@ -784,6 +800,7 @@ def large_eps_entry(
         [None if factor is None else factor * moved / used for factor in row]
         for row, moved, used in zip(table, operating, grid_moved, strict=True)
     ]
+    option = f"--direct --{BEYOND_OPTION[axis]}"
     return {
         "beta": list(DIRECT_BETAS[1:]),
         "k": [int(k) for k in direct["k"]],
@@ -792,20 +809,21 @@ def large_eps_entry(
         "criterion": (
             "per k: the worst over these points and the direct entry's of one run's C at "
             "every family's observed error ≤ operating_error(β), over its C where the grid is "
-            "retargeted (the direct entry's operating factor) × margin; read above the direct "
-            "points' ε_strong, up to these points' largest"
+            f"retargeted (the direct entry's operating factor) × margin; read above the direct "
+            f"points' {BEYOND_SYMBOL[axis]}, up to these points' largest"
         ),
-        **run_record(results, "--direct --large-eps", trials, seed, axes, created, code_version),
+        **run_record(results, option, trials, seed, axes, created, code_version),
     }
 
 
-def rebuilt_large_eps_entry(
-    setting: str, entry: dict[str, Any], direct: dict[str, Any]
+def rebuilt_beyond_entry(
+    setting: str, entry: dict[str, Any], direct: dict[str, Any], axis: str
 ) -> dict[str, Any]:
-    """A ``direct_large_eps`` entry re-derived from its own raw factors, the direct entry's
-    and today's margin; its provenance is kept."""
+    """A ``direct_large_eps`` or ``direct_large_alpha`` entry re-derived from its own raw
+    factors, the direct entry's and today's margin; its provenance is kept."""
     rows, recorded = _recorded_run(setting, entry)
-    return {**large_eps_entry(rows, direct, **recorded), "provenance": entry["provenance"]}
+    rebuilt = beyond_entry(rows, direct, axis=axis, **recorded)
+    return {**rebuilt, "provenance": entry["provenance"]}
 
 
 def small_eps_axes(setting: str) -> dict[str, list[float]]:
@@ -1023,13 +1041,12 @@ def retargeted_multipliers(setting: str, entry: dict[str, Any]) -> list[float]:
 
 def with_direct(setting: str, entry: dict[str, Any], direct: dict[str, Any]) -> dict[str, Any]:
     """A setting's constants entry with a new ``direct`` entry, its grid retargeted and
-    its ``direct_by_node`` and ``direct_large_eps`` entries (made with the direct table
-    and its points) rebuilt."""
+    its ``direct_by_node``, ``direct_large_eps`` and ``direct_large_alpha`` entries (made
+    with the direct table and its points) rebuilt."""
     changed = {**entry, "direct": direct}
-    if "direct_large_eps" in entry:
-        changed["direct_large_eps"] = rebuilt_large_eps_entry(
-            setting, entry["direct_large_eps"], direct
-        )
+    for axis, name in BEYOND_ENTRY.items():
+        if name in entry:
+            changed[name] = rebuilt_beyond_entry(setting, entry[name], direct, axis)
     if "direct_by_node" in entry:
         changed["direct_by_node"] = rebuilt_by_node_entry(
             setting, entry["direct_by_node"], direct, entry.get("direct_small_eps")

@@ -840,6 +840,17 @@ def calibrate(
             ),
         ),
     ] = False,
+    large_alpha: Annotated[
+        bool,
+        typer.Option(
+            "--large-alpha",
+            help=(
+                "With --direct: the factors above α = 0.5, at 0.75 and 0.95, for the local "
+                "private coin (the default and only setting), written as the table its plans "
+                "read above α = 0.5 (direct_large_alpha)."
+            ),
+        ),
+    ] = False,
 ) -> None:
     """Fit each setting's constant C on a grid by Monte Carlo; write the constants file.
 
@@ -875,7 +886,8 @@ def calibrate(
     stages = {
         "below-alpha-min": (below_alpha_min, calibration.DIRECT_BY_NODE_SETTINGS),
         "small-eps": (small_eps, calibration.DIRECT_SMALL_EPS_SETTINGS),
-        "large-eps": (large_eps, calibration.DIRECT_LARGE_EPS_SETTINGS),
+        "large-eps": (large_eps, calibration.beyond_settings("eps_strong")),
+        "large-alpha": (large_alpha, calibration.beyond_settings("alpha")),
     }
     given = [name for name, (chosen_stage, _) in stages.items() if chosen_stage]
     for name in given:
@@ -897,12 +909,13 @@ def calibrate(
     if below_alpha_min:
         grid = calibration.BELOW_ALPHA_MIN_AXES
     axes = quick_axes if quick else grid
-    # --small-eps and --large-eps measure each setting at its own ε_strong values
+    # --small-eps, --large-eps and --large-alpha measure each setting at its own values
+    beyond = "eps_strong" if large_eps else "alpha" if large_alpha else None
     axes_by_setting: dict[str, dict[str, list[float]]] = {}
     if small_eps:
         axes_by_setting = {key: calibration.small_eps_axes(key) for key in chosen}
-    if large_eps:
-        axes_by_setting = {key: calibration.large_eps_axes(key) for key in chosen}
+    if beyond is not None:
+        axes_by_setting = {key: calibration.beyond_axes(key, beyond) for key in chosen}
     trial_count = check_integer("trials", trials, 10, 10**6)
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)
     worker_count = check_integer("workers", workers, 1, 256)
@@ -942,7 +955,7 @@ def calibrate(
             axes_by_setting=axes_by_setting,
             below_alpha_min=below_alpha_min,
             small_eps=small_eps,
-            large_eps=large_eps,
+            beyond=beyond,
         )
         checkpoint.unlink(missing_ok=True)
         return
@@ -986,9 +999,10 @@ def _write_direct_factors(
     axes_by_setting: dict[str, Any] | None = None,
     below_alpha_min: bool = False,
     small_eps: bool = False,
-    large_eps: bool = False,
+    beyond: str | None = None,
 ) -> None:
-    """Put each setting's direct-calibration factors into (a copy of) the packaged file."""
+    """Put each setting's direct-calibration factors into (a copy of) the packaged file
+    (``beyond``: the axis, ε_strong or α, of points beyond the direct points' top)."""
     import datetime
     import json
     from importlib import resources
@@ -1010,12 +1024,13 @@ def _write_direct_factors(
             "code_version": code_version(),
         }
         entry_now = document["settings"][key]
-        if large_eps:
-            large = calibration.large_eps_entry(own, entry_now["direct"], **made)
-            entry_now["direct_large_eps"] = large
+        if beyond is not None:
+            large = calibration.beyond_entry(own, entry_now["direct"], axis=beyond, **made)
+            entry_now[calibration.BEYOND_ENTRY[beyond]] = large
+            symbol = calibration.BEYOND_SYMBOL[beyond]
             for k, row in zip(large["k"], large["factor"], strict=True):
                 typer.echo(
-                    f"{key}, ε_strong above 1, k = {k}: direct-calibration "
+                    f"{key}, {symbol} above the direct points', k = {k}: direct-calibration "
                     + _shown_row(large["beta"], row)
                 )
             continue

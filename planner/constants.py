@@ -237,19 +237,36 @@ class SettingConstant:
         return None if factor is not None else reason
 
     def direct_limits(self) -> tuple[float, float]:
-        """The largest ε_strong and α of the direct points (0, 0 without them), the
-        ``direct_large_eps`` points' ε_strong where it has them: above either,
-        :meth:`direct_factor` has no factor."""
-        direct = self.extra.get("direct") or {}
-        alphas = direct.get("axes", {}).get("alpha")
-        top_alpha = max(alphas) if alphas else 0.0
-        large = self.extra.get("direct_large_eps")
-        if large:
-            return max(large["axes"]["eps_strong"]), top_alpha
-        return self._measured_eps_top(), top_alpha
+        """The largest ε_strong and α at which :meth:`direct_factor` may have a factor (0, 0
+        without direct points): the direct points' tops, or the ``direct_large_eps`` /
+        ``direct_large_alpha`` points' where the setting has them."""
+        regions = self.direct_regions()
+        if not regions:
+            return 0.0, 0.0
+        return max(eps for eps, _ in regions), max(alpha for _, alpha in regions)
 
-    def _measured_eps_top(self) -> float:
-        """The largest ε_strong of the direct points (and the ``direct_by_node`` points)."""
+    def direct_regions(self) -> list[tuple[float, float]]:
+        """The (ε_strong, α) tops of each region a direct table covers: the direct points'
+        (and ``direct_by_node``'s), then beyond the ε_strong top with the α top kept
+        (``direct_large_eps``), then beyond the α top with the ε_strong top kept
+        (``direct_large_alpha``); empty without direct points. A query beyond both tops
+        at once is in none: those points were measured apart."""
+        direct = self.extra.get("direct") or {}
+        if not direct.get("axes"):
+            return []
+        top_eps, top_alpha = self._measured_tops()
+        regions = [(top_eps, top_alpha)]
+        large_eps = self.extra.get("direct_large_eps")
+        if large_eps:
+            regions.append((max(large_eps["axes"]["eps_strong"]), top_alpha))
+        large_alpha = self.extra.get("direct_large_alpha")
+        if large_alpha:
+            regions.append((top_eps, max(large_alpha["axes"]["alpha"])))
+        return regions
+
+    def _measured_tops(self) -> tuple[float, float]:
+        """The largest ε_strong of the direct points (and the ``direct_by_node`` points),
+        and their largest α."""
         direct = self.extra.get("direct") or {}
         band = self.extra.get("direct_by_node") or {}
         tops = [
@@ -257,7 +274,8 @@ class SettingConstant:
             for entry in (direct, band)
             if entry.get("axes", {}).get("eps_strong")
         ]
-        return min(tops) if tops else 0.0
+        alphas = direct.get("axes", {}).get("alpha")
+        return (min(tops) if tops else 0.0), (max(alphas) if alphas else 0.0)
 
     def direct_least_k(self) -> int:
         """The least k of the direct points (0 without them): below it,
@@ -283,17 +301,33 @@ class SettingConstant:
             return None, f"ε_strong = {eps_strong:g} is above its measured points' {top_eps:g}"
         if alpha is not None and alpha > top_alpha:
             return None, f"α = {alpha:g} is above its measured points' {top_alpha:g}"
+        measured_eps, measured_alpha = self._measured_tops()
+        above_eps = eps_strong is not None and eps_strong > measured_eps
+        above_alpha = alpha is not None and alpha > measured_alpha
+        if above_eps and above_alpha:
+            return None, (
+                f"ε_strong = {eps_strong:g} and α = {alpha:g} are both above its direct "
+                f"points' ({measured_eps:g}, {measured_alpha:g}), measured beyond one at a time"
+            )
+        beyond = self.extra.get(
+            "direct_large_eps" if above_eps else "direct_large_alpha" if above_alpha else ""
+        )
+        if (above_eps or above_alpha) and not beyond:  # the other axis's top is larger
+            axis, value, top = (
+                ("ε_strong", eps_strong, measured_eps)
+                if above_eps
+                else ("α", alpha, measured_alpha)
+            )
+            return None, f"{axis} = {value:g} is above its measured points' {top:g}"
         if k < self.direct_least_k():
             return None, f"k = {k:,} is below its measured points' {direct['k'][0]:,}"
         if beta < min(direct["beta"]):
             return None, f"β = {beta:g} is below its last calibrated β = {min(direct['beta']):g}"
-        large = self.extra.get("direct_large_eps")
-        above = eps_strong is not None and eps_strong > self._measured_eps_top()
-        if band and alpha is not None:  # no ε_strong given: the worst ε node's
+        if beyond:
+            factor = _direct_table_factor(beyond["beta"], beyond["k"], beyond["factor"], beta, k)
+        elif band and alpha is not None:  # no ε_strong given: the worst ε node's
             at_eps = math.inf if eps_strong is None else eps_strong
             factor = _by_node_factor(band, beta, k, alpha, at_eps)
-        elif large and above:
-            factor = _direct_table_factor(large["beta"], large["k"], large["factor"], beta, k)
         else:
             factor = _direct_table_factor(direct["beta"], direct["k"], direct["factor"], beta, k)
         if factor is None:

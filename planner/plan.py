@@ -693,9 +693,9 @@ def plan(
     paper = asked  # the paper split's plan (``Split.PAPER``), for the lines comparing both
     fewest: tuple[LoweredPoint | None, _ProtocolRun] = (None, asked)  # the default's choice
     if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
-        tops = _direct_tops(query, table, fallback)
-        capped = _capped_points(query, tops)
-        points = _tester_points(query, tops)
+        regions = _direct_regions(query, table, fallback)
+        capped = _capped_points(query, regions)
+        points = _tester_points(query, regions)
         for point in reversed(capped):
             if point not in points:
                 points.insert(0, point)
@@ -909,47 +909,49 @@ EPS_CAP = 1.0
 calibration point) may be run at it (``plan``)."""
 
 
-def _direct_tops(query: Query, table: ConstantTable, fallback: bool) -> tuple[float, float] | None:
-    """Direct calibration's tops (ε_strong, α) where it may hold at the query's (β, k) for
-    a protocol the query may run (a public-coin query also its model's private-coin one,
-    with ``fallback``); None where neither has it. (``planner.vectorised`` leaves exactly
-    these rows to ``plan``.)"""
+def _direct_regions(
+    query: Query, table: ConstantTable, fallback: bool
+) -> list[tuple[float, float]]:
+    """The (ε_strong, α) tops of each region where direct calibration may hold at the
+    query's (β, k) for a protocol the query may run (a public-coin query also its model's
+    private-coin one, with ``fallback``): ``SettingConstant.direct_regions``; empty where
+    none has it. (``planner.vectorised`` leaves exactly the rows with some to ``plan``.)"""
     settings = [query.setting]
     if fallback and query.setting.coin is Coin.PUBLIC:
         settings.append(_PRIVATE_COIN[query.setting.model])
-    tops = [
-        constant.direct_limits()
-        for constant in (table.for_setting(setting.key) for setting in settings)
-        if constant.direct_factor(query.beta, query.k) is not None
-    ]
-    if not tops:
-        return None
-    return max(top[0] for top in tops), max(top[1] for top in tops)
+    regions: list[tuple[float, float]] = []
+    for constant in (table.for_setting(setting.key) for setting in settings):
+        if constant.direct_factor(query.beta, query.k) is not None:
+            regions += [r for r in constant.direct_regions() if r not in regions]
+    return regions
 
 
-def _capped_points(query: Query, tops: tuple[float, float] | None) -> list[LoweredPoint]:
-    """The query with each ε capped at :data:`EPS_CAP` and, where direct calibration may
-    hold at (β, k), α at its points' top; where that calibration reaches a larger ε (the
-    local private coin's points, up to 20), also with ε capped there instead, as a smaller
-    ε only costs users where the factors hold (the points that change the query)."""
-    alpha = query.alpha if tops is None else min(query.alpha, tops[1])
-    caps = [EPS_CAP] if tops is None or tops[0] <= EPS_CAP else [EPS_CAP, tops[0]]
+def _capped_points(query: Query, regions: list[tuple[float, float]]) -> list[LoweredPoint]:
+    """The query with each ε capped at :data:`EPS_CAP`; where direct calibration may hold
+    at (β, k), instead per region it covers (``_direct_regions``) each ε capped at the
+    larger of 1 and the region's ε_strong top and α at its α top: a smaller ε or α only
+    costs users where the factors hold. The points that change the query, first the
+    direct points' own region."""
+    caps = [(EPS_CAP, math.inf)] if not regions else [(max(EPS_CAP, e), a) for e, a in regions]
     points: list[LoweredPoint] = []
-    for cap in caps:
-        point = LoweredPoint(min(query.eps1, cap), min(query.eps2, cap), alpha)
-        if (point.eps1, point.eps2, point.alpha) != (query.eps1, query.eps2, query.alpha):
+    for eps_cap, alpha_cap in caps:
+        point = LoweredPoint(
+            min(query.eps1, eps_cap), min(query.eps2, eps_cap), min(query.alpha, alpha_cap)
+        )
+        changed = (point.eps1, point.eps2, point.alpha) != (query.eps1, query.eps2, query.alpha)
+        if changed and point not in points:
             points.append(point)
     return points
 
 
-def _tester_points(query: Query, tops: tuple[float, float] | None) -> list[LoweredPoint]:
+def _tester_points(query: Query, regions: list[tuple[float, float]]) -> list[LoweredPoint]:
     """Where below the query its tester may run (see ``plan``), nearest first: the strong
     ε down :func:`strong_eps_ladder`; at a β < 1/3 and k direct calibration is measured
-    at, also the query and each rung with ε and α capped at its points' tops."""
+    at, also the query and each rung with ε and α capped at each region's tops."""
     strong_is_1 = query.eps1 >= query.eps2
     eps_strong, eps_weak = (query.eps1, query.eps2) if strong_is_1 else (query.eps2, query.eps1)
     rungs = [eps_strong, *strong_eps_ladder(eps_strong, eps_weak)]
-    caps = [(math.inf, math.inf)] if tops is None else [(math.inf, math.inf), tops]
+    caps = [(math.inf, math.inf), *regions]
     points: list[LoweredPoint] = []
     asked = (query.eps1, query.eps2, query.alpha)
     for rung in rungs:

@@ -494,7 +494,13 @@ def test_every_measured_point_is_covered_by_the_factor_a_plan_there_reads(settin
     direct = entry.extra["direct"]
     runs = [
         entry.extra[name]
-        for name in ("direct", "direct_by_node", "direct_small_eps", "direct_large_eps")
+        for name in (
+            "direct",
+            "direct_by_node",
+            "direct_small_eps",
+            "direct_large_eps",
+            "direct_large_alpha",
+        )
         if name in entry.extra
     ]
     at_operating_point = setting in GRID_AT_OPERATING_POINT
@@ -881,7 +887,7 @@ def test_the_large_eps_table_is_the_worst_over_its_points_and_the_direct_ones() 
     the union's worst over 0.9 — (1.6, 2.2, 3.0, 4.2) / 0.9, the vote at 0.01. A large-ε point
     whose β = 1/3 factor is above the direct ones' (0.95, 1.5, 2.1, 2.9, 3.9, 4.9) leaves the
     table relative to the grid's 0.9 (the grid is retargeted by the direct entry alone)."""
-    from planner.calibrate import DirectResult, GridPoint, direct_entry, large_eps_entry
+    from planner.calibrate import DirectResult, GridPoint, beyond_entry, direct_entry
 
     def at(eps: float, ratio: float, *raw: float | None) -> DirectResult:
         return DirectResult(GridPoint("local-private", 16, 0.15, eps, ratio), 1.0, raw)
@@ -895,35 +901,59 @@ def test_the_large_eps_table_is_the_worst_over_its_points_and_the_direct_ones() 
     )
     assert direct["operating_factor"] == [pytest.approx(0.9)]
     large_axes = {**axes, "eps_strong": [5.0], "eps_ratio": [1.0]}
-    large = large_eps_entry(
-        [at(5.0, 1.0, 0.85, 1.4, 2.2, 2.8, 4.2, None)], direct, axes=large_axes, **made
+    large = beyond_entry(
+        [at(5.0, 1.0, 0.85, 1.4, 2.2, 2.8, 4.2, None)],
+        direct,
+        axis="eps_strong",
+        axes=large_axes,
+        **made,
     )
     expected = [pytest.approx(value / 0.9) for value in (1.6, 2.2, 3.0, 4.2)]
     assert large["factor"] == [[*expected, None]]
     assert "--direct --large-eps" in large["provenance"]["command"]
-    higher = large_eps_entry(
-        [at(5.0, 1.0, 0.95, 1.5, 2.1, 2.9, 3.9, 4.9)], direct, axes=large_axes, **made
+    higher = beyond_entry(
+        [at(5.0, 1.0, 0.95, 1.5, 2.1, 2.9, 3.9, 4.9)],
+        direct,
+        axis="eps_strong",
+        axes=large_axes,
+        **made,
     )
     assert higher["factor"] == [[pytest.approx(v / 0.9) for v in (1.6, 2.1, 3.0, 4.0, 5.0)]]
 
 
-def test_the_large_eps_raw_factors_follow_from_their_provenance() -> None:
-    """``planner calibrate --direct --large-eps`` with the recorded seed and trials gives
-    the stored raw factors back at its cheapest point (k = 16, α = 0.5, ε_strong = 20,
-    ratio 1: about 3 s)."""
-    from planner.calibrate import GridPoint, direct_point, grid_points, large_eps_axes
+@pytest.mark.parametrize(
+    ("axis", "name", "option", "point"),
+    [
+        ("eps_strong", "direct_large_eps", "--large-eps", (16, 0.5, 20.0, 1.0)),
+        ("alpha", "direct_large_alpha", "--large-alpha", (16, 0.95, 1.0, 0.25)),
+    ],
+)
+def test_the_beyond_raw_factors_follow_from_their_provenance(
+    axis: str, name: str, option: str, point: tuple[int, float, float, float]
+) -> None:
+    """``planner calibrate --direct --large-eps`` (``--large-alpha``) with the recorded seed
+    and trials gives the stored raw factors back at a cheap point (about 3 s each), and the
+    stored table is what today's code makes of the raw factors."""
+    from planner.calibrate import (
+        GridPoint,
+        beyond_axes,
+        direct_point,
+        grid_points,
+        rebuilt_beyond_entry,
+    )
     from planner.constants import default_constants
 
     entry = default_constants().for_setting("local-private")
-    large = entry.extra["direct_large_eps"]
-    assert large["axes"] == large_eps_axes("local-private")
+    large = entry.extra[name]
+    assert large["axes"] == beyond_axes("local-private", axis)
+    assert rebuilt_beyond_entry("local-private", large, entry.extra["direct"], axis) == large
     points = grid_points("local-private", large["axes"])
-    point = GridPoint("local-private", 16, 0.5, 20.0, 1.0)
-    stored = large["raw_factors"][points.index(point)]
+    at = GridPoint("local-private", *point)
+    stored = large["raw_factors"][points.index(at)]
     provenance = large["provenance"]
-    assert "--direct --large-eps" in provenance["command"]
+    assert f"--direct {option}" in provenance["command"]
     again = direct_point(
-        point, provenance["trials_per_family"], provenance["seed"], entry.tester_extras
+        at, provenance["trials_per_family"], provenance["seed"], entry.tester_extras
     )
     assert list(again.factors) == pytest.approx(stored, rel=1e-12)
 
@@ -934,7 +964,7 @@ def test_local_private_plans_above_eps_one_read_the_large_eps_table() -> None:
     the smaller. A plan at ε = (5, 2), β = 0.05 runs one run at the asked ε: fewer users than
     the 23-run vote of the β = 1/3 plan and than the tester at ε = 1 (before these points:
     the tester at ε = (1, 1), 12.5× the β = 1/3 plan)."""
-    from planner.calibrate import rebuilt_large_eps_entry
+    from planner.calibrate import rebuilt_beyond_entry
     from planner.constants import default_constants
     from planner.formulas.settings import Setting
     from planner.inputs import Query
@@ -942,7 +972,7 @@ def test_local_private_plans_above_eps_one_read_the_large_eps_table() -> None:
 
     entry = default_constants().for_setting("local-private")
     large, direct = entry.extra["direct_large_eps"], entry.extra["direct"]
-    assert rebuilt_large_eps_entry("local-private", large, direct) == large
+    assert rebuilt_beyond_entry("local-private", large, direct, "eps_strong") == large
     assert entry.direct_limits()[0] == 20.0
     for beta in (0.2, 0.1, 0.05, 0.02, 0.01):
         for k in (16, 100, 256, 5000):
@@ -958,6 +988,38 @@ def test_local_private_plans_above_eps_one_read_the_large_eps_table() -> None:
     assert made.total_users < 23 * third.total_users
     capped = plan(Query(Setting("local", "private"), 1000, 0.1, 1.0, 1.0, None, 0.05))
     assert made.total_users < capped.total_users / 2
+
+
+def test_local_private_plans_above_alpha_one_half_read_the_large_alpha_table() -> None:
+    """Above α = 0.5 (up to 0.95) the factor is the ``direct_large_alpha`` table's, never
+    below the direct table's; above both direct tops at once (ε_strong > 1 and α > 0.5) there
+    is none (measured one axis at a time), and such a plan runs its tester at α = 0.5 with
+    the asked ε or at ε = 1 with the asked α, whichever needs fewer users. At k = 1000,
+    α = 0.95, ε = (1, 0.5), β = 0.1 the plan is one run at the asked α (before these points:
+    the tester at α = 0.5, 3.6× the users)."""
+    from planner.constants import default_constants
+    from planner.formulas.settings import Setting
+    from planner.inputs import Query
+    from planner.plan import RepetitionMethod
+
+    entry = default_constants().for_setting("local-private")
+    assert entry.direct_limits() == (20.0, 0.95)
+    for beta in (0.2, 0.1, 0.05, 0.01):
+        for k in (16, 256, 5000):
+            within = entry.direct_factor(beta, k, 1.0, 0.5)
+            above = entry.direct_factor(beta, k, 1.0, 0.8)
+            assert within is not None and above is not None and above >= within
+            assert entry.direct_factor(beta, k, 1.0, 0.96) is None
+            assert entry.direct_factor(beta, k, 2.0, 0.8) is None
+    assert "both above" in str(entry.direct_unavailable(0.1, 256, 2.0, 0.8))
+    local = Setting("local", "private")
+    made = plan(Query(local, 1000, 0.95, 1.0, 0.5, None, 0.1))
+    assert made.repetition.method is RepetitionMethod.DIRECT and made.tester_point is None
+    at_half = plan(Query(local, 1000, 0.5, 1.0, 0.5, None, 0.1))
+    assert made.total_users < at_half.total_users / 3
+    both = plan(Query(local, 1000, 0.8, 4.0, 0.5, None, 0.1))
+    assert both.tester_point is not None
+    assert both.tester_point.alpha == 0.5 or both.tester_point.eps1 == 1.0
 
 
 def test_small_eps_is_refused_alone_with_another_stage_or_for_a_setting_without_nodes(
@@ -976,6 +1038,8 @@ def test_small_eps_is_refused_alone_with_another_stage_or_for_a_setting_without_
         (["--large-eps"], "large-eps"),
         (["--direct", "--large-eps", "--small-eps"], "small-eps"),
         (["--direct", "--large-eps", "--setting", "shuffle-private"], "one of local-private"),
+        (["--direct", "--large-alpha", "--large-eps"], "large-eps"),
+        (["--direct", "--large-alpha", "--setting", "central"], "one of local-private"),
     ):
         assert main(["calibrate", *flags, "-o", str(output)]) == 2
         error = capsys.readouterr().err

@@ -229,6 +229,9 @@ def test_a_field_named_twice_is_422_not_its_last_value(idle_client) -> None:
     inside = once.replace('"k": 256', '"k": {"n": 1, "n": 2}')  # named twice inside a field
     response = idle_client.post("/v1/plan", content=inside, headers=headers)
     assert response.status_code == 422 and response.json()["parameter"] == "k"
+    deep = once.replace('"k": 256', '"k": ' + "[" * 600 + "]" * 600)  # within the parser's
+    response = idle_client.post("/v1/plan", content=deep, headers=headers)  # depth: no 500
+    assert response.status_code == 422 and response.json()["parameter"] == "k"
     nested = "[" * 30_000 + "]" * 30_000  # under the size cap, past the parser's depth
     response = idle_client.post("/v1/plan", content=nested, headers=headers)
     assert response.status_code == 400 and response.json()["parameter"] == "body"

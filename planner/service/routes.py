@@ -48,11 +48,18 @@ def _mark_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _holds_repeat(value: Any) -> bool:
-    if isinstance(value, _Repeated):
-        return True
-    if isinstance(value, dict):
-        return any(_holds_repeat(item) for item in value.values())
-    return isinstance(value, list) and any(_holds_repeat(item) for item in value)
+    """Whether a parsed value holds an object that named a key twice, at any depth (a loop,
+    not recursion: a body nested as deep as the parser allows is no error here)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, _Repeated):
+            return True
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
 
 
 async def unique_keys(request: Request) -> None:
