@@ -694,8 +694,10 @@ def plan(
     fewest: tuple[LoweredPoint | None, _ProtocolRun] = (None, asked)  # the default's choice
     if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
         regions = _direct_regions(query, table, fallback)
-        capped = _capped_points(query, regions)
-        points = _tester_points(query, regions)
+        covered = table.for_setting(query.setting.key).covered
+        covered_alpha = covered["alpha"][1] if "alpha" in covered else math.inf
+        capped = _capped_points(query, regions, covered_alpha)
+        points = _tester_points(query, regions, covered_alpha)
         for point in reversed(capped):
             if point not in points:
                 points.insert(0, point)
@@ -926,13 +928,19 @@ def _direct_regions(
     return regions
 
 
-def _capped_points(query: Query, regions: list[tuple[float, float]]) -> list[LoweredPoint]:
+def _capped_points(
+    query: Query, regions: list[tuple[float, float]], covered_alpha: float = math.inf
+) -> list[LoweredPoint]:
     """The query with each ε capped at :data:`EPS_CAP`; where direct calibration may hold
     at (β, k), instead per region it covers (``_direct_regions``) each ε capped at the
     larger of 1 and the region's ε_strong top and α at its α top: a smaller ε or α only
-    costs users where the factors hold. The points that change the query, first the
+    costs users where the factors hold. There also ε at 1 with α at the covered region's
+    top (``covered_alpha``): above it the query is not covered, and its neighbour just
+    inside must not be the dearer plan. The points that change the query, first the
     direct points' own region."""
     caps = [(EPS_CAP, math.inf)] if not regions else [(max(EPS_CAP, e), a) for e, a in regions]
+    if regions and query.alpha > covered_alpha:
+        caps.append((EPS_CAP, covered_alpha))
     points: list[LoweredPoint] = []
     for eps_cap, alpha_cap in caps:
         point = LoweredPoint(
@@ -944,14 +952,19 @@ def _capped_points(query: Query, regions: list[tuple[float, float]]) -> list[Low
     return points
 
 
-def _tester_points(query: Query, regions: list[tuple[float, float]]) -> list[LoweredPoint]:
+def _tester_points(
+    query: Query, regions: list[tuple[float, float]], covered_alpha: float = math.inf
+) -> list[LoweredPoint]:
     """Where below the query its tester may run (see ``plan``), nearest first: the strong
     ε down :func:`strong_eps_ladder`; at a β < 1/3 and k direct calibration is measured
-    at, also the query and each rung with ε and α capped at each region's tops."""
+    at, also the query and each rung with ε and α capped at each region's tops, and with α
+    at the covered region's top (as ``_capped_points``)."""
     strong_is_1 = query.eps1 >= query.eps2
     eps_strong, eps_weak = (query.eps1, query.eps2) if strong_is_1 else (query.eps2, query.eps1)
     rungs = [eps_strong, *strong_eps_ladder(eps_strong, eps_weak)]
     caps = [(math.inf, math.inf), *regions]
+    if regions and query.alpha > covered_alpha:
+        caps.append((math.inf, covered_alpha))
     points: list[LoweredPoint] = []
     asked = (query.eps1, query.eps2, query.alpha)
     for rung in rungs:

@@ -403,6 +403,19 @@ def test_alpha_just_above_direct_calibrations_top_keeps_the_asked_eps(split: Spl
     assert public.tester_point is not None and public.tester_point.eps1 == 1.0
 
 
+@pytest.mark.parametrize("key", ["local-private", "local-public", "shuffle-private", "central"])
+def test_alpha_above_the_covered_top_needs_no_more_than_the_top(key: str) -> None:
+    """At β < 1/3 an α above the covered 0.95 runs its tester at α = 0.95 when that is the
+    cheaper point, as α = 0.95 itself would: a second review found α = 0.96 at 611,233
+    users (its tester at α = 0.5) against 412,458 at α = 0.95 (local, k = 53, ε = (0.5, 0.1),
+    β = 0.3), and the warning claiming it fewer than the vote."""
+    at_top = make_query(key, k=53, alpha=0.95, eps1=0.5, eps2=0.1, beta=0.3)
+    for alpha in (0.96, 1.0):
+        above = plan(replace(at_top, alpha=alpha))
+        assert above.coverage.value == "calibrated"
+        assert above.total_users <= plan(at_top).total_users
+
+
 def test_a_public_coin_plan_never_needs_more_users_than_the_private_coin_plan() -> None:
     """A public-coin query may run the private-coin protocol, at the query or at any
     tester point below it, so its plan needs at most the private-coin plan's users in
