@@ -166,6 +166,9 @@ def test_explain_version_health_and_openapi(client) -> None:
         ("/v1/validations", {**SMALL_JOB, "kind": "plan", "trials": 0}, "trials", "kind plan"),
         ("/v1/validations", {**SMALL_JOB, "simulation_budget": 5}, "simulation_budget", "left"),
         ("/v1/validations", {**SMALL_JOB, "k": 10**9}, "k", "for a validation job"),
+        ("/v1/plan", {**SHUFFLE, "cost1": 2}, "cost1", "given with allocation cost only"),
+        ("/v1/plan", {**SHUFFLE, "n2": 5000}, "n2", "given with allocation fixed-n2 only"),
+        ("/v1/validations", {**SMALL_JOB, "cost2": "3"}, "cost2", "allocation cost only"),
         ("/v1/validations", {**SMALL_JOB, "families": ["nope"]}, "family", "one of uniform"),
         ("/v1/validations", {**SMALL_JOB, "kind": "nap"}, "kind", "invalid kind"),
         (
@@ -209,6 +212,18 @@ def test_a_bad_page_is_422_naming_its_range(idle_client, query, parameter, fragm
     assert response.status_code == 422, response.text
     assert response.json()["parameter"] == parameter
     assert fragment in response.json()["error"]
+
+
+def test_default_costs_and_null_fields_are_accepted_as_left_out(idle_client) -> None:
+    """The calculator sends cost1 = cost2 = "1" with every request; a null n2 on a job
+    that does not read n2 is as if left out (the CLI refuses only options typed)."""
+    assert (
+        idle_client.post("/v1/plan", json={**SHUFFLE, "cost1": "1", "cost2": 1.0}).status_code
+        == 200
+    )
+    exact = {**SMALL_JOB, "kind": "exact", "n2": None}
+    exact.pop("trials")
+    assert idle_client.post("/v1/validations", json=exact).status_code == 202
 
 
 def test_a_field_named_twice_is_422_not_its_last_value(idle_client) -> None:

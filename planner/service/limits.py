@@ -82,7 +82,7 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
 
     kind = fields.pop("kind", "validate")
     for name in UNUSED_BY_KIND.get(kind, ()):
-        if name in given:
+        if name in given and fields.get(name) is not None:  # null: as if left out
             raise InputError(name, fields.get(name), f"left out of a job of kind {kind}")
     budget = fields.pop("simulation_budget", 30)
     seed = check_integer("seed", fields.get("seed", 0), 0, 2**63 - 1)

@@ -85,6 +85,24 @@ async def unique_keys(request: Request) -> None:
                 raise InputError(name, _JsonText("…"), "without a key named twice inside it")
 
 
+def only_with_their_allocation(fields: dict[str, Any], given: set[str]) -> None:
+    """Refuse what the CLI refuses as options given without their allocation: a cost other
+    than 1 without ``allocation: cost``, and (outside a job, where n2 is a size to check
+    or not read) an ``n2`` without ``allocation: fixed-n2``. A cost of 1, the default, may come
+    with any allocation (the calculator always sends both)."""
+    allocation = str(fields.get("allocation") or "fewest").strip().lower()
+    for name in ("cost1", "cost2"):
+        if name in given and allocation != "cost" and str(fields[name]).strip() not in ONE:
+            raise InputError(name, fields[name], "given with allocation cost only")
+    job = "kind" in fields  # a job's n2: a size to check, or refused by its kind
+    if not job and fields.get("n2") is not None and allocation != "fixed-n2":
+        raise InputError("n2", fields["n2"], "given with allocation fixed-n2 only")
+
+
+ONE = frozenset({"1", "1.0", "1e0"})
+"""The default cost as a request may spell it (a JSON 1 or 1.0, or the string "1")."""
+
+
 class _JsonText(str):
     """A value shown as JSON text in a 422 line (``null``, not ``'null'``)."""
 
@@ -125,6 +143,7 @@ async def plan(body: PlanRequest, state: State) -> Response:
     (``POST /v1/validations``) simulates it, as ``planner plan`` does.
     """
     fields = body.model_dump()
+    only_with_their_allocation(fields, body.model_fields_set)
     try:
         text = state.cache.answer(
             "plan", fields, lambda: api.plan_document(**fields, simulation_budget=0)
@@ -175,7 +194,9 @@ async def explain(
 @router.post("/validations", status_code=202, responses={202: {"description": "the job"}, **ERRORS})
 def start_validation(body: ValidationRequest, state: State) -> Response:
     """Queue a verification job (``planner validate`` or ``plan --exact``); 202 and its id."""
-    checked = check_job(body.model_dump(), given=body.model_fields_set)
+    fields = body.model_dump()
+    only_with_their_allocation(fields, body.model_fields_set)
+    checked = check_job(fields, given=body.model_fields_set)
     return json_response(state.submit(checked).to_dict(), 202)
 
 
