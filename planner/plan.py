@@ -663,8 +663,10 @@ def plan(
     farther apart, so such a plan answers the query. With calibrated constants a plan
     weighs the stronger group's ε lowered along :func:`strong_eps_ladder` (down to
     ε_weak, the homogeneous protocol), each ε capped at :data:`EPS_CAP` (ε > 1 lies
-    outside the theorems' range), and at β < 1/3 α lowered to direct calibration's top
-    (else the majority vote, up to 10× more).
+    outside the theorems' range), and at β < 1/3 ε and α lowered to the tops of each
+    region direct calibration covers (else the majority vote, up to 10× more; the local
+    private coin's regions reach ε = 20 and α = 0.95) and α above the covered region to
+    its top (``_capped_points``).
 
     ``split`` chooses among the covered points:
 
