@@ -145,6 +145,13 @@ def test_explain_version_health_and_openapi(client) -> None:
         ("/v1/sweep", {"k": 10, "alpha": 0.1, "eps1": 1, "eps2": "1:2:1e9"}, "rows", "at most"),
         ("/v1/sweep", {"k": 10, "alpha": "x:y", "eps1": 1, "eps2": 1}, "alpha", "a range"),
         (
+            "/v1/sweep",
+            {"k": list(range(2, 1003)), "alpha": 0.1, "eps1": 1, "eps2": 1},
+            "k",
+            "must be a list of at most 1000 values",
+        ),
+        ("/v1/validations", {**SMALL_JOB, "families": ["uniform"] * 33}, "families", "32 values"),
+        (
             "/v1/validations",
             {**SMALL_JOB, "trials": 10**6},
             "trials",

@@ -70,7 +70,8 @@ def _shown(value: Any) -> str:
 def validation_line(error: RequestValidationError) -> tuple[str, str]:
     """The first pydantic error as ``invalid <field> = <value>: <reason>``."""
     first = error.errors()[0]
-    location = [str(part) for part in first.get("loc", ()) if part not in ("body", "query")]
+    loc = first.get("loc", ())
+    location = [str(part) for part in loc if part not in ("body", "query")]
     kind = first.get("type", "")
     if kind == "json_invalid":
         return "body", "invalid body: must be a JSON object (it is not valid JSON)"
@@ -83,7 +84,13 @@ def validation_line(error: RequestValidationError) -> tuple[str, str]:
         return name, f"invalid {name} = None: must be given"
     reason = str(first.get("msg", "invalid")).replace("Input should be", "must be")
     allowed = {**ALLOWED, **SERVICE_ALLOWED}.get(name.replace("_", "-"))
-    if allowed is not None:  # the allowed range, not pydantic's type or bound
+    too_long = [  # the field's own (a union names each member after the field)
+        e for e in error.errors() if e.get("type") == "too_long" and e["loc"][:2] == loc[:2]
+    ]
+    if too_long:  # a list: its length, not each value's range (a union tries both)
+        most = (too_long[0].get("ctx") or {}).get("max_length")
+        reason = f"must be a list of at most {most} values"
+    elif allowed is not None:  # the allowed range, not pydantic's type or bound
         reason = f"must be {allowed}"
     return name, f"invalid {name} = {_shown(first.get('input'))}: {reason}"
 
