@@ -72,6 +72,9 @@ class Allocation:
     reason: str
     cost1: float
     cost2: float
+    split: Split = Split.PAPER
+    """The plan whose tester runs these sizes: the paper split's (its family), or for
+    ``cost`` the default's own sizes when they cost less (``Split.FEWEST``)."""
 
     @property
     def feasible(self) -> bool:
@@ -210,6 +213,31 @@ def allocate(
     )
 
 
+def _no_dearer_than_the_default(plan: Plan, found: Allocation, table: ConstantTable) -> Allocation:
+    """``cost``: the default plan's own sizes, run by its own tester, when they cost less
+    at these costs than every member of the paper split's family (whose tester can sit at
+    another point, e.g. a stronger ε capped at 1 where the default runs it on the ladder:
+    a review found the family up to 1.77× the default's users at unit costs)."""
+    if not found.feasible or plan.coverage is not Coverage.CALIBRATED:
+        return found
+    default = make_plan(plan.query, table, split=Split.FEWEST)
+    if default.coverage is not Coverage.CALIBRATED:
+        return found
+    cost = found.cost1 * default.n_users_group1 + found.cost2 * default.n_users_group2
+    if found.cost is None or cost >= found.cost:
+        return found
+    return replace(
+        found,
+        n_users_group1=default.n_users_group1,
+        n_users_group2=default.n_users_group2,
+        reason=(
+            "the default split's own sizes and tester (--allocation fewest), which cost "
+            "less than every member of the paper split's family"
+        ),
+        split=Split.FEWEST,
+    )
+
+
 def _allocate(
     plan: Plan,
     rule: AllocationRule,
@@ -246,9 +274,10 @@ def _allocate(
         if rule is AllocationRule.COST:
             exact = variance_split(*paper, gamma1, gamma2, cost1, cost2)
             sizes = (math.ceil(exact[0]), math.ceil(exact[1]))
-            return Allocation(
+            found = Allocation(
                 rule, *sizes, "n_g ∝ γ_g/√c_g at the paper plan's variance", cost1, cost2
             )
+            return _no_dearer_than_the_default(plan, found, table)
         assert n2 is not None
         budget = gamma1**2 / paper[0] + gamma2**2 / paper[1]  # W: the variance to keep
         remaining = budget - gamma2**2 / n2
@@ -275,7 +304,8 @@ def _allocate(
     members = [*_family(plan, table), (*paper, "the paper's rule"), *_default_member(plan, table)]
     if rule is AllocationRule.COST:
         n1_best, n2_best, how = min(members, key=lambda m: (cost1 * m[0] + cost2 * m[1], m[0]))
-        return Allocation(rule, n1_best, n2_best, how, cost1, cost2)
+        found = Allocation(rule, n1_best, n2_best, how, cost1, cost2)
+        return _no_dearer_than_the_default(plan, found, table)
     assert n2 is not None
     fitting = [m for m in members if m[1] <= n2]
     if not fitting:
@@ -295,14 +325,25 @@ def _allocate(
     return Allocation(rule, n1_best, n2, how, cost1, cost2)
 
 
-def allocated_plan(plan: Plan, allocation: Allocation) -> Plan:
-    """The plan with its groups' sizes replaced by a feasible allocation's.
+def allocated_plan(
+    plan: Plan, allocation: Allocation, constants: ConstantTable | None = None
+) -> Plan:
+    """The plan with its groups' sizes replaced by a feasible allocation's; for the
+    default's own sizes (``Allocation.split`` FEWEST), the default plan itself, with a line
+    saying why.
 
     The per-group noise of a shuffle allocation is not the paper rule's (the stronger
     group's μ is raised, as ``Allocation.reason`` says), so those fields are left empty.
     """
     if not allocation.feasible or allocation.rule in (AllocationRule.PAPER, AllocationRule.FEWEST):
         return plan
+    if allocation.split is Split.FEWEST:
+        default = make_plan(plan.query, constants, split=Split.FEWEST)
+        note = (
+            f"allocation {allocation.rule.value}: {allocation.reason} (the paper's rule: "
+            f"n1 = {plan.n_users_group1:,}, n2 = {plan.n_users_group2:,})"
+        )
+        return replace(default, warnings=(*default.warnings, note))
     n1, n2 = allocation.n_users_group1, allocation.n_users_group2
     assert n1 is not None and n2 is not None  # feasible
     shuffle = Setting.from_key(plan.protocol).model is Model.SHUFFLE

@@ -477,7 +477,8 @@ def validation_query(
     if allocated is not None:
         if not allocated.feasible:
             raise InputError("allocation", str(allocation), f"feasible: {allocated.reason}")
-        return ValidationTarget(query, allocated.n_users_group1, allocated.n_users_group2, split)
+        sizes = allocated.n_users_group1, allocated.n_users_group2
+        return ValidationTarget(query, *sizes, allocated.split)  # its tester's split
     if (n1 is None) != (n2 is None):
         raise InputError("n1" if n1 is None else "n2", None, "given together with the other")
     if n1 is None:

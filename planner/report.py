@@ -465,6 +465,7 @@ def allocation_to_dict(allocation: Any) -> dict[str, Any]:
         "cost2": allocation.cost2,
         "cost": allocation.cost,
         "reason": allocation.reason,
+        "split": allocation.split.value,
     }
 
 

@@ -128,12 +128,21 @@ def test_a_public_coin_shuffle_member_is_sized_for_the_protocol_it_runs() -> Non
     )
     paper = plan(query, split=Split.PAPER)
     assert paper.compression is not None and paper.compression.L == paper.compression.L_argmin > 8
-    cheap = allocate(paper, AllocationRule.COST, cost1=1.0, cost2=0.6087979992658035)
-    assert "noise raised" in cheap.reason
+    # the family's cheapest member (the allocation itself now takes the default's own
+    # sizes here, which cost less: a member is what this checks)
+    from planner.allocation import _family
+    from planner.constants import default_constants
+
+    members = _family(paper, default_constants())
+    n1, n2, how = min(members, key=lambda m: (m[0] + 0.6087979992658035 * m[1], m[0]))
+    assert "noise raised" in how
+    assert allocate(paper, AllocationRule.COST, cost1=1.0, cost2=0.6087979992658035).cost <= (
+        n1 + 0.6087979992658035 * n2
+    )
     report = validate(
         query,
-        n1=cheap.n_users_group1,
-        n2=cheap.n_users_group2,
+        n1=n1,
+        n2=n2,
         trials=3000,
         seed=78,
         families=["uniform"],
@@ -165,11 +174,44 @@ def test_a_plan_run_at_a_lowered_eps_is_allocated_and_validated_at_that_eps() ->
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
 
 
+def test_a_cost_allocation_that_takes_the_defaults_sizes_is_run_by_the_defaults_tester() -> None:
+    """Where the default's own sizes cost less than the paper family's best, the allocation
+    is the default plan (its sizes, its tester point, ``split`` fewest), and a validation
+    of ``--allocation cost`` runs that tester: the plan printed, the sizes checked and the
+    tester are one."""
+    from planner.api import plan_document, validation_query
+
+    asked = {"model": "shuffle", "coin": "public", "k": 100000, "alpha": 0.05, "eps1": 20}
+    asked |= {"eps2": 0.1, "delta": 1e-6, "beta": 0.2}
+    document = plan_document(**asked, allocation="cost")
+    default = plan_document(**asked)
+    assert document["allocation"]["split"] == "fewest"
+    assert (document["n_users_group1"], document["n_users_group2"]) == (
+        default["n_users_group1"],
+        default["n_users_group2"],
+    )
+    assert document["tester_point"] == default["tester_point"]
+    target = validation_query(**asked, allocation="cost")
+    assert target.split.value == "fewest"
+    assert (target.n1, target.n2) == (default["n_users_group1"], default["n_users_group2"])
+
+
 @pytest.mark.parametrize(
     "asked",
     [
         {"key": "shuffle-private", "k": 1000, "alpha": 0.1, "eps1": 1.0, "eps2": 0.1},
         {"key": "central", "k": 256, "alpha": 0.15, "eps1": 1.0, "eps2": 0.5, "beta": 0.1},
+        # a second review: the family around the paper split's tester (ε1 capped at 1)
+        # needed 1.77× and 1.10× the default's users, which runs ε1 on the ladder
+        {
+            "key": "shuffle-public",
+            "k": 100000,
+            "alpha": 0.05,
+            "eps1": 20.0,
+            "eps2": 0.1,
+            "beta": 0.2,
+        },
+        {"key": "local-private", "k": 53, "alpha": 0.49, "eps1": 20.0, "eps2": 0.1, "beta": 0.05},
     ],
 )
 def test_cost_at_unit_costs_never_needs_more_than_the_default(asked: dict) -> None:
