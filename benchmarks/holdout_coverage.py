@@ -182,6 +182,13 @@ def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
             )
             return record
         n1, n2 = allocated.n_users_group1, allocated.n_users_group2
+        if allocated.split is not result.split:  # the default's own sizes: its own tester
+            result = covered_plan(query, budget_seconds=budget, split=allocated.split)
+            record["tester_point"] = (
+                None
+                if result.tester_point is None
+                else [result.tester_point.eps1, result.tester_point.eps2, result.tester_point.alpha]
+            )
     try:
         report = validate(query, n1=n1, n2=n2, seed=drawn["validation_seed"], checked_plan=result)
     except InputError as error:  # beyond what a validation may simulate (limits.py)
