@@ -213,26 +213,37 @@ def allocate(
     )
 
 
-def _no_dearer_than_the_default(plan: Plan, found: Allocation, table: ConstantTable) -> Allocation:
-    """``cost``: the default plan's own sizes, run by its own tester, when they cost less
-    at these costs than every member of the paper split's family (whose tester can sit at
-    another point, e.g. a stronger ε capped at 1 where the default runs it on the ladder:
-    a review found the family up to 1.77× the default's users at unit costs)."""
-    if not found.feasible or plan.coverage is not Coverage.CALIBRATED:
+def _no_dearer_than_the_default(
+    plan: Plan, found: Allocation, table: ConstantTable, given_n2: int | None = None
+) -> Allocation:
+    """The default plan's own sizes, run by its own tester, where they beat the paper
+    split's family (whose tester can sit at another point, e.g. a stronger ε capped at 1
+    where the default runs it on the ladder: a review found the family up to 1.77× the
+    default's users at unit costs): for ``cost`` when they cost less; for ``fixed-n2``
+    (``given_n2``) when the default's group 2 fits in the given n2 with fewer group-1
+    users, or where no member fits (the given n2 is kept, as for a member)."""
+    if plan.coverage is not Coverage.CALIBRATED:
         return found
     default = make_plan(plan.query, table, split=Split.FEWEST)
     if default.coverage is not Coverage.CALIBRATED:
         return found
-    cost = found.cost1 * default.n_users_group1 + found.cost2 * default.n_users_group2
-    if found.cost is None or cost >= found.cost:
-        return found
+    n1, n2 = default.n_users_group1, default.n_users_group2
+    if given_n2 is None:
+        if found.cost is not None and found.cost1 * n1 + found.cost2 * n2 >= found.cost:
+            return found
+        better = "cost less than"
+    else:
+        fewer = found.n_users_group1 is None or n1 < found.n_users_group1
+        if n2 > given_n2 or not fewer:
+            return found
+        n2, better = given_n2, "need fewer group-1 users than"
     return replace(
         found,
-        n_users_group1=default.n_users_group1,
-        n_users_group2=default.n_users_group2,
+        n_users_group1=n1,
+        n_users_group2=n2,
         reason=(
-            "the default split's own sizes and tester (--allocation fewest), which cost "
-            "less than every member of the paper split's family"
+            f"the default split's own sizes and tester (--allocation fewest), which {better} "
+            "every member of the paper split's family"
         ),
         split=Split.FEWEST,
     )
@@ -310,7 +321,7 @@ def _allocate(
     fitting = [m for m in members if m[1] <= n2]
     if not fitting:
         fewest = min(m[1] for m in members)
-        return Allocation(
+        unfit = Allocation(
             rule,
             None,
             None,
@@ -321,41 +332,40 @@ def _allocate(
             cost1,
             cost2,
         )
+        return _no_dearer_than_the_default(plan, unfit, table, n2)
     n1_best, _, how = min(fitting, key=lambda m: (m[0], m[1]))
-    return Allocation(rule, n1_best, n2, how, cost1, cost2)
+    found = Allocation(rule, n1_best, n2, how, cost1, cost2)
+    return _no_dearer_than_the_default(plan, found, table, n2)
 
 
 def allocated_plan(
     plan: Plan, allocation: Allocation, constants: ConstantTable | None = None
 ) -> Plan:
     """The plan with its groups' sizes replaced by a feasible allocation's; for the
-    default's own sizes (``Allocation.split`` FEWEST), the default plan itself, with a line
-    saying why.
+    default's own sizes (``Allocation.split`` FEWEST), the default plan's (its tester point
+    and split), with a line saying why.
 
     The per-group noise of a shuffle allocation is not the paper rule's (the stronger
-    group's μ is raised, as ``Allocation.reason`` says), so those fields are left empty.
+    group's μ is raised, as ``Allocation.reason`` says, or a fixed n2 above the default's),
+    so those fields are left empty where a size changed.
     """
     if not allocation.feasible or allocation.rule in (AllocationRule.PAPER, AllocationRule.FEWEST):
         return plan
-    if allocation.split is Split.FEWEST:
-        default = make_plan(plan.query, constants, split=Split.FEWEST)
-        note = (
-            f"allocation {allocation.rule.value}: {allocation.reason} (the paper's rule: "
-            f"n1 = {plan.n_users_group1:,}, n2 = {plan.n_users_group2:,})"
-        )
-        return replace(default, warnings=(*default.warnings, note))
     n1, n2 = allocation.n_users_group1, allocation.n_users_group2
     assert n1 is not None and n2 is not None  # feasible
-    shuffle = Setting.from_key(plan.protocol).model is Model.SHUFFLE
+    base = plan
+    if allocation.split is Split.FEWEST:
+        base = make_plan(plan.query, constants, split=Split.FEWEST)
+    shuffle = Setting.from_key(base.protocol).model is Model.SHUFFLE
 
     def resized(group: GroupPlan, size: int) -> GroupPlan:
-        if shuffle:
+        if shuffle and size != group.n_users:
             return replace(
                 group, n_users=size, noise_mu=None, noise_mu_minimum=None, messages_per_user=None
             )
         return replace(group, n_users=size)
 
-    groups = (resized(plan.groups[0], n1), resized(plan.groups[1], n2))
+    groups = (resized(base.groups[0], n1), resized(base.groups[1], n2))
     note = (
         f"allocation {allocation.rule.value}: {allocation.reason} (the paper's rule: "
         f"n1 = {plan.n_users_group1:,}, n2 = {plan.n_users_group2:,})"
@@ -363,7 +373,7 @@ def allocated_plan(
     # lines about the paper's split that the allocated sizes make stale
     kept = tuple(
         w
-        for w in plan.warnings
+        for w in base.warnings
         if ABOVE_BASELINE not in w and not w.startswith("the default split")
     )
-    return replace(plan, groups=groups, warnings=(*kept, note))
+    return replace(base, groups=groups, warnings=(*kept, note))

@@ -174,6 +174,30 @@ def test_a_plan_run_at_a_lowered_eps_is_allocated_and_validated_at_that_eps() ->
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
 
 
+def test_a_fixed_n2_allocation_needs_no_more_group_1_users_than_the_default() -> None:
+    """Given n2 at least the default's own group 2, ``fixed-n2`` never asks for more
+    group-1 users than the default plan: here the paper split's family needs more, so the
+    allocation is the default's n1 with the given n2, run by the default's tester (the
+    document's sizes are the allocation's)."""
+    from planner.api import plan_document, validation_query
+
+    asked = {"model": "shuffle", "coin": "public", "k": 963, "alpha": 0.1799, "eps1": 1.205}
+    asked |= {"eps2": 0.07749, "delta": 1e-5}
+    default = plan_document(**asked)
+    given = 57920
+    assert default["n_users_group2"] <= given
+    document = plan_document(**asked, allocation="fixed-n2", n2=given)
+    allocation = document["allocation"]
+    assert allocation["n_users_group1"] <= default["n_users_group1"]
+    assert allocation["n_users_group2"] == given
+    assert (document["n_users_group1"], document["n_users_group2"]) == (
+        allocation["n_users_group1"],
+        given,
+    )
+    target = validation_query(**asked, allocation="fixed-n2", n2=given)
+    assert target.split.value == allocation["split"]
+
+
 def test_a_cost_allocation_that_takes_the_defaults_sizes_is_run_by_the_defaults_tester() -> None:
     """Where the default's own sizes cost less than the paper family's best, the allocation
     is the default plan (its sizes, its tester point, ``split`` fewest), and a validation
