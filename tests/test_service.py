@@ -225,7 +225,7 @@ def test_default_costs_and_null_fields_are_accepted_as_left_out(idle_client) -> 
     """The calculator sends cost1 = cost2 = "1" with every request; a null n2 on a job
     that does not read n2 is as if left out (the CLI refuses only options typed)."""
     assert (
-        idle_client.post("/v1/plan", json={**SHUFFLE, "cost1": "1", "cost2": 1.0}).status_code
+        idle_client.post("/v1/plan", json={**SHUFFLE, "cost1": "1.00", "cost2": 1.0}).status_code
         == 200
     )
     exact = {**SMALL_JOB, "kind": "exact", "n2": None}

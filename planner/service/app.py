@@ -21,7 +21,13 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from planner.inputs import ALLOWED, InputError
-from planner.service.limits import MAX_BODY_BYTES, MAX_TRIALS, BodyTooLargeError
+from planner.service.limits import (
+    MAX_BODY_BYTES,
+    MAX_OFFSET,
+    MAX_PAGE,
+    MAX_TRIALS,
+    BodyTooLargeError,
+)
 from planner.service.runner import JobRunner
 from planner.service.state import ServiceState
 from planner.service.store import JobStore
@@ -36,8 +42,8 @@ SERVICE_ALLOWED = {
     "trials": f"auto or an integer in [1, {MAX_TRIALS:,}]",
     "max-trials": f"an integer in [200, {MAX_TRIALS}]",
     "seed": f"an integer in [0, {2**63 - 1}]",
-    "limit": "an integer in [1, 100]",
-    "offset": "an integer in [0, 1000000000]",
+    "limit": f"an integer in [1, {MAX_PAGE}]",
+    "offset": f"an integer in [0, {MAX_OFFSET}]",
 }
 """The allowed range of the service's own fields and query parameters, named in the 422
 line when pydantic refuses a value's type or bound (``validation_line``), as the value

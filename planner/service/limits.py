@@ -22,6 +22,10 @@ MAX_FAST_CELLS = 4 * 10**8
 """Fast path: trials × k per family at most this (k = 10⁶ at 400 trials)."""
 MAX_USER_CELLS = 5 * 10**7
 """User path: trials × (n1 + n2) per family at most this (10× what ``auto`` picks)."""
+MAX_PAGE = 100
+"""``GET /v1/validations``: jobs per page (``limit``) at most this."""
+MAX_OFFSET = 10**9
+"""``GET /v1/validations``: ``offset`` at most this."""
 MAX_EXACT_TRIALS = 5_000
 MAX_SIMULATION_SECONDS = 600
 """A plan job's simulation budget at most this (the default job time limit)."""

@@ -16,7 +16,7 @@ from fastapi.concurrency import run_in_threadpool
 from planner import api
 from planner.inputs import InputError
 from planner.service.auth import require_token
-from planner.service.limits import MAX_SWEEP_ROWS, check_job
+from planner.service.limits import MAX_OFFSET, MAX_PAGE, MAX_SWEEP_ROWS, check_job
 from planner.service.models import (
     CompareRequest,
     PlanRequest,
@@ -92,15 +92,19 @@ def only_with_their_allocation(fields: dict[str, Any], given: set[str]) -> None:
     with any allocation (the calculator always sends both)."""
     allocation = str(fields.get("allocation") or "fewest").strip().lower()
     for name in ("cost1", "cost2"):
-        if name in given and allocation != "cost" and str(fields[name]).strip() not in ONE:
+        if name in given and allocation != "cost" and not _is_one(fields[name]):
             raise InputError(name, fields[name], "given with allocation cost only")
     job = "kind" in fields  # a job's n2: a size to check, or refused by its kind
     if not job and fields.get("n2") is not None and allocation != "fixed-n2":
         raise InputError("n2", fields["n2"], "given with allocation fixed-n2 only")
 
 
-ONE = frozenset({"1", "1.0", "1e0"})
-"""The default cost as a request may spell it (a JSON 1 or 1.0, or the string "1")."""
+def _is_one(value: object) -> bool:
+    """Is a cost the default 1, however the request spells it (1, 1.0, "1", "1.00")?"""
+    try:
+        return float(str(value).strip()) == 1.0
+    except ValueError:
+        return False
 
 
 class _JsonText(str):
@@ -203,8 +207,8 @@ def start_validation(body: ValidationRequest, state: State) -> Response:
 @router.get("/validations")
 def list_validations(
     state: State,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> Response:
     """Jobs, newest first, without their reports (``limit``/``offset`` pages)."""
     jobs, total = state.store.page(limit=limit, offset=offset)
