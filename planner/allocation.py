@@ -51,6 +51,8 @@ from planner.plan import (
 from planner.plan import plan as make_plan
 
 FAMILY_POINTS = 64
+PAPER_RULE = "the paper's rule"
+"""The reason of an allocation whose sizes are the paper split's own."""
 COST_MIN, COST_MAX = 1e-6, 1e6
 """A cost per user's range: a ratio of 10^12 between the groups moves sizes by up to
 10^6 (n_g ∝ 1/√c_g); past it a split is no longer a number of people (a review gave
@@ -249,6 +251,94 @@ def _no_dearer_than_the_default(
     )
 
 
+def _variance_budget(plan: Plan) -> tuple[float, float, float]:
+    """A local plan's γ1, γ2 (at its tester's ε) and its variance W = γ1²/n1 + γ2²/n2."""
+    tester = plan.tester_query
+    gamma1, gamma2 = debias_factor(tester.eps1), debias_factor(tester.eps2)
+    return gamma1, gamma2, gamma1**2 / plan.n_users_group1 + gamma2**2 / plan.n_users_group2
+
+
+def _variance_family_sizes(
+    plan: Plan, rule: AllocationRule, cost1: float, cost2: float, n2: int | None
+) -> tuple[int, int] | None:
+    """A local plan's allocation on its own variance family (the module docstring): the
+    cheapest sizes with the plan's W at its tester's ε (``cost``), or the given n2 with the
+    n1 that keeps W (``fixed-n2``; None when n2 ≤ γ2²/W, which alone uses up W)."""
+    gamma1, gamma2, budget = _variance_budget(plan)
+    own = (plan.n_users_group1, plan.n_users_group2)
+    if rule is AllocationRule.COST:
+        exact = variance_split(*own, gamma1, gamma2, cost1, cost2)
+        sizes = (math.ceil(exact[0]), math.ceil(exact[1]))
+        # the plan's own sizes are a member: rounding up never makes the rule dearer
+        own_cost, cost = (cost1 * n[0] + cost2 * n[1] for n in (own, sizes))
+        return own if own_cost <= cost else sizes
+    assert n2 is not None
+    remaining = budget - gamma2**2 / n2
+    if remaining <= 0:
+        return (own[0], n2) if own[1] <= n2 else None
+    least = math.ceil(gamma1**2 / remaining)
+    return (min(least, own[0]) if own[1] <= n2 else least), n2
+
+
+def _local_allocation(
+    plan: Plan,
+    rule: AllocationRule,
+    cost1: float,
+    cost2: float,
+    n2: int | None,
+    table: ConstantTable,
+) -> Allocation:
+    """``cost`` or ``fixed-n2`` in the local model: on the paper plan's variance family,
+    or on the default plan's where that costs less (needs fewer group-1 users), run by the
+    default's tester (``Split.FEWEST``). The default's tester can sit at another point (ε
+    on the ladder where the paper split caps it at 1, say), and its own sizes are a member
+    of its family, so the allocation never does worse than the default's sizes."""
+    families = [plan]
+    default = make_plan(plan.query, table, split=Split.FEWEST)
+    if (
+        plan.coverage is Coverage.CALIBRATED
+        and default.coverage is Coverage.CALIBRATED
+        and Setting.from_key(default.protocol).model is Model.LOCAL
+    ):
+        families.append(default)
+
+    def worth(sizes: tuple[int, int] | None) -> float:
+        if sizes is None:
+            return math.inf
+        return cost1 * sizes[0] + cost2 * sizes[1] if rule is AllocationRule.COST else sizes[0]
+
+    found = [_variance_family_sizes(family, rule, cost1, cost2, n2) for family in families]
+    best = min(range(len(families)), key=lambda index: worth(found[index]))
+    sizes = found[best]
+    if sizes is None:
+        assert n2 is not None
+        floor = min(gamma2**2 / budget for _, gamma2, budget in map(_variance_budget, families))
+        return Allocation(
+            rule,
+            None,
+            None,
+            (
+                f"n2 = {n2:,} leaves no variance budget: group 2 needs more than "
+                f"{math.ceil(floor):,} users"
+            ),
+            cost1,
+            cost2,
+        )
+    if best == 0:
+        how = (
+            "n_g ∝ γ_g/√c_g at the paper plan's variance"
+            if rule is AllocationRule.COST
+            else "same variance W = γ1²/n1 + γ2²/n2 as the paper's plan"
+        )
+        return Allocation(rule, *sizes, how, cost1, cost2)
+    better = "costs less than" if rule is AllocationRule.COST else "needs fewer group-1 users than"
+    how = (
+        "the default split's tester (--allocation fewest) on its own variance W = "
+        f"γ1²/n1 + γ2²/n2, which {better} the paper plan's"
+    )
+    return Allocation(rule, *sizes, how, cost1, cost2, Split.FEWEST)
+
+
 def _allocate(
     plan: Plan,
     rule: AllocationRule,
@@ -260,7 +350,7 @@ def _allocate(
     table = constants or default_constants()
     paper = (plan.n_users_group1, plan.n_users_group2)
     if rule is AllocationRule.PAPER:
-        return Allocation(rule, *paper, "the paper's rule", cost1, cost2)
+        return Allocation(rule, *paper, PAPER_RULE, cost1, cost2)
     if rule is AllocationRule.FEWEST:
         return Allocation(rule, *paper, "the plan's own split", cost1, cost2)
     n2: int | None = None
@@ -280,39 +370,8 @@ def _allocate(
         )
     model = Setting.from_key(plan.protocol).model
     if model is Model.LOCAL:
-        tester = plan.tester_query
-        gamma1, gamma2 = debias_factor(tester.eps1), debias_factor(tester.eps2)
-        if rule is AllocationRule.COST:
-            exact = variance_split(*paper, gamma1, gamma2, cost1, cost2)
-            sizes = (math.ceil(exact[0]), math.ceil(exact[1]))
-            found = Allocation(
-                rule, *sizes, "n_g ∝ γ_g/√c_g at the paper plan's variance", cost1, cost2
-            )
-            return _no_dearer_than_the_default(plan, found, table)
-        assert n2 is not None
-        budget = gamma1**2 / paper[0] + gamma2**2 / paper[1]  # W: the variance to keep
-        remaining = budget - gamma2**2 / n2
-        if remaining <= 0:
-            return Allocation(
-                rule,
-                None,
-                None,
-                (
-                    f"n2 = {n2:,} leaves no variance budget: group 2 needs more than "
-                    f"{math.ceil(gamma2**2 / budget):,} users"
-                ),
-                cost1,
-                cost2,
-            )
-        return Allocation(
-            rule,
-            math.ceil(gamma1**2 / remaining),
-            n2,
-            "same variance W = γ1²/n1 + γ2²/n2 as the paper's plan",
-            cost1,
-            cost2,
-        )
-    members = [*_family(plan, table), (*paper, "the paper's rule"), *_default_member(plan, table)]
+        return _local_allocation(plan, rule, cost1, cost2, n2, table)
+    members = [*_family(plan, table), (*paper, PAPER_RULE), *_default_member(plan, table)]
     if rule is AllocationRule.COST:
         n1_best, n2_best, how = min(members, key=lambda m: (cost1 * m[0] + cost2 * m[1], m[0]))
         found = Allocation(rule, n1_best, n2_best, how, cost1, cost2)
@@ -366,10 +425,9 @@ def allocated_plan(
         return replace(group, n_users=size)
 
     groups = (resized(base.groups[0], n1), resized(base.groups[1], n2))
-    note = (
-        f"allocation {allocation.rule.value}: {allocation.reason} (the paper's rule: "
-        f"n1 = {plan.n_users_group1:,}, n2 = {plan.n_users_group2:,})"
-    )
+    note = f"allocation {allocation.rule.value}: {allocation.reason}"
+    if (n1, n2) != (plan.n_users_group1, plan.n_users_group2):
+        note += f" (the paper's rule: n1 = {plan.n_users_group1:,}, n2 = {plan.n_users_group2:,})"
     # lines about the paper's split that the allocated sizes make stale
     kept = tuple(
         w

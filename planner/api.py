@@ -263,15 +263,10 @@ def solve_answer(
     accounting: object = "exact",
 ) -> Solution:
     """``planner solve``: exactly one of n1, n2, alpha, eps2 is left out (None)."""
-    from planner.solve import Unknown
+    from planner.solve import left_out
     from planner.solve import solve as solve_for
 
-    given = {"n1": n1, "n2": n2, "alpha": alpha, "eps2": eps2}
-    missing = [name for name, value in given.items() if value is None]
-    if len(missing) != 1:
-        raise InputError(
-            "unknown", ",".join(missing) or "none", "exactly one of n1, n2, alpha, eps2 left out"
-        )
+    unknown = left_out({"n1": n1, "n2": n2, "alpha": alpha, "eps2": eps2})
     template = Query.build(
         model,
         coin,
@@ -283,7 +278,7 @@ def solve_answer(
         beta,
         accounting,
     )
-    return solve_for(template, Unknown(missing[0]), n1=n1, n2=n2)
+    return solve_for(template, unknown, n1=n1, n2=n2)
 
 
 def solve_document(**inputs: Any) -> dict[str, Any]:

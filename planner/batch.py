@@ -33,7 +33,7 @@ from planner.files import csv_text
 from planner.inputs import DEFAULT_BETA, InputError, Query
 from planner.limits import BATCH_SCENARIOS_MAX, check_file_size
 from planner.plan import Plan
-from planner.solve import Unknown, solve
+from planner.solve import Unknown, left_out, solve
 
 BATCH_SCHEMA = "planner.batch/1"
 FIELDS = (
@@ -128,6 +128,14 @@ def _csv_scenarios(path: Path, text: str) -> list[dict[str, Any]]:
         if not header or not any(name.strip() for name in header):
             raise InputError("file", str(path), "CSV with a header row of field names")
         header = [name.strip() for name in header]
+        unknown = [name for name in header if name and name not in FIELDS]
+        if unknown:  # a file without its header row reads its first scenario as one
+            raise InputError(
+                "file",
+                str(path),
+                f"CSV whose first row names fields among {', '.join(FIELDS)} (it has "
+                f"{unknown[0]!r}: is the header row missing?)",
+            )
         scenarios = []
         for line, cells in enumerate(reader, start=2):
             if not any(cell.strip() for cell in cells):
@@ -190,7 +198,7 @@ def _validated_row(arguments: tuple[dict[str, Any], int | str, int]) -> dict[str
         return row
     row["validation_seed"] = seed
     # exactly what `planner validate <the row's query> --seed <seed>` runs (a solve row:
-    # with --allocation paper, the split its plan keeps)
+    # at its solved value with --allocation fixed-n2 --n2 <its n2>, the split solve weighs)
     try:
         report = validate(
             checked.query, trials=trials, seed=seed, path=PathChoice.AUTO, checked_plan=checked
@@ -264,12 +272,7 @@ def _plan_into(row: dict[str, Any], scenario: dict[str, Any]) -> Plan | None:
 
 
 def _solve_into(row: dict[str, Any], scenario: dict[str, Any]) -> Plan | None:
-    missing = [name for name in ("n1", "n2", "alpha", "eps2") if scenario.get(name) is None]
-    if len(missing) != 1:
-        raise InputError(
-            "unknown", ",".join(missing) or "none", "exactly one of n1, n2, alpha, eps2 left out"
-        )
-    unknown = Unknown(missing[0])
+    unknown = left_out(scenario)
     template = _query(
         scenario,
         scenario.get("alpha", 0.5),

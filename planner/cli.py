@@ -628,10 +628,11 @@ def solve(
             if unknown in (Unknown.N1, Unknown.N2)
             else f"{solution.value:.6g}"
         )
+        sizes = solution.plan.n_users_group1, solution.plan.n_users_group2
         typer.echo(
-            f"{unknown.value} = {shown}   ({solution.reason}; the paper's split needs n1 = "
-            f"{solution.plan.n_users_group1:,}, n2 = {solution.plan.n_users_group2:,}, "
-            f"constant {solution.plan.constant_source.value})"
+            f"{unknown.value} = {shown}   ({solution.reason}; run as n1 = {sizes[0]:,}, "
+            f"n2 = {sizes[1]:,}, which planner validate --allocation fixed-n2 --n2 "
+            f"{sizes[1]} checks; constant {solution.plan.constant_source.value})"
             + (
                 f"; {tester_point_words(solution.plan)}"
                 if solution.plan.tester_point is not None

@@ -137,7 +137,11 @@ def solution_to_dict(solution: Solution) -> dict[str, Any]:
 def _number(value: float | None, digits: int = 4) -> str:
     if value is None:
         return "—"
-    return f"{value:,.{digits}g}" if abs(value) < 1e6 else f"{value:.{digits}e}"
+    if abs(value) >= 1e6:
+        return f"{value:.{digits}e}"
+    if abs(value) >= 10**digits:  # "13,260", not "1.326e+04" beside "5,327"
+        return f"{value:,.0f}"
+    return f"{value:,.{digits}g}"
 
 
 def plan_renderables(plan: Plan) -> list[Any]:
@@ -155,7 +159,9 @@ def plan_renderables(plan: Plan) -> list[Any]:
     table = Table(title=title, title_justify="left")
     table.add_column("")
     for group in plan.groups:
-        table.add_column(f"{group.name} (ε = {group.eps:g})", justify="right")
+        asked = query.eps1 if group.name == "group 1" else query.eps2
+        header = f"ε = {asked:g}" if asked == group.eps else f"ε = {asked:g}, run at {group.eps:g}"
+        table.add_column(f"{group.name} ({header})", justify="right")
     rows: list[tuple[str, list[str]]] = [
         ("users needed", [f"{g.n_users:,}" for g in plan.groups]),
         ("homogeneous baseline", [f"{g.baseline_n_users:,}" for g in plan.groups]),
@@ -178,7 +184,7 @@ def plan_renderables(plan: Plan) -> list[Any]:
     lines = [
         f"theorem: {plan.reference}   bound: {plan.bound_key}   dominant term: "
         f"{plan.dominant_term}",
-        f"constant: {plan.constant_source.value} (C = {plan.constant_multiplier:g}, "
+        f"constant: {plan.constant_source.value} (C = {plan.constant_multiplier:.4g}, "
         f"constants {plan.constants_version}); coverage: {plan.coverage.value}",
     ]
     line = repetition_line(plan)
@@ -476,12 +482,18 @@ def allocation_renderable(allocation: Any, plan: Plan) -> Any:
         return Text(
             f"allocation {allocation.rule.value}: infeasible — {allocation.reason}", style="red"
         )
+    from planner.allocation import PAPER_RULE
+
     paper_cost = allocation.cost1 * plan.n_users_group1 + allocation.cost2 * plan.n_users_group2
+    how = (
+        " (the paper's rule's own sizes)"
+        if allocation.reason == PAPER_RULE
+        else f" vs {paper_cost:,.6g} with the paper's rule ({allocation.reason})"
+    )
     return Text(
         f"allocation {allocation.rule.value}: n1 = {allocation.n_users_group1:,}, n2 = "
-        f"{allocation.n_users_group2:,}, cost {allocation.cost:,.6g} vs {paper_cost:,.6g} with "
-        f"the paper's rule ({allocation.reason}); check it with planner validate "
-        f"--allocation {allocation.rule.value}"
+        f"{allocation.n_users_group2:,}, cost {allocation.cost:,.6g}{how}; check it with "
+        f"planner validate --allocation {allocation.rule.value}"
     )
 
 

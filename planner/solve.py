@@ -1,29 +1,35 @@
 """Solve for one unknown, the statsmodels ``solve_power`` way.
 
 Exactly one of ``n1``, ``n2``, ``alpha``, ``eps2`` is left out; the others are fixed and
-the answer is the best value of the unknown for which the plan fits the given user
-counts: the fewest users (n1, n2), the smallest detectable distance (α) or the
-strongest privacy for group 2 (the smallest ε2). A plan *fits* when it needs at most
-``n1`` users in group 1 and at most ``n2`` in group 2. An unknown with no fitting value
-is reported as infeasible with the reason, never as a bracket endpoint.
+the answer is the best value of the unknown for which a plan fits the given user counts:
+the fewest users (n1, n2), the smallest detectable distance (α) or the strongest privacy
+for group 2 (the smallest ε2). A plan *fits* when it needs at most ``n1`` users in group 1
+and at most ``n2`` in group 2. An unknown with no fitting value is reported as infeasible
+with the reason, never as a bracket endpoint.
 
-Plans here keep the paper's split (``Split.PAPER``): given group sizes are a trade-off
-between the groups, and under that split each group's need falls as its own budget or α
-grows, which the bisections rely on. The default split (the fewest users in all) may move
-users from one group to the other as a parameter changes.
+The plans weighed are every split ``planner plan --allocation fixed-n2`` weighs (the
+paper split's family of valid protocols and the default plan's, ``planner.allocation``):
+given n2 users in group 2, the plan that needs the fewest in group 1. A group's given
+size is a trade-off between the groups, so the answer may run a split other than the
+default's (the solution's plan says which, and ``planner validate --allocation fixed-n2
+--n2 N`` checks it). With more users in either group every one of those plans still fits,
+and with a larger α or ε2 each needs no more, which the searches rely on.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import partial
 
 import numpy as np
 
+from planner.allocation import AllocationRule, allocate, allocated_plan
 from planner.constants import ConstantTable
-from planner.formulas.search import least_passing
+from planner.formulas.search import least_passing, least_passing_integer
 from planner.inputs import (
     EPS_MAX,
     EPS_MIN,
@@ -35,13 +41,11 @@ from planner.inputs import (
 )
 from planner.plan import Coverage, Plan, Split, plan
 
-OTHER_SPLITS = (
-    " (solve keeps the paper's split; planner plan --allocation cost or fixed-n2 weighs "
-    "other splits between the groups)"
-)
-"""Ends every infeasible answer's reason."""
 ALPHA_FLOOR = 1e-6
 RELATIVE_PRECISION = 1e-9
+SCAN_POINTS = 80
+"""Geometric steps over the searched range of α or ε2 (about 1.2× apart) looking for the
+first value whose plan fits (``_smallest_satisfying``)."""
 COVERED_SCAN_POINTS = 400
 """Geometric steps from an uncovered answer up to the range's top, looking for a covered one
 (0.2 % apart over α ∈ [1e-4, 1])."""
@@ -52,6 +56,16 @@ class Unknown(StrEnum):
     N2 = "n2"
     ALPHA = "alpha"
     EPS2 = "eps2"
+
+
+def left_out(given: dict[str, object]) -> Unknown:
+    """The one of n1, n2, alpha, eps2 that ``given`` leaves out (None or absent), or an
+    :class:`InputError` naming the ones left out."""
+    missing = [unknown.value for unknown in Unknown if given.get(unknown.value) is None]
+    if len(missing) != 1:
+        shown = ", ".join(missing) + " left out" if missing else "none left out"
+        raise InputError("unknown", shown, "exactly one of n1, n2, alpha, eps2 left out")
+    return Unknown(missing[0])
 
 
 @dataclass(frozen=True)
@@ -69,27 +83,64 @@ class Solution:
 
 
 def _paper_plan(query: Query, constants: ConstantTable | None) -> Plan:
-    """Every plan here: the paper's split (module docstring)."""
+    """The paper split's plan: the family the allocations are built around."""
     return plan(query, constants, split=Split.PAPER)
 
 
-def _fits(candidate: Plan, n1: int, n2: int) -> bool:
+def _fits(candidate: Plan, n1: float, n2: float) -> bool:
     return candidate.n_users_group1 <= n1 and candidate.n_users_group2 <= n2
 
 
-def _smallest_satisfying(
-    make_plan: Callable[[float], Plan], accept: Callable[[Plan], bool], low: float, high: float
-) -> float | None:
-    """Smallest x in [low, high] whose plan is accepted, by bisection on log x.
+def fitting_plan(
+    query: Query, n1: int | None, n2: int, constants: ConstantTable | None = None
+) -> Plan | None:
+    """The plan that n2 users in group 2 run with the fewest in group 1 (``--allocation
+    fixed-n2``), when it needs at most ``n1`` (None: any number); None when none fits.
 
-    ``accept`` must be monotone in x (false, then true): plans need fewer users as α
-    grows, and group 2 needs fewer as ε2 grows (property-tested).
+    Outside the covered region no split but the paper's is sized, and the paper split's
+    plan is returned when it fits (an extrapolated plan: :func:`solve` answers at the
+    covered region's edge instead).
     """
-    if not accept(make_plan(high)):
+    paper = _paper_plan(query, constants)
+    if paper.coverage not in (Coverage.CALIBRATED, Coverage.NONE):
+        return paper if _fits(paper, math.inf if n1 is None else n1, n2) else None
+    allocation = allocate(paper, AllocationRule.FIXED_N2, n2=n2, constants=constants)
+    if allocation.n_users_group1 is None or (n1 is not None and allocation.n_users_group1 > n1):
         return None
-    if accept(make_plan(low)):
+    return allocated_plan(paper, allocation, constants)
+
+
+def _bisected(accept: Callable[[float], bool], low: float, high: float) -> float | None:
+    """Smallest x in [low, high] with ``accept(x)``, monotone (false, then true), by
+    bisection on log x; None when ``high`` is not accepted."""
+    if not accept(high):
+        return None
+    if accept(low):
         return low
-    return least_passing(lambda x: accept(make_plan(x)), low, high, RELATIVE_PRECISION)
+    return least_passing(accept, low, high, RELATIVE_PRECISION)
+
+
+def _smallest_satisfying(
+    make_plan: Callable[[float], Plan | None], low: float, high: float
+) -> float | None:
+    """The smallest x in [low, high] with a fitting plan (not None): the first of
+    ``SCAN_POINTS`` geometric steps that fits, then bisection on log x back from it.
+
+    A plan at a smaller α or ε2 also serves a larger one, so the answer is the least
+    fitting value, not the edge of a monotone region: the fewest-users plan's sizes can
+    move between the groups as α or ε2 grows (at ε2 above ε1 the groups swap roles), so
+    whether given sizes fit is not monotone over the whole range (the scan finds the
+    first window that fits; wiggles narrower than a step can be missed).
+    """
+    scan = [float(v) for v in np.geomspace(low, high, SCAN_POINTS)]
+    for index, value in enumerate(scan):
+        if make_plan(value) is not None:
+            if index == 0:
+                return value
+            return least_passing(
+                lambda x: make_plan(x) is not None, scan[index - 1], value, RELATIVE_PRECISION
+            )
+    return None
 
 
 def solve(
@@ -116,29 +167,36 @@ def solve(
         and solution.plan.coverage is Coverage.EXTRAPOLATED
         and unknown in (Unknown.ALPHA, Unknown.EPS2)
     ):
-        # Both needs fall as α or ε2 grow, so every larger value fits too: the answer is
-        # the smallest larger value whose plan is covered (a scan, as coverage is a box).
+        # Every larger value fits too: the answer is the smallest larger value whose plan
+        # is covered (a scan, as coverage is a box).
         field, top = ("alpha", 1.0) if unknown is Unknown.ALPHA else ("eps2", EPS_MAX)
 
-        def covered_at(value: float) -> Plan:
+        def query_at(value: float) -> Query:
             if field == "alpha":
-                return _paper_plan(replace(query_template, alpha=value), constants)
-            return _paper_plan(replace(query_template, eps2=value), constants)
+                return replace(query_template, alpha=value)
+            return replace(query_template, eps2=value)
 
         def covered(value: float) -> bool:
-            return covered_at(value).coverage is not Coverage.EXTRAPOLATED
+            return _paper_plan(query_at(value), constants).coverage is not Coverage.EXTRAPOLATED
 
         scan = [float(v) for v in np.geomspace(solution.value, top, COVERED_SCAN_POINTS)]
         for below, value in itertools.pairwise(scan):
             if covered(value):  # the covered edge lies in (below, value]: bisect to it
                 edge = least_passing(covered, below, value, RELATIVE_PRECISION)
-                solution = Solution(
-                    unknown,
-                    edge,
-                    f"{solution.reason}, within the covered region (a smaller value would "
-                    "need an extrapolated plan)",
-                    covered_at(edge),
+                at_edge = fitting_plan(
+                    query_at(edge),
+                    check_integer("n1", n1, 1),
+                    check_integer("n2", n2, 1),
+                    constants,
                 )
+                if at_edge is not None:
+                    solution = Solution(
+                        unknown,
+                        edge,
+                        f"{solution.reason}, within the covered region (a smaller value "
+                        "would need an extrapolated plan)",
+                        at_edge,
+                    )
                 break
     if solution.plan is not None and solution.plan.coverage is Coverage.EXTRAPOLATED:
         return Solution(
@@ -151,8 +209,6 @@ def solve(
             ),
             None,
         )
-    if not solution.feasible:  # other splits may fit: say where to look
-        solution = replace(solution, reason=f"{solution.reason}{OTHER_SPLITS}")
     return solution
 
 
@@ -165,86 +221,113 @@ def _solve(
 ) -> Solution:
     n1_ = None if n1 is None else check_integer("n1", n1, 1)
     n2_ = None if n2 is None else check_integer("n2", n2, 1)
-    if unknown in (Unknown.N1, Unknown.N2):
-        base = _paper_plan(query_template, constants)
-        given_name, given, needed = (
-            ("n2", n2_, base.n_users_group2)
-            if unknown is Unknown.N1
-            else ("n1", n1_, base.n_users_group1)
-        )
-        if given is None:
-            raise InputError(given_name, None, "given when solving for " + unknown.value)
-        if given < needed:
+    if unknown is Unknown.N1:
+        if n2_ is None:
+            raise InputError("n2", None, "given when solving for n1")
+        found = fitting_plan(query_template, None, n2_, constants)
+        if found is None:
             return Solution(
                 unknown,
                 None,
                 (
-                    f"{given_name} = {given:,} is below the {needed:,} users that group needs at "
-                    f"these α, ε1, ε2 under the paper's split; no {unknown.value} compensates there"
+                    f"n2 = {n2_:,} is below the group-2 users every split needs at these α, "
+                    "ε1, ε2; no n1 compensates there"
                 ),
                 None,
             )
-        users = base.n_users_group1 if unknown is Unknown.N1 else base.n_users_group2
-        return Solution(unknown, float(users), "fewest users for this group", base)
+        return Solution(
+            unknown, float(found.n_users_group1), "fewest group-1 users with these n2", found
+        )
+    if unknown is Unknown.N2:
+        if n1_ is None:
+            raise InputError("n1", None, "given when solving for n2")
+        given_n1 = n1_
+        # a plan that fits in some n2 fits in every larger one: the fewest n2 is found by
+        # doubling, then bisection (up to the largest group any split of the query needs)
+        paper = _paper_plan(query_template, constants)
+        most = max(paper.n_users_group1, paper.n_users_group2) * 2**20
+        least = least_passing_integer(
+            lambda size: fitting_plan(query_template, given_n1, size, constants) is not None,
+            1,
+            most=most,
+        )
+        found = None if least is None else fitting_plan(query_template, given_n1, least, constants)
+        if least is None or found is None:
+            return Solution(
+                unknown,
+                None,
+                (
+                    f"n1 = {given_n1:,} is below the group-1 users every split needs at these "
+                    "α, ε1, ε2; no n2 compensates there"
+                ),
+                None,
+            )
+        return Solution(unknown, float(least), "fewest group-2 users with these n1", found)
 
     if n1_ is None or n2_ is None:
         missing = "n1" if n1_ is None else "n2"
         raise InputError(missing, None, f"given when solving for {unknown.value}")
+    given = (n1_, n2_)
+    low, high = (ALPHA_FLOOR, 1.0) if unknown is Unknown.ALPHA else (EPS_MIN, EPS_MAX)
+
+    def query_at(value: float) -> Query:
+        if unknown is Unknown.ALPHA:
+            return replace(query_template, alpha=value)
+        return replace(query_template, eps2=value)
+
+    def fitting(value: float) -> Plan | None:
+        return fitting_plan(query_at(value), *given, constants)
+
+    def split_fits(split: Split, value: float, group2_only: bool = False) -> bool:
+        made = plan(query_at(value), constants, split=split)
+        return made.n_users_group2 <= n2_ and (group2_only or made.n_users_group1 <= n1_)
+
+    # Each split's own plan, exactly: each group's need falls as α grows, and group 2's
+    # as ε2 grows (property-tested), so the least value at which a split fits is a
+    # bisection's; group 1's need does not fall with ε2 (in the shuffle model a stronger
+    # group 2 lets group 1 give less), so it is checked where group 2 first fits. The
+    # wider family of splits (``fitting_plan``) by a scan; the answer is the least.
+    answers: list[float] = []
+    for split in (Split.PAPER, Split.FEWEST):
+        exact = _bisected(
+            partial(split_fits, split, group2_only=unknown is Unknown.EPS2), low, high
+        )
+        if exact is not None and split_fits(split, exact):
+            answers.append(exact)
+    wide = _smallest_satisfying(fitting, low, high)
+    if wide is not None:
+        answers.append(wide)
+    if not answers:
+        worst = _paper_plan(query_at(high), constants)
+        symbol = "α" if unknown is Unknown.ALPHA else "ε2"
+        return Solution(
+            unknown,
+            None,
+            (
+                f"even {symbol} = {high:g} needs more users than given (the paper's split: "
+                f"n1 = {worst.n_users_group1:,}, n2 = {worst.n_users_group2:,})"
+            ),
+            None,
+        )
+    value = min(answers)
+    solved = fitting(value)
+    # ε2 = ε1 is where the groups swap the paper's roles; rounding makes the counts jump
+    # there, and bisection can only approach that threshold from above: try it exactly.
+    if unknown is Unknown.EPS2 and abs(value - query_template.eps1) <= 1e-6 * value:
+        at_swap = fitting(query_template.eps1)
+        if at_swap is not None:
+            value, solved = query_template.eps1, at_swap
+    assert solved is not None  # the paper's plan is one of those fitting_plan weighs
     if unknown is Unknown.ALPHA:
-
-        def plan_at(alpha: float) -> Plan:
-            return _paper_plan(replace(query_template, alpha=alpha), constants)
-
-        value = _smallest_satisfying(plan_at, lambda p: _fits(p, n1_, n2_), ALPHA_FLOOR, 1.0)
-        if value is None:
-            worst = plan_at(1.0)
-            return Solution(
-                unknown,
-                None,
-                (f"even α = 1 needs n1 = {worst.n_users_group1:,}, n2 = {worst.n_users_group2:,}"),
-                None,
-            )
         reason = (
             "smallest detectable total-variation distance α"
             if value > ALPHA_FLOOR
             else f"every α ≥ {ALPHA_FLOOR:g} (the search floor) fits"
         )
-        return Solution(unknown, value, reason, plan_at(value))
-
-    def plan_with(eps2: float) -> Plan:
-        return _paper_plan(replace(query_template, eps2=eps2), constants)
-
-    # Group 2's need falls as ε2 grows; group 1's need does not fall (in the shuffle
-    # model it grows: a larger group 2 helps group 1). So the smallest ε2 that group 2
-    # affords is also the best point for group 1: check group 1 there.
-    value = _smallest_satisfying(plan_with, lambda p: p.n_users_group2 <= n2_, EPS_MIN, EPS_MAX)
-    if value is None:
-        return Solution(
-            unknown,
-            None,
-            (f"even ε2 = {EPS_MAX:g} needs n2 = {plan_with(EPS_MAX).n_users_group2:,} users"),
-            None,
+    else:
+        reason = (
+            "smallest ε2 (strongest privacy for group 2)"
+            if value > EPS_MIN
+            else f"the smallest ε2 the planner accepts ({EPS_MIN:g}) already fits"
         )
-    solved = plan_with(value)
-    # ε2 = ε1 is where the groups swap the paper's roles; rounding makes the counts jump
-    # there, and bisection can only approach that threshold from above: try it exactly.
-    if abs(value - query_template.eps1) <= 1e-6 * value:
-        at_swap = plan_with(query_template.eps1)
-        if _fits(at_swap, n1_, n2_):
-            value, solved = query_template.eps1, at_swap
-    if solved.n_users_group1 > n1_:
-        return Solution(
-            unknown,
-            None,
-            (
-                f"at the smallest ε2 = {value:.6g} that n2 = {n2_:,} affords, group 1 needs "
-                f"{solved.n_users_group1:,} > n1 = {n1_:,} users"
-            ),
-            None,
-        )
-    reason = (
-        "smallest ε2 (strongest privacy for group 2)"
-        if value > EPS_MIN
-        else f"the smallest ε2 the planner accepts ({EPS_MIN:g}) already fits"
-    )
     return Solution(unknown, value, reason, solved)

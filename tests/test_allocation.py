@@ -282,3 +282,34 @@ def test_an_infeasible_allocation_is_refused_like_validate_refuses_it(capsys) ->
     assert err.startswith("error: invalid allocation") and "n2 = 1,000" in err
     assert main(["validate", *flags]) == 2
     assert capsys.readouterr().err == err
+
+
+def test_local_allocations_weigh_the_default_testers_own_variance_family() -> None:
+    """Local private coin, k = 53, α = 0.49, ε = (20, 0.1), β = 0.05: the paper split's
+    tester runs group 1 at ε = 1 (its cap), the default's on the ladder at ε = 16, whose
+    γ1 is far smaller. Given twice the default's group 2, the W-family of the default's
+    tester needs n1 = γ1²/(W − γ2²/n2) (hand formula below), far fewer than the paper's
+    family (a fresh-user review: the local fixed-n2 path never weighed the default), and
+    those sizes, run by the default's tester, pass."""
+    query = make_query("local-private", k=53, alpha=0.49, eps1=20.0, eps2=0.1, beta=0.05)
+    paper, default = plan(query, split=Split.PAPER), plan(query)
+    assert (paper.tester_query.eps1, default.tester_query.eps1) == (1.0, 16.0)
+    given = 2 * default.n_users_group2
+    fixed = allocate(paper, AllocationRule.FIXED_N2, n2=given)
+    assert fixed.split is Split.FEWEST and fixed.n_users_group2 == given
+    g1, g2 = debias_factor(16.0), debias_factor(0.1)
+    budget = g1**2 / default.n_users_group1 + g2**2 / default.n_users_group2
+    assert fixed.n_users_group1 == math.ceil(g1**2 / (budget - g2**2 / given))
+    paper_family = debias_factor(1.0) ** 2 / (
+        debias_factor(1.0) ** 2 / paper.n_users_group1
+        + g2**2 / paper.n_users_group2
+        - g2**2 / given
+    )
+    assert fixed.n_users_group1 < 0.5 * paper_family
+    # at unit costs the cost rule is the default's own sizes (its family's cheapest)
+    cheap = allocate(paper, AllocationRule.COST)
+    assert cheap.cost <= default.total_users and cheap.split is Split.FEWEST
+    report = validate(
+        query, n1=fixed.n_users_group1, n2=fixed.n_users_group2, seed=31, split=Split.FEWEST
+    )
+    assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]

@@ -95,24 +95,26 @@ def test_compare_is_every_covered_setting_cheapest_first(capsys) -> None:
 
 
 def test_solve_document_solves_the_left_out_parameter() -> None:
-    solved = api.solve_document(model="central", k=1000, alpha=0.1, eps1=1, n1=10000, n2=400000)
+    """The smallest ε2 at which n2 = 400,000 users in group 2 leave group 1 at most
+    10,000 (``--allocation fixed-n2``): its plan fits, and 0.1 % less ε2 needs more
+    group-1 users. Far below the paper split's own answer, whose group 2 is a fixed
+    multiple of group 1: the family subsamples group 2 from its 400,000 users."""
+    from planner.allocation import AllocationRule, allocate
+
+    asked = dict(model="central", k=1000, alpha=0.1, eps1=1)
+    solved = api.solve_document(**asked, n1=10000, n2=400000)
     assert solved["unknown"] == "eps2" and solved["feasible"]
-    check = plan(
-        _library_query(
-            dict(model="central", k=1000, alpha=0.1, eps1=1, eps2=0) | {"eps2": solved["value"]}
-        ),
-        split=Split.PAPER,  # solve keeps the paper's split (given sizes are a trade-off)
-    )
-    assert check.n_users_group2 <= 400000 and check.n_users_group1 <= 10000
-    # the smallest such ε2: a little less needs more than the 400,000 group-2 users
-    below = plan(
-        _library_query(
-            dict(model="central", k=1000, alpha=0.1, eps1=1, eps2=0)
-            | {"eps2": solved["value"] * 0.999}
-        ),
-        split=Split.PAPER,
-    )
-    assert below.n_users_group2 > 400000
+    assert (solved["plan"]["n_users_group1"], solved["plan"]["n_users_group2"]) <= (10000, 400000)
+
+    def group1_needs(eps2: float) -> int | None:
+        paper = plan(_library_query(asked | {"eps2": eps2}), split=Split.PAPER)
+        return allocate(paper, AllocationRule.FIXED_N2, n2=400000).n_users_group1
+
+    assert group1_needs(solved["value"]) <= 10000
+    below = group1_needs(solved["value"] * 0.999)
+    assert below is None or below > 10000
+    paper_alone = plan(_library_query(asked | {"eps2": solved["value"]}), split=Split.PAPER)
+    assert paper_alone.n_users_group2 > 400000
     with pytest.raises(InputError) as caught:
         api.solve_document(model="central", k=1000, alpha=0.1, eps1=1, eps2=0.5, n1=5, n2=5)
     assert caught.value.parameter == "unknown"
@@ -266,3 +268,47 @@ def test_outside_the_covered_region_a_plan_is_refused_with_the_cli_line(capsys) 
     with pytest.raises(InputError) as caught:
         api.plan_document(model="local", k=100, alpha=0.1, eps1=1, eps2=1, simulation_budget=-1)
     assert caught.value.parameter == "simulation-budget"
+
+
+def test_solve_weighs_every_split_fixed_n2_weighs_and_its_answer_validates(capsys) -> None:
+    """Central, k = 1000, α = 0.1, ε1 = 1, 50,000 users in each group (a fresh-user
+    review): solve kept the paper's split and answered ε2 = 0.128, while the default plan
+    at ε2 = 0.01 needs 17,502 + 17,502 and passes. Weighing the fixed-n2 allocation, the
+    answer is at most 0.01 (there the default's own sizes fit), its plan's sizes fit, and
+    the command its line names, ``planner validate --allocation fixed-n2 --n2 50000`` at
+    the solved ε2, checks those very sizes and passes (seeded)."""
+    from planner.cli import main
+
+    asked = dict(model="central", k=1000, alpha=0.1, eps1=1)
+    assert plan(_library_query(asked | {"eps2": 0.01})).n_users_group1 <= 50000
+    solved = api.solve_document(**asked, n1=50000, n2=50000)
+    assert solved["feasible"] and solved["value"] <= 0.01
+    sizes = solved["plan"]["n_users_group1"], solved["plan"]["n_users_group2"]
+    assert sizes[0] <= 50000 and sizes[1] == 50000
+    target = api.validation_query(**asked, eps2=solved["value"], allocation="fixed-n2", n2=sizes[1])
+    assert (target.n1, target.n2) == sizes
+    code = main(
+        [
+            "validate",
+            "--model",
+            "central",
+            "-k",
+            "1000",
+            "--alpha",
+            "0.1",
+            "--eps1",
+            "1",
+            "--eps2",
+            repr(solved["value"]),
+            "--allocation",
+            "fixed-n2",
+            "--n2",
+            str(sizes[1]),
+            "--seed",
+            "5",
+            "--json",
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["verdict"] == "pass"
+    assert (report["n_users_group1"], report["n_users_group2"]) == sizes

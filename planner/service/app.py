@@ -203,7 +203,8 @@ def create_app(
     @app.exception_handler(RequestValidationError)
     async def request_error(_: Request, error: RequestValidationError) -> JSONResponse:
         parameter, line = validation_line(error)
-        return _error(422, line, parameter)
+        unreadable = error.errors()[0].get("type") == "json_invalid"  # README: 400
+        return _error(400 if unreadable else 422, line, parameter)
 
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, error: HTTPException) -> JSONResponse:
