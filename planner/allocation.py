@@ -224,8 +224,6 @@ def _no_dearer_than_the_default(
     default's users at unit costs): for ``cost`` when they cost less; for ``fixed-n2``
     (``given_n2``) when the default's group 2 fits in the given n2 with fewer group-1
     users, or where no member fits (the given n2 is kept, as for a member)."""
-    if plan.coverage is not Coverage.CALIBRATED:
-        return found
     default = make_plan(plan.query, table, split=Split.FEWEST)
     if default.coverage is not Coverage.CALIBRATED:
         return found
@@ -287,20 +285,26 @@ def _local_allocation(
     cost2: float,
     n2: int | None,
     table: ConstantTable,
+    refused: Allocation | None = None,
 ) -> Allocation:
     """``cost`` or ``fixed-n2`` in the local model: on the paper plan's variance family,
     or on the default plan's where that costs less (needs fewer group-1 users), run by the
     default's tester (``Split.FEWEST``). The default's tester can sit at another point (ε
     on the ladder where the paper split caps it at 1, say), and its own sizes are a member
-    of its family, so the allocation never does worse than the default's sizes."""
-    families = [plan]
+    of its family, so the allocation never does worse than the default's sizes. With
+    ``refused`` (the paper's plan is not calibrated), the default's family alone, or that
+    refusal when the default is not calibrated either."""
+    families = [] if refused is not None else [plan]
     default = make_plan(plan.query, table, split=Split.FEWEST)
     if (
-        plan.coverage is Coverage.CALIBRATED
+        plan.coverage is not Coverage.NONE  # order or proof constants: the query alone
         and default.coverage is Coverage.CALIBRATED
         and Setting.from_key(default.protocol).model is Model.LOCAL
     ):
         families.append(default)
+    if not families:
+        assert refused is not None
+        return refused
 
     def worth(sizes: tuple[int, int] | None) -> float:
         if sizes is None:
@@ -324,7 +328,7 @@ def _local_allocation(
             cost1,
             cost2,
         )
-    if best == 0:
+    if families[best] is plan:
         how = (
             "n_g ∝ γ_g/√c_g at the paper plan's variance"
             if rule is AllocationRule.COST
@@ -358,8 +362,11 @@ def _allocate(
         if given_n2 is None:
             raise InputError("n2", None, "given with --allocation fixed-n2")
         n2 = check_integer("n2", given_n2, 1)
+    model = Setting.from_key(plan.protocol).model
     if plan.coverage not in (Coverage.CALIBRATED, Coverage.NONE):
-        return Allocation(
+        # the paper split's plan is outside the covered region (or simulated): only the
+        # default's own plan, where that one is calibrated (a review: solve crashed there)
+        refused = Allocation(
             rule,
             None,
             None,
@@ -368,7 +375,10 @@ def _allocate(
             cost1,
             cost2,
         )
-    model = Setting.from_key(plan.protocol).model
+        if model is Model.LOCAL:
+            return _local_allocation(plan, rule, cost1, cost2, n2, table, refused)
+        fixed = n2 if rule is AllocationRule.FIXED_N2 else None
+        return _no_dearer_than_the_default(plan, refused, table, fixed)
     if model is Model.LOCAL:
         return _local_allocation(plan, rule, cost1, cost2, n2, table)
     members = [*_family(plan, table), (*paper, PAPER_RULE), *_default_member(plan, table)]

@@ -127,6 +127,31 @@ class PlanAnswer:
         return document
 
 
+EXACT_MAX_SECONDS = 300.0
+"""The ``--exact`` search's cost limit: its estimated time (``simulation_seconds``, which
+errs long: about 4× on this project's machine), for the query's protocol and, for a
+public-coin query, the private-coin one it also searches. Checked before any simulation
+(a fuzz case, k = 100,000 with 50 trials, ran 81 s unbounded)."""
+
+
+def check_exact_cost(query: Query, trials: int) -> None:
+    """Refuse an ``--exact`` search estimated above ``EXACT_MAX_SECONDS``, naming the
+    estimate and what to lower."""
+    from planner.coverage import private_coin_twin, simulation_seconds
+
+    twin = private_coin_twin(query)
+    needed = simulation_seconds(query, trials) + (
+        0.0 if twin is None else simulation_seconds(twin, trials)
+    )
+    if needed > EXACT_MAX_SECONDS:
+        raise InputError(
+            "exact",
+            f"{trials} trials at k = {query.k:,}",
+            f"a search estimated within {EXACT_MAX_SECONDS:g} s (this one: about "
+            f"{needed:,.0f} s; fewer --trials, or planner validate for given sizes)",
+        )
+
+
 def plan_answer(
     *,
     model: object,
@@ -172,10 +197,10 @@ def plan_answer(
             if point is None
             else replace(query, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha)
         )
+        exact_trials = check_integer("trials", trials, 50, 10**6)
+        check_exact_cost(searched, exact_trials)
         exact_result = exact_plan(
-            searched,
-            trials=check_integer("trials", trials, 50, 10**6),
-            seed=check_integer("seed", seed, 0, 2**63 - 1),
+            searched, trials=exact_trials, seed=check_integer("seed", seed, 0, 2**63 - 1)
         )
     return PlanAnswer(result, allocated, exact_result)
 

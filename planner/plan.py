@@ -30,7 +30,7 @@ from planner.formulas.registry import (
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import ALL_SETTINGS, Coin, Model, Setting
 from planner.formulas.subsampling import subsampling_population, subsampling_population_ratio
-from planner.inputs import EPS_MIN, Accounting, Query, check_query, with_setting
+from planner.inputs import EPS_MAX, EPS_MIN, Accounting, Query, check_query, with_setting
 from planner.limits import SIMULATION_N_MAX
 
 if TYPE_CHECKING:
@@ -462,10 +462,12 @@ def strong_order_size(
     """The strong group's size with C = 1 at a (grid) point: what a node's C multiplies.
 
     A corner of a point outside the grid takes the point's own ε_strong times a grid
-    ratio, which can fall below the accepted ε: it is held at the floor (such a plan is
-    outside the covered region anyway, and never printed).
+    ratio, which can fall below the accepted ε or, by a rounding bit, above it (ε = 20 ×
+    ratio 1 ÷ ratio 1 gave 20.000000000000004, refused as an input): it is held in the
+    accepted range (below it, such a plan is outside the covered region anyway, and never
+    printed).
     """
-    eps_strong, eps_weak = max(eps_strong, EPS_MIN), max(eps_weak, EPS_MIN)
+    eps_strong, eps_weak = (min(max(eps, EPS_MIN), EPS_MAX) for eps in (eps_strong, eps_weak))
     point = Query(setting, k, alpha, eps_strong, eps_weak, delta, accounting=accounting)
     return run_sizes(
         point, eps_strong, eps_weak, 1.0, bound_key, accounting, compression

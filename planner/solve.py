@@ -44,6 +44,19 @@ from planner.plan import Coverage, Plan, Split, plan
 ALPHA_FLOOR = 1e-6
 RELATIVE_PRECISION = 1e-9
 SCAN_POINTS = 80
+WIDE_PRECISION = 1e-7
+NEAR_BELOW = 1e-4
+"""How far below the least value found so far the search over the wider family first
+looks (within one step): a family that fits there is bisected down to its edge."""
+LOOKAHEAD_STEPS = 12
+"""Steps (a factor of about 6.5 in all) below the least value found so far that the
+search over the wider family tries before it stops (a review: a shuffle family fitting at
+ε2 = 3.30 below a gap, where the splits' own plans first fit at 7.92)."""
+"""Relative precision of the bisection over the wider family (each step plans a family
+of up to 64 protocols); answers are then rounded up to ``SHOWN_DIGITS``."""
+SHOWN_DIGITS = 6
+"""Significant digits of a solved α or ε2: the answer is rounded up to them where its plan
+still fits, so the printed value is one that ``planner validate`` reproduces."""
 """Geometric steps over the searched range of α or ε2 (about 1.2× apart) looking for the
 first value whose plan fits (``_smallest_satisfying``)."""
 COVERED_SCAN_POINTS = 400
@@ -97,17 +110,20 @@ def fitting_plan(
     """The plan that n2 users in group 2 run with the fewest in group 1 (``--allocation
     fixed-n2``), when it needs at most ``n1`` (None: any number); None when none fits.
 
-    Outside the covered region no split but the paper's is sized, and the paper split's
-    plan is returned when it fits (an extrapolated plan: :func:`solve` answers at the
-    covered region's edge instead).
+    Where the paper split's plan is outside the covered region, only the default's own
+    plan is weighed (when it is calibrated), and else the paper split's plan is returned
+    when it fits (an extrapolated plan: :func:`solve` answers at the covered region's edge
+    instead).
     """
     paper = _paper_plan(query, constants)
-    if paper.coverage not in (Coverage.CALIBRATED, Coverage.NONE):
-        return paper if _fits(paper, math.inf if n1 is None else n1, n2) else None
     allocation = allocate(paper, AllocationRule.FIXED_N2, n2=n2, constants=constants)
-    if allocation.n_users_group1 is None or (n1 is not None and allocation.n_users_group1 > n1):
-        return None
-    return allocated_plan(paper, allocation, constants)
+    fewest = allocation.n_users_group1
+    if fewest is not None and (n1 is None or fewest <= n1):
+        return allocated_plan(paper, allocation, constants)
+    covered = paper.coverage in (Coverage.CALIBRATED, Coverage.NONE)
+    if not covered and _fits(paper, math.inf if n1 is None else n1, n2):
+        return paper
+    return None
 
 
 def _bisected(accept: Callable[[float], bool], low: float, high: float) -> float | None:
@@ -121,26 +137,58 @@ def _bisected(accept: Callable[[float], bool], low: float, high: float) -> float
 
 
 def _smallest_satisfying(
-    make_plan: Callable[[float], Plan | None], low: float, high: float
+    make_plan: Callable[[float], Plan | None],
+    low: float,
+    high: float,
+    known: float | None = None,
 ) -> float | None:
-    """The smallest x in [low, high] with a fitting plan (not None): the first of
-    ``SCAN_POINTS`` geometric steps that fits, then bisection on log x back from it.
+    """The smallest x in [low, high] with a fitting plan (not None), by geometric steps
+    (``SCAN_POINTS`` over the range) and bisection on log x between the last step that
+    fails and the first that fits: up from ``low``, or with a ``known`` fitting value,
+    down from it (``LOOKAHEAD_STEPS`` steps in a row that fail end the search there: a
+    few plans, not a scan of the whole range).
 
     A plan at a smaller α or ε2 also serves a larger one, so the answer is the least
     fitting value, not the edge of a monotone region: the fewest-users plan's sizes can
     move between the groups as α or ε2 grows (at ε2 above ε1 the groups swap roles), so
-    whether given sizes fit is not monotone over the whole range (the scan finds the
-    first window that fits; wiggles narrower than a step can be missed).
+    whether given sizes fit is not monotone over the whole range (the steps find the
+    window that fits; wiggles narrower than a step can be missed).
     """
+    step = (high / low) ** (1 / (SCAN_POINTS - 1))
+
+    def fits(x: float) -> bool:
+        return make_plan(x) is not None
+
+    if known is not None:
+        lowest, probe, misses = known, known, 0
+        while probe > low and misses < LOOKAHEAD_STEPS:
+            probe = max(probe / step, low)
+            if fits(probe):
+                lowest, misses = probe, 0
+            else:
+                misses += 1
+        if lowest == known:  # no step below fits; the family may still reach below it
+            near = known * (1 - NEAR_BELOW)
+            if near <= low or not fits(near):
+                return known
+            lowest = near
+        below = max(lowest / step, low)
+        return lowest if below == lowest else least_passing(fits, below, lowest, WIDE_PRECISION)
     scan = [float(v) for v in np.geomspace(low, high, SCAN_POINTS)]
     for index, value in enumerate(scan):
-        if make_plan(value) is not None:
+        if fits(value):
             if index == 0:
                 return value
-            return least_passing(
-                lambda x: make_plan(x) is not None, scan[index - 1], value, RELATIVE_PRECISION
-            )
+            return least_passing(fits, scan[index - 1], value, WIDE_PRECISION)
     return None
+
+
+def _rounded_up(value: float, digits: int = SHOWN_DIGITS) -> float:
+    """``value`` rounded up to ``digits`` significant digits, as the float its printed
+    form (``:.{digits}g``) reads back as."""
+    scale = 10.0 ** (digits - 1 - math.floor(math.log10(value)))
+    up = float(f"{math.ceil(value * scale) / scale:.{digits}g}")
+    return up if up >= value else float(f"{(math.ceil(value * scale) + 1) / scale:.{digits}g}")
 
 
 def solve(
@@ -179,8 +227,11 @@ def solve(
         def covered(value: float) -> bool:
             return _paper_plan(query_at(value), constants).coverage is not Coverage.EXTRAPOLATED
 
+        # outside on an axis the unknown does not move (k, δ): no value of it is covered
+        movable = {"alpha"} if field == "alpha" else {"eps_strong", "eps_ratio"}
+        reachable = set(solution.plan.coverage_axes) <= movable
         scan = [float(v) for v in np.geomspace(solution.value, top, COVERED_SCAN_POINTS)]
-        for below, value in itertools.pairwise(scan):
+        for below, value in itertools.pairwise(scan if reachable else []):
             if covered(value):  # the covered edge lies in (below, value]: bisect to it
                 edge = least_passing(covered, below, value, RELATIVE_PRECISION)
                 at_edge = fitting_plan(
@@ -198,6 +249,28 @@ def solve(
                         at_edge,
                     )
                 break
+    if (
+        solution.value is not None
+        and solution.plan is not None
+        and solution.plan.coverage is not Coverage.EXTRAPOLATED
+        and unknown in (Unknown.ALPHA, Unknown.EPS2)
+    ):
+        # the value as printed (SHOWN_DIGITS), rounded up where its plan still fits: what
+        # `planner validate` is given is then what was solved
+        shown = _rounded_up(solution.value)
+        top = 1.0 if unknown is Unknown.ALPHA else EPS_MAX
+        at_shown = None
+        if shown != solution.value and shown <= top:
+            asked = (
+                replace(query_template, alpha=shown)
+                if unknown is Unknown.ALPHA
+                else replace(query_template, eps2=shown)
+            )
+            at_shown = fitting_plan(
+                asked, check_integer("n1", n1, 1), check_integer("n2", n2, 1), constants
+            )
+        if at_shown is not None and at_shown.coverage is not Coverage.EXTRAPOLATED:
+            solution = replace(solution, value=shown, plan=at_shown)
     if solution.plan is not None and solution.plan.coverage is Coverage.EXTRAPOLATED:
         return Solution(
             unknown,
@@ -292,9 +365,11 @@ def _solve(
         exact = _bisected(
             partial(split_fits, split, group2_only=unknown is Unknown.EPS2), low, high
         )
-        if exact is not None and split_fits(split, exact):
+        # (a split's own plan outside the covered region is no answer: fitting_plan
+        # weighs the default's only where it is calibrated)
+        if exact is not None and split_fits(split, exact) and fitting(exact) is not None:
             answers.append(exact)
-    wide = _smallest_satisfying(fitting, low, high)
+    wide = _smallest_satisfying(fitting, low, high, min(answers, default=None))
     if wide is not None:
         answers.append(wide)
     if not answers:
@@ -317,7 +392,7 @@ def _solve(
         at_swap = fitting(query_template.eps1)
         if at_swap is not None:
             value, solved = query_template.eps1, at_swap
-    assert solved is not None  # the paper's plan is one of those fitting_plan weighs
+    assert solved is not None  # every answer was checked with fitting_plan
     if unknown is Unknown.ALPHA:
         reason = (
             "smallest detectable total-variation distance α"

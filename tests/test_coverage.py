@@ -86,8 +86,14 @@ def test_a_simulated_plan_is_this_querys_own_search_and_passes_validation() -> N
     )
     assert report.verdict is not Verdict.FAIL, report.verification.outcomes
     assert report.verification.n1 == result.n_users_group1 and result.runs == 1
-    # and an allocation other than the paper's is not offered for it
-    assert not allocate(result, AllocationRule.COST).feasible
+    # an allocation other than the paper's is the default's own calibrated plan
+    cheap = allocate(result, AllocationRule.COST)
+    default = plan(query)
+    assert cheap.split is Split.FEWEST
+    assert (cheap.n_users_group1, cheap.n_users_group2) == (
+        default.n_users_group1,
+        default.n_users_group2,
+    )
 
 
 def test_allocations_scan_only_covered_members() -> None:

@@ -257,6 +257,8 @@ def test_a_field_named_twice_is_422_not_its_last_value(idle_client) -> None:
     nested = "[" * 30_000 + "]" * 30_000  # under the size cap, past the parser's depth
     response = idle_client.post("/v1/plan", content=nested, headers=headers)
     assert response.status_code == 400 and response.json()["parameter"] == "body"
+    empty = idle_client.post("/v1/solve", content="", headers=headers)  # no body at all
+    assert empty.status_code == 400 and empty.json()["parameter"] == "body", empty.text
     for broken in ("{bad json", '{"k": 256,}'):  # not JSON at all: 400, as the README says
         response = idle_client.post("/v1/plan", content=broken, headers=headers)
         assert response.status_code == 400, response.text

@@ -203,7 +203,10 @@ def create_app(
     @app.exception_handler(RequestValidationError)
     async def request_error(_: Request, error: RequestValidationError) -> JSONResponse:
         parameter, line = validation_line(error)
-        unreadable = error.errors()[0].get("type") == "json_invalid"  # README: 400
+        first = error.errors()[0]  # not JSON, or no body at all: 400 (README)
+        unreadable = first.get("type") == "json_invalid" or (
+            first.get("type") == "missing" and tuple(first.get("loc", ())) == ("body",)
+        )
         return _error(400 if unreadable else 422, line, parameter)
 
     @app.exception_handler(HTTPException)
