@@ -8,9 +8,11 @@
 * ``fixed-n2`` — group 2's size is given; the fewest group-1 users, or infeasible.
 
 Local model: the Hadamard tester's null variance per block is v = γ1²/(4m1) + γ2²/(4m2)
-(m_g users per block), so every (n1, n2) with the same W = γ1²/n1 + γ2²/n2 as the paper's
-plan tests alike; the cheapest is n_g = (γ_g/√c_g)·(Σ_h γ_h√c_h)/W (README), and a given
-n2 needs n1 = γ1²/(W − γ2²/n2) (infeasible when n2 ≤ γ2²/W).
+(m_g users per block), so every (n1, n2) with the same W = γ1²/n1 + γ2²/n2 as a plan
+tests alike with that plan's tester; the cheapest is n_g = (γ_g/√c_g)·(Σ_h γ_h√c_h)/W
+(README), and a given n2 needs n1 = γ1²/(W − γ2²/n2) (infeasible when n2 ≤ γ2²/W). Both
+the paper plan's family and the default plan's are weighed (their testers can run at
+different points), the cheaper taken.
 
 Shuffle and central models: each has a one-parameter family of valid protocols that
 contains both the paper's rule and the homogeneous protocol. Shuffle: give the stronger
@@ -19,8 +21,11 @@ n_w = (μ_w/μ′)·n_s. Central: run the central tester at ε′ ∈ [ε_w, ε_
 users of each group and subsample the weaker group from n′·(e^{ε′}−1)/(e^{ε_w}−1). The
 family is scanned on a geometric grid (64 points) and the best member is returned.
 Both families are built around the paper's split (``cost`` and ``fixed-n2`` start from
-``plan(query, split=Split.PAPER)``: its tester point spans the widest family). Every
-allocation is a pair of sizes that ``planner validate --allocation …`` checks.
+``plan(query, split=Split.PAPER)``: its tester point spans the widest family); the default
+plan's own sizes are weighed beside them, and are all that is weighed where the paper
+split's plan lies outside the covered region and the default's does not. Every
+allocation is a pair of sizes that ``planner validate --allocation …`` checks, run by the
+tester ``Allocation.split`` names.
 """
 
 from __future__ import annotations

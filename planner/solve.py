@@ -43,8 +43,13 @@ from planner.plan import Coverage, Plan, Split, plan
 
 ALPHA_FLOOR = 1e-6
 RELATIVE_PRECISION = 1e-9
+"""Relative precision of the bisections on each split's own plan."""
 SCAN_POINTS = 80
+"""Geometric steps over the searched range of α or ε2 (about 1.2× apart for ε2) in the
+search over the wider family of splits (``_smallest_satisfying``)."""
 WIDE_PRECISION = 1e-7
+"""Relative precision of the bisection over the wider family (each step plans a family
+of up to 64 protocols); answers are then rounded up to ``SHOWN_DIGITS``."""
 NEAR_BELOW = 1e-4
 """How far below the least value found so far the search over the wider family first
 looks (within one step): a family that fits there is bisected down to its edge."""
@@ -52,13 +57,9 @@ LOOKAHEAD_STEPS = 12
 """Steps (a factor of about 6.5 in all) below the least value found so far that the
 search over the wider family tries before it stops (a review: a shuffle family fitting at
 ε2 = 3.30 below a gap, where the splits' own plans first fit at 7.92)."""
-"""Relative precision of the bisection over the wider family (each step plans a family
-of up to 64 protocols); answers are then rounded up to ``SHOWN_DIGITS``."""
 SHOWN_DIGITS = 6
 """Significant digits of a solved α or ε2: the answer is rounded up to them where its plan
 still fits, so the printed value is one that ``planner validate`` reproduces."""
-"""Geometric steps over the searched range of α or ε2 (about 1.2× apart) looking for the
-first value whose plan fits (``_smallest_satisfying``)."""
 COVERED_SCAN_POINTS = 400
 """Geometric steps from an uncovered answer up to the range's top, looking for a covered one
 (0.2 % apart over α ∈ [1e-4, 1])."""
