@@ -127,6 +127,18 @@ def fitting_plan(
     return None
 
 
+def _with_value(query: Query, unknown: Unknown, value: float) -> Query:
+    """The query with the solved-for α or ε2 set to ``value``."""
+    if unknown is Unknown.ALPHA:
+        return replace(query, alpha=value)
+    return replace(query, eps2=value)
+
+
+def _searched_range(unknown: Unknown) -> tuple[float, float]:
+    """The range an α or ε2 is solved in: the accepted values (α from the search floor)."""
+    return (ALPHA_FLOOR, 1.0) if unknown is Unknown.ALPHA else (EPS_MIN, EPS_MAX)
+
+
 def _bisected(accept: Callable[[float], bool], low: float, high: float) -> float | None:
     """Smallest x in [low, high] with ``accept(x)``, monotone (false, then true), by
     bisection on log x; None when ``high`` is not accepted."""
@@ -218,18 +230,16 @@ def solve(
     ):
         # Every larger value fits too: the answer is the smallest larger value whose plan
         # is covered (a scan, as coverage is a box).
-        field, top = ("alpha", 1.0) if unknown is Unknown.ALPHA else ("eps2", EPS_MAX)
+        top = _searched_range(unknown)[1]
 
         def query_at(value: float) -> Query:
-            if field == "alpha":
-                return replace(query_template, alpha=value)
-            return replace(query_template, eps2=value)
+            return _with_value(query_template, unknown, value)
 
         def covered(value: float) -> bool:
             return _paper_plan(query_at(value), constants).coverage is not Coverage.EXTRAPOLATED
 
         # outside on an axis the unknown does not move (k, δ): no value of it is covered
-        movable = {"alpha"} if field == "alpha" else {"eps_strong", "eps_ratio"}
+        movable = {"alpha"} if unknown is Unknown.ALPHA else {"eps_strong", "eps_ratio"}
         reachable = set(solution.plan.coverage_axes) <= movable
         scan = [float(v) for v in np.geomspace(solution.value, top, COVERED_SCAN_POINTS)]
         for below, value in itertools.pairwise(scan if reachable else []):
@@ -259,16 +269,13 @@ def solve(
         # the value as printed (SHOWN_DIGITS), rounded up where its plan still fits: what
         # `planner validate` is given is then what was solved
         shown = _rounded_up(solution.value)
-        top = 1.0 if unknown is Unknown.ALPHA else EPS_MAX
         at_shown = None
-        if shown != solution.value and shown <= top:
-            asked = (
-                replace(query_template, alpha=shown)
-                if unknown is Unknown.ALPHA
-                else replace(query_template, eps2=shown)
-            )
+        if shown != solution.value and shown <= _searched_range(unknown)[1]:
             at_shown = fitting_plan(
-                asked, check_integer("n1", n1, 1), check_integer("n2", n2, 1), constants
+                _with_value(query_template, unknown, shown),
+                check_integer("n1", n1, 1),
+                check_integer("n2", n2, 1),
+                constants,
             )
         if at_shown is not None and at_shown.coverage is not Coverage.EXTRAPOLATED:
             solution = replace(solution, value=shown, plan=at_shown)
@@ -342,12 +349,10 @@ def _solve(
         missing = "n1" if n1_ is None else "n2"
         raise InputError(missing, None, f"given when solving for {unknown.value}")
     given = (n1_, n2_)
-    low, high = (ALPHA_FLOOR, 1.0) if unknown is Unknown.ALPHA else (EPS_MIN, EPS_MAX)
+    low, high = _searched_range(unknown)
 
     def query_at(value: float) -> Query:
-        if unknown is Unknown.ALPHA:
-            return replace(query_template, alpha=value)
-        return replace(query_template, eps2=value)
+        return _with_value(query_template, unknown, value)
 
     def fitting(value: float) -> Plan | None:
         return fitting_plan(query_at(value), *given, constants)
