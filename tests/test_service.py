@@ -212,6 +212,7 @@ def test_bad_input_is_422_with_one_line_naming_the_parameter(
         ("limit=101", "limit", "must be an integer in [1, 100]"),
         ("offset=-1", "offset", "must be an integer in [0, 1000000000]"),
         ("limit=5&limit=7", "limit", "must be given once (it appears twice)"),
+        ("limit=5&ofset=7", "ofset", "must be left out (the query parameters here are limit"),
     ],
 )
 def test_a_bad_page_is_422_naming_its_range(idle_client, query, parameter, fragment) -> None:
@@ -219,6 +220,21 @@ def test_a_bad_page_is_422_naming_its_range(idle_client, query, parameter, fragm
     assert response.status_code == 422, response.text
     assert response.json()["parameter"] == parameter
     assert fragment in response.json()["error"]
+
+
+def test_an_unknown_query_parameter_is_refused_not_ignored(idle_client) -> None:
+    """A misspelt ``?as_stat=true`` must not silently answer for the default."""
+    response = idle_client.get("/v1/explain?model=central&as_stat=true")
+    assert response.status_code == 422
+    assert response.json() == {
+        "error": "invalid as_stat = 'true': must be left out "
+        "(the query parameters here are as_stated, coin, model)",
+        "parameter": "as_stat",
+    }
+    response = idle_client.post("/v1/plan?beta=0.1", json=SHUFFLE)
+    assert response.status_code == 422
+    assert "this route takes no query parameters" in response.json()["error"]
+    assert idle_client.get("/v1/explain?model=central&as_stated=true").status_code == 200
 
 
 def test_default_costs_and_null_fields_are_accepted_as_left_out(idle_client) -> None:
@@ -259,6 +275,7 @@ def test_a_field_named_twice_is_422_not_its_last_value(idle_client) -> None:
     assert response.status_code == 400 and response.json()["parameter"] == "body"
     empty = idle_client.post("/v1/solve", content="", headers=headers)  # no body at all
     assert empty.status_code == 400 and empty.json()["parameter"] == "body", empty.text
+    assert empty.json()["error"] == "invalid body: must be a JSON object (the request has none)"
     for broken in ("{bad json", '{"k": 256,}'):  # not JSON at all: 400, as the README says
         response = idle_client.post("/v1/plan", content=broken, headers=headers)
         assert response.status_code == 400, response.text
@@ -454,6 +471,23 @@ def test_a_bad_field_shows_the_cli_line_beside_it(client, capsys) -> None:
     match = re.search(r'<p class="error" id="k-error" role="alert">([^<]*)</p>', page.text)
     assert match is not None and match.group(1).replace("&#x27;", "'") == line
     assert 'aria-invalid="true"' in page.text
+
+
+def test_a_size_without_its_allocation_is_refused_on_the_page_as_by_post(idle_client) -> None:
+    """A permalink with n2 and allocation fewest showed a plan whose Verify button then got
+    a 422: the page refuses it beside the field, with POST /v1/plan's own line."""
+    query = {"k": "16", "alpha": "0.5", "eps1": "1", "eps2": "1", "n2": "500"}
+    page = idle_client.get("/", params={**query, "setting": "central", "allocation": "fewest"})
+    posted = idle_client.post(
+        "/v1/plan", json={**query, "model": "central", "allocation": "fewest"}
+    )
+    assert page.status_code == 422 and posted.status_code == 422
+    match = re.search(r'<p class="error" id="n2-error" role="alert">([^<]*)</p>', page.text)
+    assert match is not None
+    assert match.group(1).replace("&#x27;", "'") == posted.json()["error"]
+    assert 'id="verify-box"' not in page.text
+    fixed = idle_client.get("/", params={**query, "setting": "central", "allocation": "fixed-n2"})
+    assert fixed.status_code == 200 and 'id="verify-box"' in fixed.text
 
 
 def test_in_range_values_whose_numbers_overflow_are_422_not_500(idle_client) -> None:

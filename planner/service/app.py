@@ -207,6 +207,8 @@ def create_app(
         unreadable = first.get("type") == "json_invalid" or (
             first.get("type") == "missing" and tuple(first.get("loc", ())) == ("body",)
         )
+        if unreadable and first.get("type") == "missing":
+            line = "invalid body: must be a JSON object (the request has none)"
         return _error(400 if unreadable else 422, line, parameter)
 
     @app.exception_handler(HTTPException)

@@ -20,6 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from planner import api
 from planner.inputs import InputError
 from planner.service.auth import COOKIE, authorized
+from planner.service.routes import only_with_their_allocation
 from planner.service.svgplot import eps2_values, users_against_eps2
 
 router = APIRouter(include_in_schema=False)
@@ -269,6 +270,10 @@ def render(values: dict[str, str]) -> tuple[str, int]:
             chosen = None
         else:
             model, _, coin = setting.partition("-")
+            only_with_their_allocation(  # as POST /v1/plan: Verify would refuse them too
+                {name: values[name] or None for name in ("allocation", "cost1", "cost2", "n2")},
+                {name for name in ("cost1", "cost2", "n2") if values[name]},
+            )
             document = api.plan_document(
                 model=model,
                 coin=coin or "private",

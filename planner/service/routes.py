@@ -70,6 +70,15 @@ async def unique_keys(request: Request) -> None:
     for name in names:
         if names.count(name) > 1:
             raise InputError(name, request.query_params[name], "given once (it appears twice)")
+    known = _query_names(request)
+    for name in names:
+        if name not in known:  # a misspelt ?bta=0.1 must not answer for the default β
+            takes = (
+                f"the query parameters here are {', '.join(sorted(known))}"
+                if known
+                else "this route takes no query parameters"
+            )
+            raise InputError(name, request.query_params[name], f"left out ({takes})")
     if request.method != "POST":
         return
     try:  # the body is read once: the route's own parsing reuses it
@@ -83,6 +92,21 @@ async def unique_keys(request: Request) -> None:
         for name, value in document.items():
             if _holds_repeat(value):
                 raise InputError(name, _JsonText("…"), "without a key named twice inside it")
+
+
+def _query_names(request: Request) -> set[str]:
+    """The query parameters the request's route declares (by the name a client sends)."""
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None:
+        return set()
+    names: set[str] = set()
+    pending = [dependant]
+    while pending:  # the route's own parameters and its dependencies'
+        item = pending.pop()
+        names.update(param.alias for param in item.query_params)
+        pending.extend(item.dependencies)
+    return names
 
 
 def only_with_their_allocation(fields: dict[str, Any], given: set[str]) -> None:
