@@ -19,7 +19,9 @@ contains both the paper's rule and the homogeneous protocol. Shuffle: give the s
 group noise μ′ ∈ [μ_s, μ_w] (more than its own minimum), then n_s = C·bound(μ′, μ_w) and
 n_w = (μ_w/μ′)·n_s. Central: run the central tester at ε′ ∈ [ε_w, ε_s] on n′ = C·bound(ε′)
 users of each group and subsample the weaker group from n′·(e^{ε′}−1)/(e^{ε_w}−1). The
-family is scanned on a geometric grid (64 points) and the best member is returned.
+family is scanned on a geometric grid (64 points) and the best member is returned. At
+β < 1/3 under direct calibration each member's C carries the direct factor read at its own
+stronger ε (``_member_factor``), as a plan run there would.
 Both families are built around the paper's split (``cost`` and ``fixed-n2`` start from
 ``plan(query, split=Split.PAPER)``: its tester point spans the widest family); the default
 plan's own sizes are weighed beside them, and are all that is weighed where the paper
@@ -47,6 +49,7 @@ from planner.plan import (
     Coverage,
     GroupPlan,
     Plan,
+    RepetitionMethod,
     Split,
     calibrated_multiplier,
     noise_mu,
@@ -109,9 +112,10 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
         for mu in np.unique(np.geomspace(mu_s, mu_w, FAMILY_POINTS)):
             # μ ∝ 1/ε²: this member behaves like ε_strong′ = ε_w·√(μ_w/μ′) (C is read there)
             eps_effective = eps_weak * math.sqrt(mu_w / float(mu))
-            if not _covered(query, constant, eps_effective, eps_weak):
+            factor = _member_factor(plan, constant, eps_effective)
+            if factor is None or not _covered(query, constant, eps_effective, eps_weak):
                 continue
-            multiplier = plan.repetition.factor * calibrated_multiplier(
+            multiplier = factor * calibrated_multiplier(
                 query, constant, eps_effective, eps_weak, query.accounting, compression
             )
             # the member runs the plan's protocol: its L is the plan's (printed, validated),
@@ -130,9 +134,10 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
             )
     elif query.setting.model is Model.CENTRAL:
         for eps in np.unique(np.geomspace(eps_weak, eps_strong, FAMILY_POINTS)):
-            if not _covered(query, constant, float(eps), eps_weak):
+            factor = _member_factor(plan, constant, float(eps))
+            if factor is None or not _covered(query, constant, float(eps), eps_weak):
                 continue
-            multiplier = plan.repetition.factor * calibrated_multiplier(
+            multiplier = factor * calibrated_multiplier(
                 query, constant, float(eps), eps_weak, query.accounting, (2, 1)
             )
             used = math.ceil(
@@ -149,32 +154,18 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
     return members
 
 
-def _default_member(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
-    """The default plan's sizes, when the paper split's tester runs them as the default's
-    own: a shuffle private-coin or central tester at a point whose weaker ε and α are the
-    paper split's and stronger ε no larger, in as many runs. (Both testers adapt to the
-    sizes: the shuffle noise to equal mixing weights, the central ε to the subsampling
-    rate, so the stronger group's larger minimum changes nothing.) The ladder reads C at
-    its own points, the family at an interpolated ε′: either can be a little cheaper."""
-    setting = Setting.from_key(plan.protocol)
-    if setting.model is Model.LOCAL or plan.compression is not None:
-        return []
-    fewest = make_plan(plan.query, table, split=Split.FEWEST)
-    ours, theirs = fewest.tester_query, plan.tester_query
-    same_run = (fewest.protocol, fewest.runs, fewest.repetition.method) == (
-        plan.protocol,
-        plan.runs,
-        plan.repetition.method,
-    )
-    if not same_run or fewest.compression is not None or ours.alpha != theirs.alpha:
-        return []
-    if min(ours.eps1, ours.eps2) != min(theirs.eps1, theirs.eps2):
-        return []
-    if max(ours.eps1, ours.eps2) > max(theirs.eps1, theirs.eps2):
-        return []
-    if (ours.eps1 >= ours.eps2) != (theirs.eps1 >= theirs.eps2) and ours.eps1 != ours.eps2:
-        return []  # the same group must be the stronger one
-    return [(fewest.n_users_group1, fewest.n_users_group2, "the default split's sizes")]
+def _member_factor(plan: Plan, constant: SettingConstant, eps_strong: float) -> float | None:
+    """The factor on C of a family member whose tester behaves as at ``eps_strong``: the
+    plan's own for one run or a vote (the runs repeat the member), but under direct
+    calibration the factor read at the member's own point, None where it has none (the
+    member is not weighed). The paper point's factor bounds neither way: the shuffle
+    factor falls with ε, and central's rises again below ε ≈ 0.05 (k = 16, α = 0.5,
+    β = 0.01: 7.28 at ε = 0.01 against 4.81 at 0.25; the member at ε′ = 0.01 sized with
+    4.81 had 3,738 users a group where the homogeneous plan has 5,666, and validated FAIL)."""
+    if plan.repetition.method is not RepetitionMethod.DIRECT:
+        return plan.repetition.factor
+    tester = plan.tester_query
+    return constant.direct_factor(tester.beta, tester.k, eps_strong, tester.alpha)
 
 
 def _covered(query: Query, constant: SettingConstant, eps_strong: float, eps_weak: float) -> bool:
@@ -386,7 +377,7 @@ def _allocate(
         return _no_dearer_than_the_default(plan, refused, table, fixed)
     if model is Model.LOCAL:
         return _local_allocation(plan, rule, cost1, cost2, n2, table)
-    members = [*_family(plan, table), (*paper, PAPER_RULE), *_default_member(plan, table)]
+    members = [*_family(plan, table), (*paper, PAPER_RULE)]
     if rule is AllocationRule.COST:
         n1_best, n2_best, how = min(members, key=lambda m: (cost1 * m[0] + cost2 * m[1], m[0]))
         found = Allocation(rule, n1_best, n2_best, how, cost1, cost2)
@@ -441,7 +432,10 @@ def allocated_plan(
 
     groups = (resized(base.groups[0], n1), resized(base.groups[1], n2))
     note = f"allocation {allocation.rule.value}: {allocation.reason}"
-    if (n1, n2) != (plan.n_users_group1, plan.n_users_group2):
+    if allocation.reason == PAPER_RULE and n2 != plan.n_users_group2:  # fixed-n2, a larger n2
+        mine = f"n1 = {plan.n_users_group1:,} for its n2 = {plan.n_users_group2:,}"
+        note += f" ({mine}, with n2 as given)"
+    elif (n1, n2) != (plan.n_users_group1, plan.n_users_group2):
         note += f" (the paper's rule: n1 = {plan.n_users_group1:,}, n2 = {plan.n_users_group2:,})"
     # lines about the paper's split that the allocated sizes make stale
     kept = tuple(

@@ -484,17 +484,23 @@ def allocation_renderable(allocation: Any, plan: Plan) -> Any:
         )
     from planner.allocation import PAPER_RULE
 
-    paper_cost = allocation.cost1 * plan.n_users_group1 + allocation.cost2 * plan.n_users_group2
-    how = (
-        " (the paper's rule's own sizes)"
-        if allocation.reason == PAPER_RULE
-        else f" vs {paper_cost:,.6g} with the paper's rule ({allocation.reason})"
-    )
-    return Text(
-        f"allocation {allocation.rule.value}: n1 = {allocation.n_users_group1:,}, n2 = "
-        f"{allocation.n_users_group2:,}, cost {allocation.cost:,.6g}{how}; check it with "
-        f"planner validate --allocation {allocation.rule.value}"
-    )
+    sizes = f"n1 = {allocation.n_users_group1:,}, n2 = {allocation.n_users_group2:,}"
+    check = f"planner validate --allocation {allocation.rule.value}"
+    if allocation.rule.value == "fixed-n2":
+        sizes += " (n2 as given)"
+        check += f" --n2 {allocation.n_users_group2}"
+    else:
+        paper_cost = allocation.cost1 * plan.n_users_group1 + allocation.cost2 * plan.n_users_group2
+        sizes += f", cost {allocation.cost:,.6g} (the paper's rule: {paper_cost:,.6g})"
+    how = allocation.reason
+    if allocation.reason == PAPER_RULE:
+        own = allocation.n_users_group2 == plan.n_users_group2
+        how = (
+            "the paper's rule's own sizes"
+            if own
+            else f"the paper's rule's n1 (for its n2 = {plan.n_users_group2:,})"
+        )
+    return Text(f"allocation {allocation.rule.value}: {sizes}; {how}; check it with {check}")
 
 
 def _count(value: Any) -> str:
