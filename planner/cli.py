@@ -19,6 +19,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from planner.files import json_text
 from planner.inputs import ALLOWED, InputError
 from planner.startup import started
 
@@ -127,7 +128,7 @@ VERDICT_EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
 
 
 def _print_json(document: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_text(document, indent=2) + "\n")
 
 
 PIPED_WIDTH = 250
@@ -532,7 +533,7 @@ def _emit(
     text = (
         to_csv(result)
         if chosen_format is OutputFormat.CSV
-        else json.dumps(to_dict(result), indent=2, ensure_ascii=False) + "\n"
+        else json_text(to_dict(result), indent=2) + "\n"
     )
     if output is None:
         sys.stdout.write(text)
@@ -859,7 +860,6 @@ def calibrate(
     run again after an interruption continues where it stopped, with the same result.
     """
     import datetime
-    import json
 
     from planner import calibrate as calibration
     from planner.api import SETTING_KEYS
@@ -968,7 +968,7 @@ def calibrate(
         created=datetime.date.today().isoformat(),
         code_version=code_version(),
     )
-    write_atomically(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    write_atomically(output, json_text(document, indent=2) + "\n")
     checkpoint.unlink(missing_ok=True)
     for key in chosen:
         entry = document["settings"][key]
@@ -1005,7 +1005,6 @@ def _write_direct_factors(
     """Put each setting's direct-calibration factors into (a copy of) the packaged file
     (``beyond``: the axis, ε_strong or α, of points beyond the direct points' top)."""
     import datetime
-    import json
     from importlib import resources
 
     from planner import calibrate as calibration
@@ -1068,7 +1067,7 @@ def _write_direct_factors(
             )
     document["created"] = datetime.date.today().isoformat()
     document["version"] = calibration.content_version(document["created"], document["settings"])
-    write_atomically(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    write_atomically(output, json_text(document, indent=2) + "\n")
     typer.echo(f"wrote {output}")
 
 

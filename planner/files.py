@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import math
 import os
 import re
 import tempfile
@@ -149,3 +151,28 @@ def csv_text(rows: Iterable[dict[str, Any]], fields: Sequence[str]) -> str:
     for row in rows:
         writer.writerow({name: "" if value is None else value for name, value in row.items()})
     return buffer.getvalue()
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(document: Any, indent: int | None = None) -> str:
+    """The document as strict JSON (RFC 8259) in encodable UTF-8, as the CLI prints it and
+    the service sends it: a non-finite number (an error row echoing an input ``nan``) is
+    written as its text, ``"nan"``, not the ``NaN`` strict parsers refuse, and a lone
+    surrogate (echoed from a request) as its ``\\ud800`` escape, which UTF-8 cannot hold."""
+    try:
+        text = json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # a nan or inf somewhere: the walk is paid only then
+        text = json.dumps(_finite(document), indent=indent, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -11,6 +10,7 @@ from importlib import metadata
 from typing import Any
 
 from planner.constants import ConstantTable, default_constants
+from planner.files import json_text
 from planner.inputs import InputError, Query, check_integer
 from planner.limits import SIMULATION_N_MAX, check_validation
 from planner.plan import LoweredPoint, Plan, Split, plan
@@ -309,4 +309,4 @@ def report_to_dict(report: ValidationReport) -> dict[str, Any]:
 
 
 def report_json(report: ValidationReport) -> str:
-    return json.dumps(report_to_dict(report), indent=2, ensure_ascii=False) + "\n"
+    return json_text(report_to_dict(report), indent=2) + "\n"

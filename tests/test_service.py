@@ -597,3 +597,23 @@ def test_the_forms_default_delta_is_left_out_of_a_local_or_central_plan(client) 
         assert "is ignored" not in page.text
     shuffle = client.get("/?setting=shuffle-private&k=1000&alpha=0.1&eps1=1&eps2=0.25&delta=1e-6")
     assert "users needed" in shuffle.text and "noise μ per bin" in shuffle.text  # δ used
+
+
+def test_a_lone_surrogate_is_a_422_and_every_answer_is_strict_json(idle_client) -> None:
+    """A hostile review: a lone surrogate in a numeric field was a 500 (the error line
+    echoing it could not be encoded), and a sweep row echoing an input ``nan`` sent ``NaN``,
+    which strict JSON parsers refuse."""
+    headers = {"content-type": "application/json"}
+    body = '{"model": "central", "k": "\\ud800", "alpha": 0.1, "eps1": 1, "eps2": 0.25}'
+    response = idle_client.post("/v1/plan", content=body, headers=headers)
+    assert response.status_code == 422 and response.json()["parameter"] == "k"
+
+    def refuse(constant: str) -> None:
+        raise ValueError(constant)
+
+    sweep = idle_client.post(
+        "/v1/sweep", json={"k": 1000, "alpha": 0.1, "eps1": 1, "eps2": "0.1,nan"}
+    )
+    assert sweep.status_code == 200
+    rows = json.loads(sweep.text, parse_constant=refuse)["rows"]
+    assert any(row["eps2"] == "nan" and row["status"].startswith("error") for row in rows)

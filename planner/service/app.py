@@ -16,10 +16,11 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from planner.files import json_text
 from planner.inputs import ALLOWED, InputError
 from planner.service.limits import (
     MAX_BODY_BYTES,
@@ -57,11 +58,12 @@ PARSE_LINE = (
 )
 
 
-def _error(status: int, line: str, parameter: str | None = None) -> JSONResponse:
+def _error(status: int, line: str, parameter: str | None = None) -> Response:
     content: dict[str, Any] = {"error": line}
     if parameter is not None:
         content["parameter"] = parameter
-    return JSONResponse(content, status_code=status)
+    # json_text: a lone surrogate echoed from the request is escaped, not a 500
+    return Response(json_text(content), status_code=status, media_type="application/json")
 
 
 def _shown(value: Any) -> str:
@@ -193,7 +195,7 @@ def create_app(
     app.add_middleware(BodyLimit)
 
     @app.exception_handler(InputError)
-    async def input_error(_: Request, error: InputError) -> JSONResponse:
+    async def input_error(_: Request, error: InputError) -> Response:
         line, parameter = str(error), error.parameter
         if parameter in FIELD_SPELLING:  # as the request spells the field
             line = line.replace(parameter, FIELD_SPELLING[parameter], 1)
@@ -201,7 +203,7 @@ def create_app(
         return _error(422, line, parameter)
 
     @app.exception_handler(RequestValidationError)
-    async def request_error(_: Request, error: RequestValidationError) -> JSONResponse:
+    async def request_error(_: Request, error: RequestValidationError) -> Response:
         parameter, line = validation_line(error)
         first = error.errors()[0]  # not JSON, or no body at all: 400 (README)
         unreadable = first.get("type") == "json_invalid" or (
@@ -212,7 +214,7 @@ def create_app(
         return _error(400 if unreadable else 422, line, parameter)
 
     @app.exception_handler(HTTPException)
-    async def http_error(_: Request, error: HTTPException) -> JSONResponse:
+    async def http_error(_: Request, error: HTTPException) -> Response:
         if isinstance(error.__cause__, BodyTooLargeError):  # streamed past the cap
             return _error(413, str(error.__cause__), "body")
         if error.status_code == 400 and "parsing the body" in str(error.detail):
@@ -223,17 +225,17 @@ def create_app(
         return response
 
     @app.exception_handler(ArithmeticError)
-    async def arithmetic_error(_: Request, error: ArithmeticError) -> JSONResponse:
+    async def arithmetic_error(_: Request, error: ArithmeticError) -> Response:
         """Inputs inside their ranges whose numbers overflow (e.g. α = 1e-320)."""
         return _error(422, ARITHMETIC_LINE, "inputs")
 
     @app.exception_handler(Exception)
-    async def unexpected(_: Request, error: Exception) -> JSONResponse:
+    async def unexpected(_: Request, error: Exception) -> Response:
         """A bug, not bad input: one line, no traceback to the client (uvicorn logs it)."""
         return _error(500, f"internal error: {type(error).__name__}")
 
     @app.exception_handler(BodyTooLargeError)
-    async def too_large(_: Request, error: BodyTooLargeError) -> JSONResponse:
+    async def too_large(_: Request, error: BodyTooLargeError) -> Response:
         return _error(413, str(error), "body")
 
     return app

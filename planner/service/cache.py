@@ -13,6 +13,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from planner.files import json_text
+
 
 class AnswerCache:
     """A bounded least-recently-used map from canonical request to JSON text."""
@@ -33,7 +35,7 @@ class AnswerCache:
                 self._answers.move_to_end(key)
                 self.hits += 1
                 return text
-        text = json.dumps(compute(), ensure_ascii=False)
+        text = json_text(compute())
         with self._lock:
             self.misses += 1
             self._answers[key] = text

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from planner import api
+from planner.files import json_text
 from planner.inputs import InputError
 from planner.service.auth import require_token
 from planner.service.limits import MAX_OFFSET, MAX_PAGE, MAX_SWEEP_ROWS, check_job
@@ -150,7 +151,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 def json_response(document: Any, status_code: int = 200) -> Response:
     """The document as the CLI prints it (``json.dumps``, UTF-8)."""
     return Response(
-        json.dumps(document, ensure_ascii=False),
+        json_text(document),
         status_code=status_code,
         media_type="application/json",
     )
