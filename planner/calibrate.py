@@ -1042,14 +1042,19 @@ def retargeted_multipliers(setting: str, entry: dict[str, Any]) -> list[float]:
 def with_direct(setting: str, entry: dict[str, Any], direct: dict[str, Any]) -> dict[str, Any]:
     """A setting's constants entry with a new ``direct`` entry, its grid retargeted and
     its ``direct_by_node``, ``direct_large_eps`` and ``direct_large_alpha`` entries (made
-    with the direct table and its points) rebuilt."""
+    with the direct table and its points) rebuilt; those measured at other k rows than
+    the new entry's (under ``--quick``) are left out, as they cannot be read beside it."""
     changed = {**entry, "direct": direct}
+    ks = [int(k) for k in direct["k"]]
+    for name in (*BEYOND_ENTRY.values(), "direct_by_node", "direct_small_eps"):
+        if name in entry and [int(k) for k in entry[name]["axes"]["k"]] != ks:
+            del changed[name]  # measured at other k rows (a --quick run): not carried over
     for axis, name in BEYOND_ENTRY.items():
-        if name in entry:
+        if name in changed:
             changed[name] = rebuilt_beyond_entry(setting, entry[name], direct, axis)
-    if "direct_by_node" in entry:
+    if "direct_by_node" in changed:
         changed["direct_by_node"] = rebuilt_by_node_entry(
-            setting, entry["direct_by_node"], direct, entry.get("direct_small_eps")
+            setting, entry["direct_by_node"], direct, changed.get("direct_small_eps")
         )
     if "grid" in entry:
         multipliers = retargeted_multipliers(setting, changed)

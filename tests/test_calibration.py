@@ -634,6 +634,32 @@ def test_planner_calibrate_continues_from_its_partial_file(tmp_path) -> None:
     assert grids[1]["raw_multipliers"] == [12.5, grids[0]["raw_multipliers"][1]]
 
 
+def test_a_quick_direct_run_writes_a_file_the_planner_reads(tmp_path) -> None:
+    """``calibrate --direct --quick`` (k rows 16 and 64) crashed on rebuilding the per-node
+    tables measured at k = 16 and 256 (a hostile review); those entries are left out of
+    its file, which keeps its own direct entry and plans from it."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from planner.cli import app
+    from planner.constants import parse_constant_table
+    from planner.plan import plan
+    from tests.conftest import make_query
+
+    output = tmp_path / "quick.json"
+    command = ["calibrate", "--direct", "--quick", "--setting", "central", "--trials", "50"]
+    result = CliRunner().invoke(app, [*command, "--workers", "1", "-o", str(output)])
+    assert result.exit_code == 0, result.output
+    entry = json.loads(output.read_text())["settings"]["central"]
+    assert entry["direct"]["k"] == [16, 64]
+    assert "direct_by_node" not in entry and "direct_small_eps" not in entry
+    table = parse_constant_table(json.loads(output.read_text()))
+    assert table.for_setting("central").direct_factor(0.1, 40, 1.0, 0.25) is not None
+    made = plan(make_query("central", k=40, alpha=0.25, eps1=1.0, eps2=0.5, beta=0.1), table)
+    assert made.total_users > 0
+
+
 def test_the_below_alpha_min_write_step_gives_the_shipped_tables_from_their_points(
     tmp_path, capsys
 ) -> None:
