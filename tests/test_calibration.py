@@ -655,8 +655,8 @@ def test_a_quick_direct_run_writes_a_file_the_planner_reads(tmp_path) -> None:
     assert entry["direct"]["k"] == [16, 64]
     assert "direct_by_node" not in entry and "direct_small_eps" not in entry
     table = parse_constant_table(json.loads(output.read_text()))
-    assert table.for_setting("central").direct_factor(0.1, 40, 1.0, 0.25) is not None
-    made = plan(make_query("central", k=40, alpha=0.25, eps1=1.0, eps2=0.5, beta=0.1), table)
+    assert table.for_setting("central").direct_factor(0.2, 40, 1.0, 0.25) is not None
+    made = plan(make_query("central", k=40, alpha=0.25, eps1=1.0, eps2=0.5, beta=0.2), table)
     assert made.total_users > 0
 
 
