@@ -539,7 +539,13 @@ def file_pair(
     try:
         instance = file_instance(p_file, q_file, normalize=normalize)
     except PmfFileError as error:
-        raise InputError("pmf file", str(p_file), str(error)) from None
+        text = str(error)
+        if text.startswith(f"pmf file {q_file}:") or not text.startswith("pmf file "):
+            name, path = "q-file", q_file  # its own fault, or the pair's (sizes differ)
+        else:
+            name, path = "p-file", p_file
+        reason = text.split(": ", 1)[-1] if text.startswith("pmf file ") else text
+        raise InputError(name, str(path), f"a usable pmf file ({reason})") from None
     if instance.p.size != k:
         raise InputError("k", k, f"the pmf files' size {instance.p.size}")
     if alpha is not None and 0.0 < instance.tv < alpha:

@@ -76,7 +76,7 @@ def read_scenarios(path: Path | str) -> list[dict[str, Any]]:
         raise InputError("file", str(path), f"{allowed} (not a regular file)")
     try:
         check_file_size("file", path, path.stat().st_size)
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's BOM is no header
     except (OSError, UnicodeDecodeError) as error:
         raise InputError("file", str(path), f"{allowed} ({error.__class__.__name__})") from None
     suffix = path.suffix.lower()
@@ -85,6 +85,8 @@ def read_scenarios(path: Path | str) -> list[dict[str, Any]]:
             document = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             raise InputError("file", str(path), f"valid TOML ({error})") from None
+        except RecursionError:  # arrays nested hundreds deep
+            raise InputError("file", str(path), "valid TOML (nested too deeply)") from None
         scenarios = document.get("scenario")
         if (
             not isinstance(scenarios, list)
@@ -135,6 +137,13 @@ def _csv_scenarios(path: Path, text: str) -> list[dict[str, Any]]:
                 str(path),
                 f"CSV whose first row names fields among {', '.join(FIELDS)} (it has "
                 f"{unknown[0]!r}: is the header row missing?)",
+            )
+        repeated = [name for name in header if name and header.count(name) > 1]
+        if repeated:  # which of the two columns would a row mean?
+            raise InputError(
+                "file",
+                str(path),
+                f"CSV naming each field once (the header names {repeated[0]!r} twice)",
             )
         scenarios = []
         for line, cells in enumerate(reader, start=2):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -100,6 +101,8 @@ def test_plot_with_every_row_invalid_is_one_line(tmp_path: Path, capsys) -> None
         ),
         ("nested.toml", '[[scenario]]\nmodel = "local"\nk = [1, [2]]\n', "numbers or text"),
         ("empty.csv", "", "header row"),
+        ("deep.toml", "[[scenario]]\nx = " + "[" * 900 + "]" * 900 + "\n", "nested too deeply"),
+        ("twice.csv", "name,model,k,name\na,local,100,b\n", "names 'name' twice"),
     ],
 )
 def test_malformed_batch_files_are_one_line(
@@ -129,6 +132,10 @@ def test_a_batch_csv_with_blank_lines_and_short_rows_still_runs(tmp_path: Path, 
         ("huge.json", lambda p: p.write_text("[" + "9" * 400 + ", 1]")),
         ("struct.npy", lambda p: np.save(p, np.zeros(3, dtype=[("a", "f8"), ("b", "i4")]))),
         ("complex.npy", lambda p: np.save(p, np.full(100, 0.01, dtype=complex))),
+        ("booleans.json", lambda p: p.write_text("[true, false]")),
+        ("texts.json", lambda p: p.write_text('["0.5", "0.5"]')),
+        # a header declaring 10^11 values over 80 bytes: refused before any allocation
+        ("declared.npy", lambda p: p.write_bytes(_npy_header((10**11,)) + bytes(80))),
     ],
 )
 def test_hostile_pmf_files_are_one_line(tmp_path: Path, name: str, writer, capsys) -> None:
@@ -154,7 +161,25 @@ def test_hostile_pmf_files_are_one_line(tmp_path: Path, name: str, writer, capsy
         capsys,
     )
     assert code == 2
-    one_error_line(err, "pmf file")
+    one_error_line(err, "p-file")
+    assert "pmf file" in err
+
+
+def _npy_header(shape: tuple[int, ...]) -> bytes:
+    buffer = io.BytesIO()
+    header = {"descr": "<f8", "fortran_order": False, "shape": shape}
+    np.lib.format.write_array_header_1_0(buffer, header)
+    return buffer.getvalue()
+
+
+def test_a_pmf_file_with_a_byte_order_mark_is_read(tmp_path: Path, capsys) -> None:
+    """Spreadsheets save CSV with a UTF-8 BOM; it is no part of the first value."""
+    marked = tmp_path / "p.csv"
+    marked.write_text("0.5\n0.5\n", "utf-8-sig")
+    query = ["--model", "central", "-k", "2", "--alpha", "0.5", "--eps1", "1", "--eps2", "1"]
+    files = ["--p-file", str(marked), "--q-file", str(marked)]
+    code, _, err = run(["validate", *query, "--trials", "10", *files], capsys)
+    assert code in (0, 3), err
 
 
 @pytest.mark.parametrize(

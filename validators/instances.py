@@ -184,19 +184,27 @@ def load_pmf(path: str | Path, *, normalize: bool = False, tolerance: float = 1e
         if path.stat().st_size > PMF_FILE_BYTES_MAX:
             raise PmfFileError(f"pmf file {path}: larger than {PMF_FILE_BYTES_MAX // 2**20} MiB")
         if path.suffix.lower() == ".npy":
-            values = np.load(path, allow_pickle=False)
+            # memory-mapped first: a header declaring more data than the file holds is
+            # refused (a ValueError) before any allocation, then the data is copied in
+            values = np.array(np.load(path, allow_pickle=False, mmap_mode="r"))
             if values.dtype.kind not in "biuf":  # structured, complex, text, objects
                 raise PmfFileError(f"pmf file {path}: must hold real numbers ({values.dtype})")
         elif path.suffix.lower() == ".json":
-            values = np.asarray(json.loads(path.read_text("utf-8")), dtype=float)
+            document = json.loads(path.read_text("utf-8-sig"))
+            if not isinstance(document, list) or not all(
+                isinstance(value, (int, float)) and not isinstance(value, bool)
+                for value in document
+            ):
+                raise PmfFileError(f"pmf file {path}: must hold a JSON list of numbers")
+            values = np.asarray(document, dtype=float)
         elif path.suffix.lower() in (".csv", ".txt"):
-            text = path.read_text("utf-8").replace(",", " ").split()
+            text = path.read_text("utf-8-sig").replace(",", " ").split()  # a BOM is no value
             values = np.asarray([float(token) for token in text], dtype=float)
         else:
             raise PmfFileError(f"pmf file {path}: unknown format (use .csv, .json or .npy)")
     except PmfFileError:
         raise
-    except (OSError, ValueError, TypeError, OverflowError, RecursionError) as error:
+    except (OSError, ValueError, TypeError, OverflowError, RecursionError, MemoryError) as error:
         # OverflowError: an integer beyond float64; RecursionError: deeply nested JSON
         reason = " ".join(str(error).split())[:120] or type(error).__name__
         raise PmfFileError(f"pmf file {path}: cannot read it ({reason})") from None
