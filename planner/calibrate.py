@@ -35,7 +35,7 @@ from planner.constants import (
 from planner.formulas.repetition import PER_RUN_ERROR
 from planner.formulas.search import least_passing
 from planner.formulas.settings import Model, Setting
-from planner.inputs import Accounting, Query
+from planner.inputs import Accounting, InputError, Query
 from planner.plan import noise_mu, strong_order_size
 from planner.testers import parameters_for_beta
 from planner.validate import AUTO, trial_schedule, validate
@@ -451,13 +451,21 @@ def _code_version() -> str:
     return code_version()
 
 
+CHECKPOINT_BYTES_MAX = 64 * 2**20
+"""A checkpoint holds one line of about 500 bytes per point: 64 MiB is 10⁵ runs' worth."""
+
+
 def read_checkpoint(path: Path, run: dict[str, Any]) -> dict[GridPoint, Any]:
     """The results a checkpoint holds for this run, by grid point (none when the file is
     missing, is of another run, or a line is cut short by an interruption)."""
     if not path.exists():
         return {}
+    if not path.is_file() or path.stat().st_size > CHECKPOINT_BYTES_MAX:
+        why = "not a regular file" if not path.is_file() else "larger than 64 MiB"
+        raise InputError("checkpoint", str(path), f"a run's own partial file, or none ({why})")
     results: dict[GridPoint, Any] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    # bytes that are not UTF-8 (a foreign file) spoil their line only, which is run again
+    for line in path.read_bytes().decode("utf-8", errors="replace").splitlines():
         try:
             record = json.loads(line)
         except json.JSONDecodeError:  # the last line of a killed run

@@ -1071,3 +1071,23 @@ def test_small_eps_is_refused_alone_with_another_stage_or_for_a_setting_without_
         error = capsys.readouterr().err
         assert named in error and len(error.strip().splitlines()) == 1
     assert not output.exists()
+
+
+def test_a_foreign_checkpoint_is_read_safely_or_refused(tmp_path, capsys) -> None:
+    """A hostile review: random bytes in OUTPUT.partial.jsonl were a UnicodeDecodeError
+    traceback, and the file as a link to /dev/zero grew memory without bound. Lines that are
+    not this run's records are run again; a path that is not a regular file is one line."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from planner.cli import app, main
+
+    command = ["calibrate", "--quick", "--setting", "central", "--trials", "30", "--workers", "1"]
+    (tmp_path / "a.json.partial.jsonl").write_bytes(bytes(range(256)) * 20)
+    result = CliRunner().invoke(app, [*command, "-o", str(tmp_path / "a.json")])
+    assert result.exit_code == 0, result.output
+    os.symlink("/dev/zero", tmp_path / "b.json.partial.jsonl")
+    assert main([*command, "-o", str(tmp_path / "b.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "invalid checkpoint" in err and "not a regular file" in err
