@@ -9,6 +9,7 @@ start; as objects they are built once, at import.
 """
 
 import contextlib
+import io
 import json
 import os
 import sys
@@ -128,7 +129,9 @@ VERDICT_EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
 
 
 def _print_json(document: dict[str, Any]) -> None:
-    sys.stdout.write(json_text(document, indent=2) + "\n")
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    ascii_only = not "α".encode(encoding, errors="ignore")  # an ASCII-only locale
+    sys.stdout.write(json_text(document, indent=2, ascii_only=ascii_only) + "\n")
 
 
 PIPED_WIDTH = 250
@@ -1214,6 +1217,13 @@ def _command() -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app and turn every input error into one line and exit 2."""
     args = sys.argv[1:] if argv is None else argv
+    if sys.stdout is None or sys.stderr is None:  # started with a stream closed (>&-)
+        if sys.stderr is not None:
+            sys.stderr.write("error: standard output is closed: give the command one\n")
+        return 2
+    for stream in (sys.stdout, sys.stderr):  # an ASCII-only locale: α as \u03b1, no crash
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     started()  # from here on, Ctrl-C is this function's KeyboardInterrupt
     try:
         # what ``app(...)`` does (its exception hook only prettifies, and that is off)
@@ -1224,7 +1234,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"error: {error}\n")
         return 2
     except OSError as error:  # e.g. --output into a folder that does not exist
-        sys.stderr.write(f"error: cannot write {error.filename}: {error.strerror}\n")
+        where = "standard output" if error.filename is None else error.filename
+        sys.stderr.write(f"error: cannot write {where}: {error.strerror or error}\n")
         return 2
     except _USAGE_ERROR as error:
         sys.stderr.write(f"error: {error.format_message()}\n")  # type: ignore[attr-defined]

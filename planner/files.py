@@ -156,15 +156,18 @@ def csv_text(rows: Iterable[dict[str, Any]], fields: Sequence[str]) -> str:
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def json_text(document: Any, indent: int | None = None) -> str:
+def json_text(document: Any, indent: int | None = None, *, ascii_only: bool = False) -> str:
     """The document as strict JSON (RFC 8259) in encodable UTF-8, as the CLI prints it and
     the service sends it: a non-finite number (an error row echoing an input ``nan``) is
     written as its text, ``"nan"``, not the ``NaN`` strict parsers refuse, and a lone
-    surrogate (echoed from a request) as its ``\\ud800`` escape, which UTF-8 cannot hold."""
+    surrogate (echoed from a request) as its ``\\ud800`` escape, which UTF-8 cannot hold.
+    ``ascii_only``: every non-ASCII character escaped (a stream that cannot encode them)."""
     try:
-        text = json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(document, indent=indent, ensure_ascii=ascii_only, allow_nan=False)
     except ValueError:  # a nan or inf somewhere: the walk is paid only then
-        text = json.dumps(_finite(document), indent=indent, ensure_ascii=False)
+        text = json.dumps(_finite(document), indent=indent, ensure_ascii=ascii_only)
+    if ascii_only:
+        return text
     return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 

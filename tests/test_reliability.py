@@ -601,3 +601,34 @@ def test_ctrl_c_while_the_command_line_starts_prints_the_aborted_line() -> None:
         "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
     )
     assert library.returncode == 0, library.stderr
+
+
+def test_output_streams_that_fail_are_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """A hostile review: an ASCII-only locale (α unencodable), standard output closed,
+    and a full device were tracebacks or "cannot write None"."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "planner", "plan", "--model", "central", "-k", "1000"]
+    command += ["--alpha", "0.1", "--eps1", "1", "--eps2", "0.25"]
+    ascii_env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    shown = subprocess.run(command, capture_output=True, env=ascii_env, timeout=120)
+    assert shown.returncode == 0 and b"Traceback" not in shown.stderr
+    assert b"\\u03b1 = 0.1" in shown.stdout  # α, escaped
+    as_json = subprocess.run([*command, "--json"], capture_output=True, env=ascii_env, timeout=120)
+    assert as_json.returncode == 0
+    assert json.loads(as_json.stdout)["total_users"] > 0  # still strict JSON
+    closed = subprocess.run(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=120,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert closed.returncode == 2 and closed.stderr.count(b"\n") == 1
+    assert b"standard output is closed" in closed.stderr
+    if Path("/dev/full").exists():
+        with open("/dev/full", "w") as full:
+            failed = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, timeout=120)
+        assert failed.returncode == 2
+        assert failed.stderr.startswith(b"error: cannot write standard output")
