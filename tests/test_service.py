@@ -190,6 +190,15 @@ def test_explain_version_health_and_openapi(client) -> None:
             "trials",
             "trials × k ≤",
         ),
+        # refused at submission as the CLI refuses them, not accepted and failed later
+        (
+            "/v1/validations",
+            {**SMALL_JOB, "k": 100000, "trials": 4000, "path": "fast"},
+            "trials",
+            "k × trials × families",
+        ),
+        ("/v1/validations", {**SMALL_JOB, "n1": 10**16, "n2": 10**16}, "n1", "to simulate"),
+        ("/v1/validations", {**SMALL_JOB, "kind": "exact", "k": 100000}, "exact", "within 300 s"),
     ],
 )
 def test_bad_input_is_422_with_one_line_naming_the_parameter(
@@ -617,3 +626,16 @@ def test_a_lone_surrogate_is_a_422_and_every_answer_is_strict_json(idle_client) 
     assert sweep.status_code == 200
     rows = json.loads(sweep.text, parse_constant=refuse)["rows"]
     assert any(row["eps2"] == "nan" and row["status"].startswith("error") for row in rows)
+
+
+def test_a_full_queue_refuses_new_jobs_with_429(idle_client) -> None:
+    """A hostile review queued 300 jobs in a second (each may run 600 s); the queue holds at
+    most MAX_QUEUED_JOBS waiting, then answers 429 with Retry-After and one line."""
+    from planner.service.limits import MAX_QUEUED_JOBS
+
+    for _ in range(MAX_QUEUED_JOBS):
+        assert idle_client.post("/v1/validations", json=SMALL_JOB).status_code == 202
+    refused = idle_client.post("/v1/validations", json=SMALL_JOB)
+    assert refused.status_code == 429 and refused.headers["retry-after"] == "60"
+    assert f"at most {MAX_QUEUED_JOBS}" in refused.json()["error"]
+    assert idle_client.get("/v1/health").json()["queued"] == MAX_QUEUED_JOBS

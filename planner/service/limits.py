@@ -12,7 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.inputs import InputError, Query, check_choice, check_integer
+from planner.limits import check_validation
 
+MAX_QUEUED_JOBS = 100
+"""Jobs waiting at once: past it a submission is a 429 (a review queued 300 in a second,
+each allowed up to 600 s: the queue and its database grew without bound)."""
 MAX_BODY_BYTES = 64 * 1024
 MAX_SWEEP_ROWS = 20_000
 MAX_JOB_K = 10**6
@@ -101,11 +105,12 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
         trials = check_integer("trials", _given(fields, "trials", 1000), 50, MAX_EXACT_TRIALS)
         request = {name: fields.get(name) for name in QUERY_FIELDS}
         request["accounting"] = fields.get("accounting", "exact")
-        Query.build(**request)  # every input checked now, not in the job
+        query = Query.build(**request)  # every input checked now, not in the job
         request["allocation"] = _split_rule(fields)
         k = check_integer("k", request["k"], 2)
         if k > MAX_EXACT_K:
             raise InputError("k", request["k"], f"an integer in [2, {MAX_EXACT_K:,}] for --exact")
+        api.check_exact_cost(query, trials)  # as planner plan --exact refuses it, not later
         return JobPlan(kind, {**request, "trials": trials, "seed": seed}, seed, trials, 1)
     asked_trials = _given(fields, "trials", AUTO)
     count = check_trials(asked_trials, MAX_TRIALS)
@@ -145,6 +150,11 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
             f"at most {MAX_FAST_CELLS // query.k:,} at k = {query.k:,} "
             f"(trials × k ≤ {MAX_FAST_CELLS:.0e})",
         )
+    # the engine's own limits (k × trials × families, users a run simulates), as the CLI
+    # refuses them before any work: a job accepted here does not fail on them later
+    check_validation(
+        query.k, largest, family_count, size1, size2, user_path=simulated is SimulationPath.USER
+    )
     request = {**fields, "trials": count, "max_trials": max_trials, "seed": seed}
     request |= {"path": path.value, "families": list(families) if families else None}
     return JobPlan("validate", request, seed, largest, family_count * len(looks))

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fastapi import HTTPException
+
 from planner.service.cache import AnswerCache
-from planner.service.limits import JobPlan
+from planner.service.limits import MAX_QUEUED_JOBS, JobPlan
 from planner.service.runner import JobRunner
 from planner.service.store import Job, JobStore
 
@@ -20,7 +22,18 @@ class ServiceState:
     cache: AnswerCache = field(default_factory=AnswerCache)
 
     def submit(self, job: JobPlan, *, rerun_of: str | None = None) -> Job:
-        """Store a checked job as queued and wake the runner."""
+        """Store a checked job as queued and wake the runner; 429 while the queue holds
+        ``MAX_QUEUED_JOBS``."""
+        waiting = self.store.counts()["queued"]
+        if waiting >= MAX_QUEUED_JOBS:
+            raise HTTPException(
+                status_code=429,
+                detail=(
+                    f"invalid job: the queue already holds {waiting:,} jobs, at most "
+                    f"{MAX_QUEUED_JOBS:,}; submit it again once some have run"
+                ),
+                headers={"Retry-After": "60"},
+            )
         stored = self.store.create(
             job.kind,
             job.request,
