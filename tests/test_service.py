@@ -639,3 +639,15 @@ def test_a_full_queue_refuses_new_jobs_with_429(idle_client) -> None:
     assert refused.status_code == 429 and refused.headers["retry-after"] == "60"
     assert f"at most {MAX_QUEUED_JOBS}" in refused.json()["error"]
     assert idle_client.get("/v1/health").json()["queued"] == MAX_QUEUED_JOBS
+
+
+def test_the_page_answers_when_only_its_plot_is_over_a_cost_limit(idle_client) -> None:
+    """ε = 1e-4 in every group: the compare table is answered (as by /v1/compare), while
+    the plot's 25-value sweep over ε2 is over the shuffle noise-search limit; the page said
+    422 for the whole query (a hostile review)."""
+    query = {"k": "1000", "alpha": "0.1", "eps1": "0.0001", "eps2": "0.0001"}
+    page = idle_client.get("/", params=query)
+    assert page.status_code == 200
+    assert "No plot for these inputs" in page.text and "sweep size" in page.text
+    compared = idle_client.post("/v1/compare", json=query).json()
+    assert _cells(page.text, "total") == [plan["total_users"] for plan in compared["plans"]]

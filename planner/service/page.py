@@ -287,18 +287,24 @@ def render(values: dict[str, str]) -> tuple[str, int]:
             result = _plan_section(document) + _verify_section(values)
             chosen = [setting]
         eps1, eps2 = float(inputs["eps1"]), float(inputs["eps2"])  # checked by now
-        rows = api.sweep_result(
-            settings=chosen,
-            k=inputs["k"],
-            alpha=inputs["alpha"],
-            eps1=eps1,
-            eps2=eps2_values(eps1, eps2),
-            delta=inputs["delta"],
-            beta=inputs["beta"],
-        ).rows()
+        try:
+            rows = api.sweep_result(
+                settings=chosen,
+                k=inputs["k"],
+                alpha=inputs["alpha"],
+                eps1=eps1,
+                eps2=eps2_values(eps1, eps2),
+                delta=inputs["delta"],
+                beta=inputs["beta"],
+            ).rows()
+            plot = users_against_eps2(rows, eps2)
+        except InputError as refused:  # the plot's sweep over a cost limit: the plan stands
+            if refused.parameter != "sweep size":
+                raise
+            plot = f'<p class="note">No plot for these inputs: {escape(str(refused))}.</p>'
         figure = (
             '<section aria-labelledby="plot-heading"><h2 id="plot-heading">Users against ε2'
-            f"</h2>{users_against_eps2(rows, eps2)}</section>"
+            f"</h2>{plot}</section>"
         )
     except InputError as error:
         field = FIELD_OF.get(error.parameter, error.parameter)
