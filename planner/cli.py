@@ -632,11 +632,17 @@ def solve(
             if unknown in (Unknown.N1, Unknown.N2)
             else f"{solution.value:.6g}"
         )
+        from planner.limits import SIMULATION_N_MAX
+
         sizes = solution.plan.n_users_group1, solution.plan.n_users_group2
+        check = (
+            f"which planner validate --allocation fixed-n2 --n2 {sizes[1]} checks"
+            if max(sizes) <= SIMULATION_N_MAX
+            else f"too many to simulate (validate takes up to {SIMULATION_N_MAX:.0e} a group)"
+        )
         typer.echo(
             f"{unknown.value} = {shown}   ({solution.reason}; run as n1 = {sizes[0]:,}, "
-            f"n2 = {sizes[1]:,}, which planner validate --allocation fixed-n2 --n2 "
-            f"{sizes[1]} checks; constant {solution.plan.constant_source.value})"
+            f"n2 = {sizes[1]:,}, {check}; constant {solution.plan.constant_source.value})"
             + (
                 f"; {tester_point_words(solution.plan)}"
                 if solution.plan.tester_point is not None
