@@ -148,8 +148,10 @@ def check_validation(
         raise InputError(
             "path",
             "user",
-            f"trials × (n1 + n2) ≤ {USER_PATH_MESSAGES_MAX:.0e} on the user path "
-            f"(here {trials * (n1 + n2):.2e}): --path fast or fewer trials",
+            f"trials × messages ≤ {USER_PATH_MESSAGES_MAX:.0e} on the user path, the "
+            f"messages of one trial being {n1 + n2:,} (the users' reports and, in the shuffle "
+            f"model, the noise's) (here {trials * (n1 + n2):.2e}): --path fast or fewer "
+            "trials",
         )
 
 

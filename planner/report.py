@@ -219,7 +219,7 @@ def compare_renderable(
     shown_delta = "—" if delta is None else f"{delta:g}"
     table = Table(
         title=f"all settings, cheapest first: k = {query.k:,}, α = {query.alpha:g}, "
-        f"ε1 = {query.eps1:g}, ε2 = {query.eps2:g}, δ = {shown_delta}",
+        f"ε1 = {query.eps1:g}, ε2 = {query.eps2:g}, δ = {shown_delta}, β = {query.beta:.4g}",
         title_justify="left",
     )
     for column in (

@@ -32,7 +32,7 @@ class Request(BaseModel):
 
 class QueryFields(Request):
     k: Number = Field(description="domain size, an integer in [2, 1e12]", examples=[1000])
-    alpha: Number = Field(description="TV distance to detect, in (0, 1]", examples=[0.1])
+    alpha: Number = Field(description="TV distance to detect, in [1e-06, 1]", examples=[0.1])
     eps1: Number = Field(description="group 1's ε, in [1e-4, 20]", examples=[1.0])
     eps2: Number = Field(description="group 2's ε, in [1e-4, 20]", examples=[0.25])
     delta: Number | None = Field(None, description="δ in [1e-12, 1); shuffle model only")

@@ -54,7 +54,7 @@ LABELS = {
 }
 HINTS = {
     "k": "integer in [2, 10¹²]",
-    "alpha": "in (0, 1]",
+    "alpha": "in [1e-06, 1]",
     "eps1": "in [0.0001, 20]",
     "eps2": "in [0.0001, 20]",
     "delta": "in [1e-12, 1); blank: local and central only",
