@@ -203,7 +203,8 @@ def _validated_row(arguments: tuple[dict[str, Any], int | str, int]) -> dict[str
     scenario, trials, seed = arguments
     row, checked = _row_and_plan(scenario)
     row.update(dict.fromkeys(VALIDATION_FIELDS))
-    if checked is None:
+    if checked is None:  # an invalid or infeasible row has no plan to certify: exit 3
+        row["verdict"] = "not run: no plan"
         return row
     row["validation_seed"] = seed
     # exactly what `planner validate <the row's query> --seed <seed>` runs (a solve row:

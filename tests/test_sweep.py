@@ -376,6 +376,23 @@ def test_batch_rows_equal_plan_and_solve(tmp_path, capsys) -> None:
     assert [row["status"][:5] for row in document["rows"]] == ["ok", "ok", "infea", "error"]
 
 
+def test_batch_validate_exits_3_when_a_row_has_no_plan_to_certify(tmp_path, capsys) -> None:
+    """A fresh-user trial: an invalid and an infeasible row had an empty verdict and the
+    batch exited 0, as if everything were certified (README: 3 when one is not run)."""
+    path = tmp_path / "rows.csv"
+    path.write_text(
+        "name,model,k,alpha,eps1,eps2,n1\n"
+        "ok,central,64,0.5,1,1,\n"
+        "typo,central,64,1.5,1,1,\n"
+        "too few,local,1000,0.1,1,0.5,10\n"
+    )
+    code = main(["batch", str(path), "--validate", "--trials", "200", "--json"])
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert code == 3
+    assert rows[0]["verdict"] in ("pass", "inconclusive")
+    assert [row["verdict"] for row in rows[1:]] == ["not run: no plan"] * 2
+
+
 @pytest.mark.parametrize(
     ("name", "text", "named"),
     [
