@@ -137,9 +137,9 @@ def solution_to_dict(solution: Solution) -> dict[str, Any]:
 def _number(value: float | None, digits: int = 4) -> str:
     if value is None:
         return "—"
-    if abs(value) >= 1e6:
+    if abs(value) >= 1e15:  # past the user counts' own range (they are ≤ 10^15 to simulate)
         return f"{value:.{digits}e}"
-    if abs(value) >= 10**digits:  # "13,260", not "1.326e+04" beside "5,327"
+    if abs(value) >= 10**digits:  # "1,118,034", not "1.1180e+06" beside "5,327,118"
         return f"{value:,.0f}"
     return f"{value:,.{digits}g}"
 
