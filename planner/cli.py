@@ -447,6 +447,10 @@ def batch(
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)
     worker_count = check_integer("workers", workers, 1, 256)
     scenarios = read_scenarios(file)
+    from planner.limits import check_batch
+
+    solves = sum(1 for row in scenarios if row.get("n1") is not None or row.get("n2") is not None)
+    check_batch(solves, len(scenarios), validate)
     if not validate:
         rows = run_batch(scenarios)
     else:

@@ -21,6 +21,8 @@ invocations at all of them):
   subsampling inverse) takes O(log) steps; the exact shuffle noise μ sums ≈ 28√μ terms
   ~6 times (ε = 1e-4, δ = 1e-12: μ = 5·10^9, 2·10^6 terms, ~0.7 s), and ε ≥ 1e-4 and
   α ≥ 1e-6 (:mod:`planner.inputs`) bound every size a plan computes;
+* a batch holds at most :data:`BATCH_SOLVES_MAX` solve rows, and with ``--validate`` at
+  most :data:`BATCH_VALIDATED_MAX` rows;
 * a batch file holds at most :data:`BATCH_SCENARIOS_MAX` scenarios and, like a pmf
   file, at most :data:`INPUT_FILE_BYTES_MAX` bytes.
 """
@@ -55,6 +57,13 @@ ROOT_FIND_COST_MAX = 10**8
 overhead an evaluation, on the loaded 2-core machine): about 10 s. See
 :func:`noise_root_find_cost`."""
 BATCH_SCENARIOS_MAX = 10_000
+BATCH_SOLVES_MAX = 1_000
+"""Solve rows in one batch: a solve takes 0.3 s at the median and up to ~8 s (a shuffle
+search at a large ε), so 10,000 of them could run ~20 h (a hostile review); 1,000 stay
+within minutes typically, about 2 h at worst."""
+BATCH_VALIDATED_MAX = 200
+"""Rows of one ``batch --validate``: each validation may take minutes (up to the cells
+limit below); more rows are a benchmark, run in parts."""
 """Scenarios in one batch file."""
 INPUT_FILE_BYTES_MAX = PMF_FILE_BYTES_MAX
 """Size of a batch or pmf file read whole (the pmf reader lives below the planner)."""
@@ -159,3 +168,18 @@ def check_file_size(name: str, path: object, size: int) -> None:
     """Refuse an input file of more than :data:`INPUT_FILE_BYTES_MAX` bytes before reading it."""
     if size > INPUT_FILE_BYTES_MAX:
         raise InputError(name, str(path), f"a file of at most {INPUT_FILE_BYTES_MAX // 2**20} MiB")
+
+
+def check_batch(solves: int, rows: int, validated: bool) -> None:
+    """Refuse a batch over :data:`BATCH_SOLVES_MAX` solve rows, or with ``validated`` over
+    :data:`BATCH_VALIDATED_MAX` rows, before any row runs."""
+    if solves > BATCH_SOLVES_MAX:
+        raise InputError(
+            "file", f"{solves:,} solve rows", f"at most {BATCH_SOLVES_MAX:,} solve rows: split it"
+        )
+    if validated and rows > BATCH_VALIDATED_MAX:
+        raise InputError(
+            "validate",
+            f"{rows:,} rows",
+            f"at most {BATCH_VALIDATED_MAX:,} rows to validate in one batch: split the file",
+        )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 
 import numpy as np
 import pytest
@@ -468,3 +469,22 @@ def test_sweep_rows_equal_plan_where_the_tester_runs_below_the_query(setting: Se
         lowered += plan(query).tester_point is not None
     if setting.model is not Model.LOCAL:  # the local split never loses to a lower rung here
         assert lowered >= 6
+
+
+def test_a_batch_over_its_cost_limits_is_refused_before_any_row_runs(tmp_path, capsys) -> None:
+    """A hostile review: 10,000 shuffle solves (~6 s each) were accepted and ran for
+    hours. 1,001 solve rows, or 201 rows to validate, are one line, at once."""
+    from planner.limits import BATCH_SOLVES_MAX, BATCH_VALIDATED_MAX
+
+    solves = tmp_path / "solves.csv"
+    row = "shuffle,1000,0.1,20,100000000,1e-10,0.01\n"
+    solves.write_text("model,k,alpha,eps1,n1,delta,beta\n" + row * (BATCH_SOLVES_MAX + 1))
+    started = time.perf_counter()
+    assert main(["batch", str(solves)]) == 2
+    assert time.perf_counter() - started < 10
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and f"at most {BATCH_SOLVES_MAX:,} solve rows" in error
+    plans = tmp_path / "plans.csv"
+    plans.write_text("model,k,alpha,eps1,eps2\n" + "central,64,0.5,1,1\n" * 201)
+    assert main(["batch", str(plans), "--validate"]) == 2
+    assert f"at most {BATCH_VALIDATED_MAX:,} rows to validate" in capsys.readouterr().err
