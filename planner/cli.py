@@ -1224,6 +1224,38 @@ def _command() -> Any:
     return command
 
 
+def _refuse_repeated_options(command: Any, args: list[str]) -> None:
+    """An option that takes one value given twice (``-k 1000 -k 50``) is one line, as the
+    service refuses a field named twice: click would silently keep the last."""
+    subcommand = next((arg for arg in args if not arg.startswith("-")), None)
+    chosen = getattr(command, "commands", {}).get(subcommand)
+    if chosen is None or subcommand is None:
+        return
+    single = {
+        opt: param
+        for param in chosen.params
+        # duck-typed: typer may carry its own copy of click's classes
+        if getattr(param, "param_type_name", "") == "option"
+        and not getattr(param, "multiple", False)
+        and not getattr(param, "is_flag", False)
+        for opt in param.opts
+    }
+    given: dict[str, str] = {}
+    rest = args[args.index(subcommand) + 1 :]
+    for index, token in enumerate(rest):
+        if token == "--":
+            break
+        flag, joined, attached = token.partition("=")
+        param = single.get(flag if flag.startswith("--") else token)
+        if param is None or param.name is None:
+            continue
+        value = attached if joined else (rest[index + 1] if index + 1 < len(rest) else "")
+        name = param.name.replace("_", "-")
+        if name in given:
+            raise InputError(name, f"{given[name]} and {value}", "given once (it appears twice)")
+        given[name] = value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app and turn every input error into one line and exit 2."""
     args = sys.argv[1:] if argv is None else argv
@@ -1237,7 +1269,9 @@ def main(argv: list[str] | None = None) -> int:
     started()  # from here on, Ctrl-C is this function's KeyboardInterrupt
     try:
         # what ``app(...)`` does (its exception hook only prettifies, and that is off)
-        result = _command()(args=args or ["--help"], standalone_mode=False, prog_name="planner")
+        command = _command()
+        _refuse_repeated_options(command, args)
+        result = command(args=args or ["--help"], standalone_mode=False, prog_name="planner")
         if result == 130:  # typer turns Ctrl-C into exit code 130, silently
             raise KeyboardInterrupt
     except InputError as error:

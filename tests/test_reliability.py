@@ -632,3 +632,20 @@ def test_output_streams_that_fail_are_one_line_not_a_traceback(tmp_path: Path) -
             failed = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, timeout=120)
         assert failed.returncode == 2
         assert failed.stderr.startswith(b"error: cannot write standard output")
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["-k", "1000", "-k", "50"], "invalid k = '1000 and 50': must be given once"),
+        (["-k", "1000", "--eps2=0.5", "--eps2", "0.3"], "invalid eps2 = '0.5 and 0.3'"),
+        (["-k", "1000", "-m", "local"], "invalid model = 'central and local'"),
+    ],
+)
+def test_an_option_given_twice_is_one_line_not_its_last_value(args, named, capsys) -> None:
+    """click keeps an option's last value silently (-k 1000 -k 50 planned k = 50); the
+    service refuses a field named twice, and so does the CLI."""
+    base = ["plan", "--model", "central", "--alpha", "0.1", "--eps1", "1", "--eps2", "0.25"]
+    code, out, err = run([*base, *args], capsys)
+    assert code == 2 and out == ""
+    one_error_line(err, named)
