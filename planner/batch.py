@@ -73,7 +73,8 @@ def read_scenarios(path: Path | str) -> list[dict[str, Any]]:
     path = Path(path)
     allowed = "a readable .toml file of [[scenario]] tables or a .csv file with a header row"
     if not path.is_file():  # a folder, a device (/dev/zero never ends), a FIFO, nothing
-        raise InputError("file", str(path), f"{allowed} (not a regular file)")
+        what = "no such file" if not path.exists() else "not a regular file"
+        raise InputError("file", str(path), f"{allowed} ({what})")
     try:
         check_file_size("file", path, path.stat().st_size)
         text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's BOM is no header

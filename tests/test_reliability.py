@@ -413,6 +413,9 @@ def test_devices_and_folders_are_refused_as_input_files(path: str, tmp_path: Pat
     code, _, err = run(["batch", path], capsys)
     assert code == 2
     one_error_line(err, "not a regular file")
+    code, _, err = run(["batch", str(tmp_path / "absent.csv")], capsys)
+    assert code == 2
+    one_error_line(err, "(no such file)")
     good = tmp_path / "good.npy"
     np.save(good, np.full(100, 0.01))
     code, _, err = run(

@@ -315,7 +315,10 @@ def test_size_limits_and_unknown_routes(idle_client) -> None:
     assert idle_client.get("/v1/nothing").status_code == 404
     assert idle_client.get("/v1/plan").status_code == 405
     assert idle_client.get("/v1/validations/zzz").status_code == 422
-    assert idle_client.get("/v1/validations/" + "0" * 32).status_code == 404
+    missing = idle_client.get("/v1/validations/" + "0" * 32)
+    assert missing.status_code == 404 and missing.json()["parameter"] == "id"
+    job = idle_client.post("/v1/validations", json=SMALL_JOB).json()["id"]
+    assert idle_client.get(f"/v1/validations/{job.upper()}").json()["id"] == job  # any case
     assert idle_client.get("/v1/validations", params={"limit": 0}).status_code == 422
 
 

@@ -251,9 +251,11 @@ def list_validations(
 
 
 def _job_id(job_id: str) -> str:
-    if len(job_id) != 32 or any(char not in "0123456789abcdef" for char in job_id):
+    """The id as stored (lower case): 32 hexadecimal digits, in either case."""
+    lowered = job_id.lower()
+    if len(lowered) != 32 or any(char not in "0123456789abcdef" for char in lowered):
         raise InputError("id", job_id, "a job id (32 hexadecimal digits)")
-    return job_id
+    return lowered
 
 
 @router.get("/validations/{job_id}", responses={404: {"description": "no such job"}})
@@ -261,7 +263,7 @@ def get_validation(job_id: str, state: State) -> Response:
     """A job: status, progress, provenance and, when done, the report."""
     job = state.store.get(_job_id(job_id))
     if job is None:
-        return json_response({"error": f"no job {job_id}"}, 404)
+        return json_response({"error": f"no job {job_id}", "parameter": "id"}, 404)
     return json_response(job.to_dict())
 
 
@@ -270,7 +272,7 @@ def cancel_validation(job_id: str, state: State) -> Response:
     """Cancel a queued or running job (a finished one is left as it is)."""
     job = state.store.cancel(_job_id(job_id))
     if job is None:
-        return json_response({"error": f"no job {job_id}"}, 404)
+        return json_response({"error": f"no job {job_id}", "parameter": "id"}, 404)
     state.runner.wake()
     return json_response(job.to_dict(with_report=False))
 
@@ -280,7 +282,7 @@ def rerun_validation(job_id: str, state: State) -> Response:
     """Queue a job again with the same request and seed (e.g. an interrupted one)."""
     job = state.store.get(_job_id(job_id))
     if job is None:
-        return json_response({"error": f"no job {job_id}"}, 404)
+        return json_response({"error": f"no job {job_id}", "parameter": "id"}, 404)
     checked = check_job({"kind": job.kind, **job.request})
     return json_response(state.submit(checked, rerun_of=job.id).to_dict(), 202)
 
