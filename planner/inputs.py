@@ -223,10 +223,19 @@ class Query:
                 )
             if not (type(delta) is float and DELTA_FLOOR <= delta < 1.0):
                 set_(self, "delta", check_delta(delta))
-        elif self.delta is not None:
-            check_delta(self.delta)
-            warnings.append(f"delta is ignored: the {setting.model.value} protocol is pure ε-DP")
-            set_(self, "delta", None)
+        else:
+            if self.delta is not None:
+                check_delta(self.delta)
+                warnings.append(
+                    f"delta is ignored: the {setting.model.value} protocol is pure ε-DP"
+                )
+                set_(self, "delta", None)
+            if self.accounting is Accounting.PAPER:  # the shuffle noise's alone
+                warnings.append(
+                    f"accounting paper is ignored: the {setting.model.value} protocol adds no "
+                    "shuffle noise to account for"
+                )
+                set_(self, "accounting", Accounting.EXACT)
         set_(self, "warnings", tuple(warnings))
 
     @classmethod

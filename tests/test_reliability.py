@@ -652,3 +652,19 @@ def test_an_option_given_twice_is_one_line_not_its_last_value(args, named, capsy
     code, out, err = run([*base, *args], capsys)
     assert code == 2 and out == ""
     one_error_line(err, named)
+
+
+def test_an_option_the_model_does_not_read_is_named_in_a_warning() -> None:
+    """δ with a pure-ε model warned that it is ignored; --accounting paper (the shuffle
+    noise's) was taken silently by the local and central models (a fresh-user trial)."""
+    from planner.inputs import Accounting, Query
+
+    for model in ("local", "central"):
+        query = Query.build(model, "private", 100, 0.2, 1, 0.5, None, 1 / 3, "paper")
+        assert query.accounting is Accounting.EXACT
+        assert query.warnings == (
+            f"accounting paper is ignored: the {model} protocol adds no shuffle noise to "
+            "account for",
+        )
+    shuffle = Query.build("shuffle", "private", 100, 0.2, 1, 0.5, 1e-6, 1 / 3, "paper")
+    assert shuffle.accounting is Accounting.PAPER and shuffle.warnings == ()
