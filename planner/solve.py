@@ -28,7 +28,7 @@ from functools import partial
 import numpy as np
 
 from planner.allocation import AllocationRule, allocate, allocated_plan
-from planner.constants import ConstantTable
+from planner.constants import ConstantTable, default_constants
 from planner.formulas.search import least_passing, least_passing_integer
 from planner.inputs import (
     EPS_MAX,
@@ -154,6 +154,7 @@ def _smallest_satisfying(
     low: float,
     high: float,
     known: float | None = None,
+    edges: tuple[float, ...] = (),
 ) -> float | None:
     """The smallest x in [low, high] with a fitting plan (not None), by geometric steps
     (``SCAN_POINTS`` over the range) and bisection on log x between the last step that
@@ -165,7 +166,9 @@ def _smallest_satisfying(
     fitting value, not the edge of a monotone region: the fewest-users plan's sizes can
     move between the groups as α or ε2 grows (at ε2 above ε1 the groups swap roles), so
     whether given sizes fit is not monotone over the whole range (the steps find the
-    window that fits; wiggles narrower than a step can be missed).
+    window that fits; wiggles narrower than a step can be missed). ``edges`` join the
+    upward steps: the covered region's top, above which nothing fits (the steps went from
+    α = 0.839 to 1, past a window (0.84, 0.95] that fits).
     """
     step = (high / low) ** (1 / (SCAN_POINTS - 1))
 
@@ -187,7 +190,8 @@ def _smallest_satisfying(
             lowest = near
         below = max(lowest / step, low)
         return lowest if below == lowest else least_passing(fits, below, lowest, WIDE_PRECISION)
-    scan = [float(v) for v in np.geomspace(low, high, SCAN_POINTS)]
+    steps = [float(v) for v in np.geomspace(low, high, SCAN_POINTS)]
+    scan = sorted({*steps, *(edge for edge in edges if low < edge < high)})
     for index, value in enumerate(scan):
         if fits(value):
             if index == 0:
@@ -375,7 +379,9 @@ def _solve(
         # weighs the default's only where it is calibrated)
         if exact is not None and split_fits(split, exact) and fitting(exact) is not None:
             answers.append(exact)
-    wide = _smallest_satisfying(fitting, low, high, min(answers, default=None))
+    covered = (constants or default_constants()).for_setting(query_template.setting.key).covered
+    edges = (covered["alpha"][1],) if unknown is Unknown.ALPHA and "alpha" in covered else ()
+    wide = _smallest_satisfying(fitting, low, high, min(answers, default=None), edges)
     if wide is not None:
         answers.append(wide)
     if not answers:

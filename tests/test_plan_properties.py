@@ -563,3 +563,21 @@ def test_planning_a_plans_tester_point_again_gives_the_same_plan() -> None:
                 made.n_users_group2,
             ), (query, split)
     assert lowered > 250
+
+
+@pytest.mark.parametrize(
+    ("key", "k", "eps1", "eps2", "n"),
+    [("shuffle-private", 1000, 1.0, 0.25, 4358), ("central", 1184, 1.0, 0.44, 122)],
+)
+def test_solving_alpha_finds_an_answer_just_below_the_covered_top(key, k, eps1, eps2, n) -> None:
+    """The upward scan stepped from α = 0.839 to 1, which lies outside the covered α of
+    0.95, and called the query infeasible, though the plan at α = 0.9 (shuffle) has exactly
+    these sizes (a review). The covered top joins the steps, and a solve at ε1 > ε2 is never
+    worse than at ε1 = ε2."""
+    template = make_query(key, k=k, alpha=0.5, eps1=eps1, eps2=eps2)
+    solved = solve(template, Unknown.ALPHA, n1=n, n2=n)
+    homogeneous = solve(replace(template, eps1=eps2), Unknown.ALPHA, n1=n, n2=n)
+    assert solved.value is not None and homogeneous.value is not None
+    assert 0.84 < solved.value <= 0.95 and solved.value <= homogeneous.value
+    at_value = plan(replace(template, alpha=solved.value))
+    assert at_value.coverage.value == "calibrated"
