@@ -1246,7 +1246,11 @@ def _refuse_repeated_options(command: Any, args: list[str]) -> None:
         if token == "--":
             break
         flag, joined, attached = token.partition("=")
-        param = single.get(flag if flag.startswith("--") else token)
+        if not flag.startswith("--") and len(token) > 2 and token[:2] in single:
+            flag, joined, attached = token[:2], "=", token[2:]  # a short option's -k50
+        elif not flag.startswith("--"):
+            flag, joined = token, ""
+        param = single.get(flag)
         if param is None or param.name is None:
             continue
         value = attached if joined else (rest[index + 1] if index + 1 < len(rest) else "")

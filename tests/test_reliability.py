@@ -642,6 +642,7 @@ def test_output_streams_that_fail_are_one_line_not_a_traceback(tmp_path: Path) -
     [
         (["-k", "1000", "-k", "50"], "invalid k = '1000 and 50': must be given once"),
         (["-k", "1000", "--eps2=0.5"], "invalid eps2 = '0.25 and 0.5'"),
+        (["-k1000", "-k50"], "invalid k = '1000 and 50'"),
         (["-k", "1000", "-m", "local"], "invalid model = 'central and local'"),
     ],
 )
