@@ -83,8 +83,9 @@ class Allocation:
     cost1: float
     cost2: float
     split: Split = Split.PAPER
-    """The plan whose tester runs these sizes: the paper split's (its family), or for
-    ``cost`` the default's own sizes when they cost less (``Split.FEWEST``)."""
+    """The plan whose tester runs these sizes: the paper split's (its family), or the
+    default's (``Split.FEWEST``) or the homogeneous protocol's (``Split.HOMOGENEOUS``) own
+    plan where it does better (``OWN_PLANS``)."""
 
     @property
     def feasible(self) -> bool:
@@ -211,16 +212,35 @@ def allocate(
     )
 
 
+OWN_PLANS = {
+    Split.FEWEST: "the default split's own sizes and tester (--allocation fewest)",
+    Split.HOMOGENEOUS: "the homogeneous protocol's own sizes and tester (both groups at the "
+    "weaker ε)",
+}
+"""The plans weighed beside the paper split's family, run by their own testers."""
+
+
 def _no_dearer_than_the_default(
     plan: Plan, found: Allocation, table: ConstantTable, given_n2: int | None = None
 ) -> Allocation:
-    """The default plan's own sizes, run by its own tester, where they beat the paper
-    split's family (whose tester can sit at another point, e.g. a stronger ε capped at 1
-    where the default runs it on the ladder: a review found the family up to 1.77× the
-    default's users at unit costs): for ``cost`` when they cost less; for ``fixed-n2``
-    (``given_n2``) when the default's group 2 fits in the given n2 with fewer group-1
-    users, or where no member fits (the given n2 is kept, as for a member)."""
-    default = make_plan(plan.query, table, split=Split.FEWEST)
+    """``_no_dearer_than`` the default plan, then the homogeneous one."""
+    for split in OWN_PLANS:
+        found = _no_dearer_than(plan, found, table, given_n2, split)
+    return found
+
+
+def _no_dearer_than(
+    plan: Plan, found: Allocation, table: ConstantTable, given_n2: int | None, split: Split
+) -> Allocation:
+    """The plan of ``split`` (the default's, or the homogeneous protocol's), its own sizes
+    run by its own tester, where they beat ``found`` (the paper split's family, whose
+    tester can sit at another point, e.g. a stronger ε capped at 1 where the default runs
+    it on the ladder: a review found the family up to 1.77× the default's users at unit
+    costs; the public coin's family keeps the paper plan's hash size, L = 101 where the
+    homogeneous plan takes 8, up to 1.26× its cost): for ``cost`` when they cost less; for
+    ``fixed-n2`` (``given_n2``) when its group 2 fits in the given n2 with fewer group-1
+    users, or where nothing else fits (the given n2 is kept, as for a member)."""
+    default = make_plan(plan.query, table, split=split)
     if default.coverage is not Coverage.CALIBRATED:
         return found
     n1, n2 = default.n_users_group1, default.n_users_group2
@@ -237,11 +257,8 @@ def _no_dearer_than_the_default(
         found,
         n_users_group1=n1,
         n_users_group2=n2,
-        reason=(
-            f"the default split's own sizes and tester (--allocation fewest), which {better} "
-            "every member of the paper split's family"
-        ),
-        split=Split.FEWEST,
+        reason=f"{OWN_PLANS[split]}, which {better} every other candidate",
+        split=split,
     )
 
 
@@ -291,13 +308,14 @@ def _local_allocation(
     ``refused`` (the paper's plan is not calibrated), the default's family alone, or that
     refusal when the default is not calibrated either."""
     families = [] if refused is not None else [plan]
-    default = make_plan(plan.query, table, split=Split.FEWEST)
-    if (
-        plan.coverage is not Coverage.NONE  # order or proof constants: the query alone
-        and default.coverage is Coverage.CALIBRATED
-        and Setting.from_key(default.protocol).model is Model.LOCAL
-    ):
-        families.append(default)
+    for split in OWN_PLANS:  # the default's tester, and the homogeneous protocol's
+        own = make_plan(plan.query, table, split=split)
+        if (
+            plan.coverage is not Coverage.NONE  # order or proof constants: the query alone
+            and own.coverage is Coverage.CALIBRATED
+            and Setting.from_key(own.protocol).model is Model.LOCAL
+        ):
+            families.append(own)
     if not families:
         assert refused is not None
         return refused
@@ -332,11 +350,13 @@ def _local_allocation(
         )
         return Allocation(rule, *sizes, how, cost1, cost2)
     better = "costs less than" if rule is AllocationRule.COST else "needs fewer group-1 users than"
-    how = (
-        "the default split's tester (--allocation fewest) on its own variance W = "
-        f"γ1²/n1 + γ2²/n2, which {better} the paper plan's"
+    tester = (
+        "the default split's tester (--allocation fewest)"
+        if families[best].split is Split.FEWEST
+        else "the homogeneous protocol's tester (both groups at the weaker ε)"
     )
-    return Allocation(rule, *sizes, how, cost1, cost2, Split.FEWEST)
+    how = f"{tester} on its own variance W = γ1²/n1 + γ2²/n2, which {better} the paper plan's"
+    return Allocation(rule, *sizes, how, cost1, cost2, families[best].split)
 
 
 def _allocate(
@@ -377,7 +397,7 @@ def _allocate(
         return _no_dearer_than_the_default(plan, refused, table, fixed)
     if model is Model.LOCAL:
         return _local_allocation(plan, rule, cost1, cost2, n2, table)
-    members = [*_family(plan, table), (*paper, PAPER_RULE)]
+    members = [(*paper, PAPER_RULE), *_family(plan, table)]  # a tie: the paper's rule
     if rule is AllocationRule.COST:
         n1_best, n2_best, how = min(members, key=lambda m: (cost1 * m[0] + cost2 * m[1], m[0]))
         found = Allocation(rule, n1_best, n2_best, how, cost1, cost2)
@@ -419,8 +439,8 @@ def allocated_plan(
     n1, n2 = allocation.n_users_group1, allocation.n_users_group2
     assert n1 is not None and n2 is not None  # feasible
     base = plan
-    if allocation.split is Split.FEWEST:
-        base = make_plan(plan.query, constants, split=Split.FEWEST)
+    if allocation.split is not Split.PAPER:  # run by that plan's own tester
+        base = make_plan(plan.query, constants, split=allocation.split)
     shuffle = Setting.from_key(base.protocol).model is Model.SHUFFLE
 
     def resized(group: GroupPlan, size: int) -> GroupPlan:

@@ -9,6 +9,7 @@ start; as objects they are built once, at import.
 """
 
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -220,7 +221,12 @@ def plan(
         _print_json(answer.to_dict())
         return
     console = _console()
-    for renderable in plan_renderables(answer.shown):
+    shown = answer.shown
+    if answer.allocation is not None:  # its line below gives the reason: not twice
+        said = f"allocation {answer.allocation.rule.value}: "
+        kept = tuple(line for line in shown.warnings if not line.startswith(said))
+        shown = dataclasses.replace(shown, warnings=kept)
+    for renderable in plan_renderables(shown):
         console.print(renderable)
     if answer.exact is not None:
         console.print(exact_renderable(answer.exact, answer.plan))

@@ -143,6 +143,10 @@ class Split(StrEnum):
     PAPER = "paper"
     """The paper's split at the query (n2 = (μ2/μ1)·n1 shuffle, n_g ∝ 1/ε_g² local, the
     subsampling rate central); a lower tester point only where no group needs more."""
+    HOMOGENEOUS = "homogeneous"
+    """Both groups at the weaker ε: the homogeneous query's own plan (its fewest users),
+    which answers the query, as a group run at a smaller ε is still ε-DP. Weighed by the
+    allocations (``planner.allocation``), whose families may not reach it."""
 
 
 @dataclass(frozen=True)
@@ -691,6 +695,8 @@ def plan(
     table = constants or default_constants()
     if table.for_setting(query.setting.key).source is not ConstantSource.CALIBRATED:
         split = Split.PAPER  # no other point is weighed: the paper's split at the query
+    if split is Split.HOMOGENEOUS:
+        return _homogeneous_plan(query, table, fallback)
     asked, notes = _cheapest_protocol(query, table, fallback)
     best, best_notes, best_point = asked, notes, None
     reference = asked
@@ -873,6 +879,28 @@ def _split_by_variance(made: Plan, run: _ProtocolRun) -> Plan:
     kept = tuple(w for w in made.warnings if ABOVE_BASELINE not in w)
     above = tuple(_above_baseline_line(g) for g in groups if g.saving_users < 0)
     return replace(made, groups=groups, warnings=(*kept, *above, note))
+
+
+def _homogeneous_plan(query: Query, table: ConstantTable, fallback: bool) -> Plan:
+    """``Split.HOMOGENEOUS``: the plan of the query with the stronger ε lowered to the
+    weaker, run for the query itself (its tester point says where it runs)."""
+    weak = min(query.eps1, query.eps2)
+    inner = plan(replace(query, eps1=weak, eps2=weak), table, fallback=fallback)
+    if query.eps1 == query.eps2:
+        return replace(inner, split=Split.HOMOGENEOUS)
+    point = inner.tester_point or LoweredPoint(weak, weak, query.alpha)
+    note = (
+        f"the homogeneous protocol: both groups run at ε = {weak:g} (a group run at a "
+        "smaller ε is still ε-DP)"
+    )
+    return replace(
+        inner,
+        query=query,
+        tester_point=point,
+        split=Split.HOMOGENEOUS,
+        groups=_lower_bounds_at_the_query(inner.groups, query, Setting.from_key(inner.protocol)),
+        warnings=(*inner.warnings, note),
+    )
 
 
 def _lower_bounds_at_the_query(

@@ -475,6 +475,11 @@ def allocation_to_dict(allocation: Any) -> dict[str, Any]:
     }
 
 
+def _cost(value: float) -> str:
+    """A cost as the user counts are shown: comma-grouped, to the cent at most."""
+    return f"{value:,.0f}" if value == round(value) or abs(value) >= 1e4 else f"{value:,.2f}"
+
+
 def allocation_renderable(allocation: Any, plan: Plan) -> Any:
     from rich.text import Text
 
@@ -491,7 +496,7 @@ def allocation_renderable(allocation: Any, plan: Plan) -> Any:
         check += f" --n2 {allocation.n_users_group2}"
     else:
         paper_cost = allocation.cost1 * plan.n_users_group1 + allocation.cost2 * plan.n_users_group2
-        sizes += f", cost {allocation.cost:,.6g} (the paper's rule: {paper_cost:,.6g})"
+        sizes += f", cost {_cost(allocation.cost)} (the paper's rule: {_cost(paper_cost)})"
     how = allocation.reason
     if allocation.reason == PAPER_RULE:
         own = allocation.n_users_group2 == plan.n_users_group2

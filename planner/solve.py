@@ -371,7 +371,7 @@ def _solve(
     # group 2 lets group 1 give less), so it is checked where group 2 first fits. The
     # wider family of splits (``fitting_plan``) by a scan; the answer is the least.
     answers: list[float] = []
-    for split in (Split.PAPER, Split.FEWEST):
+    for split in (Split.PAPER, Split.FEWEST, Split.HOMOGENEOUS):
         exact = _bisected(
             partial(split_fits, split, group2_only=unknown is Unknown.EPS2), low, high
         )

@@ -357,3 +357,29 @@ def test_a_shuffle_cost_allocation_is_never_dearer_than_the_homogeneous_plan() -
     cheap = allocate(plan(query, split=Split.PAPER), AllocationRule.COST, cost2=5)
     assert cheap.cost is not None
     assert cheap.cost <= homogeneous.n_users_group1 + 5 * homogeneous.n_users_group2
+
+
+def test_an_allocation_never_costs_more_than_the_homogeneous_protocol() -> None:
+    """A review: the public coin's family keeps the paper plan's hash size (L = 101 at
+    ε = (0.5, 0.02), where the homogeneous plan takes L = 8), so its homogeneous end had
+    318,795 users a group against the homogeneous plan's 193,078, and this cost allocation
+    cost 259,091 where running both groups at ε = 0.02 costs 212,386 (1.22×). The
+    homogeneous protocol is weighed as its own plan, run by its own tester, and passes."""
+    from planner.api import plan_document, validation_query
+
+    asked = {"model": "shuffle", "coin": "public", "k": 4000, "alpha": 0.34, "eps1": 0.5}
+    asked |= {"eps2": 0.02, "delta": 1e-6, "beta": 0.2}
+    homogeneous = plan_document(**{**asked, "eps1": 0.02})
+    document = plan_document(**asked, allocation="cost", cost1=0.1, cost2=1)
+    allocation = document["allocation"]
+    own_cost = 0.1 * homogeneous["n_users_group1"] + homogeneous["n_users_group2"]
+    assert allocation["cost"] <= own_cost
+    assert allocation["split"] == "homogeneous"
+    assert document["tester_point"]["eps1"] == document["tester_point"]["eps2"] == 0.02
+    target = validation_query(**asked, allocation="cost", cost1=0.1, cost2=1)
+    assert target.split is Split.HOMOGENEOUS
+    report = validate(target.query, n1=target.n1, n2=target.n2, seed=4, split=target.split)
+    base = report.tester["base"]  # both groups' noise that of ε = 0.02, the hash size 8
+    assert report.tester["L"] == homogeneous["compression"]["L"] == 8
+    assert base["mu1_min"] == base["mu2_min"]
+    assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
