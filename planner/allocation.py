@@ -24,8 +24,9 @@ family is scanned on a geometric grid (64 points) and the best member is returne
 stronger ε (``_member_factor``), as a plan run there would.
 Both families are built around the paper's split (``cost`` and ``fixed-n2`` start from
 ``plan(query, split=Split.PAPER)``: its tester point spans the widest family); the default
-plan's own sizes are weighed beside them, and are all that is weighed where the paper
-split's plan lies outside the covered region and the default's does not. Every
+plan and the homogeneous protocol's plan (``OWN_PLANS``) are weighed beside them, each run
+by its own tester, and are all that is weighed where the paper split's plan lies outside
+the covered region and theirs does not. Every
 allocation is a pair of sizes that ``planner validate --allocation …`` checks, run by the
 tester ``Allocation.split`` names.
 """
