@@ -459,9 +459,13 @@ def allocated_plan(
     elif (n1, n2) != (plan.n_users_group1, plan.n_users_group2):
         note += f" (the paper's rule: n1 = {plan.n_users_group1:,}, n2 = {plan.n_users_group2:,})"
     # lines about the paper's split that the allocated sizes make stale
+    sizes_changed = (n1, n2) != (base.n_users_group1, base.n_users_group2)
     kept = tuple(
         w
         for w in base.warnings
-        if ABOVE_BASELINE not in w and not w.startswith("the default split")
+        if ABOVE_BASELINE not in w
+        and not w.startswith(("the default split", "the paper's split needs"))
+        # its totals are the base plan's own sizes: the JSON tester_point keeps where it runs
+        and not (sizes_changed and w.startswith("the tester runs at"))
     )
     return replace(base, groups=groups, warnings=(*kept, note))

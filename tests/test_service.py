@@ -654,3 +654,16 @@ def test_the_page_answers_when_only_its_plot_is_over_a_cost_limit(idle_client) -
     assert "No plot for these inputs" in page.text and "sweep size" in page.text
     compared = idle_client.post("/v1/compare", json=query).json()
     assert _cells(page.text, "total") == [plan["total_users"] for plan in compared["plans"]]
+
+
+def test_the_page_refuses_a_repeated_or_unknown_field_as_the_api_does(idle_client) -> None:
+    """A review: ``&k=1000&k=50`` planned k = 50 (and Verify carried it), ``&bta=0.01`` was
+    ignored and planned at β = 1/3; /v1/health took any parameter."""
+    base = "/?setting=central&k=1000&alpha=0.1&eps1=1&eps2=0.25"
+    twice = idle_client.get(base + "&k=50")
+    assert twice.status_code == 422 and 'id="verify-box"' not in twice.text
+    assert "must be given once (it appears twice)" in twice.text
+    unknown = idle_client.get(base + "&bta=0.01")
+    assert unknown.status_code == 422 and "invalid bta" in unknown.text
+    assert idle_client.get(base).status_code == 200
+    assert idle_client.get("/v1/health?bogus=1").status_code == 422

@@ -72,6 +72,20 @@ def _form(request: Request) -> dict[str, str]:
     return values
 
 
+def _form_problem(request: Request) -> InputError | None:
+    """A field named twice or a name that is no field of the form (``?bta=0.01`` would
+    plan at the default β), in the line the API gives; None when there is none."""
+    names = [name for name, _ in request.query_params.multi_items() if name != "token"]
+    for name in names:
+        if names.count(name) > 1:
+            return InputError(name, request.query_params[name], "given once (it appears twice)")
+        if name not in DEFAULTS:
+            fields = ", ".join(DEFAULTS)
+            allowed = f"left out (the form's fields are {fields})"
+            return InputError(name, request.query_params[name], allowed)
+    return None
+
+
 def _inputs(values: dict[str, str]) -> dict[str, Any]:
     """The query's fields as the API takes them (blank: not given)."""
     inputs: dict[str, Any] = {name: values[name] for name in ("k", "alpha", "eps1", "eps2")}
@@ -255,8 +269,9 @@ def _field(name: str, values: dict[str, str], errors: dict[str, str]) -> str:
     return f'<div class="field{" bad" if error else ""}">{label}{control}{hint}{message}</div>'
 
 
-def render(values: dict[str, str]) -> tuple[str, int]:
-    """The page for these form values, and its HTTP status (422 when a field is bad)."""
+def render(values: dict[str, str], problem: InputError | None = None) -> tuple[str, int]:
+    """The page for these form values, and its HTTP status (422 when a field is bad, or
+    with ``problem``, a line about the query string itself)."""
     errors: dict[str, str] = {}
     result = ""
     figure = ""
@@ -264,6 +279,8 @@ def render(values: dict[str, str]) -> tuple[str, int]:
     permalink = {name: value for name, value in values.items() if value != ""}
     setting = values["setting"]
     try:
+        if problem is not None:  # shown beside its field, or above the form
+            raise problem
         if setting == "compare":
             document = api.compare_document(**inputs)
             result = _compare_section(document, permalink)
@@ -345,7 +362,7 @@ def calculator(request: Request) -> Response:
         return response
     if not authorized(request):
         return HTMLResponse(LOGIN, status_code=401)
-    html, status = render(_form(request))
+    html, status = render(_form(request), _form_problem(request))
     return HTMLResponse(html, status_code=status)
 
 

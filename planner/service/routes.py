@@ -140,7 +140,7 @@ class _JsonText(str):
 
 
 router = APIRouter(prefix="/v1", dependencies=[Depends(require_token), Depends(unique_keys)])
-open_router = APIRouter(prefix="/v1")
+open_router = APIRouter(prefix="/v1", dependencies=[Depends(unique_keys)])
 DOCUMENT = {"description": "the JSON document of the CLI's --json (docs/json-schema.md)"}
 ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"description": "request body too large"},
