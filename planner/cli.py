@@ -10,6 +10,7 @@ start; as objects they are built once, at import.
 
 import contextlib
 import dataclasses
+import errno
 import io
 import json
 import os
@@ -1230,6 +1231,19 @@ def _command() -> Any:
     return command
 
 
+class _ClosedOutput(io.TextIOBase):
+    """Standard output when the process started without one: writing to it is the
+    ``OSError`` :func:`main` turns into one line ("cannot write standard output")."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def isatty(self) -> bool:
+        return False
+
+
 def _refuse_repeated_options(command: Any, args: list[str]) -> None:
     """An option that takes one value given twice (``-k 1000 -k 50``) is one line, as the
     service refuses a field named twice: click would silently keep the last."""
@@ -1269,10 +1283,10 @@ def _refuse_repeated_options(command: Any, args: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app and turn every input error into one line and exit 2."""
     args = sys.argv[1:] if argv is None else argv
-    if sys.stdout is None or sys.stderr is None:  # started with a stream closed (>&-)
-        if sys.stderr is not None:
-            sys.stderr.write("error: standard output is closed: give the command one\n")
+    if sys.stderr is None:  # started with standard error closed (2>&-): nowhere to say why
         return 2
+    if sys.stdout is None:  # closed (>&-): a command writing only to --output still runs
+        sys.stdout = _ClosedOutput()
     for stream in (sys.stdout, sys.stderr):  # an ASCII-only locale: α as \u03b1, no crash
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")

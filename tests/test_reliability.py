@@ -630,6 +630,18 @@ def test_output_streams_that_fail_are_one_line_not_a_traceback(tmp_path: Path) -
     )
     assert closed.returncode == 2 and closed.stderr.count(b"\n") == 1
     assert b"standard output is closed" in closed.stderr
+    to_file = [sys.executable, "-m", "planner", "sweep", "-k", "1000", "--alpha", "0.1"]
+    to_file += ["--eps1", "1", "--eps2", "0.25,0.5", "--format", "csv"]
+    written = tmp_path / "sweep.csv"
+    kept = subprocess.run(  # a closed stdout does not stop a command writing to a file
+        [*to_file, "--output", str(written)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=120,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert kept.returncode == 0, kept.stderr
+    assert written.read_text().startswith("setting,")
     if Path("/dev/full").exists():
         with open("/dev/full", "w") as full:
             failed = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, timeout=120)
