@@ -241,6 +241,8 @@ def _no_dearer_than(
     homogeneous plan takes 8, up to 1.26× its cost): for ``cost`` when they cost less; for
     ``fixed-n2`` (``given_n2``) when its group 2 fits in the given n2 with fewer group-1
     users, or where nothing else fits (the given n2 is kept, as for a member)."""
+    if plan.coverage is Coverage.NONE:  # order or proof constants: their own plan alone
+        return found
     default = make_plan(plan.query, table, split=split)
     if default.coverage is not Coverage.CALIBRATED:
         return found

@@ -889,17 +889,33 @@ def _homogeneous_plan(query: Query, table: ConstantTable, fallback: bool) -> Pla
     if query.eps1 == query.eps2:
         return replace(inner, split=Split.HOMOGENEOUS)
     point = inner.tester_point or LoweredPoint(weak, weak, query.alpha)
-    note = (
-        f"the homogeneous protocol: both groups run at ε = {weak:g} (a group run at a "
-        "smaller ε is still ε-DP)"
+    where = (
+        f"ε = {point.eps1:g}"
+        if point.eps1 == point.eps2
+        else (f"ε1 = {point.eps1:g}, ε2 = {point.eps2:g}")
     )
+    if point.alpha != query.alpha:
+        where += f", α = {point.alpha:g}"
+    note = (
+        f"the homogeneous protocol: both groups run at {where} (a group run at a smaller ε "
+        "is still ε-DP)"
+    )
+    # the paper's roles follow the query's ε (1: the larger); the equal-ε plan's lines
+    # about its own point (its totals, its vote) are not this query's
+    roles = (1, 2) if query.eps1 >= query.eps2 else (2, 1)
+    groups = tuple(
+        replace(group, paper_role=role) for group, role in zip(inner.groups, roles, strict=True)
+    )
+    kept = tuple(line for line in inner.warnings if not line.startswith("the tester runs at"))
     return replace(
         inner,
         query=query,
         tester_point=point,
         split=Split.HOMOGENEOUS,
-        groups=_lower_bounds_at_the_query(inner.groups, query, Setting.from_key(inner.protocol)),
-        warnings=(*inner.warnings, note),
+        groups=_lower_bounds_at_the_query(
+            (groups[0], groups[1]), query, Setting.from_key(inner.protocol)
+        ),
+        warnings=(*kept, note),
     )
 
 

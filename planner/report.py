@@ -475,11 +475,6 @@ def allocation_to_dict(allocation: Any) -> dict[str, Any]:
     }
 
 
-def _cost(value: float) -> str:
-    """A cost as the user counts are shown: comma-grouped, to the cent at most."""
-    return f"{value:,.0f}" if value == round(value) or abs(value) >= 1e4 else f"{value:,.2f}"
-
-
 def allocation_renderable(allocation: Any, plan: Plan) -> Any:
     from rich.text import Text
 
@@ -496,7 +491,9 @@ def allocation_renderable(allocation: Any, plan: Plan) -> Any:
         check += f" --n2 {allocation.n_users_group2}"
     else:
         paper_cost = allocation.cost1 * plan.n_users_group1 + allocation.cost2 * plan.n_users_group2
-        sizes += f", cost {_cost(allocation.cost)} (the paper's rule: {_cost(paper_cost)})"
+        cents = any(v != round(v) and v < 1e4 for v in (allocation.cost, paper_cost))
+        shown = [f"{v:,.2f}" if cents else f"{v:,.0f}" for v in (allocation.cost, paper_cost)]
+        sizes += f", cost {shown[0]} (the paper's rule: {shown[1]})"
     how = allocation.reason
     if allocation.reason == PAPER_RULE:
         own = allocation.n_users_group2 == plan.n_users_group2

@@ -167,8 +167,9 @@ def _smallest_satisfying(
     move between the groups as α or ε2 grows (at ε2 above ε1 the groups swap roles), so
     whether given sizes fit is not monotone over the whole range (the steps find the
     window that fits; wiggles narrower than a step can be missed). ``edges`` join the
-    upward steps: the covered region's top, above which nothing fits (the steps went from
-    α = 0.839 to 1, past a window (0.84, 0.95] that fits).
+    steps either way: the covered region's top, above which only an extrapolated plan fits
+    (the steps went from α = 0.839 to 1, and down from an extrapolated 0.9545 to 0.80,
+    past a window at 0.95 that fits).
     """
     step = (high / low) ** (1 / (SCAN_POINTS - 1))
 
@@ -178,7 +179,9 @@ def _smallest_satisfying(
     if known is not None:
         lowest, probe, misses = known, known, 0
         while probe > low and misses < LOOKAHEAD_STEPS:
-            probe = max(probe / step, low)
+            following = max(probe / step, low)
+            inside = [edge for edge in edges if following < edge < probe]
+            probe = max(inside) if inside else following  # an edge is not stepped over
             if fits(probe):
                 lowest, misses = probe, 0
             else:

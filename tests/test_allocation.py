@@ -383,3 +383,31 @@ def test_an_allocation_never_costs_more_than_the_homogeneous_protocol() -> None:
     assert report.tester["L"] == homogeneous["compression"]["L"] == 8
     assert base["mu1_min"] == base["mu2_min"]
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
+
+
+def test_the_homogeneous_plan_describes_its_own_point_and_the_querys_roles() -> None:
+    """A review: the note named the asked weaker ε (1.079) where the local tester runs at
+    its covered ε = 1; group roles followed the equal-ε query (group 2, the stronger here,
+    had paper_role 2); the equal-ε plan's vote figure was printed as the query's."""
+    local = make_query("local-private", k=63, alpha=0.609, eps1=3.987, eps2=1.079, beta=0.05)
+    made = plan(local, split=Split.HOMOGENEOUS)
+    assert made.tester_point is not None and made.tester_point.eps1 == made.tester_point.eps2
+    at = made.tester_point.eps1
+    assert made.warnings[-1].startswith(f"the homogeneous protocol: both groups run at ε = {at:g}")
+    swapped = make_query("shuffle-public", k=316, alpha=0.63, eps1=0.753, eps2=1.847, beta=0.2)
+    made = plan(swapped, split=Split.HOMOGENEOUS)
+    assert [group.paper_role for group in made.groups] == [2, 1]  # 1: the larger asked ε
+    assert not any(line.startswith("the tester runs at") for line in made.warnings)
+
+
+def test_order_constants_allocate_among_their_own_plans_only() -> None:
+    """A review: ``--constants order --allocation cost`` printed a calibrated plan (the
+    default's or the homogeneous one weighed beside the order-constant family)."""
+    from planner.api import plan_document
+
+    asked = {"model": "shuffle", "coin": "public", "k": 300, "alpha": 0.2, "eps1": 2.0}
+    asked |= {"eps2": 0.1, "delta": 1e-6, "beta": 0.2, "constants": "order"}
+    for extra in ({"allocation": "cost", "cost1": 0.2}, {"allocation": "fixed-n2", "n2": 200000}):
+        document = plan_document(**asked, **extra)
+        assert document["constant"]["source"] == "order", extra
+        assert document["allocation"]["split"] == "paper", extra

@@ -581,3 +581,22 @@ def test_solving_alpha_finds_an_answer_just_below_the_covered_top(key, k, eps1, 
     assert 0.84 < solved.value <= 0.95 and solved.value <= homogeneous.value
     at_value = plan(replace(template, alpha=solved.value))
     assert at_value.coverage.value == "calibrated"
+
+
+@pytest.mark.parametrize(
+    ("key", "k", "eps1", "eps2", "n1", "n2"),
+    [
+        ("local-private", 90, 1.777, 0.462, 2249, 22480),
+        ("local-private", 100, 7.144, 2.497, 1391, 1639),
+    ],
+)
+def test_solving_alpha_down_from_an_extrapolated_answer_stops_at_the_covered_top(
+    key, k, eps1, eps2, n1, n2
+) -> None:
+    """A review: a split's answer above the covered α of 0.95 (0.9545, extrapolated) was
+    searched downwards in steps of 1.19×, past the fitting window at 0.95, and the solve
+    called infeasible; the plan at α = 0.95 has these sizes."""
+    template = make_query(key, k=k, alpha=0.5, eps1=eps1, eps2=eps2)
+    solved = solve(template, Unknown.ALPHA, n1=n1, n2=n2)
+    assert solved.value is not None and solved.value <= 0.95
+    assert solved.plan is not None and solved.plan.coverage.value == "calibrated"
