@@ -73,8 +73,12 @@ def covered_plan(
         raise NotCoveredError(
             query,
             result.coverage_gaps,
-            f"simulating this query would take about {needed:,.0f} s, above the "
-            f"{budget_seconds:g} s budget (--simulation-budget)",
+            (
+                f"simulating this query would take about {max(needed, 1):,.0f} s, above the "
+                f"{budget_seconds:g} s budget (--simulation-budget)"
+                if budget_seconds > 0
+                else "simulating it is off (a budget of 0 s: --simulation-budget)"
+            ),
         )
     private = private_coin_twin(query)
     fallback = private is not None and needed + simulation_seconds(private, trials) <= (
