@@ -221,10 +221,10 @@ OWN_PLANS = {
 """The plans weighed beside the paper split's family, run by their own testers."""
 
 
-def _no_dearer_than_the_default(
+def _no_dearer_than_own_plans(
     plan: Plan, found: Allocation, table: ConstantTable, given_n2: int | None = None
 ) -> Allocation:
-    """``_no_dearer_than`` the default plan, then the homogeneous one."""
+    """``_no_dearer_than`` each of ``OWN_PLANS``: the default plan, then the homogeneous one."""
     for split in OWN_PLANS:
         found = _no_dearer_than(plan, found, table, given_n2, split)
     return found
@@ -243,10 +243,10 @@ def _no_dearer_than(
     users, or where nothing else fits (the given n2 is kept, as for a member)."""
     if plan.coverage is Coverage.NONE:  # order or proof constants: their own plan alone
         return found
-    default = make_plan(plan.query, table, split=split)
-    if default.coverage is not Coverage.CALIBRATED:
+    own = make_plan(plan.query, table, split=split)
+    if own.coverage is not Coverage.CALIBRATED:
         return found
-    n1, n2 = default.n_users_group1, default.n_users_group2
+    n1, n2 = own.n_users_group1, own.n_users_group2
     if given_n2 is None:
         if found.cost is not None and found.cost1 * n1 + found.cost2 * n2 >= found.cost:
             return found
@@ -304,12 +304,12 @@ def _local_allocation(
     refused: Allocation | None = None,
 ) -> Allocation:
     """``cost`` or ``fixed-n2`` in the local model: on the paper plan's variance family,
-    or on the default plan's where that costs less (needs fewer group-1 users), run by the
-    default's tester (``Split.FEWEST``). The default's tester can sit at another point (ε
-    on the ladder where the paper split caps it at 1, say), and its own sizes are a member
-    of its family, so the allocation never does worse than the default's sizes. With
-    ``refused`` (the paper's plan is not calibrated), the default's family alone, or that
-    refusal when the default is not calibrated either."""
+    or on that of one of ``OWN_PLANS`` (the default's, the homogeneous protocol's) where
+    it costs less (needs fewer group-1 users), run by that plan's tester. Their testers can
+    sit at other points (ε on the ladder where the paper split caps it at 1, say), and each
+    plan's own sizes are a member of its family, so the allocation never does worse than
+    their sizes. With ``refused`` (the paper's plan is not calibrated), their families
+    alone, or that refusal when neither is calibrated."""
     families = [] if refused is not None else [plan]
     for split in OWN_PLANS:  # the default's tester, and the homogeneous protocol's
         own = make_plan(plan.query, table, split=split)
@@ -383,8 +383,8 @@ def _allocate(
         n2 = check_integer("n2", given_n2, 1)
     model = Setting.from_key(plan.protocol).model
     if plan.coverage not in (Coverage.CALIBRATED, Coverage.NONE):
-        # the paper split's plan is outside the covered region (or simulated): only the
-        # default's own plan, where that one is calibrated (a review: solve crashed there)
+        # the paper split's plan is outside the covered region (or simulated): only
+        # OWN_PLANS, where they are calibrated (a review: solve crashed there)
         refused = Allocation(
             rule,
             None,
@@ -397,14 +397,14 @@ def _allocate(
         if model is Model.LOCAL:
             return _local_allocation(plan, rule, cost1, cost2, n2, table, refused)
         fixed = n2 if rule is AllocationRule.FIXED_N2 else None
-        return _no_dearer_than_the_default(plan, refused, table, fixed)
+        return _no_dearer_than_own_plans(plan, refused, table, fixed)
     if model is Model.LOCAL:
         return _local_allocation(plan, rule, cost1, cost2, n2, table)
     members = [(*paper, PAPER_RULE), *_family(plan, table)]  # a tie: the paper's rule
     if rule is AllocationRule.COST:
         n1_best, n2_best, how = min(members, key=lambda m: (cost1 * m[0] + cost2 * m[1], m[0]))
         found = Allocation(rule, n1_best, n2_best, how, cost1, cost2)
-        return _no_dearer_than_the_default(plan, found, table)
+        return _no_dearer_than_own_plans(plan, found, table)
     assert n2 is not None
     fitting = [m for m in members if m[1] <= n2]
     if not fitting:
@@ -420,10 +420,10 @@ def _allocate(
             cost1,
             cost2,
         )
-        return _no_dearer_than_the_default(plan, unfit, table, n2)
+        return _no_dearer_than_own_plans(plan, unfit, table, n2)
     n1_best, _, how = min(fitting, key=lambda m: (m[0], m[1]))
     found = Allocation(rule, n1_best, n2, how, cost1, cost2)
-    return _no_dearer_than_the_default(plan, found, table, n2)
+    return _no_dearer_than_own_plans(plan, found, table, n2)
 
 
 def allocated_plan(

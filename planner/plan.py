@@ -889,11 +889,8 @@ def _homogeneous_plan(query: Query, table: ConstantTable, fallback: bool) -> Pla
     if query.eps1 == query.eps2:
         return replace(inner, split=Split.HOMOGENEOUS)
     point = inner.tester_point or LoweredPoint(weak, weak, query.alpha)
-    where = (
-        f"ε = {point.eps1:g}"
-        if point.eps1 == point.eps2
-        else (f"ε1 = {point.eps1:g}, ε2 = {point.eps2:g}")
-    )
+    same = point.eps1 == point.eps2
+    where = f"ε = {point.eps1:g}" if same else f"ε1 = {point.eps1:g}, ε2 = {point.eps2:g}"
     if point.alpha != query.alpha:
         where += f", α = {point.alpha:g}"
     note = (

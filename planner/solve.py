@@ -111,10 +111,10 @@ def fitting_plan(
     """The plan that n2 users in group 2 run with the fewest in group 1 (``--allocation
     fixed-n2``), when it needs at most ``n1`` (None: any number); None when none fits.
 
-    Where the paper split's plan is outside the covered region, only the default's own
-    plan is weighed (when it is calibrated), and else the paper split's plan is returned
-    when it fits (an extrapolated plan: :func:`solve` answers at the covered region's edge
-    instead).
+    Where the paper split's plan is outside the covered region, only the default's and
+    the homogeneous protocol's own plans are weighed (where calibrated), and else the paper
+    split's plan is returned when it fits (an extrapolated plan: :func:`solve` answers at
+    the covered region's edge instead).
     """
     paper = _paper_plan(query, constants)
     allocation = allocate(paper, AllocationRule.FIXED_N2, n2=n2, constants=constants)
@@ -379,7 +379,7 @@ def _solve(
             partial(split_fits, split, group2_only=unknown is Unknown.EPS2), low, high
         )
         # (a split's own plan outside the covered region is no answer: fitting_plan
-        # weighs the default's only where it is calibrated)
+        # weighs the own plans only where they are calibrated)
         if exact is not None and split_fits(split, exact) and fitting(exact) is not None:
             answers.append(exact)
     covered = (constants or default_constants()).for_setting(query_template.setting.key).covered
