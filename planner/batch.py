@@ -126,7 +126,9 @@ def read_scenarios(path: Path | str) -> list[dict[str, Any]]:
 def _csv_scenarios(path: Path, text: str) -> list[dict[str, Any]]:
     """A CSV file's rows as scenarios (empty cells left out)."""
     try:
-        reader = csv.reader(io.StringIO(text))
+        # strict: an unterminated quote is an error, not a field that swallows the rows
+        # after it
+        reader = csv.reader(io.StringIO(text), strict=True)
         header = next(reader, None)
         if not header or not any(name.strip() for name in header):
             raise InputError("file", str(path), "CSV with a header row of field names")
@@ -158,8 +160,10 @@ def _csv_scenarios(path: Path, text: str) -> list[dict[str, Any]]:
             scenarios.append({name: cell.strip() for name, cell in named if cell.strip()})
             if len(scenarios) > BATCH_SCENARIOS_MAX:
                 break
-    except csv.Error as error:  # a field over csv's size limit, a NUL byte, …
-        raise InputError("file", str(path), f"valid CSV ({error})") from None
+    except csv.Error as error:  # a field over csv's size limit, a NUL byte, a quote, …
+        raise InputError(
+            "file", str(path), f"valid CSV ({error}, line {reader.line_num})"
+        ) from None
     return scenarios
 
 

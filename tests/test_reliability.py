@@ -103,6 +103,9 @@ def test_plot_with_every_row_invalid_is_one_line(tmp_path: Path, capsys) -> None
         ("empty.csv", "", "header row"),
         ("deep.toml", "[[scenario]]\nx = " + "[" * 900 + "]" * 900 + "\n", "nested too deeply"),
         ("twice.csv", "name,model,k,name\na,local,100,b\n", "names 'name' twice"),
+        # an unterminated quote had swallowed every row after it into one field
+        ("quote.csv", 'name,model,k\n"a,local,100\nb,local,100\n', "end of data, line 3"),
+        ("stray.csv", 'name,model,k\n"a"x,local,100\n', "line 2"),
     ],
 )
 def test_malformed_batch_files_are_one_line(
