@@ -176,7 +176,7 @@ def test_explain_version_health_and_openapi(client) -> None:
         ("/v1/plan", {**SHUFFLE, "cost1": 2}, "cost1", "given with allocation cost only"),
         ("/v1/plan", {**SHUFFLE, "n2": 5000}, "n2", "given with allocation fixed-n2 only"),
         ("/v1/validations", {**SMALL_JOB, "cost2": "3"}, "cost2", "allocation cost only"),
-        ("/v1/validations", {**SMALL_JOB, "families": ["nope"]}, "family", "one of uniform"),
+        ("/v1/validations", {**SMALL_JOB, "families": ["nope"]}, "families", "one of uniform"),
         ("/v1/validations", {**SMALL_JOB, "kind": "nap"}, "kind", "invalid kind"),
         (
             "/v1/validations",
@@ -210,6 +210,7 @@ def test_bad_input_is_422_with_one_line_naming_the_parameter(
     assert error["parameter"] == parameter
     assert fragment in error["error"]
     assert "\n" not in error["error"] and len(error["error"]) < 300
+    assert "--" not in error["error"]  # the request's field names, not the CLI's options
     assert idle_client.get("/v1/validations").json()["total"] == 0
 
 

@@ -9,6 +9,7 @@ named): 401 without the token, 404/405 for unknown routes, 413 for a body over
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -49,13 +50,34 @@ SERVICE_ALLOWED = {
 """The allowed range of the service's own fields and query parameters, named in the 422
 line when pydantic refuses a value's type or bound (``validation_line``), as the value
 checks name it (``check_trials``, ``check_integer``)."""
-FIELD_SPELLING = {"max-trials": "max_trials", "simulation-budget": "simulation_budget"}
+FIELD_SPELLING = {
+    "max-trials": "max_trials",
+    "simulation-budget": "simulation_budget",
+    "family": "families",
+}
 """The CLI's option names that a check raises under, as the request's JSON fields spell
 them: a 422 line names the field the client sent."""
+CLI_WORDS = {
+    " (--family)": "",
+    "--path fast": 'path "fast"',
+    "--exact": "kind exact",
+    "planner validate": "kind validate",
+}
+"""Words of the CLI's that a shared check's line uses, as a request says them; any other
+``--option`` is the request's field of that name (``--simulation-budget``:
+``simulation_budget``)."""
 PARSE_LINE = (
     "invalid body: must be a JSON object (it could not be read: nested too deeply, a "
     "number too long, or not UTF-8)"
 )
+
+
+def request_words(line: str) -> str:
+    """A shared check's line with the CLI's option names as the request spells them
+    (``fewer trials or families (--family)`` → ``… (families)``)."""
+    for cli, request in CLI_WORDS.items():
+        line = line.replace(cli, request)
+    return re.sub(r"--([a-z][a-z-]*)", lambda match: match[1].replace("-", "_"), line)
 
 
 def _error(status: int, line: str, parameter: str | None = None) -> Response:
@@ -200,7 +222,7 @@ def create_app(
         if parameter in FIELD_SPELLING:  # as the request spells the field
             line = line.replace(parameter, FIELD_SPELLING[parameter], 1)
             parameter = FIELD_SPELLING[parameter]
-        return _error(422, line, parameter)
+        return _error(422, request_words(line), parameter)
 
     @app.exception_handler(RequestValidationError)
     async def request_error(_: Request, error: RequestValidationError) -> Response:
