@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from planner.cli import main
+from planner.inputs import InputError
 from planner.service import create_app
 from planner.service.store import JobStatus, JobStore
 
@@ -371,8 +373,13 @@ def test_an_exact_job_gives_the_plan_exact_document(client, capsys) -> None:
 
 def test_cancel_a_queued_job_and_a_running_one(tmp_path, idle_client) -> None:
     queued = idle_client.post("/v1/validations", json=SMALL_JOB).json()
+    again = idle_client.post(f"/v1/validations/{queued['id']}/rerun")  # not a second copy
+    assert again.status_code == 409 and "is still queued" in again.json()["error"]
     cancelled = idle_client.delete(f"/v1/validations/{queued['id']}")
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    twice = idle_client.delete(f"/v1/validations/{queued['id']}")  # it says so, not 200
+    assert twice.status_code == 409 and "already finished (cancelled)" in twice.json()["error"]
+    assert idle_client.post(f"/v1/validations/{queued['id']}/rerun").status_code == 202
 
     app = create_app(tmp_path / "cancel.sqlite3", workers=1, time_limit=120)
     with TestClient(app) as client:
@@ -581,6 +588,29 @@ def test_serve_refuses_a_bad_database_or_a_busy_port_in_one_line(tmp_path, capsy
     assert err.count("\n") == 1 and err.startswith(f"error: invalid port = {port}")
 
 
+def test_a_second_server_on_the_same_database_is_refused(tmp_path, capsys) -> None:
+    """A fresh-user trial started a second server on one file: it marked the first one's
+    running job ``interrupted`` while that job's process ran on, out of reach of DELETE."""
+    import socket
+
+    database = tmp_path / "shared.sqlite3"
+    first = create_app(database, workers=1, run_jobs=False)
+    with pytest.raises(InputError) as refused:
+        create_app(database, workers=1, run_jobs=False)
+    assert refused.value.parameter == "db" and f"process {os.getpid()} serves it" in str(
+        refused.value
+    )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free = str(probe.getsockname()[1])
+    assert main(["serve", "--port", free, "--db", str(database)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: invalid db = ")
+    assert "no other planner serve is using" in err
+    first.state.service.store.close()  # the lock goes with its holder
+    create_app(database, workers=1, run_jobs=False).state.service.store.close()
+
+
 def test_a_job_whose_process_dies_fails_alone(tmp_path) -> None:
     import os
     import signal
@@ -632,13 +662,30 @@ def test_a_lone_surrogate_is_a_422_and_every_answer_is_strict_json(idle_client) 
     assert any(row["eps2"] == "nan" and row["status"].startswith("error") for row in rows)
 
 
-def test_a_full_queue_refuses_new_jobs_with_429(idle_client) -> None:
+def test_a_full_queue_refuses_new_jobs_with_429(idle_client, monkeypatch) -> None:
     """A hostile review queued 300 jobs in a second (each may run 600 s); the queue holds at
     most MAX_QUEUED_JOBS waiting, then answers 429 with Retry-After and one line."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from planner.service.limits import MAX_QUEUED_JOBS
 
-    for _ in range(MAX_QUEUED_JOBS):
-        assert idle_client.post("/v1/validations", json=SMALL_JOB).status_code == 202
+    store = idle_client.app.state.service.store
+    counts = store.counts
+
+    def slow_counts() -> dict[str, int]:  # widens the window between count and insert
+        counted = counts()
+        time.sleep(0.005)
+        return counted
+
+    monkeypatch.setattr(store, "counts", slow_counts)
+
+    def submit(_: int) -> int:
+        return idle_client.post("/v1/validations", json=SMALL_JOB).status_code
+
+    # 8 at a time, as a fresh-user trial did: 103 had been queued (count, then insert)
+    with ThreadPoolExecutor(8) as pool:
+        codes = list(pool.map(submit, range(MAX_QUEUED_JOBS + 12)))
+    assert codes.count(202) == MAX_QUEUED_JOBS and codes.count(429) == 12
     refused = idle_client.post("/v1/validations", json=SMALL_JOB)
     assert refused.status_code == 429 and refused.headers["retry-after"] == "60"
     assert f"at most {MAX_QUEUED_JOBS}" in refused.json()["error"]

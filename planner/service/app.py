@@ -185,7 +185,7 @@ def create_app(
     from planner import api
     from planner.service import apidocs, page, routes
 
-    store = JobStore(database)
+    store = JobStore(database, owner=True)  # one server per file (a second is refused)
     store.recover()
     runner = JobRunner(store, workers=workers, time_limit=time_limit, client=client)
     versions = api.version_document()

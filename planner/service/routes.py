@@ -26,6 +26,7 @@ from planner.service.models import (
     ValidationRequest,
 )
 from planner.service.state import ServiceState
+from planner.service.store import FINISHED
 
 
 class _Repeated(dict[str, Any]):
@@ -267,22 +268,39 @@ def get_validation(job_id: str, state: State) -> Response:
     return json_response(job.to_dict())
 
 
-@router.delete("/validations/{job_id}", responses={404: {"description": "no such job"}})
+@router.delete(
+    "/validations/{job_id}",
+    responses={404: {"description": "no such job"}, 409: {"description": "already finished"}},
+)
 def cancel_validation(job_id: str, state: State) -> Response:
-    """Cancel a queued or running job (a finished one is left as it is)."""
-    job = state.store.cancel(_job_id(job_id))
+    """Cancel a queued or running job; 409 for a finished one (left as it is)."""
+    job = state.store.get(_job_id(job_id))
     if job is None:
         return json_response({"error": f"no job {job_id}", "parameter": "id"}, 404)
+    if job.status in FINISHED:
+        line = f"job {job.id} has already finished ({job.status.value}): nothing to cancel"
+        return json_response({"error": line, "parameter": "id"}, 409)
+    cancelled = state.store.cancel(job.id)
     state.runner.wake()
-    return json_response(job.to_dict(with_report=False))
+    return json_response((cancelled or job).to_dict(with_report=False))
 
 
-@router.post("/validations/{job_id}/rerun", status_code=202)
+@router.post(
+    "/validations/{job_id}/rerun",
+    status_code=202,
+    responses={404: {"description": "no such job"}, 409: {"description": "not finished yet"}},
+)
 def rerun_validation(job_id: str, state: State) -> Response:
     """Queue a job again with the same request and seed (e.g. an interrupted one)."""
     job = state.store.get(_job_id(job_id))
     if job is None:
         return json_response({"error": f"no job {job_id}", "parameter": "id"}, 404)
+    if job.status not in FINISHED:  # a second copy of a job still on its way
+        line = (
+            f"job {job.id} is still {job.status.value}: rerun it once it has finished "
+            "(DELETE cancels it)"
+        )
+        return json_response({"error": line, "parameter": "id"}, 409)
     checked = check_job({"kind": job.kind, **job.request})
     return json_response(state.submit(checked, rerun_of=job.id).to_dict(), 202)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 from fastapi import HTTPException
@@ -20,10 +21,19 @@ class ServiceState:
     code_version: str
     constants_version: str
     cache: AnswerCache = field(default_factory=AnswerCache)
+    submitting: threading.Lock = field(default_factory=threading.Lock)
+    """Held from counting the queue to storing a job: concurrent submissions had passed
+    the cap together (103 queued of at most 100)."""
 
     def submit(self, job: JobPlan, *, rerun_of: str | None = None) -> Job:
         """Store a checked job as queued and wake the runner; 429 while the queue holds
         ``MAX_QUEUED_JOBS``."""
+        with self.submitting:
+            stored = self._store_within_cap(job, rerun_of)
+        self.runner.wake()
+        return stored
+
+    def _store_within_cap(self, job: JobPlan, rerun_of: str | None) -> Job:
         waiting = self.store.counts()["queued"]
         if waiting >= MAX_QUEUED_JOBS:
             raise HTTPException(
@@ -44,5 +54,4 @@ class ServiceState:
             progress_total=job.steps,
             rerun_of=rerun_of,
         )
-        self.runner.wake()
         return stored

@@ -8,6 +8,7 @@ write-ahead log keeps it consistent, and :meth:`JobStore.recover` marks every jo
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sqlite3
@@ -17,7 +18,9 @@ import uuid
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
+
+from planner.inputs import InputError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -124,11 +127,18 @@ def default_database() -> Path:
 
 
 class JobStore:
-    """Thread-safe access to the jobs table of one database file."""
+    """Thread-safe access to the jobs table of one database file.
 
-    def __init__(self, path: Path | str) -> None:
+    ``owner``: hold the file for this process (a server's store) through an exclusive lock
+    on ``<file>.lock``, or refuse in one line naming ``db`` while another process holds it.
+    A second server on the same file had marked the first one's running jobs
+    ``interrupted`` (:meth:`recover`) and would have run its queue twice.
+    """
+
+    def __init__(self, path: Path | str, *, owner: bool = False) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._owner_lock = _hold(self.path) if owner else None
         self._lock = threading.Lock()
         self._db = sqlite3.connect(
             self.path, timeout=30, check_same_thread=False, isolation_level=None
@@ -142,6 +152,9 @@ class JobStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+        if self._owner_lock is not None:
+            self._owner_lock.close()  # releases the lock
+            self._owner_lock = None
 
     def _execute(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Cursor:
         with self._lock:
@@ -287,6 +300,31 @@ class JobStore:
 
     def integrity(self) -> str:
         return str(self._execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def _hold(database: Path) -> TextIO:
+    """An exclusive lock on ``<database>.lock`` held while the returned file stays open
+    (the kernel drops it when the process dies, even by SIGKILL); the holder's process id
+    is written in it. Not the database file itself: closing any other descriptor of that
+    file would drop SQLite's own locks on it."""
+    handle = open(database.with_name(database.name + ".lock"), "a+", encoding="utf-8")  # noqa: SIM115
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip()[:20] or "another process"
+        handle.close()
+        raise InputError(
+            "db",
+            str(database),
+            f"a database no other planner serve is using (process {holder} serves it; "
+            "stop it, or give this one its own --db)",
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    return handle
 
 
 def _job(row: sqlite3.Row) -> Job:
