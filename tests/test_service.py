@@ -662,6 +662,40 @@ def test_a_lone_surrogate_is_a_422_and_every_answer_is_strict_json(idle_client) 
     assert any(row["eps2"] == "nan" and row["status"].startswith("error") for row in rows)
 
 
+def test_a_slow_solve_does_not_hold_up_other_requests(idle_client, monkeypatch) -> None:
+    """A fresh-user trial: /v1/health took as long as a 3 s solve running beside it (plan,
+    compare and solve were computed on the event loop)."""
+    import threading
+
+    from planner import api
+
+    release, entered = threading.Event(), threading.Event()
+
+    def held_solve(**_: object) -> dict[str, str]:
+        entered.set()
+        release.wait(20)  # inline on the event loop, nothing else would answer meanwhile
+        return {"held": "yes"}
+
+    monkeypatch.setattr(api, "solve_document", held_solve)
+    answers: list[int] = []
+    body = {"model": "central", "k": 100, "eps1": 1, "eps2": 0.5, "n1": 500, "n2": 500}
+    solving = threading.Thread(
+        target=lambda: answers.append(idle_client.post("/v1/solve", json=body).status_code)
+    )
+    solving.start()
+    assert entered.wait(10)
+    started = time.monotonic()
+    assert idle_client.get("/v1/health").status_code == 200
+    plan = idle_client.post(
+        "/v1/plan", json={"model": "central", "k": 64, "alpha": 0.3, "eps1": 1, "eps2": 0.5}
+    )
+    waited = time.monotonic() - started
+    release.set()
+    solving.join(30)
+    assert plan.status_code == 200 and answers == [200]
+    assert waited < 10, f"health and a plan waited {waited:.1f} s for the solve"
+
+
 def test_a_full_queue_refuses_new_jobs_with_429(idle_client, monkeypatch) -> None:
     """A hostile review queued 300 jobs in a second (each may run 600 s); the queue holds at
     most MAX_QUEUED_JOBS waiting, then answers 429 with Retry-After and one line."""

@@ -26,15 +26,22 @@ class AnswerCache:
         self.hits = 0
         self.misses = 0
 
-    def answer(self, kind: str, fields: dict[str, Any], compute: Callable[[], Any]) -> str:
-        """The JSON text of ``compute()`` for this request, computed once while cached."""
-        key = kind + "\0" + json.dumps(fields, sort_keys=True)
+    def cached(self, kind: str, fields: dict[str, Any]) -> str | None:
+        """The stored JSON text for this request, or None (nothing is computed)."""
+        key = _key(kind, fields)
         with self._lock:
             text = self._answers.get(key)
             if text is not None:
                 self._answers.move_to_end(key)
                 self.hits += 1
-                return text
+            return text
+
+    def answer(self, kind: str, fields: dict[str, Any], compute: Callable[[], Any]) -> str:
+        """The JSON text of ``compute()`` for this request, computed once while cached."""
+        text = self.cached(kind, fields)
+        if text is not None:
+            return text
+        key = _key(kind, fields)
         text = json_text(compute())
         with self._lock:
             self.misses += 1
@@ -42,3 +49,7 @@ class AnswerCache:
             while len(self._answers) > self.size:
                 self._answers.popitem(last=False)
         return text
+
+
+def _key(kind: str, fields: dict[str, Any]) -> str:
+    return kind + "\0" + json.dumps(fields, sort_keys=True)

@@ -8,6 +8,7 @@ same JSON document as the CLI's ``--json``. Errors are handled once, in
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
@@ -165,6 +166,18 @@ async def state_of(request: Request) -> ServiceState:
 State = Annotated[ServiceState, Depends(state_of)]
 
 
+async def _answer(
+    state: ServiceState, kind: str, fields: dict[str, Any], compute: Callable[[], Any]
+) -> str:
+    """A cached answer at once; otherwise computed in the thread pool, off the event loop:
+    a solve can take seconds, and computed inline it had held up every other request,
+    ``/v1/health`` included, for as long."""
+    text = state.cache.cached(kind, fields)
+    if text is None:
+        text = await run_in_threadpool(state.cache.answer, kind, fields, compute)
+    return text
+
+
 @router.post("/plan", responses={200: DOCUMENT, **ERRORS})
 async def plan(body: PlanRequest, state: State) -> Response:
     """How many users each group needs (``planner plan --json``, schema planner.plan/1).
@@ -175,8 +188,8 @@ async def plan(body: PlanRequest, state: State) -> Response:
     fields = body.model_dump()
     only_with_their_allocation(fields, body.model_fields_set)
     try:
-        text = state.cache.answer(
-            "plan", fields, lambda: api.plan_document(**fields, simulation_budget=0)
+        text = await _answer(
+            state, "plan", fields, lambda: api.plan_document(**fields, simulation_budget=0)
         )
     except InputError as error:
         if hasattr(error, "gaps"):  # not covered: point at the job that simulates it
@@ -189,7 +202,7 @@ async def plan(body: PlanRequest, state: State) -> Response:
 async def compare(body: CompareRequest, state: State) -> Response:
     """Every setting, fewest users first (``planner compare --json``)."""
     fields = body.model_dump()
-    text = state.cache.answer("compare", fields, lambda: api.compare_document(**fields))
+    text = await _answer(state, "compare", fields, lambda: api.compare_document(**fields))
     return Response(text, media_type="application/json")
 
 
@@ -197,7 +210,7 @@ async def compare(body: CompareRequest, state: State) -> Response:
 async def solve(body: SolveRequest, state: State) -> Response:
     """The one parameter left out of n1, n2, alpha, eps2 (``planner solve --json``)."""
     fields = body.model_dump()
-    text = state.cache.answer("solve", fields, lambda: api.solve_document(**fields))
+    text = await _answer(state, "solve", fields, lambda: api.solve_document(**fields))
     return Response(text, media_type="application/json")
 
 
