@@ -569,11 +569,16 @@ def explain(
             help="Shuffle: the paper's ε-form instead of the μ-form used for numbers.",
         ),
     ] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """The formula behind a setting: expression, named terms, theorem, validity."""
     import sympy
 
     from planner import api
+
+    if as_json:  # GET /v1/explain's document
+        _print_json(api.explain_document(model, coin, as_stated))
+        return
 
     _, pairs = api.explained_bounds(model, coin, as_stated)
     for role, bound in pairs:

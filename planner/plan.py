@@ -1238,7 +1238,8 @@ class _ProtocolRun:
             terms=tuple(zip(main.bound.term_labels, term_values, strict=True)),
             dominant_term=main.bound.term_labels[term_values.index(max(term_values))],
             constant_source=constant.source,
-            constant_multiplier=main.n_strong / main.order_strong,
+            # 12 digits: C = 1 reads 1, not the division's 1.0000000000000002
+            constant_multiplier=float(f"{main.n_strong / main.order_strong:.12g}"),
             constants_version=table.version,
             repetition=self.repetition,
             compression=main.compression,

@@ -348,7 +348,7 @@ def _run_api(function: str, args: dict[str, Any]) -> None:
             )
         )
         if function == "plan":
-            plan(query)
+            plan(query, budget_seconds=0)  # outside the covered region: refused, not simulated
         elif function == "solve":
             unknown = args["unknown"]
             solve(

@@ -71,6 +71,61 @@ def test_plan_document_with_an_allocation_is_the_librarys_allocation(capsys) -> 
     assert document == cli_json(args, capsys)
 
 
+def test_the_packages_plan_answers_as_planner_plan_outside_the_covered_region(capsys) -> None:
+    """A fresh-user trial: ``from planner import plan`` returned an extrapolated 13 + 35 at
+    central k = 2, which the CLI simulates (14 + 38) and the service refuses, and 6.3e9 users
+    for a local query the CLI refuses."""
+    import planner
+    from planner.coverage import NotCoveredError
+
+    central = Query(Setting(Model.CENTRAL, Coin.PRIVATE), 2, 0.5, 1.0, 0.5)
+    assert plan(central).coverage.value == "extrapolated"  # the raw computation
+    simulated = planner.plan(central)
+    shown = cli_json(
+        [
+            "plan",
+            "--model",
+            "central",
+            "-k",
+            "2",
+            "--alpha",
+            "0.5",
+            "--eps1",
+            "1",
+            "--eps2",
+            "0.5",
+            "--json",
+        ],
+        capsys,
+    )
+    assert simulated.coverage.value == shown["coverage"] == "simulated"
+    assert (simulated.n_users_group1, simulated.n_users_group2) == (
+        shown["n_users_group1"],
+        shown["n_users_group2"],
+    )
+    local = Query(Setting(Model.LOCAL, Coin.PRIVATE), 200_000, 0.2, 5.0, 0.5)
+    with pytest.raises(NotCoveredError, match="k = 200,000 is outside the covered range"):
+        planner.plan(local)
+    assert (
+        main(
+            [
+                "plan",
+                "--model",
+                "local",
+                "-k",
+                "200000",
+                "--alpha",
+                "0.2",
+                "--eps1",
+                "5",
+                "--eps2",
+                "0.5",
+            ]
+        )
+        == 2
+    )
+
+
 def test_compare_is_every_covered_setting_cheapest_first(capsys) -> None:
     inputs = dict(k="500", alpha="0.2", eps1="1", eps2="0.1", delta="1e-7")
     document = api.compare_document(**inputs)

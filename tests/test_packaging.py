@@ -53,3 +53,18 @@ def test_pypi_formulas_and_validators_install_beside_the_planner(tmp_path: Path)
     uninstall = [python, "-m", "pip", "uninstall", "-q", "-y", "validators", "formulas"]
     subprocess.run(uninstall, check=True, cwd=tmp_path)
     subprocess.run([python, "-c", OURS], check=True, cwd=tmp_path)
+
+
+def test_the_readmes_shown_outputs_are_what_the_commands_print() -> None:
+    """Every ```text block starting ``$ planner …`` is re-run (80 columns): a fresh-user
+    trial found one that still showed an older refusal line."""
+    import subprocess
+    import sys
+
+    checked = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "update_readme_outputs.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -513,6 +513,23 @@ def test_validate_refuses_a_pmf_pair_closer_than_alpha_but_not_equal(tmp_path, c
     one_error_line(err, "TV is 0.05")
 
 
+def test_a_pmf_pair_written_at_tv_alpha_is_far_not_refused(tmp_path, capsys) -> None:
+    """A fresh-user trial: a q built at TV = α read back as 0.19999999999999996 and was
+    refused as closer than α; the families' own check allows the same rounding."""
+    from planner.api import file_pair
+
+    p = np.full(30, 1 / 30)
+    q = p.copy()
+    q[:10] += 0.02
+    q[10:20] -= 0.02  # TV = ½ · 20 · 0.02 = 0.2, read back as 0.19999999999999998
+    np.save(tmp_path / "p.npy", p)
+    np.save(tmp_path / "q.npy", q)
+    instance = file_pair(tmp_path / "p.npy", tmp_path / "q.npy", k=30, alpha=0.2)
+    assert instance is not None and 0.2 - 1e-12 < instance.tv < 0.2  # the rounding is there
+    with pytest.raises(InputError, match=r"TV is 0\.2"):  # truly below α is still refused
+        file_pair(tmp_path / "p.npy", tmp_path / "q.npy", k=30, alpha=0.2 * (1 + 1e-6))
+
+
 def test_a_votes_report_shows_tiny_errors_in_digits_and_no_bound_above_one(capsys) -> None:
     """A 57-run vote of runs erring 0.1–0.15: its error is about 1e-20, shown as such, not
     0.000; with 1 trial a run's upper bound is 1 and the vote's stays 1, not above."""

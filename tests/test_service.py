@@ -111,10 +111,12 @@ def test_compare_solve_and_sweep_are_the_cli_outputs(client, capsys) -> None:
     assert csv.text == capsys.readouterr().out
 
 
-def test_explain_version_health_and_openapi(client) -> None:
+def test_explain_version_health_and_openapi(client, capsys) -> None:
     explained = client.get("/v1/explain", params={"model": "local", "coin": "public"}).json()
     assert explained["schema"] == "planner.explain/1"
     assert explained["bounds"][0]["terms"]
+    shown = cli_json(["explain", "--model", "local", "--coin", "public", "--json"], capsys)
+    assert explained == shown  # the CLI's --json document
     version = client.get("/v1/version").json()
     from planner.constants import default_constants
 
