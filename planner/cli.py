@@ -1130,6 +1130,14 @@ def serve(
             "of local processes (needs the dask extra; see README, Running on a cluster).",
         ),
     ] = None,
+    access_log: Annotated[
+        bool,
+        typer.Option(
+            "--access-log",
+            help="Log a line per request (client, method, path, status), uvicorn's access "
+            "log, besides its start and stop lines; without it, warnings only.",
+        ),
+    ] = False,
 ) -> None:
     """Serve the HTTP API (/v1, OpenAPI at /docs) and the web calculator (/)."""
     from planner.cluster import scheduler_address
@@ -1149,6 +1157,7 @@ def serve(
         token=token,
         time_limit=check_integer("time-limit", time_limit, 1, 86400),
         scheduler=scheduler,
+        access_log=access_log,
     )
 
 

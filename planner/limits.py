@@ -159,8 +159,8 @@ def check_validation(
             "user",
             f"trials × messages ≤ {USER_PATH_MESSAGES_MAX:.0e} on the user path, the "
             f"messages of one trial being {n1 + n2:,} (the users' reports and, in the shuffle "
-            f"model, the noise's) (here {trials * (n1 + n2):.2e}): --path fast or fewer "
-            "trials",
+            f"model, the noise's) (here {trials * (n1 + n2):.2e}): --path fast, or fewer "
+            "trials (--trials, or --max-trials for auto's last look)",
         )
 
 

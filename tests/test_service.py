@@ -331,6 +331,7 @@ def test_a_validation_job_reports_the_cli_json_with_progress_and_provenance(clie
     body = {**SMALL_JOB, "seed": 11, "families": ["uniform", "zipf-1", "paninski"]}
     started = client.post("/v1/validations", json=body)
     assert started.status_code == 202
+    assert started.headers["location"] == f"/v1/validations/{started.json()['id']}"
     job = wait_for(client, started.json()["id"])
     assert job["status"] == "done", job["error"]
     assert job["progress"] == {
@@ -441,6 +442,26 @@ def test_a_token_guards_everything_but_health(tmp_path) -> None:
         assert login.status_code == 303 and "token" not in login.headers["location"]
         page = client.get(login.headers["location"])  # the cookie now carries the token
         assert page.status_code == 200 and 'value="500"' in page.text
+    # every route but those README names as open answers 401 without the token
+    open_paths = {"/v1/health", "/docs", "/openapi.json", "/static/{name}"}
+    with TestClient(create_app(tmp_path / "auth2.sqlite3", token=token, run_jobs=False)) as bare:
+        for route in app.routes:
+            path, methods = getattr(route, "path", ""), getattr(route, "methods", None) or set()
+            concrete = path.replace("{job_id}", "0" * 32).replace("{name}", "calculator.css")
+            for method in methods - {"HEAD"}:
+                code = bare.request(method, concrete, follow_redirects=False).status_code
+                assert (code == 401) == (path not in open_paths), (method, path, code)
+
+
+def test_serve_passes_its_options_to_the_server(monkeypatch, tmp_path) -> None:
+    from planner.service import server
+
+    seen: dict = {}
+    monkeypatch.setattr(server, "serve", lambda **options: seen.update(options))
+    database = tmp_path / "j.sqlite3"
+    assert main(["serve", "--port", "8123", "--db", str(database), "--access-log"]) == 0
+    assert seen["port"] == 8123 and seen["database"] == database and seen["access_log"] is True
+    assert main(["serve", "--db", str(database)]) == 0 and seen["access_log"] is False
 
 
 def test_a_public_address_needs_a_token(capsys) -> None:

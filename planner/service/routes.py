@@ -27,7 +27,7 @@ from planner.service.models import (
     ValidationRequest,
 )
 from planner.service.state import ServiceState
-from planner.service.store import FINISHED
+from planner.service.store import FINISHED, Job
 
 
 class _Repeated(dict[str, Any]):
@@ -240,7 +240,7 @@ def start_validation(body: ValidationRequest, state: State) -> Response:
     fields = body.model_dump()
     only_with_their_allocation(fields, body.model_fields_set)
     checked = check_job(fields, given=body.model_fields_set)
-    return json_response(state.submit(checked).to_dict(), 202)
+    return _accepted(state.submit(checked))
 
 
 @router.get("/validations")
@@ -315,7 +315,14 @@ def rerun_validation(job_id: str, state: State) -> Response:
         )
         return json_response({"error": line, "parameter": "id"}, 409)
     checked = check_job({"kind": job.kind, **job.request})
-    return json_response(state.submit(checked, rerun_of=job.id).to_dict(), 202)
+    return _accepted(state.submit(checked, rerun_of=job.id))
+
+
+def _accepted(job: Job) -> Response:
+    """202 with the job, and ``Location`` where to follow it."""
+    response = json_response(job.to_dict(), 202)
+    response.headers["Location"] = f"/v1/validations/{job.id}"
+    return response
 
 
 @router.get("/version")

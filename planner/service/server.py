@@ -60,10 +60,12 @@ def serve(
     token: str | None,
     time_limit: float,
     scheduler: str | None = None,
+    access_log: bool = False,
 ) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM end running jobs as ``interrupted``).
     ``scheduler``: run the jobs on that dask scheduler's cluster (checked before serving:
-    one line naming ``scheduler`` if it does not answer or its workers differ)."""
+    one line naming ``scheduler`` if it does not answer or its workers differ).
+    ``access_log``: uvicorn's line per request on stderr (off: warnings only)."""
     import uvicorn
 
     from planner.service.app import create_app
@@ -91,7 +93,13 @@ def serve(
             f"planner serve: http://{host}:{port}/  (jobs in {database}, {workers} at a time, "
             f"{where})"
         )
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_level="info" if access_log else "warning",
+            access_log=access_log,
+        )
     finally:
         if client is not None:
             client.close()
