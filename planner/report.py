@@ -266,10 +266,19 @@ def tester_point_words(plan: Plan) -> str:
     point = plan.tester_point
     if point is None:
         return ""
-    return (
-        f"the tester runs at ε1 = {point.eps1:.4g}, ε2 = {point.eps2:.4g}, "
-        f"α = {point.alpha:g} (below the query; planner plan says why)"
-    )
+    query = plan.query
+    lowered = [  # only what differs from the query: α = the asked α is not "below" it
+        f"{name} = {value:.4g}"
+        for name, value, asked in (
+            ("ε1", point.eps1, query.eps1),
+            ("ε2", point.eps2, query.eps2),
+            ("α", point.alpha, query.alpha),
+        )
+        if value != asked
+    ]
+    if not lowered:
+        return ""
+    return f"the tester runs at {', '.join(lowered)} (below the query; planner plan says why)"
 
 
 def validation_renderable(report: Any) -> Any:

@@ -85,8 +85,9 @@ def left_out(given: dict[str, object]) -> Unknown:
 @dataclass(frozen=True)
 class Solution:
     unknown: Unknown
-    value: float | None
-    """The solved value (an integer for n1, n2); None when infeasible."""
+    value: float | int | None
+    """The solved value (an ``int`` for n1, n2, as the JSON shows it); None when
+    infeasible."""
     reason: str
     plan: Plan | None
     """The plan at the solved value (what the given groups will actually run)."""
@@ -324,7 +325,7 @@ def _solve(
                 None,
             )
         return Solution(
-            unknown, float(found.n_users_group1), "fewest group-1 users with these n2", found
+            unknown, int(found.n_users_group1), "fewest group-1 users with these n2", found
         )
     if unknown is Unknown.N2:
         if n1_ is None:
@@ -350,7 +351,7 @@ def _solve(
                 ),
                 None,
             )
-        return Solution(unknown, float(least), "fewest group-2 users with these n1", found)
+        return Solution(unknown, int(least), "fewest group-2 users with these n1", found)
 
     if n1_ is None or n2_ is None:
         missing = "n1" if n1_ is None else "n2"

@@ -772,3 +772,11 @@ def test_the_page_refuses_a_repeated_or_unknown_field_as_the_api_does(idle_clien
     assert unknown.status_code == 422 and "invalid bta" in unknown.text
     assert idle_client.get(base).status_code == 200
     assert idle_client.get("/v1/health?bogus=1").status_code == 422
+    # a fresh-user trial: compare showed no sign that it ignored the allocation asked
+    compared = "/?setting=compare&k=1000&alpha=0.1&eps1=1&eps2=0.25&allocation=fixed-n2&n2=60000"
+    ignored = idle_client.get(compared)
+    assert ignored.status_code == 422
+    assert "invalid allocation = &#x27;fixed-n2&#x27;" in ignored.text
+    # the group's asked ε stays in its heading beside the ε its tester runs at, as the CLI's
+    central = idle_client.get("/?setting=central&k=1000&alpha=0.1&eps1=1&eps2=0.3")
+    assert "group 1 (ε = 1, run at 0.3)" in central.text and "group 2 (ε = 0.3)" in central.text

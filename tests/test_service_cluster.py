@@ -207,7 +207,9 @@ def test_a_scheduler_gone_mid_run_fails_the_job_in_one_line(tmp_path: Path) -> N
                 assert time.monotonic() - started < 60, "the queue waits for a scheduler gone"
                 time.sleep(0.1)
             assert job["status"] == "failed" and "went away" in job["error"]
-            assert http.get("/v1/health").status_code == 200  # the service itself goes on
+            health = http.get("/v1/health")  # the service itself goes on, and says so
+            assert health.status_code == 200 and health.json()["status"] == "degraded"
+            assert health.json()["problem"].startswith(f"the dask scheduler at {address}")
     finally:
         client.close()
         own.close()

@@ -107,9 +107,20 @@ def _number(value: Any, digits: int = 4) -> str:
     return f"{value:,.{digits}g}" if abs(value) < 1e6 else f"{value:.{digits}e}"
 
 
+def _eps_header(asked: float, run_at: float) -> str:
+    """A group's column heading, as the CLI's table: the asked ε, and where the tester
+    runs when that is lower (a review found the page showed only the latter)."""
+    return f"ε = {asked:g}" if asked == run_at else f"ε = {asked:g}, run at {run_at:g}"
+
+
 def _plan_section(document: dict[str, Any]) -> str:
     groups = document["groups"]
-    head = "".join(f'<th scope="col">{escape(g["name"])} (ε = {g["eps"]:g})</th>' for g in groups)
+    inputs = document["inputs"]
+    head = "".join(
+        f'<th scope="col">{escape(g["name"])} '
+        f"({_eps_header(inputs['eps1' if g['name'] == 'group 1' else 'eps2'], g['eps'])})</th>"
+        for g in groups
+    )
     rows = [
         ("users needed", [_count(g["n_users"]) for g in groups], "users"),
         ("homogeneous baseline", [_count(g["baseline_n_users"]) for g in groups], "baseline"),
@@ -282,6 +293,14 @@ def render(values: dict[str, str], problem: InputError | None = None) -> tuple[s
         if problem is not None:  # shown beside its field, or above the form
             raise problem
         if setting == "compare":
+            for name in ("allocation", "cost1", "cost2", "n2"):  # compare would ignore them
+                if values[name] not in ("", DEFAULTS[name]):
+                    raise InputError(
+                        name,
+                        values[name],
+                        f"left at {DEFAULTS[name] or 'blank'} when comparing every setting "
+                        "(choose one setting to allocate its users)",
+                    )
             document = api.compare_document(**inputs)
             result = _compare_section(document, permalink)
             chosen = None

@@ -335,11 +335,13 @@ async def version() -> Response:
 def health(state: State) -> Response:
     """Liveness, and how many jobs are queued and running (no token needed)."""
     counts = state.store.counts()
+    problem = state.runner.cluster_problem()
     return json_response(
         {
-            "status": "ok",
+            "status": "ok" if problem is None else "degraded",
             "workers": state.runner.workers,
             "queued": counts["queued"],
             "running": counts["running"],
+            **({} if problem is None else {"problem": problem}),
         }
     )

@@ -233,6 +233,17 @@ class JobRunner:
             error_line = message.get("error") if isinstance(message, dict) else None
             return JobStatus.FAILED, None, str(error_line or "the job's task gave no result")
 
+    def cluster_problem(self) -> str | None:
+        """Why jobs cannot run now (the Dask client is not connected to its scheduler), or
+        None: local processes, or a connected cluster."""
+        if self.client is None or self.client.status == "running":
+            return None
+        return (
+            f"the dask scheduler at {self.scheduler} is not reachable (client "
+            f"{self.client.status}): jobs fail until it and planner serve --scheduler are "
+            "restarted"
+        )
+
     def _scheduler_lost(self) -> bool:
         """The client closed, or has been without its scheduler for longer than
         :data:`LOST_SCHEDULER_SECONDS` (dask's client may try to reconnect for ever)."""
