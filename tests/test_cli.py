@@ -272,11 +272,9 @@ def test_compare_and_solve_say_where_a_plan_runs_its_tester_below_the_query(caps
     default) and the solve line (the paper's split) say so, with plan's JSON's points."""
     query = ["-k", "256", "--alpha", "0.15", "--eps1", "3", "--eps2", "0.01"]
 
-    def words(point: dict) -> str:
-        return (
-            f"the tester runs at ε1 = {point['eps1']:.4g}, ε2 = {point['eps2']:.4g}, "
-            f"α = {point['alpha']:g} (below the query"
-        )
+    def words(point: dict) -> str:  # only what lies below the query (here ε1)
+        assert point["eps2"] == 0.01 and point["alpha"] == 0.15
+        return f"the tester runs at ε1 = {point['eps1']:.4g} (below the query"
 
     code, out, _ = run(["plan", "--model", "central", *query, "--json"], capsys)
     fewest = json.loads(out)["tester_point"]
