@@ -18,7 +18,15 @@ from planner.formulas.hadamard import hadamard_order
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import InputError, Query
-from planner.plan import Coverage, Plan, Repetition, RepetitionMethod, Split, plan
+from planner.plan import (
+    Coverage,
+    Plan,
+    Repetition,
+    RepetitionMethod,
+    Split,
+    hash_floor_line,
+    plan,
+)
 
 SIMULATION_BUDGET_SECONDS = 30.0
 """Default time a plan outside the covered region may spend simulating its own query."""
@@ -110,7 +118,7 @@ def simulated_plan(
     private = private_coin_twin(query)
     if fallback and private is not None:
         candidates.append(private)
-    found = None
+    found, merged = None, None
     for candidate in candidates:
         try:
             found = exact_plan(candidate, trials=trials, seed=seed, private_coin_too=False)
@@ -119,12 +127,18 @@ def simulated_plan(
                 query, extrapolated.coverage_gaps, f"and it cannot be simulated here: {error}"
             ) from None
         if found.plan is not None and found.multiplier is not None:
-            break
+            # one public hash: met on the families, but not on a pair it merges (plan.py)
+            merged = hash_floor_line(found.plan.compression, query.beta)
+            if merged is None:
+                break
+            found = None
     if found is None or found.plan is None or found.multiplier is None:
         raise NotCoveredError(
             query,
             extrapolated.coverage_gaps,
-            "and no size in the search range met the target on every family in simulation",
+            f"and one simulated run cannot meet β here ({merged})"
+            if merged is not None
+            else "and no size in the search range met the target on every family in simulation",
         )
     direct = query.beta < PER_RUN_ERROR
     repetition = Repetition(  # one run, simulated at β itself: no calibrated factor

@@ -22,7 +22,7 @@ from planner.calibrate import (
 )
 from planner.coverage import private_coin_twin
 from planner.inputs import Query
-from planner.plan import Plan, plan
+from planner.plan import Plan, hash_floor_line, plan
 from planner.validators.engine import FamilyOutcome
 
 EXACT_TRIALS = 1000
@@ -63,12 +63,17 @@ def exact_plan(
     whose default plan runs the private-coin protocol (every public-coin shuffle plan at
     β = 0.1 in the calibrated box) got an "exact" plan larger than its default one.
     ``private_coin_too=False``: the query's own protocol only (a simulated plan's first
-    try, within its time budget).
+    try, within its time budget), as found: the caller weighs a public hash's floor
+    (``hash_floor_line``), which with the twin rules the public-coin plan out.
     """
     found = _exact_protocol(query, trials, seed)
     private = private_coin_twin(query)
     if private is None or not private_coin_too:
         return found
+    if found.plan is not None and hash_floor_line(found.plan.compression, query.beta):
+        # one public hash misses a pair it merges more often than β allows (plan.py): not a
+        # plan, though the families cannot show it; the private-coin protocol answers
+        found = replace(found, plan=None, multiplier=None, worst=None)
     other = _exact_protocol(private, trials, seed)
     if other.plan is None or (
         found.plan is not None and found.plan.total_users <= other.plan.total_users

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from planner.constants import default_constants
 from planner.formulas.compression import integer_argmin
 from planner.formulas.registry import BOUNDS
-from planner.plan import Split, noise_mu, plan
+from planner.plan import RepetitionMethod, Split, noise_mu, plan
 from planner.solve import Unknown, fitting_plan, solve
 from tests.conftest import SETTING_KEYS, make_query, order_table
 
@@ -402,9 +402,10 @@ def test_alpha_just_above_direct_calibrations_top_keeps_the_asked_eps(split: Spl
     """Local private coin, β = 0.05, ε = (10, 1): its direct factors hold up to ε_strong = 20
     but α only up to 0.5. At α = 0.51 the plan runs the α = 0.5 tester at the asked ε (a
     second review found the paper split capping ε at 1 as well: 34,451 + 34,451 against
-    7,427 + 34,768 at α = 0.5), so it needs exactly the users of α = 0.5. The public coin,
-    whose factors stop at ε_strong = 1, still caps ε there at β = 0.2 (and the private-coin
-    points' larger top does not take that cap away)."""
+    7,427 + 34,768 at α = 0.5), so it needs exactly the users of α = 0.5. The public coin
+    capped ε at 1 at β = 0.2 (its factors stop at ε_strong = 1) until one public hash
+    stopped being held to β = 0.2 (a floor of 1/L = 1/4): now its plan there is a vote of
+    independent hashes, or the private-coin protocol, at the asked ε."""
     at = make_query("local-private", k=53, alpha=0.5, eps1=10.0, eps2=1.0, beta=0.05)
     above = plan(replace(at, alpha=0.51), split=split)
     assert above.tester_point is not None
@@ -413,7 +414,10 @@ def test_alpha_just_above_direct_calibrations_top_keeps_the_asked_eps(split: Spl
     public = plan(
         make_query("local-public", k=64, alpha=0.3, eps1=4.0, eps2=0.5, beta=0.2), split=split
     )
-    assert public.tester_point is not None and public.tester_point.eps1 == 1.0
+    assert public.tester_point is None
+    assert public.protocol == "local-private" or (
+        public.repetition.method is RepetitionMethod.MAJORITY_VOTE
+    )
 
 
 @pytest.mark.parametrize("key", ["local-private", "local-public", "shuffle-private", "central"])
@@ -567,18 +571,23 @@ def test_planning_a_plans_tester_point_again_gives_the_same_plan() -> None:
 
 @pytest.mark.parametrize(
     ("key", "k", "eps1", "eps2", "n"),
-    [("shuffle-private", 1000, 1.0, 0.25, 4358), ("central", 1184, 1.0, 0.44, 122)],
+    # central's covered α ends at 0.5 (since 2026-11-28): 340 users lie between α = 0.5's
+    # 329 and α = 0.48's 351
+    [("shuffle-private", 1000, 1.0, 0.25, 4358), ("central", 1184, 1.0, 0.44, 340)],
 )
 def test_solving_alpha_finds_an_answer_just_below_the_covered_top(key, k, eps1, eps2, n) -> None:
     """The upward scan stepped from α = 0.839 to 1, which lies outside the covered α of
     0.95, and called the query infeasible, though the plan at α = 0.9 (shuffle) has exactly
     these sizes (a review). The covered top joins the steps, and a solve at ε1 > ε2 is never
     worse than at ε1 = ε2."""
+    from planner.constants import default_constants
+
+    top = default_constants().for_setting(key).covered["alpha"][1]
     template = make_query(key, k=k, alpha=0.5, eps1=eps1, eps2=eps2)
     solved = solve(template, Unknown.ALPHA, n1=n, n2=n)
     homogeneous = solve(replace(template, eps1=eps2), Unknown.ALPHA, n1=n, n2=n)
     assert solved.value is not None and homogeneous.value is not None
-    assert 0.84 < solved.value <= 0.95 and solved.value <= homogeneous.value
+    assert 0.88 * top < solved.value <= top and solved.value <= homogeneous.value
     at_value = plan(replace(template, alpha=solved.value))
     assert at_value.coverage.value == "calibrated"
 

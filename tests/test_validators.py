@@ -93,7 +93,14 @@ def test_every_far_family_is_far_and_every_null_family_is_null() -> None:
                 else:
                     assert instance.tv >= alpha * (1 - 1e-9)
     assert build("paninski", 100, 0.1).tv == pytest.approx(0.1, rel=1e-12)
-    assert build("paninski", 100, 0.6) is None  # reported as not applicable, not dropped
+    assert build("heavy-difference", 100, 0.6) is None  # reported as not applicable, not dropped
+    # above α = 1/2 Paninski's pair keeps its spread difference (|p − q| = 2α/k on every
+    # element: the least ℓ2 distance for its TV), both pmfs shifted to stay non-negative
+    for alpha in (0.6, 0.95, 1.0):
+        spread = build("paninski", 100, alpha)
+        assert spread is not None and spread.tv == pytest.approx(alpha, rel=1e-12)
+        assert np.allclose(np.abs(spread.p - spread.q), 2 * alpha / 100)
+        assert spread.p.min() >= 0 and spread.q.min() >= 0
 
 
 def test_pmf_files_are_validated(tmp_path) -> None:
