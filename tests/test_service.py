@@ -325,6 +325,15 @@ def test_size_limits_and_unknown_routes(idle_client) -> None:
     job = idle_client.post("/v1/validations", json=SMALL_JOB).json()["id"]
     assert idle_client.get(f"/v1/validations/{job.upper()}").json()["id"] == job  # any case
     assert idle_client.get("/v1/validations", params={"limit": 0}).status_code == 422
+    # an operator's filter: only the jobs in one state
+    assert idle_client.delete(f"/v1/validations/{job}").status_code == 200
+    idle_client.post("/v1/validations", json=SMALL_JOB)
+    cancelled = idle_client.get("/v1/validations", params={"status": "cancelled"}).json()
+    assert cancelled["total"] == 1 and [j["id"] for j in cancelled["jobs"]] == [job]
+    queued = idle_client.get("/v1/validations", params={"status": "queued"}).json()
+    assert queued["total"] == 1 and queued["jobs"][0]["status"] == "queued"
+    refused = idle_client.get("/v1/validations", params={"status": "nope"})
+    assert refused.status_code == 422 and "one of queued, running, done" in refused.json()["error"]
 
 
 def test_a_validation_job_reports_the_cli_json_with_progress_and_provenance(client, capsys) -> None:

@@ -27,7 +27,7 @@ from planner.service.models import (
     ValidationRequest,
 )
 from planner.service.state import ServiceState
-from planner.service.store import FINISHED, Job
+from planner.service.store import FINISHED, Job, JobStatus
 
 
 class _Repeated(dict[str, Any]):
@@ -248,9 +248,18 @@ def list_validations(
     state: State,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    status: Annotated[str | None, Query(max_length=20)] = None,
 ) -> Response:
-    """Jobs, newest first, without their reports (``limit``/``offset`` pages)."""
-    jobs, total = state.store.page(limit=limit, offset=offset)
+    """Jobs, newest first, without their reports (``limit``/``offset`` pages; ``status``:
+    only the jobs in that state)."""
+    wanted = None
+    if status is not None:
+        try:
+            wanted = JobStatus(status.lower())
+        except ValueError:
+            states = ", ".join(state.value for state in JobStatus)
+            raise InputError("status", status, f"one of {states}") from None
+    jobs, total = state.store.page(limit=limit, offset=offset, status=wanted)
     following = offset + len(jobs)
     return json_response(
         {

@@ -199,13 +199,18 @@ class JobStore:
         row = self._execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return None if row is None else _job(row)
 
-    def page(self, *, limit: int, offset: int) -> tuple[list[Job], int]:
-        """Jobs newest first, and how many there are in all."""
+    def page(
+        self, *, limit: int, offset: int, status: JobStatus | None = None
+    ) -> tuple[list[Job], int]:
+        """Jobs newest first (only those in ``status`` when given), and how many there are
+        in all."""
+        where, chosen = ("WHERE status = ?", (status.value,)) if status else ("", ())
         with self._lock:
             rows = self._db.execute(
-                "SELECT * FROM jobs ORDER BY created DESC, id LIMIT ? OFFSET ?", (limit, offset)
+                f"SELECT * FROM jobs {where} ORDER BY created DESC, id LIMIT ? OFFSET ?",
+                (*chosen, limit, offset),
             ).fetchall()
-            total = self._db.execute("SELECT COUNT(*) FROM jobs").fetchone()[0]
+            total = self._db.execute(f"SELECT COUNT(*) FROM jobs {where}", chosen).fetchone()[0]
         return [_job(row) for row in rows], int(total)
 
     def counts(self) -> dict[str, int]:
