@@ -313,3 +313,15 @@ def test_one_public_hash_is_not_held_to_a_beta_below_its_merging_floor(tmp_path)
     report = validate(query, seed=3, families=["paninski"], extra=[pair])
     errors = [(o.family, o.error_rate) for o in report.verification.outcomes]
     assert report.verdict is Verdict.PASS, errors
+
+
+def test_every_public_coin_tester_can_meet_one_third_through_its_hash() -> None:
+    """``hash_floor_line`` is not asked at β ≥ 1/3 (a vote needs β < 1/3; there is no way
+    round the floor there). That holds only while every public-coin tester's least L keeps
+    1/L below the operating error for 1/3 (L = 4: 0.25 ≤ 0.296); a tester tuned to L ≤ 3
+    would fail a pair differing in two elements at β = 1/3."""
+    from planner.calibrate import operating_error
+
+    for key in ("local-public", "shuffle-public"):
+        least_L = int(default_constants().for_setting(key).extra["L"])
+        assert 1 / least_L <= operating_error(1 / 3), key
