@@ -32,8 +32,18 @@ def test_a_fast_subset_of_hostile_invocations_is_clean(tmp_path: Path) -> None:
     outcomes = _run(200, 20261126, tmp_path)
     assert len(outcomes) == 200
     _assert_clean(outcomes)
-    slow = [(o.case, round(o.seconds, 1)) for o in outcomes if o.seconds > fuzz.SLOW_SECONDS]
+    slow = [(o.case, round(o.seconds, 1)) for o in outcomes if fuzz.too_slow(o)]
     assert not slow, slow
+
+
+def test_a_case_that_grants_a_long_simulation_may_take_it() -> None:
+    budget = ["plan", "--model", "local", "-k", "1000", "--alpha", "1"]
+    assert fuzz.grants_time([*budget, "--simulation-budget", "1_000"])
+    assert not fuzz.grants_time([*budget, "--simulation-budget", "3"])
+    assert not fuzz.grants_time([*budget, "--simulation-budget", "nope"])
+    assert not fuzz.grants_time([*budget, "--simulation-budget"]) and not fuzz.grants_time(budget)
+    # the last one counts here (the CLI refuses a repeated option in one line)
+    assert fuzz.grants_time([*budget, "--simulation-budget", "1", "--simulation-budget", "60"])
 
 
 def test_the_harness_catches_a_traceback_and_a_hang(tmp_path: Path, monkeypatch) -> None:
@@ -58,5 +68,5 @@ def test_ten_thousand_hostile_invocations_are_clean(tmp_path: Path) -> None:
     outcomes = _run(10_000, 1, tmp_path)
     assert len(outcomes) == 10_000
     _assert_clean(outcomes)
-    slow = [(o.case, round(o.seconds, 1)) for o in outcomes if o.seconds > fuzz.SLOW_SECONDS]
+    slow = [(o.case, round(o.seconds, 1)) for o in outcomes if fuzz.too_slow(o)]
     assert not slow, slow[:5]
