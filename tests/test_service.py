@@ -611,6 +611,7 @@ def test_serve_refuses_a_bad_database_or_a_busy_port_in_one_line(tmp_path, capsy
         assert main(["serve", "--port", free, "--db", str(database)]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("error: invalid db = ")
+    assert not tmp_path.with_name(tmp_path.name + ".lock").exists()  # none made beside it
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()

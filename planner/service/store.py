@@ -138,6 +138,8 @@ class JobStore:
     def __init__(self, path: Path | str, *, owner: bool = False) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():  # before its lock file is made beside it
+            raise InputError("db", str(self.path), "a database file, not a directory")
         self._owner_lock = _hold(self.path) if owner else None
         self._lock = threading.Lock()
         self._db = sqlite3.connect(
