@@ -160,8 +160,7 @@ def plan_renderables(plan: Plan) -> list[Any]:
     table.add_column("")
     for group in plan.groups:
         asked = query.eps1 if group.name == "group 1" else query.eps2
-        header = f"ε = {asked:g}" if asked == group.eps else f"ε = {asked:g}, run at {group.eps:g}"
-        table.add_column(f"{group.name} ({header})", justify="right")
+        table.add_column(f"{group.name} ({eps_heading(asked, group.eps)})", justify="right")
     rows: list[tuple[str, list[str]]] = [
         ("users needed", [f"{g.n_users:,}" for g in plan.groups]),
         ("homogeneous baseline", [f"{g.baseline_n_users:,}" for g in plan.groups]),
@@ -259,6 +258,12 @@ def compare_renderable(
         table.caption = "\n".join(captions)
         table.caption_justify = "left"
     return table
+
+
+def eps_heading(asked: float, run_at: float) -> str:
+    """A group's column heading (the CLI's table and the web page): the asked ε, and where
+    its tester runs when that is lower."""
+    return f"ε = {asked:g}" if asked == run_at else f"ε = {asked:g}, run at {run_at:g}"
 
 
 def tester_point_words(plan: Plan) -> str:

@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from planner import api
 from planner.inputs import InputError
+from planner.report import eps_heading
 from planner.service.auth import COOKIE, authorized
 from planner.service.routes import only_with_their_allocation
 from planner.service.svgplot import eps2_values, users_against_eps2
@@ -107,18 +108,12 @@ def _number(value: Any, digits: int = 4) -> str:
     return f"{value:,.{digits}g}" if abs(value) < 1e6 else f"{value:.{digits}e}"
 
 
-def _eps_header(asked: float, run_at: float) -> str:
-    """A group's column heading, as the CLI's table: the asked ε, and where the tester
-    runs when that is lower (a review found the page showed only the latter)."""
-    return f"ε = {asked:g}" if asked == run_at else f"ε = {asked:g}, run at {run_at:g}"
-
-
 def _plan_section(document: dict[str, Any]) -> str:
     groups = document["groups"]
     inputs = document["inputs"]
     head = "".join(
         f'<th scope="col">{escape(g["name"])} '
-        f"({_eps_header(inputs['eps1' if g['name'] == 'group 1' else 'eps2'], g['eps'])})</th>"
+        f"({eps_heading(inputs['eps1' if g['name'] == 'group 1' else 'eps2'], g['eps'])})</th>"
         for g in groups
     )
     rows = [
