@@ -94,13 +94,20 @@ def test_every_far_family_is_far_and_every_null_family_is_null() -> None:
                     assert instance.tv >= alpha * (1 - 1e-9)
     assert build("paninski", 100, 0.1).tv == pytest.approx(0.1, rel=1e-12)
     assert build("heavy-difference", 100, 0.6) is None  # reported as not applicable, not dropped
-    # above α = 1/2 Paninski's pair keeps its spread difference (|p − q| = 2α/k on every
-    # element: the least ℓ2 distance for its TV), both pmfs shifted to stay non-negative
-    for alpha in (0.6, 0.95, 1.0):
-        spread = build("paninski", 100, alpha)
+    # Paninski's pair stops where q reaches 0; the symmetric pair keeps the same spread
+    # difference (|p − q| = 2α/k on every element: the least ℓ2 distance for its TV) up to
+    # α = 1, with p and q mirror images about the uniform pmf
+    assert build("paninski", 100, 0.5) is not None and build("paninski", 100, 0.51) is None
+    for alpha in (0.1, 0.5, 0.6, 0.95, 1.0):
+        spread = build("paninski-symmetric", 100, alpha)
         assert spread is not None and spread.tv == pytest.approx(alpha, rel=1e-12)
         assert np.allclose(np.abs(spread.p - spread.q), 2 * alpha / 100)
+        assert np.allclose(spread.p + spread.q, 2 / 100)
         assert spread.p.min() >= 0 and spread.q.min() >= 0
+    # hand-computed at k = 4, α = 1/2: Paninski's q empties two elements, the mirror pair
+    # puts 3/8 and 1/8 on alternate elements
+    assert build("paninski", 4, 0.5).q.tolist() == [0.5, 0.0, 0.5, 0.0]
+    assert build("paninski-symmetric", 4, 0.5).p.tolist() == [0.375, 0.125, 0.375, 0.125]
 
 
 def test_pmf_files_are_validated(tmp_path) -> None:
