@@ -319,8 +319,17 @@ def point_seed(seed: int, point: GridPoint) -> int:
     return int(np.random.SeedSequence(seed, spawn_key=(key,)).generate_state(1)[0])
 
 
-def calibrate_point(point: GridPoint, trials: int, seed: int, extra: dict[str, Any]) -> PointResult:
-    """The smallest passing C at one grid point (a top-level function: picklable)."""
+def calibrate_point(
+    point: GridPoint,
+    trials: int,
+    seed: int,
+    extra: dict[str, Any],
+    families: Sequence[str] | None = None,
+) -> PointResult:
+    """The smallest passing C at one grid point (a top-level function: picklable).
+
+    ``families``: the instance families every check runs (default all built-in ones); an
+    entry's ``provenance.families`` reproduces a fit made before a family was added."""
     low, high = SEARCH_RANGE[point.setting]
     search = smallest_multiplier(
         point.query(),
@@ -330,6 +339,7 @@ def calibrate_point(point: GridPoint, trials: int, seed: int, extra: dict[str, A
         high=high,
         rel_tol=GRID_REL_TOL,
         target=grid_target(point.setting),
+        families=families,
         **extra,
     )
     if search.multiplier is None or search.verification is None:
@@ -1306,7 +1316,7 @@ def operating_error(beta: float) -> float:
     """The operating point: the true error every family is held to for a target β.
 
     It is the largest error at which ``planner validate --trials auto`` (Clopper–Pearson
-    bounds at its union-bound level over 8 looks × 11 families) passes by
+    bounds at its union-bound level over 8 looks × 12 families) passes by
     ``OPERATING_TRIALS`` trials with probability ``OPERATING_PASS_PROBABILITY``: 0.296 at
     β = 1/3, 0.169 at 0.2, 0.077 at 0.1, 0.034 at 0.05, 0.010 at 0.02, 0.003 at 0.01.
     ``--exact``, the direct factors and the retargeted grid hold the tester to it.

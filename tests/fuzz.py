@@ -98,7 +98,7 @@ VALID = {
 
 
 VALIDATE_K = ["2", "16", "100", "1000", "1e4", "1000001", "1e12"]
-"""k for validations: the valid ones cost ≤ 10^4 × 20 trials × 11 families; the others are
+"""k for validations: the valid ones cost ≤ 10^4 × 20 trials × 12 families; the others are
 refused (planner.limits.VALIDATION_K_MAX)."""
 
 

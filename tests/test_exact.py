@@ -45,8 +45,8 @@ def test_reliable_error_is_where_the_check_passes_with_the_stated_probability(be
     assert 0 < rate < errors / 400 < beta
 
 
-AUTO_TAIL = 0.05 / (8 * 11)
-"""``--trials auto``'s one-sided level: 95 % over 8 looks × 11 families."""
+AUTO_TAIL = 0.05 / (8 * 12)
+"""``--trials auto``'s one-sided level: 95 % over 8 looks × 12 families."""
 
 
 def _log_binomial_cdf(count: int, trials: int, rate: float) -> float:
@@ -64,7 +64,7 @@ def _log_binomial_cdf(count: int, trials: int, rate: float) -> float:
 
 
 def test_the_operating_point_at_a_third_by_hand() -> None:
-    """At 3,200 trials and tail 0.05/88, 979 errors pass and 980 do not (the Clopper–Pearson
+    """At 3,200 trials and tail 0.05/96, 979 errors pass and 980 do not (the Clopper–Pearson
     upper bound u solves P(Bin(3200, u) ≤ count) = tail, checked by summing the binomial);
     the operating error is the rate at which 979 or fewer happen with probability 0.9."""
     assert OPERATING_TRIALS == 3200
@@ -91,7 +91,7 @@ def test_exact_sizes_are_certified_by_the_operating_look_and_a_smaller_plan_is_n
     setting: str, draws: int, at_least: int, at_most: int
 ) -> None:
     """The sizes --exact prints sit at the operating point: a fresh 3,200-trial check with
-    ``--trials auto``'s bounds (every family's Clopper–Pearson upper bound at 0.05/88 ≤ β,
+    ``--trials auto``'s bounds (every family's Clopper–Pearson upper bound at 0.05/96 ≤ β,
     computed here) passes them ≈ 90 % of the time, and 0.7× them mostly not, so the search
     does not over-provision (``draws`` fresh checks each; the slow run takes 20)."""
     query = make_query(setting, k=16, alpha=0.5, eps1=1.0, eps2=0.5)

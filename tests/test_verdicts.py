@@ -16,6 +16,7 @@ from planner.cli import main
 from planner.plan import plan
 from planner.validate import trial_schedule, validate
 from planner.validators.engine import verify
+from planner.validators.instances import FAMILIES
 from planner.validators.protocol import TrialBatch
 from planner.validators.stats import (
     Verdict,
@@ -107,7 +108,7 @@ class _OnTheTarget:
 
 
 def test_stopping_when_decided_does_not_inflate_the_error() -> None:
-    """Error exactly at β on all 11 families, 8 looks: a ``fail`` is a wrong verdict; the
+    """Error exactly at β on all 12 families, 8 looks: a ``fail`` is a wrong verdict; the
     union bound keeps it ≤ 5 %. 300 sequential runs: if the true rate of wrong verdicts
     were 5 %, P(more than 24 of 300) < 1 %. A naive rule (each look's 95 % Wilson bound,
     family by family) says ``fail`` far more often, so the check can tell them apart."""
@@ -120,10 +121,10 @@ def test_stopping_when_decided_does_not_inflate_the_error() -> None:
         )
         wrong += result.verdict is Verdict.FAIL
         rng = np.random.default_rng(10_000 + run)
-        naive_errors = np.zeros(11, dtype=int)
+        naive_errors = np.zeros(len(FAMILIES), dtype=int)
         naive_trials = 0
-        for look in trial_schedule("auto", 16, 11):
-            naive_errors += rng.binomial(look - naive_trials, beta, size=11)
+        for look in trial_schedule("auto", 16, len(FAMILIES)):
+            naive_errors += rng.binomial(look - naive_trials, beta, size=len(FAMILIES))
             naive_trials = look
             if any(wilson_interval(int(e), naive_trials)[0] > beta for e in naive_errors):
                 naive_wrong += 1

@@ -22,7 +22,7 @@ far less than the rounding's half unit for any m up to ``MAX_USED``: it cannot a
 It uses all m users of each group in one comparison, where Zhang's halves each see m/2:
 at equal noise it needed 23–29 % fewer users with an ideal threshold at (k, α) =
 (64, 0.25) (Paninski pairs, 3,000 trials), and 11–34 % fewer at the same threshold
-constants over five points and all eleven instance families (the constants file's
+constants over five points and all eleven instance families of the time (the constants file's
 ``tester_tuning``).
 
 **Zhang's (2021)**, the paper's: split each group's m users into halves X, X′ and Y, Y′,

@@ -73,7 +73,7 @@ def sequentially_passing_error(
     probability at least ``pass_probability``: its Clopper–Pearson upper bound at one-sided
     level ``tail`` (the union-bound level of ``--trials auto``) must be ≤ target there.
 
-    Example: β = 1/3, 3,200 trials, tail 0.05/88: at most 979 errors pass (observed
+    Example: β = 1/3, 3,200 trials, tail 0.05/96: at most 979 errors pass (observed
     0.306), and at rate 0.2957 that happens with probability 0.9.
     """
     return reliably_passing_error(
