@@ -554,10 +554,16 @@ class DirectResult:
     ``operating_error(β)``; None where no C in range meets it."""
 
 
-def direct_point(point: GridPoint, trials: int, seed: int, extra: dict[str, Any]) -> DirectResult:
+def direct_point(
+    point: GridPoint,
+    trials: int,
+    seed: int,
+    extra: dict[str, Any],
+    families: Sequence[str] | None = None,
+) -> DirectResult:
     """How much one run's C must change from the calibration target to meet
     ``operating_error(β)`` at each of ``DIRECT_BETAS``, at one point (common random
-    numbers: the same seed for every search)."""
+    numbers: the same seed for every search). ``families`` as in :func:`calibrate_point`."""
     low, high = SEARCH_RANGE[point.setting]
     query = point.query()
     file_tester = dict(extra.get("tester", {}))  # the constants' tester extras
@@ -573,6 +579,7 @@ def direct_point(point: GridPoint, trials: int, seed: int, extra: dict[str, Any]
             high=high,
             rel_tol=DIRECT_REL_TOL,
             target=target,
+            families=families,
             **{**extra, "tester": tester},
         ).multiplier
 

@@ -454,7 +454,11 @@ def test_shipped_direct_factors_are_reproduced_from_their_provenance(setting: st
     shape = [len(axes[name]) for name in axes]
     flat_index = int(np.ravel_multi_index((0, shape[1] - 1, shape[2] - 1, shape[3] - 1), shape))
     result = direct_point(
-        point, provenance["trials_per_family"], provenance["seed"], entry.tester_extras
+        point,
+        provenance["trials_per_family"],
+        provenance["seed"],
+        entry.tester_extras,
+        provenance["families"],  # the run's (a family added since is checked)
     )
     shipped = direct["raw_factors"][flat_index]
     assert [value is None for value in result.factors] == [value is None for value in shipped]
@@ -581,7 +585,11 @@ def test_shipped_factors_by_node_follow_from_their_provenance(setting: str) -> N
     for run, point in runs:
         provenance = run["provenance"]
         result = direct_point(
-            point, provenance["trials_per_family"], provenance["seed"], entry.tester_extras
+            point,
+            provenance["trials_per_family"],
+            provenance["seed"],
+            entry.tester_extras,
+            provenance["families"],  # the run's (a family added since is checked)
         )
         shipped = run["raw_factors"][grid_points(setting, run["axes"]).index(point)]
         assert [value is None for value in result.factors] == [v is None for v in shipped]
@@ -991,7 +999,11 @@ def test_the_beyond_raw_factors_follow_from_their_provenance(
     provenance = large["provenance"]
     assert f"--direct {option}" in provenance["command"]
     again = direct_point(
-        at, provenance["trials_per_family"], provenance["seed"], entry.tester_extras
+        at,
+        provenance["trials_per_family"],
+        provenance["seed"],
+        entry.tester_extras,
+        provenance["families"],
     )
     assert list(again.factors) == pytest.approx(stored, rel=1e-12)
 

@@ -17,6 +17,7 @@ from planner.inputs import Query
 from planner.plan import Coverage, RepetitionMethod, Split, plan
 from planner.solve import Unknown, solve
 from planner.validate import validate
+from planner.validators.instances import build
 from planner.validators.stats import Verdict
 from tests.conftest import SETTING_KEYS, make_query
 
@@ -256,26 +257,28 @@ def test_shuffle_plans_below_the_direct_points_alpha_take_the_factors_measured_t
 
 
 @pytest.mark.parametrize(
-    ("key", "alpha", "eps1", "eps2", "protocol", "coverage"),
+    ("key", "alpha", "eps1", "eps2", "protocol", "covered_alpha"),
     [
-        ("central", 0.95, 1.0, 1.0, "central", Coverage.SIMULATED),
-        ("central", 0.7, 1.0, 1.0, "central", Coverage.SIMULATED),
-        # its own protocol is no longer covered there: the private-coin one runs
-        ("shuffle-public", 0.95, 1.0, 0.5, "shuffle-private", Coverage.CALIBRATED),
+        # refitted with the paninski-symmetric family: covered up to 0.95 again
+        ("central", 0.95, 1.0, 1.0, "central", 0.95),
+        ("central", 0.7, 1.0, 1.0, "central", 0.95),
+        # its own protocol is not covered there (its α = 0.95 node was fitted without a
+        # spread pair): the private-coin one runs
+        ("shuffle-public", 0.95, 1.0, 0.5, "shuffle-private", 0.5),
     ],
 )
 def test_above_alpha_one_half_paninskis_spread_pair_is_met(
-    key, alpha, eps1, eps2, protocol, coverage
+    key, alpha, eps1, eps2, protocol, covered_alpha
 ) -> None:
     """A review: above α = 1/2 no family had Paninski's spread difference (paninski is built
     up to 1/2), the central and shuffle public grids' α = 0.95 nodes were fitted without
     one, and their plans failed such a pair (central k = 256, α = 0.95: error 0.61). The
-    paninski-symmetric family has it at every α, and those settings' covered α ends at 0.5:
-    these queries are simulated or run a covered protocol, and their plans meet it."""
+    paninski-symmetric family has it at every α; central is refitted with it, the shuffle
+    public coin's covered α ends at 0.5: these plans are calibrated and meet it."""
     query = make_query(key, k=256, alpha=alpha, eps1=eps1, eps2=eps2)
-    assert default_constants().for_setting(key).covered["alpha"] == (0.01, 0.5)
-    made = covered_plan(query)
-    assert (made.protocol, made.coverage) == (protocol, coverage)
+    assert default_constants().for_setting(key).covered["alpha"] == (0.01, covered_alpha)
+    made = covered_plan(query, budget_seconds=0)
+    assert (made.protocol, made.coverage) == (protocol, Coverage.CALIBRATED)
     report = validate(
         query,
         n1=made.n_users_group1,
@@ -287,6 +290,23 @@ def test_above_alpha_one_half_paninskis_spread_pair_is_met(
     outcome = report.verification.outcomes[0]
     assert outcome.applicable and outcome.tv == pytest.approx(alpha)
     assert report.verdict is Verdict.PASS, (outcome.trials, outcome.error_rate)
+
+
+@pytest.mark.parametrize(("eps", "seed"), [(2.0, 11), (2.0, 12), (1.0, 11)])
+def test_few_users_meet_the_mirrored_spread_pair(eps: float, seed: int) -> None:
+    """A review: central at k = 4, α = 1/2, ε = (2, 2) planned 13 + 13 users, which failed
+    the pair p, q = (3/8, 1/8, 3/8, 1/8), (1/8, 3/8, 1/8, 3/8) (error 0.358 [0.335, 0.382],
+    seed 11) though Paninski's own pair (p uniform) passed: with so few users the
+    statistic is coarse, and which of the two is harder depends on it. Both are families
+    now and the central grid is fitted on both: the plan meets the pair."""
+    query = make_query("central", k=4, alpha=0.5, eps1=eps, eps2=eps)
+    made = plan(query)
+    assert made.coverage is Coverage.CALIBRATED
+    pair = build("paninski-symmetric", 4, 0.5)
+    assert pair is not None and pair.p.tolist() == [0.375, 0.125, 0.375, 0.125]
+    report = validate(query, seed=seed, families=["paninski", "paninski-symmetric"])
+    errors = [(o.family, o.trials, o.error_rate) for o in report.verification.outcomes]
+    assert report.verdict is Verdict.PASS, errors
 
 
 def test_one_public_hash_is_not_held_to_a_beta_below_its_merging_floor(tmp_path) -> None:
