@@ -189,7 +189,7 @@ def test_a_vote_checked_through_one_run_reports_the_votes_error_and_bounds() -> 
         assert outcome.run_error_rate == run_rate and abs(run_rate - 0.3) < 0.03
         assert outcome.error_rate == pytest.approx(majority_vote_error(5, run_rate))
         low, high = clopper_pearson_bounds(
-            outcome.errors, outcome.trials, (1 - checked.confidence) / 11
+            outcome.errors, outcome.trials, (1 - checked.confidence) / len(FAMILIES)
         )
         assert outcome.ci_low == pytest.approx(majority_vote_error(5, low))
         assert outcome.ci_high == pytest.approx(majority_vote_error(5, high))
