@@ -20,7 +20,7 @@ from planner.calibrate import (
     operating_error,
     table_with,
 )
-from planner.coverage import private_coin_twin
+from planner.coverage import check_simulation_k, private_coin_twin
 from planner.inputs import Query
 from planner.plan import Plan, hash_floor_line, plan
 from planner.validators.engine import FamilyOutcome
@@ -64,8 +64,10 @@ def exact_plan(
     β = 0.1 in the calibrated box) got an "exact" plan larger than its default one.
     ``private_coin_too=False``: the query's own protocol only (a simulated plan's first
     try, within its time budget), as found: the caller weighs a public hash's floor
-    (``hash_floor_line``), which with the twin rules the public-coin plan out.
+    (``hash_floor_line``), which with the twin rules the public-coin plan out. A query below
+    ``SIMULATION_K_MIN`` raises :class:`InputError`.
     """
+    check_simulation_k(query)
     found = _exact_protocol(query, trials, seed)
     private = private_coin_twin(query)
     if private is None or not private_coin_too:

@@ -275,7 +275,7 @@ def not_covered_status(axes_bits: int) -> str:
     names = [name for bit, name in enumerate(COVERAGE_AXES) if axes_bits & (1 << bit)]
     return (
         f"not covered: {', '.join(names)} outside the covered region (planner plan "
-        "simulates such a query)"
+        "simulates such a query where it can, from k = 8, or refuses it)"
     )
 
 

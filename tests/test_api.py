@@ -73,12 +73,12 @@ def test_plan_document_with_an_allocation_is_the_librarys_allocation(capsys) -> 
 
 def test_the_packages_plan_answers_as_planner_plan_outside_the_covered_region(capsys) -> None:
     """A fresh-user trial: ``from planner import plan`` returned an extrapolated 13 + 35 at
-    central k = 2, which the CLI simulates (14 + 38) and the service refuses, and 6.3e9 users
-    for a local query the CLI refuses."""
+    central k = 2, which the CLI simulated (14 + 38) and the service refused, and 6.3e9 users
+    for a local query the CLI refuses. (Below k = 8 nothing is planned now: k = 8 here.)"""
     import planner
     from planner.coverage import NotCoveredError
 
-    central = Query(Setting(Model.CENTRAL, Coin.PRIVATE), 2, 0.5, 1.0, 0.5)
+    central = Query(Setting(Model.CENTRAL, Coin.PRIVATE), 8, 0.5, 1.0, 0.5)
     assert plan(central).coverage.value == "extrapolated"  # the raw computation
     simulated = planner.plan(central)
     shown = cli_json(
@@ -87,7 +87,7 @@ def test_the_packages_plan_answers_as_planner_plan_outside_the_covered_region(ca
             "--model",
             "central",
             "-k",
-            "2",
+            "8",
             "--alpha",
             "0.5",
             "--eps1",

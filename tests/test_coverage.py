@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -176,14 +177,16 @@ def test_the_queries_that_failed_now_pass_or_are_refused(key, k, alpha, eps1, ep
 
 
 def test_a_public_coin_query_at_a_tiny_k_is_simulated_with_the_private_coin_protocol() -> None:
-    """At k = 4 the public hash merges bins and its own protocol meets β = 0.1 at no size
-    (the hold-out over the target region refused 20 such queries); the private-coin
-    protocol serves a public-coin query too, so the simulation sizes that one and says so."""
-    query = make_query("shuffle-public", k=4, alpha=0.3, eps1=0.5, eps2=0.2, beta=0.1)
+    """At k = 8 the public hash (L = 8) merges two elements with probability 1/8, above the
+    0.077 one run is held to at β = 0.1, so its own protocol gives no plan (at k = 4 it met
+    β at no size: the hold-out over the target region refused 20 such queries); the
+    private-coin protocol serves a public-coin query too, so the simulation sizes that
+    one and says so."""
+    query = make_query("shuffle-public", k=8, alpha=0.3, eps1=0.5, eps2=0.2, beta=0.1)
     result = covered_plan(query, budget_seconds=120)
     assert result.coverage is Coverage.SIMULATED and result.protocol == "shuffle-private"
     assert any("the shuffle-private protocol: its own found no size" in w for w in result.warnings)
-    with pytest.raises(NotCoveredError, match="no size in the search range"):
+    with pytest.raises(NotCoveredError, match="one simulated run cannot meet β here"):
         simulated_plan(query, plan(query), trials=1000, seed=0)  # its own protocol alone
     report = validate(
         query, n1=result.n_users_group1, n2=result.n_users_group2, seed=4, checked_plan=result
@@ -292,19 +295,33 @@ def test_above_alpha_one_half_paninskis_spread_pair_is_met(
     assert report.verdict is Verdict.PASS, (outcome.trials, outcome.error_rate)
 
 
-@pytest.mark.parametrize(("eps", "seed"), [(2.0, 11), (2.0, 12), (1.0, 11)])
-def test_few_users_meet_the_mirrored_spread_pair(eps: float, seed: int) -> None:
+@pytest.mark.parametrize(
+    ("k", "alpha", "eps", "seed"),
+    [(16, 0.5, 2.0, 11), (16, 0.5, 2.0, 12), (16, 0.95, 3.0, 11), (8, 0.95, 3.0, 11)],
+)
+def test_few_users_meet_the_mirrored_spread_pair(
+    k: int, alpha: float, eps: float, seed: int
+) -> None:
     """A review: central at k = 4, α = 1/2, ε = (2, 2) planned 13 + 13 users, which failed
     the pair p, q = (3/8, 1/8, 3/8, 1/8), (1/8, 3/8, 1/8, 3/8) (error 0.358 [0.335, 0.382],
     seed 11) though Paninski's own pair (p uniform) passed: with so few users the
     statistic is coarse, and which of the two is harder depends on it. Both are families
-    now and the central grid is fitted on both: the plan meets the pair."""
-    query = make_query("central", k=4, alpha=0.5, eps1=eps, eps2=eps)
-    made = plan(query)
-    assert made.coverage is Coverage.CALIBRATED
-    pair = build("paninski-symmetric", 4, 0.5)
-    assert pair is not None and pair.p.tolist() == [0.375, 0.125, 0.375, 0.125]
-    report = validate(query, seed=seed, families=["paninski", "paninski-symmetric"])
+    now and the central grid is fitted on both. Between its k = 4 and 16 nodes plans of 4
+    to 7 users still failed the pair (k = 8, α = 0.95, ε = (3, 3): 0.379), so central's
+    covered k starts at 16, k = 8 to 15 is simulated and below 8 nothing is planned."""
+    with pytest.raises(NotCoveredError, match="below k = 8 is not simulated"):
+        covered_plan(make_query("central", k=4, alpha=0.5, eps1=2.0, eps2=2.0))
+    assert build("paninski-symmetric", 4, 0.5).p.tolist() == [0.375, 0.125, 0.375, 0.125]
+    query = make_query("central", k=k, alpha=alpha, eps1=eps, eps2=eps)
+    made = covered_plan(query)
+    assert made.coverage is (Coverage.CALIBRATED if k >= 16 else Coverage.SIMULATED)
+    report = validate(
+        query,
+        n1=made.n_users_group1,
+        n2=made.n_users_group2,
+        seed=seed,
+        families=["paninski", "paninski-symmetric"],
+    )
     errors = [(o.family, o.trials, o.error_rate) for o in report.verification.outcomes]
     assert report.verdict is Verdict.PASS, errors
 
@@ -345,3 +362,31 @@ def test_every_public_coin_tester_can_meet_one_third_through_its_hash() -> None:
     for key in ("local-public", "shuffle-public"):
         least_L = int(default_constants().for_setting(key).extra["L"])
         assert 1 / least_L <= operating_error(1 / 3), key
+
+
+@pytest.mark.parametrize(
+    ("key", "k", "alpha", "eps", "p", "q"),
+    [
+        # a point mass against its spread (shuffle: 0.47 on the simulated plan)
+        ("shuffle-private", 3, 0.3, 1.0, [0.15, 0.7, 0.15], [0.0, 1.0, 0.0]),
+        # p uniform against a spike (central: 0.39)
+        ("central", 3, 0.3, 10.0, [1 / 3, 1 / 3, 1 / 3], [0.55 / 3, 1.9 / 3, 0.55 / 3]),
+        # two Hadamard blocks carry the difference, one with too few users (local: 1.0)
+        ("local-private", 5, 0.95, 10.0, [0.95, 0, 0, 0, 0.05], [0, 0, 0.95, 0, 0.05]),
+    ],
+)
+def test_no_plan_is_simulated_below_k_8(key, k, alpha, eps, p, q) -> None:
+    """A review built pairs at k = 3 to 7, outside the built-in families, that simulated
+    plans failed in every setting (errors in the comment beside each). Below k = 8 a query
+    outside the covered region is refused, and so is ``--exact``."""
+    from planner.exact import exact_plan
+    from planner.inputs import InputError
+
+    assert abs(sum(p) - 1) < 1e-12 and abs(sum(q) - 1) < 1e-12
+    assert 0.5 * sum(abs(a - b) for a, b in zip(p, q, strict=True)) == pytest.approx(alpha)
+    query = make_query(key, k=k, alpha=alpha, eps1=eps, eps2=eps)
+    with pytest.raises(NotCoveredError, match="below k = 8 is not simulated"):
+        covered_plan(query, budget_seconds=600)
+    with pytest.raises(InputError, match="at least 8 to be sized by simulation"):
+        exact_plan(query)
+    assert covered_plan(replace(query, k=8), budget_seconds=600).coverage is Coverage.SIMULATED

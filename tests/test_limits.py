@@ -192,15 +192,15 @@ def test_too_many_rows_planned_one_by_one_are_refused() -> None:
 
 
 def test_a_shuffle_user_path_counts_the_noise_messages() -> None:
-    """At ε = 1e-4 each group's histogram carries k·μ ≈ 10¹⁰ noise messages: the user path
-    would allocate them all, so `auto` must take the fast path (the fuzz harness found a
-    74.9 GiB allocation here)."""
+    """At ε = 1e-4 each group's histogram carries k·μ ≈ 4·10¹⁰ noise messages (k = 8): the
+    user path would allocate them all, so `auto` must take the fast path (the fuzz harness
+    found a 74.9 GiB allocation here, at k = 2)."""
     from planner.coverage import covered_plan
     from planner.formulas.settings import Setting
     from planner.validate import PathChoice, validate
     from planner.validators.protocol import SimulationPath
 
-    query = Query(Setting.from_key("shuffle-private"), 2, 0.1, 1e-4, 1e-4, 1e-12, 0.2)
+    query = Query(Setting.from_key("shuffle-private"), 8, 0.1, 1e-4, 1e-4, 1e-12, 0.2)
     printed = covered_plan(query)
     report = validate(query, trials=1, path=PathChoice.AUTO, checked_plan=printed)
     assert report.verification.path is SimulationPath.FAST

@@ -178,8 +178,8 @@ def _npy_header(shape: tuple[int, ...]) -> bytes:
 def test_a_pmf_file_with_a_byte_order_mark_is_read(tmp_path: Path, capsys) -> None:
     """Spreadsheets save CSV with a UTF-8 BOM; it is no part of the first value."""
     marked = tmp_path / "p.csv"
-    marked.write_text("0.5\n0.5\n", "utf-8-sig")
-    query = ["--model", "central", "-k", "2", "--alpha", "0.5", "--eps1", "1", "--eps2", "1"]
+    marked.write_text("0.0625\n" * 16, "utf-8-sig")
+    query = ["--model", "central", "-k", "16", "--alpha", "0.5", "--eps1", "1", "--eps2", "1"]
     files = ["--p-file", str(marked), "--q-file", str(marked)]
     code, _, err = run(["validate", *query, "--trials", "10", *files], capsys)
     assert code in (0, 3), err

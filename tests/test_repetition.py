@@ -306,13 +306,15 @@ def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> 
 
 
 def test_a_vote_plan_below_the_direct_points_k_names_the_direct_plan_at_their_least_k() -> None:
-    """Central is covered from k = 4, its direct points from k = 16: a query at k = 15 takes
-    the 47-run vote at β = 0.01, about 9× the direct plan at k = 16, which also answers it
-    (a 15-bin domain is a 16-bin one with an empty bin); the vote plan names that plan."""
+    """The direct points start at k = 16: the computation at k = 15 takes the 47-run vote at
+    β = 0.01, about 9× the direct plan at k = 16, which also answers it (a 15-bin domain
+    is a 16-bin one with an empty bin); the vote plan names that plan. (No setting's
+    covered k starts below 16 now, so this plan is extrapolated: ``planner plan``
+    simulates or refuses the query, and the line stays for the raw computation.)"""
     asked = {"k": 15, "alpha": 0.15, "eps1": 0.25, "eps2": 0.25, "beta": 0.01}
     voted = plan(make_query("central", **asked))
     assert voted.repetition.method is RepetitionMethod.MAJORITY_VOTE
-    assert voted.coverage is Coverage.CALIBRATED
+    assert voted.coverage is Coverage.EXTRAPOLATED
     direct = plan(make_query("central", **{**asked, "k": 16}))
     assert direct.repetition.method is RepetitionMethod.DIRECT
     assert voted.total_users > 5 * direct.total_users

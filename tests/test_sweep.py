@@ -424,19 +424,24 @@ def test_readme_python_example_runs(capsys) -> None:
 
 
 def test_the_runs_column_shows_where_a_sweep_leaves_direct_calibration_for_the_vote() -> None:
-    """At β = 0.01 central's direct factors start at k = 16: the row at k = 16 is one run,
-    the row just below it the 47-run vote (r(0.01), as ``plan`` says), about 9× the users;
-    the table shows a runs column then, and not when every row is one run. Past their top
-    ε_strong = 1 there is no such jump: the plan runs its tester at ε ≤ 1 (no row above
-    the one at ε1 = 1)."""
+    """A row that is a majority vote shows its runs: the local public coin at β = 0.2 is a
+    7-run vote (one public hash onto L = 4 buckets cannot hold one run to β: 1/L = 0.25 is
+    above the 0.169 one run is held to), and the table shows a runs column then, and not
+    when every row is one run. Central at β = 0.01 below k = 16 is no longer a vote row:
+    its covered k starts at 16 (the row below is not covered, with no numbers). Past the
+    direct points' top ε_strong = 1 there is no jump: the plan runs its tester at ε ≤ 1
+    (no row above the one at ε1 = 1)."""
     from planner.report import sweep_renderable
 
     central = Setting.from_key("central")
     crossing = sweep([central], k=[15, 16], alpha=0.15, eps1=0.25, eps2=0.25, beta=0.01)
     below, above = crossing.rows()
-    assert (below["runs"], above["runs"]) == (47, 1)
-    assert below["total_users"] > 8 * above["total_users"]
-    header = [column.header for column in sweep_renderable(crossing).columns]
+    assert (below["runs"], above["runs"]) == (None, 1)
+    assert below["status"].startswith("not covered: k outside the covered region")
+    public = Setting.from_key("local-public")
+    voted = sweep([public], k=[256, 512], alpha=0.3, eps1=1.0, eps2=0.5, beta=0.2)
+    assert [row["runs"] for row in voted.rows()] == [7, 7]  # r(0.2) = 7 at a third a run
+    header = [column.header for column in sweep_renderable(voted).columns]
     assert header[-1] == "runs"
     past_top = sweep([central], k=256, alpha=0.15, eps1=[1.0, 1.001, 3.0], eps2=0.01, beta=0.01)
     rows = past_top.rows()

@@ -95,22 +95,22 @@ def _paninski(k: int, alpha: float) -> tuple[np.ndarray, np.ndarray] | None:
 def _paninski_symmetric(k: int, alpha: float) -> tuple[np.ndarray, np.ndarray] | None:
     """The same spread difference with p and q mirror images about the uniform pmf.
 
-    Both keep (1 − α)/k everywhere and put the rest, α, on alternate paired elements
-    (p the even, q the odd): p, q = (1 ± α)/k at an even k. Each paired element differs
-    by 2α/paired, as in ``paninski``, and TV is exactly α up to α = 1. Neither pair is the
-    harder one for every tester: Paninski's q approaches 0 on half its elements as α
-    nears 1/2, where this pair's counts stay alike on every element. A review found the
-    central plan at k = 4, α = 0.5, ε = (2, 2) (13 + 13 users) failing this pair (error
-    0.35) before it was a family.
+    Both keep (1 − α)/k everywhere and put the rest, α, on alternate elements: p spread
+    over the even ones, q over the odd ones. At an even k, p, q = (1 ± α)/k and each
+    element differs by 2α/k, as in ``paninski``; at an odd k every element differs too
+    (α/⌈k/2⌉ on the even ones, α/⌊k/2⌋ on the odd ones), none is left equal. TV is exactly
+    α up to α = 1. Neither pair is the harder one for every tester: Paninski's q
+    approaches 0 on half its elements as α nears 1/2, where this pair's counts stay alike
+    on every element. Reviews found plans failing this pair before it was a family
+    (central, k = 4, α = 0.5, ε = (2, 2), 13 + 13 users: 0.35) and before it covered
+    every element at an odd k (shuffle private, k = 5, α = 0.5, ε = (10, 10): 0.36).
     """
-    paired = k - k % 2
-    if paired == 0:
+    if k < 2:
         return None
-    step = 2 * alpha / paired
     p = np.full(k, (1.0 - alpha) / k)
     q = p.copy()
-    p[0:paired:2] += step
-    q[1:paired:2] += step
+    p[0::2] += alpha / len(p[0::2])
+    q[1::2] += alpha / len(q[1::2])
     return p, q
 
 
