@@ -5,8 +5,8 @@ then validated on fresh random points (``SettingConstant.covered``). Outside tha
 the calibrated constant would be carried past its evidence (``Coverage.EXTRAPOLATED``). A
 query there is sized by simulating the real tester at this very query — the ``--exact``
 search, one run of the tester held to the operating point ``operating_error(β)`` — when that
-fits the stated time budget, and refused otherwise, with one line naming the parameter and
-its covered range.
+fits the stated time budget and k is at least ``SIMULATION_K_MIN``, and refused otherwise,
+with one line naming the parameter and its covered range.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ the covered region). Below it the pmf pairs are few-dimensional and a hostile re
 (2026-11-28) built pairs outside the built-in families that the simulated plans failed at
 k = 3 to 7 in every setting: a point mass against its spread (shuffle, k = 3: error 0.47),
 p uniform against a spike (central, k = 3: 0.39), and a pair the local tester's Hadamard
-blocks cannot see with 4 users a group (local, k = 3 to 5: 1.0). Central's calibrated
-plans from k = 4 on are unaffected (its random pair search found none above 0.31)."""
+blocks cannot see with 4 users a group (local, k = 3 to 5: 1.0). Every setting's covered
+k starts at 16 (central's was 4 until its interpolated plans of 4 to 7 users failed the
+mirrored spread pair: its ``covered_note``)."""
 
 
 def check_simulation_k(query: Query) -> None:

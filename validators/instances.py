@@ -75,7 +75,7 @@ def _point_mass_heavy(k: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _paninski(k: int, alpha: float) -> tuple[np.ndarray, np.ndarray] | None:
-    """Paninski's pair: p uniform, q = (1 ± 2α/paired·k)/k on alternate paired elements.
+    """Paninski's pair: p uniform, q = 1/k ± 2α/paired on alternate paired elements.
 
     The difference is spread evenly over every paired element: the smallest ℓ2 distance
     a TV of α allows, the hardest pair for the ℓ2-type statistics. Built up to
