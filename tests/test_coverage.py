@@ -365,26 +365,36 @@ def test_every_public_coin_tester_can_meet_one_third_through_its_hash() -> None:
 
 
 @pytest.mark.parametrize(
-    ("key", "k", "alpha", "eps", "p", "q"),
+    ("key", "k", "alpha", "eps", "p", "q", "simulated_n"),
     [
         # a point mass against its spread (shuffle: 0.47 on the simulated plan)
-        ("shuffle-private", 3, 0.3, 1.0, [0.15, 0.7, 0.15], [0.0, 1.0, 0.0]),
+        ("shuffle-private", 3, 0.3, 1.0, [0.15, 0.7, 0.15], [0.0, 1.0, 0.0], 51),
         # p uniform against a spike (central: 0.39)
-        ("central", 3, 0.3, 10.0, [1 / 3, 1 / 3, 1 / 3], [0.55 / 3, 1.9 / 3, 0.55 / 3]),
+        ("central", 3, 0.3, 10.0, [1 / 3, 1 / 3, 1 / 3], [0.55 / 3, 1.9 / 3, 0.55 / 3], 18),
         # two Hadamard blocks carry the difference, one with too few users (local: 1.0)
-        ("local-private", 5, 0.95, 10.0, [0.95, 0, 0, 0, 0.05], [0, 0, 0.95, 0, 0.05]),
+        ("local-private", 5, 0.95, 10.0, [0.95, 0, 0, 0, 0.05], [0, 0, 0.95, 0, 0.05], 8),
     ],
 )
-def test_no_plan_is_simulated_below_k_8(key, k, alpha, eps, p, q) -> None:
+def test_no_plan_is_simulated_below_k_8(key, k, alpha, eps, p, q, simulated_n) -> None:
     """A review built pairs at k = 3 to 7, outside the built-in families, that simulated
-    plans failed in every setting (errors in the comment beside each). Below k = 8 a query
-    outside the covered region is refused, and so is ``--exact``."""
+    plans failed in every setting (errors in the comment beside each; ``simulated_n`` a
+    group is what the simulation had planned, and the real tester still fails the pair at
+    those sizes). Below k = 8 a query outside the covered region is refused, and so is
+    ``--exact``."""
+    import numpy as np
+
     from planner.exact import exact_plan
     from planner.inputs import InputError
+    from planner.validators.instances import Instance, Kind
 
-    assert abs(sum(p) - 1) < 1e-12 and abs(sum(q) - 1) < 1e-12
-    assert 0.5 * sum(abs(a - b) for a, b in zip(p, q, strict=True)) == pytest.approx(alpha)
+    pair = Instance("review-pair", Kind.FAR, np.array(p), np.array(q))
+    assert pair.p.sum() == pytest.approx(1) and pair.q.sum() == pytest.approx(1)
+    assert pair.tv == pytest.approx(alpha)
     query = make_query(key, k=k, alpha=alpha, eps1=eps, eps2=eps)
+    at_those_sizes = validate(
+        query, n1=simulated_n, n2=simulated_n, seed=11, families=[], extra=[pair]
+    )
+    assert at_those_sizes.verdict is Verdict.FAIL
     with pytest.raises(NotCoveredError, match="below k = 8 is not simulated"):
         covered_plan(query, budget_seconds=600)
     with pytest.raises(InputError, match="at least 8 to be sized by simulation"):
