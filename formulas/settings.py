@@ -14,6 +14,12 @@ class Model(StrEnum):
     SHUFFLE = "shuffle"
     CENTRAL = "central"
 
+    @property
+    def needs_delta(self) -> bool:
+        """Whether its protocols are (ε, δ)-DP, so a query must give δ (the shuffle
+        model's Poisson noise); local and central protocols are pure ε-DP."""
+        return self is Model.SHUFFLE
+
 
 class Coin(StrEnum):
     """Private coin: no shared randomness. Public coin: a public random seed."""
@@ -53,6 +59,14 @@ class Setting:
             return cls(Model.CENTRAL, Coin.PRIVATE)
         model, _, coin = key.partition("-")
         return cls(Model(model), Coin(coin))
+
+
+def asked_key(model: str, coin: str) -> str:
+    """The key a (model, coin) pair as written names: ``Setting.key`` where the model is
+    known ("central" has no coin), else the two words joined (a row that failed to parse)."""
+    if model == Model.CENTRAL.value:
+        return model
+    return f"{model}-{coin}"
 
 
 ALL_SETTINGS: tuple[Setting, ...] = (

@@ -41,9 +41,6 @@ import numpy as np
 
 from planner.constants import ConstantTable, SettingConstant, default_constants
 from planner.formulas.hadamard import debias_factor
-from planner.formulas.registry import BOUNDS
-from planner.formulas.settings import Model, Setting
-from planner.formulas.subsampling import subsampling_population
 from planner.inputs import InputError, Query, check_integer, check_number
 from planner.plan import (
     ABOVE_BASELINE,
@@ -53,11 +50,10 @@ from planner.plan import (
     RepetitionMethod,
     Split,
     calibrated_multiplier,
-    noise_mu,
-    shuffle_sizes_for_noise,
     variance_split,
 )
 from planner.plan import plan as make_plan
+from planner.protocols import AllocationFamily, protocol_for
 
 FAMILY_POINTS = 64
 PAPER_RULE = "the paper's rule"
@@ -106,10 +102,12 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
     eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
     strong_first = query.eps1 >= query.eps2
     members = []
-    if query.setting.model is Model.SHUFFLE:
+    protocol = protocol_for(query.setting)
+    if protocol.allocation_family is AllocationFamily.NOISE:
         assert query.delta is not None
-        mu_s = noise_mu(eps_strong, query.delta, query.accounting)
-        mu_w = noise_mu(eps_weak, query.delta, query.accounting)
+        assert protocol.noise_mu is not None and protocol.size_for_noise is not None
+        mu_s = protocol.noise_mu(eps_strong, query.delta, query.accounting)
+        mu_w = protocol.noise_mu(eps_weak, query.delta, query.accounting)
         compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
         for mu in np.unique(np.geomspace(mu_s, mu_w, FAMILY_POINTS)):
             # μ ∝ 1/ε²: this member behaves like ε_strong′ = ε_w·√(μ_w/μ′) (C is read there)
@@ -124,7 +122,7 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
             # not the bound's argmin at μ′ (a member sized for another L would be run with
             # this one: k = 200, ε = (0.245, 2.9), cost allocation: null error 0.33)
             fixed_L = plan.compression.L if plan.compression is not None else None
-            sizes = shuffle_sizes_for_noise(
+            sizes = protocol.size_for_noise(
                 query, float(mu), mu_w, multiplier, compression, fixed_L=fixed_L
             )
             pair = (plan.runs * sizes.n_strong, plan.runs * sizes.n_weak)
@@ -134,7 +132,7 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
                     f"stronger group's noise raised to μ = {mu:.4g}",
                 )
             )
-    elif query.setting.model is Model.CENTRAL:
+    elif protocol.allocation_family is AllocationFamily.SUBSAMPLING:
         for eps in np.unique(np.geomspace(eps_weak, eps_strong, FAMILY_POINTS)):
             factor = _member_factor(plan, constant, float(eps))
             if factor is None or not _covered(query, constant, float(eps), eps_weak):
@@ -142,14 +140,10 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
             multiplier = factor * calibrated_multiplier(
                 query, constant, float(eps), eps_weak, query.accounting, (2, 1)
             )
-            used = math.ceil(
-                multiplier
-                * float(BOUNDS["central"].evaluate(k=query.k, alpha=query.alpha, eps=float(eps)))
+            sizes = protocol.size_run(
+                query, float(eps), eps_weak, multiplier, None, query.accounting, (2, 1)
             )
-            pair = (
-                plan.runs * used,
-                plan.runs * subsampling_population(used, float(eps), eps_weak),
-            )
+            pair = (plan.runs * sizes.n_strong, plan.runs * sizes.n_weak)
             members.append(
                 (*(pair if strong_first else pair[::-1]), f"tester run at ε′ = {eps:.4g}")
             )
@@ -316,7 +310,7 @@ def _local_allocation(
         if (
             plan.coverage is not Coverage.NONE  # order or proof constants: the query alone
             and own.coverage is Coverage.CALIBRATED
-            and Setting.from_key(own.protocol).model is Model.LOCAL
+            and protocol_for(own.protocol).allocation_family is AllocationFamily.VARIANCE
         ):
             families.append(own)
     if not families:
@@ -381,7 +375,7 @@ def _allocate(
         if given_n2 is None:
             raise InputError("n2", None, "given with --allocation fixed-n2")
         n2 = check_integer("n2", given_n2, 1)
-    model = Setting.from_key(plan.protocol).model
+    by_variance = protocol_for(plan.protocol).allocation_family is AllocationFamily.VARIANCE
     if plan.coverage not in (Coverage.CALIBRATED, Coverage.NONE):
         # the paper split's plan is outside the covered region (or simulated): only
         # OWN_PLANS, where they are calibrated (a review: solve crashed there)
@@ -394,11 +388,11 @@ def _allocate(
             cost1,
             cost2,
         )
-        if model is Model.LOCAL:
+        if by_variance:
             return _local_allocation(plan, rule, cost1, cost2, n2, table, refused)
         fixed = n2 if rule is AllocationRule.FIXED_N2 else None
         return _no_dearer_than_own_plans(plan, refused, table, fixed)
-    if model is Model.LOCAL:
+    if by_variance:
         return _local_allocation(plan, rule, cost1, cost2, n2, table)
     members = [(*paper, PAPER_RULE), *_family(plan, table)]  # a tie: the paper's rule
     if rule is AllocationRule.COST:
@@ -444,7 +438,7 @@ def allocated_plan(
     base = plan
     if allocation.split is not Split.PAPER:  # run by that plan's own tester
         base = make_plan(plan.query, constants, split=allocation.split)
-    shuffle = Setting.from_key(base.protocol).model is Model.SHUFFLE
+    shuffle = protocol_for(base.protocol).noise_messages
 
     def resized(group: GroupPlan, size: int) -> GroupPlan:
         if shuffle and size != group.n_users:

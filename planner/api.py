@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from planner.formulas.settings import ALL_SETTINGS
 from planner.inputs import (
     DEFAULT_BETA,
     InputError,
@@ -30,6 +29,7 @@ from planner.inputs import (
 )
 from planner.plan import Plan, Split
 from planner.plan import plan as make_plan
+from planner.protocols import PROTOCOLS
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from planner.solve import Solution
     from planner.validators.instances import Instance
 
-SETTING_KEYS = tuple(setting.key for setting in ALL_SETTINGS)
+SETTING_KEYS = tuple(protocol.key for protocol in PROTOCOLS)
 EXPLAIN_SCHEMA = "planner.explain/1"
 VERSION_SCHEMA = "planner.version/1"
 
@@ -243,11 +243,10 @@ def compare_answer(
 ) -> CompareAnswer:
     """Every setting (the shuffle ones only with δ): covered plans, fewest users first."""
     from planner.coverage import NotCoveredError
-    from planner.formulas.settings import ALL_SETTINGS, Model
 
     plans, refused = [], []
-    for setting in ALL_SETTINGS:
-        if setting.model is Model.SHUFFLE and delta is None:
+    for setting in (protocol.setting for protocol in PROTOCOLS):
+        if setting.model.needs_delta and delta is None:
             continue
         query = Query.build(
             setting.model,
@@ -256,7 +255,7 @@ def compare_answer(
             alpha,
             eps1,
             eps2,
-            delta if setting.model is Model.SHUFFLE else None,
+            delta if setting.model.needs_delta else None,
             beta,
             accounting,
         )
@@ -351,18 +350,17 @@ def sweep_result(
     Each numeric parameter is a value, a list or a spec string (``0.05:1:20log``).
     ``max_rows`` refuses a sweep of more rows before any value is built.
     """
-    from planner.formulas.settings import ALL_SETTINGS, Model
     from planner.inputs import Accounting
     from planner.sweep import sweep
 
-    by_key = {setting.key: setting for setting in ALL_SETTINGS}
+    by_key = {protocol.key: protocol.setting for protocol in PROTOCOLS}
     if settings:
         unknown = [key for key in settings if key not in by_key]
         if unknown:
             raise InputError("setting", unknown[0], "one of " + ", ".join(by_key))
         chosen = [by_key[key] for key in dict.fromkeys(settings)]
     else:
-        chosen = [s for s in ALL_SETTINGS if s.model is not Model.SHUFFLE or delta is not None]
+        chosen = [p.setting for p in PROTOCOLS if not p.needs_delta or delta is not None]
     if max_rows is not None:
         given = {"k": k, "alpha": alpha, "eps1": eps1, "eps2": eps2, "delta": delta, "beta": beta}
         rows = len(chosen) * math.prod(spec_count(name, value) for name, value in given.items())
@@ -397,23 +395,17 @@ def sweep_csv(**inputs: Any) -> str:
 def explained_bounds(model: object, coin: object = "private", as_stated: bool = False) -> Any:
     """``planner explain``'s setting and its (role, bound) pairs: the upper bound (the
     μ-form used for numbers, or the paper's ε-form ``as_stated``) and the lower bound."""
-    from planner.formulas.registry import (
-        BOUNDS,
-        DISPLAY_BOUND_KEY,
-        LOWER_BOUND_KEY,
-        UPPER_BOUND_KEY,
-    )
+    from planner.formulas.registry import BOUNDS
     from planner.formulas.settings import Coin, Model, Setting
+    from planner.protocols import protocol_for
 
     setting = Setting(
         check_choice("model", model, Model),
         check_choice("coin", coin, Coin),
     )
-    keys = DISPLAY_BOUND_KEY if as_stated else UPPER_BOUND_KEY
-    return setting, [
-        ("upper", BOUNDS[keys[setting.key]]),
-        ("lower", BOUNDS[LOWER_BOUND_KEY[setting.key]]),
-    ]
+    protocol = protocol_for(setting)
+    upper = protocol.display_bound_key if as_stated else protocol.upper_bound_key
+    return setting, [("upper", BOUNDS[upper]), ("lower", BOUNDS[protocol.lower_bound_key])]
 
 
 @functools.lru_cache(maxsize=32)

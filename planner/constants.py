@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from planner.formulas.repetition import PER_RUN_ERROR
+from planner.protocols import protocol_for
 
 
 class ConstantSource(StrEnum):
@@ -535,14 +536,9 @@ def constants_with_source(
     settings = {}
     for key, entry in table.settings.items():
         kept = entry.tester_extras
-        if source is ConstantSource.PROOF and key == "local-private":
-            settings[key] = SettingConstant(
-                ConstantSource.PROOF,
-                1.0,
-                "local-private-proof",
-                "appendix proof of theo:l2_mean_flip",
-                kept,
-            )
+        proof = protocol_for(key).proof_bound if source is ConstantSource.PROOF else None
+        if proof is not None:
+            settings[key] = SettingConstant(ConstantSource.PROOF, 1.0, *proof, kept)
         else:
             note = (
                 "the paper's proofs give constants for the local private-coin tester only "

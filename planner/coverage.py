@@ -14,9 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.constants import ConstantSource, ConstantTable
-from planner.formulas.hadamard import hadamard_order
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
-from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import InputError, Query
 from planner.plan import (
     Coverage,
@@ -27,6 +25,7 @@ from planner.plan import (
     hash_floor_line,
     plan,
 )
+from planner.protocols import private_coin_protocol, protocol_for
 
 SIMULATION_BUDGET_SECONDS = 30.0
 """Default time a plan outside the covered region may spend simulating its own query."""
@@ -71,9 +70,7 @@ def simulation_seconds(query: Query, trials: int) -> float:
     """A generous estimate of the ``--exact`` search's time for this query."""
     from planner.validators.instances import FAMILIES
 
-    bins = hadamard_order(query.k) if query.setting.model is Model.LOCAL else query.k
-    if query.setting.model is Model.LOCAL and query.setting.coin is Coin.PUBLIC:
-        bins = query.k  # hashing a k-bin pmf per trial
+    bins = protocol_for(query.setting).simulated_bins(query.k)
     cells = SEARCH_CHECKS * len(FAMILIES) * trials * float(bins)
     return cells / SIMULATED_CELLS_PER_SECOND
 
@@ -124,9 +121,10 @@ def covered_plan(
 
 def private_coin_twin(query: Query) -> Query | None:
     """The query's private-coin twin (a public-coin query may run that protocol), or None."""
-    if query.setting.coin is not Coin.PUBLIC:
+    private = private_coin_protocol(protocol_for(query.setting))
+    if private is None:
         return None
-    return replace(query, setting=Setting(query.setting.model, Coin.PRIVATE), warnings=())
+    return replace(query, setting=private.setting, warnings=())
 
 
 def simulated_plan(

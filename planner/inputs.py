@@ -215,7 +215,7 @@ class Query:
         if type(self.accounting) is not Accounting:
             set_(self, "accounting", check_choice("accounting", self.accounting, Accounting))
         warnings = list(self.warnings)
-        if setting.model is Model.SHUFFLE:
+        if setting.model.needs_delta:
             delta = self.delta
             if delta is None:
                 raise InputError(
@@ -255,8 +255,8 @@ class Query:
         model_ = check_choice("model", model, Model)
         coin_ = check_choice("coin", coin, Coin)
         warnings: list[str] = []
-        if model_ is Model.CENTRAL and coin_ is Coin.PUBLIC:
-            warnings.append("the central model has no public-coin variant: same protocol")
+        if Setting(model_, coin_).coin is not coin_:  # normalised: the coin changes nothing
+            warnings.append(f"the {model_.value} model has no public-coin variant: same protocol")
         # checked in __post_init__'s order, so the first bad value is the one reported
         k_ = check_integer("k", k, 2, K_MAX)
         alpha_ = check_alpha(alpha)

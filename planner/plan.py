@@ -17,41 +17,20 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
-from planner.formulas.accounting import epsilon_for_noise, poisson_mu_exact
-from planner.formulas.compression import closed_form_L, integer_argmin, paper_L
-from planner.formulas.hadamard import debias_factor, hadamard_order
-from planner.formulas.poisson import poisson_mu_paper
-from planner.formulas.registry import (
-    BOUNDS,
-    DISPLAY_BOUND_KEY,
-    LOWER_BOUND_KEY,
-    UPPER_BOUND_KEY,
-    Bound,
-)
+from planner.formulas.hadamard import debias_factor
+from planner.formulas.registry import BOUNDS
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
-from planner.formulas.settings import ALL_SETTINGS, Coin, Model, Setting
-from planner.formulas.subsampling import subsampling_population, subsampling_population_ratio
+from planner.formulas.settings import Setting
 from planner.inputs import EPS_MAX, EPS_MIN, Accounting, Query, check_query, with_setting
 from planner.limits import SIMULATION_N_MAX
+from planner.protocols import AllocationFamily, private_coin_protocol, protocol_for
+from planner.protocols.base import Compression, RunSizes, mixing_scale
+from planner.protocols.base import bound_terms as _bound_terms
+from planner.protocols.base import bound_value as _bound_value
+from planner.protocols.shuffle_private import noise_mu
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
-
-
-@dataclass(frozen=True)
-class Compression:
-    """Public-coin domain compression: hash [k] onto [L] (README)."""
-
-    L: int
-    """Compressed domain size used: the argmin, raised to the tester's calibrated floor."""
-    L_closed_form: float
-    """Stationary point of the bound in closed form (continuous, clipped to [2, k])."""
-    L_paper: float
-    """The paper's balance-point choice."""
-    hashes: int = 1
-    """Independent hashes R on disjoint users (priced by calibration; 1 = the paper's)."""
-    L_argmin: int | None = None
-    """Exact integer argmin of the bound over [2, k] (2 for the local bound, increasing in L)."""
 
 
 @dataclass(frozen=True)
@@ -218,218 +197,6 @@ class Plan:
         return self.n_users_group1 + self.n_users_group2
 
 
-@dataclass(frozen=True)
-class _RunSizes:
-    """One run's users for the strong and weak group, before and after rounding."""
-
-    n_strong: int
-    n_weak: int
-    order_strong: float
-    """C = 1 real-valued size of the strong group (for the optimality gap)."""
-    order_weak: float
-    bound: Bound
-    bound_values: dict[str, Any]
-    mu_strong: float | None = None
-    mu_weak: float | None = None
-    compression: Compression | None = None
-    shaped_strong: float | None = None
-    """C = 1 size of the strong group under the bound the multiplier applies to (a
-    constant's override, e.g. the tester-shaped local bound); None: ``order_strong``."""
-
-    @property
-    def base_strong(self) -> float:
-        return self.order_strong if self.shaped_strong is None else self.shaped_strong
-
-
-def mixing_scale(sizes: _RunSizes) -> float:
-    """s = max_g μ_g^min/n_g: every group's noise becomes s·n_g (equal mixing weights)."""
-    assert sizes.mu_strong is not None and sizes.mu_weak is not None
-    return max(sizes.mu_strong / sizes.n_strong, sizes.mu_weak / sizes.n_weak)
-
-
-@lru_cache(maxsize=16384)
-def noise_mu(eps: float, delta: float, accounting: Accounting) -> float:
-    """Per-bin Poisson noise for (ε, δ) under replace-one (README), per (ε, δ) once."""
-    if accounting is Accounting.EXACT:
-        return poisson_mu_exact(eps, delta)
-    return float(poisson_mu_paper(eps, delta))
-
-
-def _local_sizes(
-    query: Query,
-    eps_strong: float,
-    eps_weak: float,
-    multiplier: float,
-    bound_key: str | None,
-    compression: tuple[int, int],
-) -> _RunSizes:
-    """Per-group sizes, local model; public coin hashes onto ``compression = (L, R)``.
-
-    The public-coin number is C·k/(α²ε²) (Cor. ``theo:ldp_public_ns``); the tester's L
-    and R are chosen by calibration (the bound's own argmin, L = 2, cannot reach error
-    1/3 with one hash, README), so L and R live with the constant, not in the bound.
-    """
-    order_key = DISPLAY_BOUND_KEY[query.setting.key]  # k^{3/2} or k, /(α²ε²)
-    details = None
-    if query.setting.coin is Coin.PUBLIC:
-        details = _local_compression(min(compression[0], query.k), compression[1])
-    shaped_strong, shaped_weak, order_strong, order_weak = _local_values(
-        order_key, bound_key or order_key, query.k, query.alpha, eps_strong, eps_weak
-    )
-    return _RunSizes(
-        n_strong=math.ceil(multiplier * shaped_strong),
-        n_weak=math.ceil(multiplier * shaped_weak),
-        order_strong=order_strong,
-        order_weak=order_weak,
-        bound=BOUNDS[order_key],
-        bound_values={"k": query.k, "alpha": query.alpha, "eps": eps_strong},
-        compression=details,
-        shaped_strong=shaped_strong,
-    )
-
-
-@lru_cache(maxsize=256)
-def _local_compression(L: int, hashes: int) -> Compression:
-    """The local public-coin protocol's compression: L and R from calibration."""
-    return Compression(L=L, L_closed_form=2.0, L_paper=2.0, hashes=hashes, L_argmin=2)
-
-
-@lru_cache(maxsize=16384)
-def _local_values(
-    order_key: str, bound_key: str, k: int, alpha: float, eps_strong: float, eps_weak: float
-) -> tuple[float, float, float, float]:
-    """The local model's C = 1 sizes at a point, per group: under the bound the multiplier
-    applies to (``bound_key``) and under the order bound (``order_key``), cached per point."""
-    bound = BOUNDS[bound_key]
-    shaped = []
-    for eps in (eps_strong, eps_weak):
-        values: dict[str, Any] = {"alpha": alpha, "eps": eps}
-        if "K" in bound.parameters:
-            values["K"] = hadamard_order(k)
-        if "k" in bound.parameters:
-            values["k"] = k
-        shaped.append(_bound_value(bound.key, tuple(values.items())))
-    order = [
-        _bound_value(order_key, (("k", k), ("alpha", alpha), ("eps", eps)))
-        for eps in (eps_strong, eps_weak)
-    ]
-    return shaped[0], shaped[1], order[0], order[1]
-
-
-def _shuffle_sizes(
-    query: Query,
-    eps_strong: float,
-    eps_weak: float,
-    multiplier: float,
-    accounting: Accounting,
-    compression: tuple[int, int],
-) -> _RunSizes:
-    assert query.delta is not None
-    mu_strong = noise_mu(eps_strong, query.delta, accounting)
-    mu_weak = noise_mu(eps_weak, query.delta, accounting)
-    return shuffle_sizes_for_noise(query, mu_strong, mu_weak, multiplier, compression)
-
-
-def shuffle_sizes_for_noise(
-    query: Query,
-    mu_strong: float,
-    mu_weak: float,
-    multiplier: float,
-    compression: tuple[int, int],
-    fixed_L: int | None = None,
-) -> _RunSizes:
-    """Shuffle sizes when the groups' per-bin noise is (μ_strong ≤ μ_weak), n2 = (μ_w/μ_s)·n1.
-
-    ``fixed_L``: the public-coin protocol's L as given (an allocation's member runs the
-    plan's own protocol, whose L is the one printed), not the bound's argmin at these μ."""
-    bound_key = UPPER_BOUND_KEY[query.setting.key]
-    bound = BOUNDS[bound_key]
-    values: dict[str, Any] = {"k": query.k, "alpha": query.alpha, "mu1": mu_strong, "mu2": mu_weak}
-    details = None
-    if query.setting.coin is Coin.PUBLIC:
-        details = _compression(bound_key, query.k, query.alpha, mu_strong, mu_weak, compression)
-        if fixed_L is not None:
-            details = replace(details, L=fixed_L)
-        values["L"] = details.L
-    order_strong = _bound_value(bound_key, tuple(values.items()))
-    # Both counts are rounded up from the same real value, so n_weak moves smoothly with
-    # the privacy levels; equal mixing weights are then restored by raising the noise of
-    # whichever group has the smaller μ_g/n_g (``mixing_scale``), as the protocol does.
-    n_strong = math.ceil(multiplier * order_strong)
-    n_weak = math.ceil(multiplier * order_strong * mu_weak / mu_strong)
-    return _RunSizes(
-        n_strong=n_strong,
-        n_weak=n_weak,
-        order_strong=order_strong,
-        order_weak=order_strong * mu_weak / mu_strong,
-        bound=bound,
-        bound_values=values,
-        mu_strong=mu_strong,
-        mu_weak=mu_weak,
-        compression=details,
-    )
-
-
-@lru_cache(maxsize=16384)
-def _compression(
-    bound_key: str,
-    k: int,
-    alpha: float,
-    mu_strong: float,
-    mu_weak: float,
-    compression: tuple[int, int],
-) -> Compression:
-    """The public-coin shuffle protocol's L at a point: the bound's exact integer argmin
-    over [2, k], raised to the calibrated floor (cached: a plan asks for it ~3 times, a
-    report or a batch again for the same query)."""
-    bound = BOUNDS[bound_key]
-    floor, hashes = min(compression[0], k), compression[1]
-    closed_form = closed_form_L(k, alpha, mu_strong, mu_weak)
-    argmin = integer_argmin(
-        lambda L: bound.evaluate(k=k, alpha=alpha, mu1=mu_strong, mu2=mu_weak, L=L),
-        2,
-        k,
-        guess=closed_form,
-    )
-    return Compression(
-        L=max(floor, argmin),
-        L_closed_form=closed_form,
-        L_paper=float(paper_L(k, alpha, mu_strong)),
-        hashes=hashes,
-        L_argmin=argmin,
-    )
-
-
-@lru_cache(maxsize=16384)
-def _bound_terms(bound_key: str, values: tuple[tuple[str, Any], ...]) -> tuple[float, ...]:
-    """The bound's terms as floats at a point, cached per point."""
-    return tuple(float(value) for value in BOUNDS[bound_key].terms(**dict(values)))
-
-
-@lru_cache(maxsize=16384)
-def _bound_value(bound_key: str, values: tuple[tuple[str, Any], ...]) -> float:
-    """``float(BOUNDS[bound_key].evaluate(**values))``, cached per point."""
-    return float(BOUNDS[bound_key].evaluate(**dict(values)))
-
-
-def _central_sizes(
-    query: Query, eps_strong: float, eps_weak: float, multiplier: float
-) -> _RunSizes:
-    bound = BOUNDS["central"]
-    values = {"k": query.k, "alpha": query.alpha, "eps": eps_strong}
-    order_strong = _bound_value("central", tuple(values.items()))
-    n_strong = math.ceil(multiplier * order_strong)
-    ratio = float(subsampling_population_ratio(eps_strong, eps_weak))
-    return _RunSizes(
-        n_strong=n_strong,
-        n_weak=subsampling_population(n_strong, eps_strong, eps_weak),
-        order_strong=order_strong,
-        order_weak=order_strong * ratio,
-        bound=bound,
-        bound_values=values,
-    )
-
-
 def run_sizes(
     query: Query,
     eps_strong: float,
@@ -438,18 +205,15 @@ def run_sizes(
     bound_key: str | None,
     accounting: Accounting,
     compression: tuple[int, int] = (2, 1),
-) -> _RunSizes:
+) -> RunSizes:
     """Users per group for one run of the setting's protocol at error 1/3.
 
     ``compression`` = (L, R): the local public-coin protocol's L and hashes R; for the
     shuffle public-coin protocol, a floor on L (its bound's argmin is used above it) and R.
     """
-    model = query.setting.model
-    if model is Model.LOCAL:
-        return _local_sizes(query, eps_strong, eps_weak, multiplier, bound_key, compression)
-    if model is Model.SHUFFLE:
-        return _shuffle_sizes(query, eps_strong, eps_weak, multiplier, accounting, compression)
-    return _central_sizes(query, eps_strong, eps_weak, multiplier)
+    return protocol_for(query.setting).size_run(
+        query, eps_strong, eps_weak, multiplier, bound_key, accounting, compression
+    )
 
 
 @lru_cache(maxsize=65536)
@@ -489,15 +253,12 @@ def grid_position(
     ``paper``-accounting plan reads its constant at ε′, not at ε (to 0.1 %: a grid
     position, not a privacy guarantee).
     """
-    if query.setting.model is not Model.SHUFFLE or accounting is Accounting.EXACT:
+    exact_privacy = protocol_for(query.setting).exact_privacy
+    if exact_privacy is None or accounting is Accounting.EXACT:
         return eps_strong, eps_weak, accounting
     assert query.delta is not None
     strong, weak = (
-        max(
-            EPS_MIN,
-            epsilon_for_noise(noise_mu(eps, query.delta, accounting), query.delta),
-        )
-        for eps in (eps_strong, eps_weak)
+        max(EPS_MIN, exact_privacy(eps, query.delta, accounting)) for eps in (eps_strong, eps_weak)
     )
     return strong, weak, Accounting.EXACT
 
@@ -845,7 +606,7 @@ def variance_split(
 def _variance_sizes(run: _ProtocolRun) -> tuple[int, int] | None:
     """A local run's named groups resized by :func:`variance_split`, run by run, when that
     needs fewer users in all (else None, as for the other models)."""
-    if run.protocol.model is not Model.LOCAL:
+    if protocol_for(run.protocol).allocation_family is not AllocationFamily.VARIANCE:
         return None
     runs = run.repetition.runs
     n1, n2 = run.named_users
@@ -923,7 +684,7 @@ def _lower_bounds_at_the_query(
     """The groups of a plan run below its query, with the lower bound (and the gap to it)
     of the query itself: a lower bound of an easier problem (smaller α, larger ε) is no
     lower bound of the query's."""
-    lower = BOUNDS[LOWER_BOUND_KEY[protocol.key]]
+    lower = BOUNDS[protocol_for(protocol).lower_bound_key]
     redone = []
     for group, eps in zip(groups, (query.eps1, query.eps2), strict=True):
         value = _bound_value(lower.key, (("k", query.k), ("alpha", query.alpha), ("eps", eps)))
@@ -938,8 +699,9 @@ def _cheapest_protocol(
     """The query's protocol sized, or its model's private-coin one when a public-coin query
     is cheaper that way (and ``fallback``), with the note that says so."""
     chosen = _ProtocolRun.size(query, query.setting, table)
-    if fallback and query.setting.coin is Coin.PUBLIC:
-        other = _ProtocolRun.size(query, _PRIVATE_COIN[query.setting.model], table)
+    private = private_coin_protocol(protocol_for(query.setting))
+    if fallback and private is not None:
+        other = _ProtocolRun.size(query, private.setting, table)
         # a covered plan beats an extrapolated one; between equals, the fewer users
         if (other.coverage is Coverage.EXTRAPOLATED, other.total_users) < (
             chosen.coverage is Coverage.EXTRAPOLATED,
@@ -965,8 +727,9 @@ def _direct_regions(
     private-coin one, with ``fallback``): ``SettingConstant.direct_regions``; empty where
     none has it. (``planner.vectorised`` leaves exactly the rows with some to ``plan``.)"""
     settings = [query.setting]
-    if fallback and query.setting.coin is Coin.PUBLIC:
-        settings.append(_PRIVATE_COIN[query.setting.model])
+    private = private_coin_protocol(protocol_for(query.setting))
+    if fallback and private is not None:
+        settings.append(private.setting)
     regions: list[tuple[float, float]] = []
     for constant in (table.for_setting(setting.key) for setting in settings):
         if constant.direct_factor(query.beta, query.k) is not None:
@@ -1092,10 +855,6 @@ def _larger_k_hint(
     )
 
 
-_PRIVATE_COIN = {setting.model: setting for setting in ALL_SETTINGS if setting.coin is Coin.PRIVATE}
-"""Each model's private-coin setting (made once: its key is cached on the instance)."""
-
-
 @dataclass(slots=True)
 class _ProtocolRun:
     """One protocol sized at a query (its constants, bound and tester): what choosing
@@ -1111,7 +870,7 @@ class _ProtocolRun:
     eps_strong: float
     eps_weak: float
     repetition: Repetition
-    main: _RunSizes
+    main: RunSizes
     coverage: Coverage
     outside: tuple[tuple[str, float, float, float], ...]
     """The covered ranges the point lies outside of (``coverage_gaps``)."""
@@ -1184,7 +943,7 @@ class _ProtocolRun:
             query, constant, self.compression, eps_weak, eps_weak, query.accounting, factor
         )
         alternative = None
-        if query.setting.model is Model.SHUFFLE:
+        if protocol_for(query.setting).noise_messages:
             other = Accounting.PAPER if query.accounting is Accounting.EXACT else Accounting.EXACT
             other_sizes = _sizes(
                 query, constant, self.compression, eps_strong, eps_weak, other, factor
@@ -1192,7 +951,7 @@ class _ProtocolRun:
             n_other = (runs * other_sizes.n_strong, runs * other_sizes.n_weak)
             alternative = (other, *(n_other if strong_is_group1 else n_other[::-1]))
 
-        lower = BOUNDS[LOWER_BOUND_KEY[query.setting.key]]
+        lower = BOUNDS[protocol_for(query.setting).lower_bound_key]
         bins = main.compression.L if main.compression else query.k
         hashes = main.compression.hashes if main.compression else 1  # each hash run adds noise
         groups = []
@@ -1262,12 +1021,12 @@ def _sizes(
     eps_weak: float,
     accounting: Accounting,
     factor: float,
-) -> _RunSizes:
+) -> RunSizes:
     """One run's sizes with the calibrated C (times ``factor``) at this point, remembered
     per constant and point as the multiplier is (a plan sizes its point, its baseline and
     the other accounting, and a public-coin plan both protocols)."""
 
-    def made() -> _RunSizes:
+    def made() -> RunSizes:
         multiplier = factor * calibrated_multiplier(
             query, constant, eps_strong, eps_weak, accounting, compression
         )
@@ -1314,8 +1073,8 @@ def _made(cls: type[_Frozen], **values: Any) -> _Frozen:
 
 
 def _repetition(
-    query: Query, constant: SettingConstant, sized: Callable[[float], _RunSizes]
-) -> tuple[Repetition, _RunSizes]:
+    query: Query, constant: SettingConstant, sized: Callable[[float], RunSizes]
+) -> tuple[Repetition, RunSizes]:
     """Majority vote or direct calibration at β, whichever needs fewer users in total.
 
     ``sized(factor)`` is one run's sizes with the calibrated C times ``factor``.
@@ -1384,7 +1143,7 @@ def _above_baseline_line(group: GroupPlan) -> str:
 
 
 def _warnings(
-    query: Query, constant: SettingConstant, sizes: _RunSizes, groups: tuple[GroupPlan, ...]
+    query: Query, constant: SettingConstant, sizes: RunSizes, groups: tuple[GroupPlan, ...]
 ) -> tuple[str, ...]:
     notes = []
     if constant.source is ConstantSource.ORDER:

@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from planner.formulas.settings import asked_key
 from planner.inputs import Query
 from planner.plan import Coverage, Plan, RepetitionMethod
 
@@ -586,8 +587,7 @@ def _tester_cell(row: dict[str, Any]) -> str:
 
 def _asked_setting(row: dict[str, Any]) -> str:
     """The setting a scenario asked for, as its key ("central" has no coin)."""
-    model = str(row["model"] or "").lower()
-    return model if model == "central" else f"{model}-{row['coin'] or 'private'}"
+    return asked_key(str(row["model"] or "").lower(), row["coin"] or "private")
 
 
 def batch_renderable(rows: list[dict[str, Any]]) -> Any:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from planner.constants import COVERAGE_AXES, ConstantTable, default_constants
-from planner.formulas.settings import Model, Setting
+from planner.formulas.settings import Setting
 from planner.inputs import (
     DEFAULT_BETA,
     K_MAX,
@@ -180,7 +180,7 @@ def sweep(
     varied = tuple(name for name in PARAMETERS if len(values[name]) > 1)
     per_setting = math.prod(len(values[name]) for name in PARAMETERS)
     check_sweep_rows(per_setting * len(settings))
-    if any(setting.model is Model.SHUFFLE for setting in settings):
+    if any(setting.model.needs_delta for setting in settings):
         check_root_finds(
             values["eps1"] + values["eps2"], values["delta"], accounting is Accounting.PAPER
         )

@@ -27,22 +27,21 @@ from typing import Any
 import numpy as np
 
 from planner.constants import ConstantSource, ConstantTable, SettingConstant
-from planner.formulas.accounting import DELTA_FLOOR, epsilon_for_noise
-from planner.formulas.compression import closed_form_L_guess, integer_argmin
-from planner.formulas.hadamard import debias_factor, hadamard_order
-from planner.formulas.registry import BOUNDS, DISPLAY_BOUND_KEY, LOWER_BOUND_KEY, UPPER_BOUND_KEY
+from planner.formulas.accounting import DELTA_FLOOR
+from planner.formulas.hadamard import debias_factor
+from planner.formulas.registry import BOUNDS
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
-from planner.formulas.settings import Coin, Model, Setting
-from planner.formulas.subsampling import subsampling_population
+from planner.formulas.settings import Setting
 from planner.inputs import ALPHA_MIN, EPS_MAX, EPS_MIN, K_MAX, Accounting
 from planner.plan import (
     EPS_CAP,
     LADDER_STEP,
     Split,
     ladder_exponents,
-    noise_mu,
     variance_split,
 )
+from planner.protocols import AllocationFamily, private_coin_protocol, protocol_for
+from planner.protocols.base import per_distinct_pairs
 
 EXACT_COUNT_LIMIT = 2.0**53
 """Counts at or above this are not exact in float64: such rows go to ``plan``."""
@@ -97,7 +96,7 @@ def plan_columns(
     k = np.where(valid, k, stand_in["k"]).astype(np.int64)
     alpha = np.where(valid, alpha, stand_in["alpha"])
     eps1, eps2 = (np.where(valid, eps, stand_in["eps"]) for eps in (eps1, eps2))
-    delta = np.where(valid & (setting.model is Model.SHUFFLE), delta, stand_in["delta"])
+    delta = np.where(valid & protocol_for(setting).needs_delta, delta, stand_in["delta"])
     beta = np.where(valid, beta, stand_in["beta"])
     points = _Points(k, alpha, eps1, eps2, delta, beta, accounting)
 
@@ -106,7 +105,7 @@ def plan_columns(
     if table.for_setting(setting.key).source is ConstantSource.CALIBRATED:
         columns, tester = _lowered(points, setting, table, columns, split)
     n1, n2, base1, base2, lower1, lower2, protocol, uncovered = columns
-    if split is Split.FEWEST and setting.model is Model.LOCAL:
+    if split is Split.FEWEST and _by_variance(setting):
         n1, n2 = _split_by_variance(n1, n2, points, tester)
     exact = np.maximum(n1, n2) < EXACT_COUNT_LIMIT
     regular = valid & exact & ~_may_calibrate_directly(points, setting, table)
@@ -135,8 +134,9 @@ def _cheapest_protocol_columns(
     public-coin query is cheaper that way (``plan``'s fallback); ``light``: see
     :func:`_protocol_columns`."""
     columns = _protocol_columns(points, setting, table, light)
-    if setting.coin is Coin.PUBLIC:
-        private = _protocol_columns(points, Setting(setting.model, Coin.PRIVATE), table, light)
+    twin = private_coin_protocol(protocol_for(setting))
+    if twin is not None:
+        private = _protocol_columns(points, twin.setting, table, light)
         # a covered plan beats an extrapolated one; between equals, the fewer users
         own_out, other_out = columns[-1] != 0, private[-1] != 0
         fewer = private[0] + private[1] < columns[0] + columns[1]
@@ -167,13 +167,13 @@ def _lowered(
     laddered = eps_strong > eps_weak
     calibrated_keys = [
         key
-        for key in {setting.key, Setting(setting.model, Coin.PRIVATE).key}
+        for key in _keys_run(setting)
         if table.for_setting(key).source is ConstantSource.CALIBRATED
     ]
     best = [np.array(column, copy=True) for column in columns]  # some are read-only views
     tester = np.full((2, points.k.shape[0]), np.nan)
     fewest = split is Split.FEWEST
-    by_variance = fewest and setting.model is Model.LOCAL
+    by_variance = fewest and _by_variance(setting)
 
     def users(sizes: Sequence[np.ndarray], at: _Points) -> np.ndarray:
         """Users in all by the split (``plan._fewest_users``: local, by the variance)."""
@@ -317,7 +317,7 @@ def valid_rows(
             valid &= (eps >= EPS_MIN) & (eps <= EPS_MAX)
         valid &= (beta > 0) & (beta < 0.5)
         delta_accepted = (delta >= DELTA_FLOOR) & (delta < 1)
-        if setting.model is Model.SHUFFLE:
+        if protocol_for(setting).needs_delta:
             valid &= delta_accepted
         else:  # δ is ignored, but a given one must still be valid
             valid &= np.isnan(delta) | delta_accepted
@@ -360,7 +360,7 @@ def _protocol_columns(
         base_strong = base_weak = lower_strong = lower_weak = np.zeros(points.k.shape)
     else:
         base_strong, base_weak = sizes(weak, weak)
-        lower = BOUNDS[LOWER_BOUND_KEY[protocol.key]]
+        lower = BOUNDS[protocol_for(protocol).lower_bound_key]
         lower_strong, lower_weak = (
             lower.evaluate(k=points.k, alpha=points.alpha, eps=eps) for eps in (strong, weak)
         )
@@ -378,7 +378,7 @@ def _protocol_columns(
             points.alpha,
             grid_strong,
             grid_weak,
-            points.delta if protocol.model is Model.SHUFFLE else np.nan,
+            points.delta if protocol_for(protocol).needs_delta else np.nan,
         )
         if constant.source is ConstantSource.CALIBRATED
         else np.zeros(points.k.shape, dtype=np.int64)
@@ -402,13 +402,12 @@ def _vote_runs(beta: np.ndarray) -> np.ndarray:
 
 def _may_calibrate_directly(points: _Points, setting: Setting, table: ConstantTable) -> np.ndarray:
     """Rows where ``plan`` weighs direct calibration at β against the vote: left to it."""
-    keys = {setting.key, Setting(setting.model, Coin.PRIVATE).key}
-    entries = [table.for_setting(key) for key in keys]
+    entries = [table.for_setting(key) for key in _keys_run(setting)]
 
     def weighed(beta: float, k: float) -> bool:
         return any(entry.direct_factor(beta, int(k)) is not None for entry in entries)
 
-    return _per_distinct_pairs(points.beta, points.k.astype(np.float64), weighed) > 0
+    return per_distinct_pairs(points.beta, points.k.astype(np.float64), weighed) > 0
 
 
 def _per_distinct(values: np.ndarray, function: Any) -> np.ndarray:
@@ -419,14 +418,21 @@ def _per_distinct(values: np.ndarray, function: Any) -> np.ndarray:
     ]
 
 
-def _noise(eps: np.ndarray, delta: np.ndarray, accounting: Accounting) -> np.ndarray:
-    """Per-bin Poisson noise μ(ε_g, δ), one root-find per distinct (ε, δ)."""
-    return _per_distinct_pairs(eps, delta, lambda e, d: noise_mu(e, d, accounting))
+def _keys_run(setting: Setting) -> list[str]:
+    """The keys of the protocols a query of ``setting`` may run: its own, and a public-coin
+    protocol's private-coin twin."""
+    twin = protocol_for(setting).private_coin_key
+    return [setting.key] if twin is None else [setting.key, twin]
+
+
+def _by_variance(setting: Setting) -> bool:
+    """The default split resizes the groups by the statistic's variance (``plan``)."""
+    return protocol_for(setting).allocation_family is AllocationFamily.VARIANCE
 
 
 def _reads_grid_elsewhere(protocol: Setting, accounting: Accounting) -> bool:
-    """Shuffle with the lemma's μ reads its constant at another ε (``plan.grid_position``)."""
-    return protocol.model is Model.SHUFFLE and accounting is Accounting.PAPER
+    """The lemma's μ reads its constant at another ε (``plan.grid_position``)."""
+    return protocol_for(protocol).exact_privacy is not None and accounting is Accounting.PAPER
 
 
 def _grid_position(
@@ -438,15 +444,14 @@ def _grid_position(
 ) -> tuple[np.ndarray, np.ndarray, Accounting]:
     """``planner.plan.grid_position``, elementwise: the lemma's μ read at the exact
     privacy it buys."""
-    if not _reads_grid_elsewhere(protocol, accounting):
+    exact_privacy = protocol_for(protocol).exact_privacy
+    if exact_privacy is None or accounting is not Accounting.PAPER:
         return eps_s, eps_w, accounting
     eps_s, eps_w = (
         np.maximum(
             EPS_MIN,
-            _per_distinct_pairs(
-                eps,
-                points.delta,
-                lambda e, d: epsilon_for_noise(noise_mu(e, d, Accounting.PAPER), d),
+            per_distinct_pairs(
+                eps, points.delta, lambda e, d: exact_privacy(e, d, Accounting.PAPER)
             ),
         )
         for eps in (eps_s, eps_w)
@@ -562,39 +567,6 @@ def _corner_units(
     return unit
 
 
-def _per_distinct_pairs(first: np.ndarray, second: np.ndarray, function: Any) -> np.ndarray:
-    """``function(a, b)`` once per distinct pair of ``(first, second)``, elementwise."""
-    representatives, inverse = _distinct_rows(first, second)
-    results = np.array(
-        [function(float(first.flat[i]), float(second.flat[i])) for i in representatives],
-        dtype=np.float64,
-    )
-    return results[inverse].reshape(first.shape)
-
-
-def _distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(a flat index of each distinct tuple, each element's tuple number) over ``columns``.
-
-    Column by column (1-d sorts, codes kept dense), not ``np.unique(axis=0)``'s slow
-    lexicographic sort of rows.
-    """
-    code = np.zeros(columns[0].size, dtype=np.int64)
-    varied = False  # code is all zeros until a column varies
-    for column in columns:
-        flat = np.ravel(column)
-        if flat.size and bool((flat == flat[0]).all()):
-            continue  # one value (often δ): it adds nothing to the codes
-        _, column_code = np.unique(flat, return_inverse=True)
-        if not varied:  # 0·(m + 1) + column_code: already dense
-            code, varied = column_code.reshape(-1), True
-            continue
-        _, code = np.unique(
-            code * (int(column_code.max(initial=0)) + 1) + column_code, return_inverse=True
-        )
-    _, representatives = np.unique(code, return_index=True)
-    return representatives, code
-
-
 def _run_sizes(
     points: _Points,
     protocol: Setting,
@@ -609,56 +581,18 @@ def _run_sizes(
     """``planner.plan.run_sizes``, elementwise: (n_strong, n_weak) for a ``multiplier``;
     with ``multiplier=None``, the strong group's C = 1 size (``strong_order_size``).
     ``unit_strong``: that size, when already known (it is not recomputed)."""
-    k, alpha = points.k, points.alpha
-    if protocol.model is Model.LOCAL:
-        order_bound = BOUNDS[DISPLAY_BOUND_KEY[protocol.key]]
-        bound = BOUNDS[bound_key] if bound_key else order_bound
-        shaped = []
-        wanted = (eps_s, eps_w) if multiplier is not None else (eps_s,)
-        for eps in wanted[1:] if unit_strong is not None else wanted:
-            values: dict[str, Any] = {"alpha": alpha, "eps": eps}
-            if "K" in bound.parameters:
-                values["K"] = hadamard_order(k)
-            if "k" in bound.parameters:
-                values["k"] = k
-            shaped.append(bound.evaluate(**values))
-        if unit_strong is not None:
-            shaped.insert(0, unit_strong)
-        if multiplier is None:
-            return shaped[0]
-        return np.ceil(multiplier * shaped[0]), np.ceil(multiplier * shaped[1])
-    if protocol.model is Model.SHUFFLE:
-        mu_s, mu_w = (_noise(eps, points.delta, accounting) for eps in (eps_s, eps_w))
-        bound = BOUNDS[UPPER_BOUND_KEY[protocol.key]]
-        values = {"k": k, "alpha": alpha, "mu1": mu_s, "mu2": mu_w}
-        if unit_strong is None:
-            if protocol.coin is Coin.PUBLIC:  # the argmin search once per distinct point
-                columns = np.broadcast_arrays(k, alpha, mu_s, mu_w)
-                representatives, inverse = _distinct_rows(*columns)
-                distinct = {
-                    name: column.flat[representatives]
-                    for name, column in zip(("k", "alpha", "mu1", "mu2"), columns, strict=True)
-                }
-                guess = closed_form_L_guess(
-                    distinct["k"], distinct["alpha"], distinct["mu1"], distinct["mu2"]
-                )
-                argmin = integer_argmin(
-                    lambda L: bound.evaluate(**distinct, L=L), 2, distinct["k"], guess=guess
-                )[inverse].reshape(columns[0].shape)
-                values["L"] = np.maximum(np.minimum(compression[0], k), argmin)
-            unit_strong = bound.evaluate(**values)
-        if multiplier is None:
-            return unit_strong
-        return (
-            np.ceil(multiplier * unit_strong),
-            np.ceil(multiplier * unit_strong * mu_w / mu_s),
-        )
-    if unit_strong is None:
-        unit_strong = BOUNDS["central"].evaluate(k=k, alpha=alpha, eps=eps_s)
-    if multiplier is None:
-        return unit_strong
-    n_strong = np.ceil(multiplier * unit_strong)
-    return n_strong, subsampling_population(n_strong, eps_s, eps_w)
+    return protocol_for(protocol).size_run_arrays(
+        points.k,
+        points.alpha,
+        points.delta,
+        eps_s,
+        eps_w,
+        multiplier,
+        bound_key,
+        accounting,
+        compression,
+        unit_strong,
+    )
 
 
 __all__ = ["EXACT_COUNT_LIMIT", "PlanColumns", "plan_columns"]

@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from planner import api
 from planner.inputs import InputError
+from planner.protocols import protocol_for
 from planner.report import eps_heading
 from planner.service.auth import COOKIE, authorized
 from planner.service.routes import only_with_their_allocation
@@ -87,13 +88,18 @@ def _form_problem(request: Request) -> InputError | None:
     return None
 
 
+def _needs_delta(setting: str) -> bool:
+    """Whether the page's setting (a key, or "compare") is a protocol that takes δ."""
+    return setting in api.SETTING_KEYS and protocol_for(setting).needs_delta
+
+
 def _inputs(values: dict[str, str]) -> dict[str, Any]:
     """The query's fields as the API takes them (blank: not given)."""
     inputs: dict[str, Any] = {name: values[name] for name in ("k", "alpha", "eps1", "eps2")}
     # the form's δ (filled in by default) is the shuffle model's alone: a local or central
     # plan would only warn that it is ignored
-    shuffle = values["setting"] == "compare" or values["setting"].startswith("shuffle")
-    inputs["delta"] = (values["delta"] or None) if shuffle else None
+    with_delta = values["setting"] == "compare" or _needs_delta(values["setting"])
+    inputs["delta"] = (values["delta"] or None) if with_delta else None
     inputs["beta"] = values["beta"] or 1 / 3
     return inputs
 
@@ -221,7 +227,7 @@ def _verify_section(values: dict[str, str]) -> str:
         "cost1": values["cost1"] or "1",
         "cost2": values["cost2"] or "1",
     }
-    if values["delta"] and model == "shuffle":
+    if values["delta"] and _needs_delta(values["setting"]):
         query["delta"] = values["delta"]
     if values["beta"]:
         query["beta"] = values["beta"]

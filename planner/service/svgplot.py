@@ -10,13 +10,9 @@ import math
 from html import escape
 from typing import Any
 
-COLOURS = {
-    "local-private": "#1b6ca8",
-    "local-public": "#7b4fa6",
-    "shuffle-private": "#c0392b",
-    "shuffle-public": "#d68910",
-    "central": "#1e8449",
-}
+from planner.protocols import PROTOCOLS
+
+COLOURS = {protocol.key: protocol.colour for protocol in PROTOCOLS}
 WIDTH, HEIGHT = 640, 360
 LEFT, RIGHT, TOP, BOTTOM = 64, 150, 16, 44
 

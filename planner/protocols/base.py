@@ -1,0 +1,198 @@
+"""What the planner knows of one protocol: the record every ``planner/protocols`` module fills.
+
+A protocol is one way of testing closeness under a privacy model and a coin: the bound it
+is sized by, the real tester that meets it (``validators/``), how its groups trade users
+(its allocation family) and how it is shown. The planner's other modules never name a
+setting: they read these records (``planner.protocols.protocol_for``), so a new protocol
+is its bound in ``formulas/``, its tester in ``validators/``, one module here and one line
+in ``planner.protocols.PROTOCOLS``.
+
+This module also holds what every protocol's sizing returns (:class:`RunSizes`,
+:class:`Compression`) and the cached bound evaluations they share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from planner.formulas.registry import BOUNDS, Bound
+from planner.formulas.settings import Setting
+from planner.inputs import Accounting
+
+
+@dataclass(frozen=True)
+class Compression:
+    """Public-coin domain compression: hash [k] onto [L] (docs/method.md)."""
+
+    L: int
+    """Compressed domain size used: the argmin, raised to the tester's calibrated floor."""
+    L_closed_form: float
+    """Stationary point of the bound in closed form (continuous, clipped to [2, k])."""
+    L_paper: float
+    """The paper's balance-point choice."""
+    hashes: int = 1
+    """Independent hashes R on disjoint users (priced by calibration; 1 = the paper's)."""
+    L_argmin: int | None = None
+    """Exact integer argmin of the bound over [2, k] (2 for the local bound, increasing in L)."""
+
+
+@dataclass(frozen=True)
+class RunSizes:
+    """One run's users for the strong and weak group, before and after rounding."""
+
+    n_strong: int
+    n_weak: int
+    order_strong: float
+    """C = 1 real-valued size of the strong group (for the optimality gap)."""
+    order_weak: float
+    bound: Bound
+    bound_values: dict[str, Any]
+    mu_strong: float | None = None
+    mu_weak: float | None = None
+    compression: Compression | None = None
+    shaped_strong: float | None = None
+    """C = 1 size of the strong group under the bound the multiplier applies to (a
+    constant's override, e.g. the tester-shaped local bound); None: ``order_strong``."""
+
+    @property
+    def base_strong(self) -> float:
+        return self.order_strong if self.shaped_strong is None else self.shaped_strong
+
+
+def mixing_scale(sizes: RunSizes) -> float:
+    """s = max_g μ_g^min/n_g: every group's noise becomes s·n_g (equal mixing weights)."""
+    assert sizes.mu_strong is not None and sizes.mu_weak is not None
+    return max(sizes.mu_strong / sizes.n_strong, sizes.mu_weak / sizes.n_weak)
+
+
+@lru_cache(maxsize=16384)
+def bound_terms(bound_key: str, values: tuple[tuple[str, Any], ...]) -> tuple[float, ...]:
+    """The bound's terms as floats at a point, cached per point."""
+    return tuple(float(value) for value in BOUNDS[bound_key].terms(**dict(values)))
+
+
+@lru_cache(maxsize=16384)
+def bound_value(bound_key: str, values: tuple[tuple[str, Any], ...]) -> float:
+    """``float(BOUNDS[bound_key].evaluate(**values))``, cached per point."""
+    return float(BOUNDS[bound_key].evaluate(**dict(values)))
+
+
+def per_distinct_pairs(first: np.ndarray, second: np.ndarray, function: Any) -> np.ndarray:
+    """``function(a, b)`` once per distinct pair of ``(first, second)``, elementwise."""
+    representatives, inverse = distinct_rows(first, second)
+    results = np.array(
+        [function(float(first.flat[i]), float(second.flat[i])) for i in representatives],
+        dtype=np.float64,
+    )
+    return results[inverse].reshape(first.shape)
+
+
+def distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a flat index of each distinct tuple, each element's tuple number) over ``columns``.
+
+    Column by column (1-d sorts, codes kept dense), not ``np.unique(axis=0)``'s slow
+    lexicographic sort of rows.
+    """
+    code = np.zeros(columns[0].size, dtype=np.int64)
+    varied = False  # code is all zeros until a column varies
+    for column in columns:
+        flat = np.ravel(column)
+        if flat.size and bool((flat == flat[0]).all()):
+            continue  # one value (often δ): it adds nothing to the codes
+        _, column_code = np.unique(flat, return_inverse=True)
+        if not varied:  # 0·(m + 1) + column_code: already dense
+            code, varied = column_code.reshape(-1), True
+            continue
+        _, code = np.unique(
+            code * (int(column_code.max(initial=0)) + 1) + column_code, return_inverse=True
+        )
+    _, representatives = np.unique(code, return_index=True)
+    return representatives, code
+
+
+class AllocationFamily(StrEnum):
+    """How a protocol's plan can trade users between its groups (``planner.allocation``)."""
+
+    VARIANCE = "variance"
+    """Users move between the groups at a fixed variance of the statistic (local)."""
+    NOISE = "noise"
+    """The stronger group's noise is raised towards the weaker's (shuffle)."""
+    SUBSAMPLING = "subsampling"
+    """The tester runs at a smaller ε′ on a subsample of the weaker group (central)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Protocol:
+    """One protocol: everything the planner needs to know of it, and nothing else does."""
+
+    setting: Setting
+    """The privacy model and coin it answers."""
+    title: str
+    """Its name as the plan, the table and the web page show it."""
+    colour: str
+    """Its colour in plots (CSS hex)."""
+    upper_bound_key: str
+    """The bound (μ-form / L-form) the planner evaluates for numbers."""
+    display_bound_key: str
+    """The bound as the paper states it (ε-form), for display."""
+    lower_bound_key: str
+    """The per-group identity-testing lower bound at ε_g."""
+    allocation_family: AllocationFamily
+    size_run: Callable[..., RunSizes]
+    """(query, ε_strong, ε_weak, multiplier, bound key, accounting, (L, R)) → one run's
+    :class:`RunSizes` at error 1/3 (the bound times the multiplier, rounded up)."""
+    size_run_arrays: Callable[..., Any]
+    """``size_run`` elementwise over numpy columns (``planner.vectorised``): (k, α, δ,
+    ε_strong, ε_weak, multiplier or None, bound key, accounting, (L, R), unit_strong) →
+    (n_strong, n_weak), or the strong group's C = 1 size when the multiplier is None."""
+    build_tester: Callable[..., Any]
+    """(query, parameters, L, hashes) → the real tester for named groups 1 and 2; imports
+    ``validators`` lazily (a plan never needs them)."""
+    simulated_bins: Callable[[int], int]
+    """Cells a simulated trial touches per family at domain size k (the ``--exact``
+    search's cost estimate)."""
+    noise_mu: Callable[[float, float, Accounting], float] | None = None
+    """(ε, δ, accounting) → a group's per-bin Poisson noise μ, for protocols whose users
+    send noise messages besides their own (shuffle); None for the others."""
+    exact_privacy: Callable[[float, float, Accounting], float] | None = None
+    """(ε, δ, accounting) → the exact ε the noise of ``accounting`` buys: a plan under the
+    paper's accounting reads its constant there (``plan.grid_position``)."""
+    size_for_noise: Callable[..., RunSizes] | None = None
+    """(query, μ_strong, μ_weak, multiplier, (L, R), fixed_L) → sizes at given noise levels
+    (the ``NOISE`` allocation family's members)."""
+    private_coin_key: str | None = None
+    """A public-coin protocol: the key of its model's private-coin protocol, which ignores
+    the coin and which the plan may run instead when it needs fewer users."""
+    proof_bound: tuple[str, str] | None = None
+    """(bound key, source) of the constant the paper's proof gives, at C = 1 (``--constants
+    proof``); None where the proofs give none."""
+    thresholds_for_beta: Callable[[dict[str, Any], float], dict[str, Any]] | None = None
+    """Tester constants tuned at β = 1/3 adapted to one run held to a smaller β (central's
+    thresholds leave a null-error floor); None: the constants stay."""
+
+    @property
+    def key(self) -> str:
+        """The setting's stable key, e.g. ``"shuffle-public"``."""
+        return self.setting.key
+
+    @property
+    def needs_delta(self) -> bool:
+        """Whether its privacy is (ε, δ): a query must give δ."""
+        return self.setting.model.needs_delta
+
+    @property
+    def noise_messages(self) -> bool:
+        """Users send noise messages besides their own (shuffle): the plan reports each
+        group's noise μ and messages per user, and the other accounting's sizes."""
+        return self.noise_mu is not None
+
+    @property
+    def public_coin(self) -> bool:
+        """Whether it uses the public coin (a shared hash)."""
+        return self.private_coin_key is not None

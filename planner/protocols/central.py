@@ -1,0 +1,112 @@
+"""Central model: a trusted curator adds noise to one bounded-sensitivity statistic
+(Thm ``theo:central``); the weaker group is subsampled so that both groups' privacy
+holds with one tester (the subsampling lemma, ``formulas/subsampling.py``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from planner.formulas.registry import BOUNDS
+from planner.formulas.repetition import PER_RUN_ERROR
+from planner.formulas.settings import Coin, Model, Setting
+from planner.formulas.subsampling import subsampling_population, subsampling_population_ratio
+from planner.inputs import Accounting, Query
+from planner.protocols.base import AllocationFamily, Protocol, RunSizes, bound_value
+
+BOUND_KEY = "central"
+
+
+def central_sizes(
+    query: Query,
+    eps_strong: float,
+    eps_weak: float,
+    multiplier: float,
+    bound_key: str | None,
+    accounting: Accounting,
+    compression: tuple[int, int],
+) -> RunSizes:
+    """Per-group sizes (``Protocol.size_run``): the bound at ε_strong, and the weaker group
+    the population whose subsample of the strong group's size is ε_weak-private."""
+    bound = BOUNDS[BOUND_KEY]
+    values = {"k": query.k, "alpha": query.alpha, "eps": eps_strong}
+    order_strong = bound_value(BOUND_KEY, tuple(values.items()))
+    n_strong = math.ceil(multiplier * order_strong)
+    ratio = float(subsampling_population_ratio(eps_strong, eps_weak))
+    return RunSizes(
+        n_strong=n_strong,
+        n_weak=subsampling_population(n_strong, eps_strong, eps_weak),
+        order_strong=order_strong,
+        order_weak=order_strong * ratio,
+        bound=bound,
+        bound_values=values,
+    )
+
+
+def central_sizes_arrays(
+    k: np.ndarray,
+    alpha: np.ndarray,
+    delta: np.ndarray,
+    eps_s: np.ndarray,
+    eps_w: np.ndarray,
+    multiplier: np.ndarray | None,
+    bound_key: str | None,
+    accounting: Accounting,
+    compression: tuple[int, int],
+    unit_strong: np.ndarray | None = None,
+) -> Any:
+    """:func:`central_sizes` elementwise (``Protocol.size_run_arrays``)."""
+    if unit_strong is None:
+        unit_strong = BOUNDS[BOUND_KEY].evaluate(k=k, alpha=alpha, eps=eps_s)
+    if multiplier is None:
+        return unit_strong
+    n_strong = np.ceil(multiplier * unit_strong)
+    return n_strong, subsampling_population(n_strong, eps_s, eps_w)
+
+
+def thresholds_for_beta(parameters: dict[str, Any], beta: float) -> dict[str, Any]:
+    """The file's tester constants (tuned at β = 1/3) for one run that must meet ``beta``.
+
+    Central's threshold constants leave a null error floor (``shifts_for_error``): below
+    1/3 they are raised so that the floor falls with the operating error of β.
+    """
+    if beta >= PER_RUN_ERROR:
+        return parameters
+    from planner.calibrate import operating_error  # scipy: only when validating
+    from planner.validators.central import CentralTester, shifts_for_error
+
+    shift_scale, shift_privacy = shifts_for_error(  # the file's, else the class defaults
+        float(parameters.get("shift_scale", CentralTester.shift_scale)),
+        float(parameters.get("shift_privacy", CentralTester.shift_privacy)),
+        operating_error(PER_RUN_ERROR),
+        operating_error(beta),
+    )
+    return {**parameters, "shift_scale": shift_scale, "shift_privacy": shift_privacy}
+
+
+def _tester(query: Query, parameters: dict[str, Any], L: int | None, hashes: int) -> Any:
+    from planner.validators.central import CentralTester
+
+    return CentralTester(query.k, query.eps1, query.eps2, **parameters)
+
+
+def _simulated_bins(k: int) -> int:
+    return k
+
+
+PROTOCOL = Protocol(
+    setting=Setting(Model.CENTRAL, Coin.PRIVATE),
+    title="central",
+    colour="#1e8449",
+    upper_bound_key=BOUND_KEY,
+    display_bound_key=BOUND_KEY,
+    lower_bound_key="lower-central",
+    allocation_family=AllocationFamily.SUBSAMPLING,
+    size_run=central_sizes,
+    size_run_arrays=central_sizes_arrays,
+    build_tester=_tester,
+    simulated_bins=_simulated_bins,
+    thresholds_for_beta=thresholds_for_beta,
+)
