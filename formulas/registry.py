@@ -328,28 +328,3 @@ BOUNDS: dict[str, Bound] = {
     )
 }
 
-UPPER_BOUND_KEY: dict[str, str] = {
-    "local-private": "local-private",
-    "local-public": "local-public-compressed",
-    "shuffle-private": "shuffle-private",
-    "shuffle-public": "shuffle-public-compressed",
-    "central": "central",
-}
-"""Setting key → the bound (μ-form / L-form) the planner evaluates for numbers."""
-
-DISPLAY_BOUND_KEY: dict[str, str] = {
-    "local-private": "local-private",
-    "local-public": "local-public",
-    "shuffle-private": "shuffle-private-eps",
-    "shuffle-public": "shuffle-public-eps",
-    "central": "central",
-}
-"""Setting key → the bound as the paper states it (ε-form), for display."""
-
-LOWER_BOUND_KEY: dict[str, str] = {
-    "local-private": "lower-local-private",
-    "local-public": "lower-local-public",
-    "shuffle-private": "lower-shuffle",
-    "shuffle-public": "lower-shuffle",
-    "central": "lower-central",
-}

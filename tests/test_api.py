@@ -215,13 +215,13 @@ def test_a_huge_sweep_is_refused_before_any_value_is_built() -> None:
 
 
 def test_explain_document_names_every_term_of_the_registry() -> None:
-    from planner.formulas.registry import BOUNDS, LOWER_BOUND_KEY, UPPER_BOUND_KEY
+    from planner.formulas.registry import BOUNDS
 
     document = api.explain_document("shuffle", "public")
     upper, lower = document["bounds"]
     assert document["setting"] == "shuffle-public"
-    assert upper["key"] == UPPER_BOUND_KEY["shuffle-public"]
-    assert lower["key"] == LOWER_BOUND_KEY["shuffle-public"]
+    assert upper["key"] == "shuffle-public-compressed"  # the L-form the numbers use
+    assert lower["key"] == "lower-shuffle"
     assert [term["label"] for term in upper["terms"]] == list(BOUNDS[upper["key"]].term_labels)
     assert all(term["latex"] and term["text"] for term in upper["terms"])
     with pytest.raises(InputError) as caught:
