@@ -56,7 +56,8 @@ def updated(text: str) -> str:
 
 
 def write(path: Path, text: str) -> None:
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, encoding="utf-8") as handle:
+    folder = path.parent
+    with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, encoding="utf-8") as handle:
         handle.write(text)
     os.chmod(handle.name, path.stat().st_mode)
     os.replace(handle.name, path)

@@ -412,7 +412,7 @@ def test_batch_malformed_file_is_one_line(tmp_path, capsys, name, text, named) -
     assert error.count("\n") == 1 and "Traceback" not in error
 
 
-def test_readme_python_example_runs(capsys) -> None:
+def test_the_user_guides_python_example_runs(capsys) -> None:
     """The user guide's API example is real code with the documented objects."""
     from pathlib import Path
 
