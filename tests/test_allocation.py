@@ -21,7 +21,7 @@ def test_local_cost_optimal_matches_the_closed_form_and_saves_about_forty_percen
     budget = g1**2 / paper.n_users_group1 + g2**2 / paper.n_users_group2
     assert cheap.n_users_group1 == math.ceil(g1 * (g1 + g2) / budget)
     assert cheap.n_users_group2 == math.ceil(g2 * (g1 + g2) / budget)
-    # same variance budget, fewer users: the README says ~40 % for ε = (1, 0.1), equal costs
+    # same variance budget, fewer users: the user guide says 0.61× for ε = (1, 0.1), equal costs
     assert g1**2 / cheap.n_users_group1 + g2**2 / cheap.n_users_group2 <= budget * (1 + 1e-9)
     saving = 1 - cheap.cost / (paper.n_users_group1 + paper.n_users_group2)
     assert 0.35 < saving < 0.5

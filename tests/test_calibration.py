@@ -116,7 +116,7 @@ def test_a_grid_refit_keeps_the_direct_factors_alpha_floor() -> None:
 
 
 def test_a_one_setting_refit_keeps_the_rest_of_the_file() -> None:
-    """A per-setting stage (README: five stages into the same file) replaces that setting
+    """A per-setting stage (docs/method.md: five stages into the same file) replaces that setting
     only: the other settings, the file's tester_tuning record, its per-setting
     provenance and its history of refits (provenance.notes) stay, the document-level
     command says so, and the version (a digest of the settings) changes with the

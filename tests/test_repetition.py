@@ -1,4 +1,5 @@
-"""β < 1/3 (README, β): majority vote against direct calibration at β."""
+"""β < 1/3 (docs/user-guide.md, a target error below 1/3): majority vote against direct
+calibration at β."""
 
 from __future__ import annotations
 

@@ -290,7 +290,7 @@ def test_a_field_named_twice_is_422_not_its_last_value(idle_client) -> None:
     empty = idle_client.post("/v1/solve", content="", headers=headers)  # no body at all
     assert empty.status_code == 400 and empty.json()["parameter"] == "body", empty.text
     assert empty.json()["error"] == "invalid body: must be a JSON object (the request has none)"
-    for broken in ("{bad json", '{"k": 256,}'):  # not JSON at all: 400, as the README says
+    for broken in ("{bad json", '{"k": 256,}'):  # not JSON at all: 400, as docs/service.md says
         response = idle_client.post("/v1/plan", content=broken, headers=headers)
         assert response.status_code == 400, response.text
         assert response.json() == {
@@ -451,7 +451,7 @@ def test_a_token_guards_everything_but_health(tmp_path) -> None:
         assert login.status_code == 303 and "token" not in login.headers["location"]
         page = client.get(login.headers["location"])  # the cookie now carries the token
         assert page.status_code == 200 and 'value="500"' in page.text
-    # every route but those README names as open answers 401 without the token
+    # every route but those docs/service.md names as open answers 401 without the token
     open_paths = {"/v1/health", "/docs", "/openapi.json", "/static/{name}"}
     with TestClient(create_app(tmp_path / "auth2.sqlite3", token=token, run_jobs=False)) as bare:
         for route in app.routes:

@@ -379,7 +379,7 @@ def test_batch_rows_equal_plan_and_solve(tmp_path, capsys) -> None:
 
 def test_batch_validate_exits_3_when_a_row_has_no_plan_to_certify(tmp_path, capsys) -> None:
     """A fresh-user trial: an invalid and an infeasible row had an empty verdict and the
-    batch exited 0, as if everything were certified (README: 3 when one is not run)."""
+    batch exited 0, as if everything were certified (docs/user-guide.md: 3 when one is not run)."""
     path = tmp_path / "rows.csv"
     path.write_text(
         "name,model,k,alpha,eps1,eps2,n1\n"
@@ -412,13 +412,14 @@ def test_batch_malformed_file_is_one_line(tmp_path, capsys, name, text, named) -
     assert error.count("\n") == 1 and "Traceback" not in error
 
 
-def test_readme_python_example_runs(capsys) -> None:
-    """The README's API example is real code with the documented objects."""
+def test_the_user_guides_python_example_runs(capsys) -> None:
+    """The user guide's API example is real code with the documented objects."""
     from pathlib import Path
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    start = readme.index("from planner import Query, Setting, Unknown")
-    exec(readme[start : readme.index("```", start)], {})
+    guide = Path(__file__).parent.parent / "docs" / "user-guide.md"
+    text = guide.read_text(encoding="utf-8")
+    start = text.index("from planner import Query, Setting, Unknown")
+    exec(text[start : text.index("```", start)], {})
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].endswith("calibrated") and printed[-1] == "True"
 
