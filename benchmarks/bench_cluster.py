@@ -46,7 +46,7 @@ QUICK_AXES: dict[str, list[float]] = {
     "eps_strong": [1.0],
     "eps_ratio": [0.5],
 }
-"""``planner calibrate --quick``'s grid (planner/cli.py)."""
+"""``planner calibrate --quick``'s grid (planner/cli/calibrating.py)."""
 FULL_TRIALS = {"local-private": 1000, "local-public": 1000}
 """The README's full-calibration commands: 1000 trials for the local settings, else 500."""
 SEED = 20261126

@@ -687,7 +687,7 @@ def test_the_below_alpha_min_write_step_gives_the_shipped_tables_from_their_poin
     measured (here the shipped raw factors stand in for the run): the shipped
     ``direct_by_node`` tables, a new version, and one line per node and k on stdout."""
     from planner.calibrate import BELOW_ALPHA_MIN_AXES, _recorded_run
-    from planner.cli import _write_direct_factors
+    from planner.cli.calibrating import _write_direct_factors
     from planner.constants import default_constants
 
     setting = "shuffle-private"

@@ -1,0 +1,226 @@
+"""The ``planner`` command line: a thin typer layer over :mod:`planner.api`.
+
+Every bad input ends in one line ``error: …`` naming the parameter and its allowed
+range, exit code 2, no traceback.
+
+A module per command group: :mod:`~planner.cli.planning` (plan, compare, explain),
+:mod:`~planner.cli.sweeping` (sweep, plot), :mod:`~planner.cli.batching` (batch),
+:mod:`~planner.cli.solving` (solve), :mod:`~planner.cli.validating` (validate),
+:mod:`~planner.cli.calibrating` (calibrate) and :mod:`~planner.cli.serving` (serve); the
+options they share are in :mod:`~planner.cli.options`, how they print in
+:mod:`~planner.cli.output`. This module builds the app from their functions and runs it
+(:func:`main`). Every command imports what it runs (the planner, rich, sympy, …) inside
+its function, so ``planner plan`` starts without the other commands' modules.
+
+No ``from __future__ import annotations`` in this package: typer reads every command's
+signature each time it builds the CLI, and string annotations would be evaluated (twice)
+on every start; as objects they are built once, at import.
+"""
+
+import errno
+import io
+import os
+import sys
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from planner.cli import (
+    batching,
+    calibrating,
+    planning,
+    serving,
+    solving,
+    sweeping,
+    validating,
+)
+from planner.inputs import InputError
+from planner.startup import started
+
+_USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
+"""click's UsageError, from wherever this typer takes click (vendored or not)."""
+
+app = typer.Typer(
+    add_completion=False,
+    help="Sample-size planner for private closeness testing under heterogeneous privacy.",
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is plain: [plot], [[scenario]] and 20log stay as written
+)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from planner.validate import code_version
+
+        typer.echo(f"planner {code_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Sample-size planner for private closeness testing under heterogeneous privacy."""
+
+
+for _command_function in (  # the order ``planner --help`` lists them in: typer keeps it
+    planning.plan,
+    planning.compare,
+    sweeping.sweep,
+    sweeping.plot,
+    batching.batch,
+    planning.explain,
+    solving.solve,
+    validating.validate,
+    calibrating.calibrate,
+    serving.serve,
+):
+    app.command()(_command_function)
+
+
+def _command() -> Any:
+    """The click command typer builds from ``app``, its options' text taken as typed.
+
+    typer (0.2x) coerces every option through a pydantic ``TypeAdapter``: importing
+    pydantic and building the adapters was a third of ``planner plan``'s start-up
+    (docs/architecture.md, "Speed"). The options of this CLI are raw text that
+    :mod:`planner.inputs` checks itself, and flags; typer's adapter returns a ``str``
+    option's text and a flag's bool unchanged, so a value already of its option's type
+    (``str`` or ``bool``) is kept as it is, and anything else (paths, lists, a flag given
+    text) goes through typer's own coercion, as does every option of a typer without
+    these internals.
+    """
+    command = typer.main.get_command(app)
+    try:
+        from typer._coercion import RuntimeParam, build_runtime_param
+    except ImportError:  # pragma: no cover - another typer: its own coercion
+        return command
+
+    class AsTyped(RuntimeParam):
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            if type(value) is self.annotation:
+                return value
+            own = build_runtime_param(param.type_descriptor)
+            return own._coerce_value(value, param=param, ctx=ctx)
+
+    for each in (command, *getattr(command, "commands", {}).values()):
+        # the context only names the help option, which click creates here once
+        for param in each.get_params(each.context_class(each)):
+            described = getattr(param, "type_descriptor", None)
+            if (
+                described is not None
+                and described.annotation in (str, bool)
+                and described.file_annotation is None
+                and described.parameter_info.parser is None
+                and getattr(param, "_runtime_param", False) is None
+            ):
+                param._runtime_param = AsTyped(described.parameter_info, described.annotation)
+    return command
+
+
+class _ClosedOutput(io.TextIOBase):
+    """Standard output when the process started without one: writing to it is the
+    ``OSError`` :func:`main` turns into one line ("cannot write standard output")."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _refuse_repeated_options(command: Any, args: list[str]) -> None:
+    """An option that takes one value given twice (``-k 1000 -k 50``) is one line, as the
+    service refuses a field named twice: click would silently keep the last."""
+    subcommand = next((arg for arg in args if not arg.startswith("-")), None)
+    chosen = getattr(command, "commands", {}).get(subcommand)
+    if chosen is None or subcommand is None:
+        return
+    single = {
+        opt: param
+        for param in chosen.params
+        # duck-typed: typer may carry its own copy of click's classes
+        if getattr(param, "param_type_name", "") == "option"
+        and not getattr(param, "multiple", False)
+        and not getattr(param, "is_flag", False)
+        for opt in param.opts
+    }
+    given: dict[str, str] = {}
+    rest = args[args.index(subcommand) + 1 :]
+    for index, token in enumerate(rest):
+        if token == "--":
+            break
+        flag, joined, attached = token.partition("=")
+        if not flag.startswith("--") and len(token) > 2 and token[:2] in single:
+            flag, joined, attached = token[:2], "=", token[2:]  # a short option's -k50
+        elif not flag.startswith("--"):
+            flag, joined = token, ""
+        param = single.get(flag)
+        if param is None or param.name is None:
+            continue
+        value = attached if joined else (rest[index + 1] if index + 1 < len(rest) else "")
+        name = param.name.replace("_", "-")
+        if name in given:
+            raise InputError(name, f"{given[name]} and {value}", "given once (it appears twice)")
+        given[name] = value
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the app and turn every input error into one line and exit 2."""
+    args = sys.argv[1:] if argv is None else argv
+    if sys.stderr is None:  # started with standard error closed (2>&-): nowhere to say why
+        return 2
+    if sys.stdout is None:  # closed (>&-): a command writing only to --output still runs
+        sys.stdout = _ClosedOutput()
+    for stream in (sys.stdout, sys.stderr):  # an ASCII-only locale: α as \u03b1, no crash
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    started()  # from here on, Ctrl-C is this function's KeyboardInterrupt
+    try:
+        # what ``app(...)`` does (its exception hook only prettifies, and that is off)
+        command = _command()
+        _refuse_repeated_options(command, args)
+        result = command(args=args or ["--help"], standalone_mode=False, prog_name="planner")
+        if result == 130:  # typer turns Ctrl-C into exit code 130, silently
+            raise KeyboardInterrupt
+    except InputError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return 2
+    except OSError as error:  # e.g. --output into a folder that does not exist
+        where = "standard output" if error.filename is None else error.filename
+        sys.stderr.write(f"error: cannot write {where}: {error.strerror or error}\n")
+        return 2
+    except _USAGE_ERROR as error:
+        sys.stderr.write(f"error: {error.format_message()}\n")  # type: ignore[attr-defined]
+        return 2
+    except typer.Exit as error:
+        return error.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        sys.stderr.write("aborted\n")
+        return 130
+    return result if isinstance(result, int) else 0
+
+
+def exit_with(code: int) -> NoReturn:
+    """End the process with :func:`main`'s code.
+
+    After Ctrl-C ("aborted", 130) the process ends at once: the interpreter's shutdown
+    would join an interrupted worker pool's management thread, whose pipes are closed by
+    then ("Exception ignored … Bad file descriptor" on stderr, seen under load)."""
+    if code == 130:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    sys.exit(code)
+
+
+def run() -> None:
+    """The ``planner`` command."""
+    exit_with(main())

@@ -1,0 +1,109 @@
+"""``planner sweep`` and ``planner plot``: plans over ranges or lists of values, as rows
+or as a figure."""
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from planner.cli.options import (
+    AccountingOpt,
+    FormatOpt,
+    OutputOpt,
+    SettingsOpt,
+    SpecAlpha,
+    SpecBeta,
+    SpecDelta,
+    SpecEps1,
+    SpecEps2,
+    SpecK,
+)
+from planner.cli.output import _checked_destination, _emit, _json_format
+
+
+def _sweep_from_options(
+    settings: list[str] | None,
+    k: str,
+    alpha: str,
+    eps1: str,
+    eps2: str,
+    delta: str | None,
+    beta: str,
+    accounting: str,
+) -> Any:
+    from planner import api
+
+    return api.sweep_result(
+        settings=settings,
+        k=k,
+        alpha=alpha,
+        eps1=eps1,
+        eps2=eps2,
+        delta=delta,
+        beta=beta,
+        accounting=accounting,
+    )
+
+
+def sweep(
+    k: SpecK,
+    alpha: SpecAlpha,
+    eps1: SpecEps1,
+    eps2: SpecEps2,
+    settings: SettingsOpt = None,
+    delta: SpecDelta = None,
+    beta: SpecBeta = "0.3333333333333333",
+    accounting: AccountingOpt = "exact",
+    output_format: FormatOpt = "table",
+    output: OutputOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+) -> None:
+    """Plans over a range or list of values of one or more parameters, a row each.
+
+    Example: planner sweep -s local-private -s shuffle-private -k 1000 --alpha 0.1
+    --eps1 1 --eps2 0.05:1:20log --delta 1e-6 --format csv
+    """
+    from planner.report import sweep_renderable
+    from planner.sweep import sweep_to_csv, sweep_to_dict
+
+    chosen_format = _checked_destination(_json_format(output_format, as_json), output)
+    result = _sweep_from_options(settings, k, alpha, eps1, eps2, delta, beta, accounting)
+    _emit(chosen_format, output, result, sweep_renderable, sweep_to_csv, sweep_to_dict)
+
+
+def plot(
+    k: SpecK,
+    alpha: SpecAlpha,
+    eps1: SpecEps1,
+    eps2: SpecEps2,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", metavar="FILE.png|FILE.svg", help="The figure.")
+    ],
+    settings: SettingsOpt = None,
+    delta: SpecDelta = None,
+    beta: SpecBeta = "0.3333333333333333",
+    accounting: AccountingOpt = "exact",
+) -> None:
+    """Users per group against the one swept parameter, a line per setting (needs [plot]).
+
+    Example: planner plot -k 1000 --alpha 0.1 --eps1 1 --eps2 0.05:1:30log --delta 1e-6
+    -o eps2.png
+    """
+    from planner.files import check_output_path
+    from planner.plot import plot_sweep, save_figure, sweep_title
+
+    output = check_output_path(output, suffixes=(".png", ".svg"))
+    result = _sweep_from_options(settings, k, alpha, eps1, eps2, delta, beta, accounting)
+    fixed = {  # the parsed values: a spec like 1000:1000:3 collapses to one number
+        name: float(result.columns[name][0])
+        for name, value in (
+            ("k", k),
+            ("alpha", alpha),
+            ("eps1", eps1),
+            ("eps2", eps2),
+            ("delta", delta),
+        )
+        if value is not None and name not in result.varied and len(result)
+    }
+    save_figure(plot_sweep(result, sweep_title(fixed)), output)
+    typer.echo(f"wrote {output} ({len(result)} plans, {int(result.ok().sum())} ok)")
