@@ -1,9 +1,9 @@
 """The one request → response layer: each function takes raw inputs, returns a JSON document.
 
 The documents are exactly those the CLI's ``--json`` prints (same schema names, same
-numbers), built by the same ``*_to_dict`` functions in :mod:`planner.report`,
-:mod:`planner.sweep` and :mod:`planner.validate`. Every bad input raises
-:class:`planner.inputs.InputError` (one line naming the parameter and its allowed range).
+numbers), built by the same ``*_to_dict`` functions in :mod:`planner.documents`. Every bad
+input raises :class:`planner.inputs.InputError` (one line naming the parameter and its
+allowed range).
 The HTTP service (:mod:`planner.service`) calls only this module.
 
 Cost caps (``max_rows`` of a sweep, the validation limits) are arguments, so a caller that
@@ -19,6 +19,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from planner.documents import (
+    COMPARE_SCHEMA,
+    EXPLAIN_SCHEMA,
+    VERSION_SCHEMA,
+    allocation_to_dict,
+    exact_to_dict,
+    plan_to_dict,
+    report_to_dict,
+    solution_to_dict,
+    sweep_to_dict,
+)
 from planner.formulas.settings import ALL_SETTINGS
 from planner.inputs import (
     DEFAULT_BETA,
@@ -38,8 +49,6 @@ if TYPE_CHECKING:
     from planner.validators.instances import Instance
 
 SETTING_KEYS = tuple(setting.key for setting in ALL_SETTINGS)
-EXPLAIN_SCHEMA = "planner.explain/1"
-VERSION_SCHEMA = "planner.version/1"
 
 
 def split_of(rule: object) -> Split:
@@ -117,8 +126,6 @@ class PlanAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         """Schema ``planner.plan/1`` (with ``exact`` and ``allocation`` when asked for)."""
-        from planner.report import allocation_to_dict, exact_to_dict, plan_to_dict
-
         document = plan_to_dict(self.shown)
         if self.exact is not None:
             document["exact"] = exact_to_dict(self.exact, self.plan)
@@ -137,7 +144,8 @@ public-coin query, the private-coin one it also searches. Checked before any sim
 def check_exact_cost(query: Query, trials: int) -> None:
     """Refuse an ``--exact`` search estimated above ``EXACT_MAX_SECONDS``, naming the
     estimate and what to lower."""
-    from planner.coverage import private_coin_twin, simulation_seconds
+    from planner.coverage import simulation_seconds
+    from planner.simulation import private_coin_twin
 
     twin = private_coin_twin(query)
     needed = simulation_seconds(query, trials) + (
@@ -222,10 +230,8 @@ class CompareAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         """Schema ``planner.compare/1``."""
-        from planner.report import plan_to_dict
-
         return {
-            "schema": "planner.compare/1",
+            "schema": COMPARE_SCHEMA,
             "plans": [plan_to_dict(item) for item in self.plans],
             "not_covered": [{"setting": key, "reason": why} for key, why in self.not_covered],
         }
@@ -308,8 +314,6 @@ def solve_answer(
 
 def solve_document(**inputs: Any) -> dict[str, Any]:
     """``planner solve --json`` (the inputs of :func:`solve_answer`)."""
-    from planner.report import solution_to_dict
-
     return solution_to_dict(solve_answer(**inputs))
 
 
@@ -382,8 +386,6 @@ def sweep_result(
 
 def sweep_document(**inputs: Any) -> dict[str, Any]:
     """``planner sweep --format json`` (schema ``planner.sweep/3``)."""
-    from planner.sweep import sweep_to_dict
-
     return sweep_to_dict(sweep_result(**inputs))
 
 
@@ -591,7 +593,8 @@ def validate_document(
     :func:`validation_query`. ``progress(note)`` is called as each family's look finishes.
     """
     from planner.coverage import covered_plan
-    from planner.validate import AUTO, MAX_AUTO_TRIALS, PathChoice, report_to_dict, validate
+    from planner.statistics import AUTO, MAX_AUTO_TRIALS
+    from planner.validate import PathChoice, validate
 
     query, n1, n2, split = validation_query(**inputs)
     # the plan `planner plan` prints: calibrated, or simulated outside the covered region
@@ -617,7 +620,7 @@ def validate_document(
 @functools.lru_cache(maxsize=1)
 def _versions() -> tuple[str, str, str]:
     from planner.constants import default_constants
-    from planner.validate import code_version
+    from planner.statistics import code_version
 
     return code_version(), default_constants().version, sys.version.split()[0]
 

@@ -58,7 +58,7 @@ def worker_identity() -> tuple[str, str]:
     package fails to load it, which is reported too.
     """
     from planner.constants import default_constants
-    from planner.validate import code_version
+    from planner.statistics import code_version
 
     return code_version(), default_constants().version
 

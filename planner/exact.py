@@ -20,9 +20,9 @@ from planner.calibrate import (
     operating_error,
     table_with,
 )
-from planner.coverage import check_simulation_k, private_coin_twin
 from planner.inputs import Query
 from planner.plan import Plan, hash_floor_line, plan
+from planner.simulation import check_simulation_k, private_coin_twin
 from planner.validators.engine import FamilyOutcome
 
 EXACT_TRIALS = 1000

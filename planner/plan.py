@@ -1343,7 +1343,7 @@ def _repetition(
 
 @functools.lru_cache(maxsize=64)
 def _operating_error(beta: float) -> float:
-    from planner.calibrate import operating_error  # calibrate imports this module
+    from planner.statistics import operating_error  # scipy: only when a plan needs it
 
     return operating_error(beta)
 

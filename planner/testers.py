@@ -41,7 +41,7 @@ def parameters_for_beta(
     """
     if setting.model is not Model.CENTRAL or beta >= PER_RUN_ERROR:
         return parameters
-    from planner.calibrate import operating_error  # scipy: only when validating
+    from planner.statistics import operating_error  # scipy: only when validating
 
     shift_scale, shift_privacy = shifts_for_error(  # the file's, else the class defaults
         float(parameters.get("shift_scale", CentralTester.shift_scale)),
