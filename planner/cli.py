@@ -886,7 +886,7 @@ def calibrate(
     """
     import datetime
 
-    from planner import calibrate as calibration
+    from planner import calibration
     from planner.api import SETTING_KEYS
     from planner.files import write_atomically
     from planner.inputs import check_integer
@@ -1032,7 +1032,7 @@ def _write_direct_factors(
     import datetime
     from importlib import resources
 
-    from planner import calibrate as calibration
+    from planner import calibration
     from planner.files import write_atomically
     from planner.validate import code_version
 

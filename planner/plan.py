@@ -583,7 +583,7 @@ def _calibrated_multiplier(
 
     Interpolating log n = log(C·bound) between grid nodes (rather than log C, then times
     the bound here) keeps n monotone inside every grid cell once the node values are
-    (``planner.calibrate.monotone_envelope``): a log-convex bound's curvature cannot make a
+    (``planner.calibration.grid.monotone_envelope``): a log-convex bound's curvature cannot make a
     dip. Where the bound is not log-convex (the local tester's k·√K), the interpolated C
     times the bound here is used when larger. Without a grid the scalar constant is used.
     """
