@@ -10,10 +10,10 @@ import pytest
 from planner import api
 from planner.allocation import AllocationRule, allocate
 from planner.cli import main
+from planner.documents import plan_to_dict
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import InputError, Query
 from planner.plan import Split, plan
-from planner.report import plan_to_dict
 from tests.conftest import SETTING_KEYS
 
 
