@@ -5,13 +5,13 @@ Run: python benchmarks/bench_cluster.py [--trials 500] [--repeats 3] [--estimate
 
 1. Speed-up. The quick grid (``planner calibrate --quick``: k ∈ {16, 64}, α = 0.25,
    ε_strong = 1, ε_weak/ε_strong = 0.5, all five settings: 10 points) through
-   ``planner.calibrate.calibrate`` on one local worker (in process) and on a
+   ``planner.calibration.run.calibrate`` on one local worker (in process) and on a
    ``distributed.LocalCluster`` of 2 single-threaded worker processes reached through its
    scheduler's TCP address, exactly as ``planner calibrate --scheduler`` does. Both are
    warmed up first (a cluster's workers are long-lived); the median of ``--repeats`` runs
    of each is reported, with the load average, and the results are checked identical.
 2. ``--estimate``: the full calibration's wall time on N cluster cores. One grid point per
-   (setting, k) of each setting's own grid (``planner.calibrate.default_axes``: the middle
+   (setting, k) of each setting's own grid (``planner.calibration.grid.default_axes``: the middle
    α, ε_strong and ratio), at the README's trial counts (1000 for the local settings, 500
    otherwise), each timed on its worker; a node's time depends on the setting and k (the
    fast path costs O(k) per trial whatever n is), so the grid's total is Σ over (setting,
@@ -28,14 +28,8 @@ import statistics
 import time
 from typing import Any
 
-from planner.calibrate import (
-    GridPoint,
-    calibrate,
-    calibrate_point,
-    default_axes,
-    grid_points,
-    point_cost,
-)
+from planner.calibration.grid import GridPoint, calibrate_point, default_axes, grid_points
+from planner.calibration.run import calibrate, point_cost
 from planner.cluster import ClusterExecutor, connect, longest_first
 from planner.constants import default_constants
 from planner.formulas.settings import ALL_SETTINGS
@@ -127,7 +121,7 @@ def speedup(client: Any, trials: int, repeats: int) -> None:
 def project(settings: list[str], trials: int) -> None:
     """What 2 idle cores would give: the points' CPU times (measured here, one by one)
     scheduled on 2 workers in the order calibrate sends them (costliest first by
-    ``planner.calibrate.point_cost``), each worker taking the next point when free. A
+    ``planner.calibration.run.point_cost``), each worker taking the next point when free. A
     projection
     (before the cluster's own CPU costs, printed above), not a measurement."""
     table = default_constants()

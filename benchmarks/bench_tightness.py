@@ -16,13 +16,13 @@ import itertools
 import statistics
 from dataclasses import replace
 
-from planner.calibrate import OPERATING_TRIALS, operating_error
 from planner.constants import parse_constant_table
 from planner.exact import exact_plan
 from planner.formulas.registry import BOUNDS
 from planner.formulas.settings import Model, Setting
 from planner.inputs import Accounting, Query
 from planner.plan import noise_mu, plan
+from planner.statistics import OPERATING_TRIALS, operating_error
 
 TIGHTNESS_POINTS = [
     ("local-private", 128, 0.2, 1.0, 0.5),

@@ -1,9 +1,9 @@
 """The one request → response layer: each function takes raw inputs, returns a JSON document.
 
 The documents are exactly those the CLI's ``--json`` prints (same schema names, same
-numbers), built by the same ``*_to_dict`` functions in :mod:`planner.report`,
-:mod:`planner.sweep` and :mod:`planner.validate`. Every bad input raises
-:class:`planner.inputs.InputError` (one line naming the parameter and its allowed range).
+numbers), built by the same ``*_to_dict`` functions in :mod:`planner.documents`. Every bad
+input raises :class:`planner.inputs.InputError` (one line naming the parameter and its
+allowed range).
 The HTTP service (:mod:`planner.service`) calls only this module.
 
 Cost caps (``max_rows`` of a sweep, the validation limits) are arguments, so a caller that
@@ -19,6 +19,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from planner.documents import (
+    COMPARE_SCHEMA,
+    EXPLAIN_SCHEMA,
+    VERSION_SCHEMA,
+    allocation_to_dict,
+    batch_to_dict,
+    exact_to_dict,
+    plan_to_dict,
+    report_to_dict,
+    solution_to_dict,
+    sweep_to_dict,
+)
 from planner.inputs import (
     DEFAULT_BETA,
     InputError,
@@ -38,8 +50,6 @@ if TYPE_CHECKING:
     from planner.validators.instances import Instance
 
 SETTING_KEYS = tuple(protocol.key for protocol in PROTOCOLS)
-EXPLAIN_SCHEMA = "planner.explain/1"
-VERSION_SCHEMA = "planner.version/1"
 
 
 def split_of(rule: object) -> Split:
@@ -117,8 +127,6 @@ class PlanAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         """Schema ``planner.plan/1`` (with ``exact`` and ``allocation`` when asked for)."""
-        from planner.report import allocation_to_dict, exact_to_dict, plan_to_dict
-
         document = plan_to_dict(self.shown)
         if self.exact is not None:
             document["exact"] = exact_to_dict(self.exact, self.plan)
@@ -137,7 +145,8 @@ public-coin query, the private-coin one it also searches. Checked before any sim
 def check_exact_cost(query: Query, trials: int) -> None:
     """Refuse an ``--exact`` search estimated above ``EXACT_MAX_SECONDS``, naming the
     estimate and what to lower."""
-    from planner.coverage import private_coin_twin, simulation_seconds
+    from planner.coverage import simulation_seconds
+    from planner.simulation import private_coin_twin
 
     twin = private_coin_twin(query)
     needed = simulation_seconds(query, trials) + (
@@ -222,10 +231,8 @@ class CompareAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         """Schema ``planner.compare/1``."""
-        from planner.report import plan_to_dict
-
         return {
-            "schema": "planner.compare/1",
+            "schema": COMPARE_SCHEMA,
             "plans": [plan_to_dict(item) for item in self.plans],
             "not_covered": [{"setting": key, "reason": why} for key, why in self.not_covered],
         }
@@ -307,8 +314,6 @@ def solve_answer(
 
 def solve_document(**inputs: Any) -> dict[str, Any]:
     """``planner solve --json`` (the inputs of :func:`solve_answer`)."""
-    from planner.report import solution_to_dict
-
     return solution_to_dict(solve_answer(**inputs))
 
 
@@ -380,8 +385,6 @@ def sweep_result(
 
 def sweep_document(**inputs: Any) -> dict[str, Any]:
     """``planner sweep --format json`` (schema ``planner.sweep/3``)."""
-    from planner.sweep import sweep_to_dict
-
     return sweep_to_dict(sweep_result(**inputs))
 
 
@@ -583,7 +586,8 @@ def validate_document(
     :func:`validation_query`. ``progress(note)`` is called as each family's look finishes.
     """
     from planner.coverage import covered_plan
-    from planner.validate import AUTO, MAX_AUTO_TRIALS, PathChoice, report_to_dict, validate
+    from planner.statistics import AUTO, MAX_AUTO_TRIALS
+    from planner.validate import PathChoice, validate
 
     query, n1, n2, split = validation_query(**inputs)
     # the plan `planner plan` prints: calibrated, or simulated outside the covered region
@@ -606,10 +610,332 @@ def validate_document(
     return report_to_dict(report)
 
 
+@dataclass(frozen=True)
+class BatchRequest:
+    """``planner batch FILE``'s checked inputs: its scenarios (read, within the limits) and
+    the validation's options. No row has run yet."""
+
+    scenarios: list[dict[str, Any]]
+    validate: bool
+    trials: int | str
+    seed: int
+    workers: int
+
+
+def batch_request(
+    file: Path | str,
+    *,
+    validate: bool = False,
+    trials: object = "auto",
+    seed: object = "0",
+    workers: object = "1",
+) -> BatchRequest:
+    """``planner batch``'s inputs checked and its file read, in the CLI's order (trials,
+    seed, workers, the file, then the batch limits), before any row runs."""
+    from planner.batch import read_scenarios
+    from planner.limits import check_batch
+    from planner.statistics import check_trials
+
+    trial_count = check_trials(trials)
+    run_seed = check_integer("seed", seed, 0, 2**63 - 1)
+    worker_count = check_integer("workers", workers, 1, 256)
+    scenarios = read_scenarios(file)
+    solves = sum(1 for row in scenarios if row.get("n1") is not None or row.get("n2") is not None)
+    check_batch(solves, len(scenarios), validate)
+    return BatchRequest(scenarios, validate, trial_count, run_seed, worker_count)
+
+
+def batch_rows(
+    request: BatchRequest,
+    *,
+    executor: Any = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per scenario (``planner batch``'s rows): with ``validate``, each plan is
+    also validated on ``executor`` (a cluster's, e.g. :func:`planner.cluster.cluster_executor`)
+    or the request's local ``workers``; ``progress(row)`` as each validated row finishes."""
+    from planner.batch import run_batch
+
+    if not request.validate:
+        return run_batch(request.scenarios)
+    return run_batch(
+        request.scenarios,
+        validate=True,
+        trials=request.trials,
+        seed=request.seed,
+        executor=executor,
+        workers=request.workers,
+        progress=progress,
+    )
+
+
+def batch_document(file: Path | str, **options: Any) -> dict[str, Any]:
+    """``planner batch FILE --format json`` (schema ``planner.batch/1``; ``options`` those of
+    :func:`batch_request`), run in this process."""
+    return batch_to_dict(batch_rows(batch_request(file, **options)))
+
+
+def batch_csv(file: Path | str, **options: Any) -> str:
+    """``planner batch FILE --format csv``."""
+    from planner.batch import batch_to_csv
+
+    return batch_to_csv(batch_rows(batch_request(file, **options)))
+
+
+CALIBRATION_STAGES = ("below-alpha-min", "small-eps", "large-eps", "large-alpha")
+"""``planner calibrate --direct``'s stages that add points to a setting's direct factors,
+one at a time (the CLI's option names)."""
+QUICK_AXES: dict[str, list[float]] = {
+    "k": [16, 64],
+    "alpha": [0.25],
+    "eps_strong": [1.0],
+    "eps_ratio": [0.5],
+}
+"""``planner calibrate --quick``: a 2-point grid (a smoke test)."""
+
+
+@dataclass(frozen=True)
+class CalibrationRequest:
+    """``planner calibrate``'s checked inputs: what runs, on which points. Nothing has run."""
+
+    settings: list[str]
+    direct: bool
+    axes: dict[str, list[float]] | None
+    """Every setting's axes (None: each setting's own grid)."""
+    axes_by_setting: dict[str, dict[str, list[float]]]
+    """A setting's own axes in place of ``axes`` (the ``--small-eps``, ``--large-*`` stages)."""
+    below_alpha_min: bool
+    small_eps: bool
+    beyond: str | None
+    """The axis (``eps_strong`` or ``alpha``) of ``--large-eps`` / ``--large-alpha``."""
+    trials: int
+    seed: int
+    workers: int
+
+    @property
+    def total(self) -> int:
+        """The grid points the run has (a progress bar's total)."""
+        from planner.calibration.grid import grid_points
+
+        return sum(
+            len(grid_points(key, self.axes_by_setting.get(key, self.axes))) for key in self.settings
+        )
+
+
+def calibration_request(
+    setting: Sequence[str] | None = None,
+    *,
+    direct: bool = False,
+    quick: bool = False,
+    below_alpha_min: bool = False,
+    small_eps: bool = False,
+    large_eps: bool = False,
+    large_alpha: bool = False,
+    trials: object = "500",
+    seed: object = "0",
+    workers: object = "2",
+) -> CalibrationRequest:
+    """``planner calibrate``'s options checked, in the CLI's order (the settings, the
+    stages, then trials, seed and workers), each refusal an :class:`InputError`."""
+    from planner.calibration.direct import (
+        BELOW_ALPHA_MIN_AXES,
+        DIRECT_AXES,
+        DIRECT_BY_NODE_SETTINGS,
+        DIRECT_SMALL_EPS_SETTINGS,
+        beyond_axes,
+        beyond_settings,
+        small_eps_axes,
+    )
+
+    keys = list(SETTING_KEYS)
+    chosen = list(setting or keys)
+    for key in chosen:
+        if key not in keys:
+            raise InputError("setting", key, "one of " + ", ".join(keys))
+    # the stages that add points to a setting's direct factors, one at a time, each for
+    # the settings it applies to (by default, every one of them); the shuffle private
+    # coin's factor falls below ε = 0.25, central's moves both ways, the shuffle public
+    # coin's does not move (docs/coverage.md)
+    stages = {
+        "below-alpha-min": (below_alpha_min, DIRECT_BY_NODE_SETTINGS),
+        "small-eps": (small_eps, DIRECT_SMALL_EPS_SETTINGS),
+        "large-eps": (large_eps, beyond_settings("eps_strong")),
+        "large-alpha": (large_alpha, beyond_settings("alpha")),
+    }
+    given = [name for name, (chosen_stage, _) in stages.items() if chosen_stage]
+    for name in given:
+        if not direct:
+            raise InputError(name, "set without --direct", "used together with --direct")
+    if len(given) > 1:
+        raise InputError(given[0], f"set with --{given[1]}", "left out: one stage at a time")
+    if given and quick:
+        raise InputError("quick", f"set with --{given[0]}", "left out: its points are fixed")
+    if given:
+        allowed = list(stages[given[0]][1])
+        chosen = list(setting or allowed)
+        for key in chosen:
+            if key not in allowed:
+                raise InputError(
+                    "setting", key, "one of " + ", ".join(allowed) + f" (with --{given[0]})"
+                )
+    grid = DIRECT_AXES if direct else None  # None: each setting's own grid
+    if below_alpha_min:
+        grid = BELOW_ALPHA_MIN_AXES
+    axes = QUICK_AXES if quick else grid
+    # --small-eps, --large-eps and --large-alpha measure each setting at its own values
+    beyond = "eps_strong" if large_eps else "alpha" if large_alpha else None
+    axes_by_setting: dict[str, dict[str, list[float]]] = {}
+    if small_eps:
+        axes_by_setting = {key: small_eps_axes(key) for key in chosen}
+    if beyond is not None:
+        axes_by_setting = {key: beyond_axes(key, beyond) for key in chosen}
+    return CalibrationRequest(
+        settings=chosen,
+        direct=direct,
+        axes=axes,
+        axes_by_setting=axes_by_setting,
+        below_alpha_min=below_alpha_min,
+        small_eps=small_eps,
+        beyond=beyond,
+        trials=check_integer("trials", trials, 10, 10**6),
+        seed=check_integer("seed", seed, 0, 2**63 - 1),
+        workers=check_integer("workers", workers, 1, 256),
+    )
+
+
+class CalibrationAnswer(NamedTuple):
+    """A calibration's constants file, and the lines ``planner calibrate`` prints about it
+    (before its last line, ``wrote OUTPUT``)."""
+
+    document: dict[str, Any]
+    lines: list[str]
+
+
+def calibration_answer(
+    request: CalibrationRequest,
+    *,
+    executor: Any = None,
+    progress: Callable[[Any], None] | None = None,
+    checkpoint: Path | None = None,
+) -> CalibrationAnswer:
+    """Run the request's calibration (on ``executor``, or the request's local ``workers``;
+    ``progress(result)`` per finished point; finished points kept in ``checkpoint``, a
+    JSON-lines file a run stopped for any reason continues from) and build its constants
+    file: a grid run's own (:func:`planner.calibration.document.constants_document`), or
+    with ``direct`` the packaged file with the new direct factors put in."""
+    from planner.calibration.run import calibrate
+
+    results = calibrate(
+        request.settings,
+        direct=request.direct,
+        trials=request.trials,
+        seed=request.seed,
+        axes=request.axes,
+        axes_by_setting=request.axes_by_setting,
+        executor=executor,
+        workers=request.workers,
+        progress=progress,
+        checkpoint=checkpoint,
+    )
+    return calibration_document(request, results)
+
+
+def calibration_document(request: CalibrationRequest, results: list[Any]) -> CalibrationAnswer:
+    """The constants file and the printed lines of a finished calibration run (its
+    ``results``, one per grid point): what :func:`calibration_answer` returns."""
+    import datetime
+
+    from planner.calibration.document import constants_document, direct_factors_document
+    from planner.statistics import code_version
+
+    created = datetime.date.today().isoformat()
+    if request.direct:
+        document = direct_factors_document(
+            results,
+            request.settings,
+            trials=request.trials,
+            seed=request.seed,
+            axes=request.axes,
+            created=created,
+            code_version=code_version(),
+            axes_by_setting=request.axes_by_setting,
+            below_alpha_min=request.below_alpha_min,
+            small_eps=request.small_eps,
+            beyond=request.beyond,
+        )
+    else:
+        document = constants_document(
+            results,
+            trials=request.trials,
+            seed=request.seed,
+            axes=request.axes,
+            created=created,
+            code_version=code_version(),
+        )
+    return CalibrationAnswer(document, _calibration_lines(request, document))
+
+
+def calibrate_document(**inputs: Any) -> dict[str, Any]:
+    """``planner calibrate``'s constants file (the inputs of :func:`calibration_request`),
+    run in this process without a checkpoint."""
+    return calibration_answer(calibration_request(**inputs)).document
+
+
+def _shown_row(betas: list[float], row: list[float | None]) -> str:
+    """A direct factor row as calibrate prints it: ``β = 0.2: 1.5, …`` (``vote only`` where
+    the row has none)."""
+    return ", ".join(
+        f"β = {beta:g}: " + ("vote only" if factor is None else f"{factor:.3g}")
+        for beta, factor in zip(betas, row, strict=True)
+    )
+
+
+def _calibration_lines(request: CalibrationRequest, document: dict[str, Any]) -> list[str]:
+    """What ``planner calibrate`` prints about each setting's new entry."""
+    from planner.calibration.direct import BEYOND_ENTRY, BEYOND_SYMBOL
+
+    lines: list[str] = []
+    for key in request.settings:
+        entry = document["settings"][key]
+        if not request.direct:
+            values = entry["grid"]["multipliers"]
+            lines.append(
+                f"{key}: C from {min(values):.3g} to {max(values):.3g} on "
+                f"{len(values)} grid points (× {entry['grid']['safety_margin']} margin)"
+            )
+        elif request.beyond is not None:
+            large = entry[BEYOND_ENTRY[request.beyond]]
+            symbol = BEYOND_SYMBOL[request.beyond]
+            for k, row in zip(large["k"], large["factor"], strict=True):
+                lines.append(
+                    f"{key}, {symbol} above the direct points', k = {k}: direct-calibration "
+                    + _shown_row(large["beta"], row)
+                )
+        elif request.below_alpha_min or request.small_eps:
+            band = entry["direct_by_node"]
+            for alpha, by_eps in zip(band["alpha"], band["factor"], strict=True):
+                for eps_strong, table in zip(band["eps_strong"], by_eps, strict=True):
+                    for k, row in zip(band["k"], table, strict=True):
+                        lines.append(
+                            f"{key}, α node {alpha:g}, ε_strong node {eps_strong:g}, k = {k}: "
+                            f"direct-calibration {_shown_row(band['beta'], row)}"
+                        )
+        else:
+            direct = entry["direct"]
+            for k, moved, row in zip(
+                direct["k"], direct["operating_factor"], direct["factor"], strict=True
+            ):
+                lines.append(
+                    f"{key}, k = {k}: operating factor {moved:.3g}; direct-calibration factor "
+                    + _shown_row(direct["beta"], row)
+                )
+    return lines
+
+
 @functools.lru_cache(maxsize=1)
 def _versions() -> tuple[str, str, str]:
     from planner.constants import default_constants
-    from planner.validate import code_version
+    from planner.statistics import code_version
 
     return code_version(), default_constants().version, sys.version.split()[0]
 
@@ -627,8 +953,19 @@ def version_document() -> dict[str, Any]:
 
 __all__ = [
     "SETTING_KEYS",
+    "BatchRequest",
+    "CalibrationAnswer",
+    "CalibrationRequest",
     "CompareAnswer",
     "PlanAnswer",
+    "batch_csv",
+    "batch_document",
+    "batch_request",
+    "batch_rows",
+    "calibrate_document",
+    "calibration_answer",
+    "calibration_document",
+    "calibration_request",
     "compare_answer",
     "compare_document",
     "explain_document",

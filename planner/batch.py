@@ -29,13 +29,13 @@ from typing import Any
 import numpy as np
 
 from planner.coverage import NotCoveredError, covered_plan
+from planner.documents import batch_to_dict  # named here too: the CLI imports it from here
 from planner.files import csv_text
 from planner.inputs import DEFAULT_BETA, InputError, Query
 from planner.limits import BATCH_SCENARIOS_MAX, check_file_size
 from planner.plan import Plan
 from planner.solve import Unknown, left_out, solve
 
-BATCH_SCHEMA = "planner.batch/1"
 FIELDS = (
     "name",
     "model",
@@ -311,18 +311,12 @@ def _solve_into(row: dict[str, Any], scenario: dict[str, Any]) -> Plan | None:
     return solution.plan
 
 
-def batch_to_dict(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The rows as JSON-ready data (schema ``planner.batch/1``)."""
-    return {"schema": BATCH_SCHEMA, "rows": rows}
-
-
 def batch_to_csv(rows: list[dict[str, Any]]) -> str:
     validated = bool(rows) and "verdict" in rows[0]
     return csv_text(rows, FIELDS + RESULT_FIELDS + (VALIDATION_FIELDS if validated else ()))
 
 
 __all__ = [
-    "BATCH_SCHEMA",
     "FIELDS",
     "RESULT_FIELDS",
     "VALIDATION_FIELDS",

@@ -3,7 +3,7 @@
 ``planner calibrate --scheduler ADDRESS`` and ``planner batch FILE --validate --scheduler
 ADDRESS`` send their tasks to a running ``dask scheduler`` instead of a local process pool.
 What travels is small: a reference to a function of this package
-(``planner.calibrate._run_point``, ``planner.batch._validated_row``; pickled by name, not
+(``planner.calibration.grid._run_point``, ``planner.batch._validated_row``; pickled by name, not
 by value), its arguments (a grid point or a scenario, a trial count, the run seed) and the
 result (a number or a row). So every worker needs this package installed at the same version and
 with the same constants file; :func:`connect` checks that before sending anything.
@@ -58,7 +58,7 @@ def worker_identity() -> tuple[str, str]:
     package fails to load it, which is reported too.
     """
     from planner.constants import default_constants
-    from planner.validate import code_version
+    from planner.statistics import code_version
 
     return code_version(), default_constants().version
 
@@ -163,7 +163,7 @@ def mismatch(expected: tuple[str, str], identities: dict[str, Any]) -> str | Non
 
 
 class ClusterExecutor(concurrent.futures.Executor):
-    """``concurrent.futures`` on a dask client, for :func:`planner.calibrate.calibrate`.
+    """``concurrent.futures`` on a dask client, for :func:`planner.calibration.run.calibrate`.
 
     ``map`` sends every task at once (``pure=False``: equal arguments are still separate
     tasks), the costliest first (``size``, default :func:`task_size`: a long task started
@@ -272,7 +272,7 @@ def longest_first(costs: Sequence[float]) -> list[int]:
 
 def task_size(*arguments: Any) -> float:
     """A task's rough cost when its caller gives none: the domain size k of its grid point
-    (``planner.calibrate``'s tasks) or scenario (``planner.batch``'s); 0 when it has none.
+    (``planner.calibration``'s tasks) or scenario (``planner.batch``'s); 0 when it has none.
     A simulated trial costs O(k) on the fast path, whatever the number of users."""
     head = arguments[0] if arguments else None
     if isinstance(head, tuple) and head:  # the one tuple argument of _run_point and co.

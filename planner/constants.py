@@ -220,7 +220,7 @@ class SettingConstant:
         and its ε_strong or a smaller one, as the factor falls with α and rises with ε.
         Central has such an entry too, with ε nodes 0.01, 0.05, 0.25 and 1, each the worst
         over its own points only: at k = 16 its factor is least near ε_strong = 0.05 and rises both
-        ways (``planner.calibrate.EPS_NODE_OWN_POINTS``).
+        ways (``planner.calibration.direct.EPS_NODE_OWN_POINTS``).
         A query with an α and an ε_strong takes the log-log
         interpolation between the nodes around it (in ε_strong, then in α); below the first
         ε_strong node the first node's tables (at k = 256, α = 0.15, β = 0.02 the factor is

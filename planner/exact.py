@@ -13,16 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from planner.calibrate import (
-    OPERATING_PASS_PROBABILITY,
-    OPERATING_TRIALS,
-    exact_search,
-    operating_error,
-    table_with,
-)
-from planner.coverage import check_simulation_k, private_coin_twin
+from planner.calibration.search import exact_search, table_with
 from planner.inputs import Query
 from planner.plan import Plan, hash_floor_line, plan
+from planner.simulation import check_simulation_k, private_coin_twin
+from planner.statistics import OPERATING_PASS_PROBABILITY, OPERATING_TRIALS, operating_error
 from planner.validators.engine import FamilyOutcome
 
 EXACT_TRIALS = 1000

@@ -344,7 +344,7 @@ def _calibrated_multiplier(
 
     Interpolating log n = log(C·bound) between grid nodes (rather than log C, then times
     the bound here) keeps n monotone inside every grid cell once the node values are
-    (``planner.calibrate.monotone_envelope``): a log-convex bound's curvature cannot make a
+    (``planner.calibration.grid.monotone_envelope``): a log-convex bound's curvature cannot make a
     dip. Where the bound is not log-convex (the local tester's k·√K), the interpolated C
     times the bound here is used when larger. Without a grid the scalar constant is used.
     """
@@ -1102,7 +1102,7 @@ def _repetition(
 
 @functools.lru_cache(maxsize=64)
 def _operating_error(beta: float) -> float:
-    from planner.calibrate import operating_error  # calibrate imports this module
+    from planner.statistics import operating_error  # scipy: only when a plan needs it
 
     return operating_error(beta)
 

@@ -1,138 +1,18 @@
-"""Plans as a stable JSON document (schema ``planner.plan/1``) and as rich tables.
+"""Plans, comparisons, solutions, sweeps, batches and validations as rich tables.
 
-The JSON schema is documented in ``docs/json-schema.md``; field names never change
-within a schema version.
+Their JSON documents (``docs/json-schema.md``) are built in :mod:`planner.documents`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+# the CLI imports solution_to_dict from here; it is built in planner.documents
+from planner.documents import solution_to_dict as solution_to_dict
 from planner.formulas.settings import asked_key
-from planner.inputs import Query
 from planner.plan import Coverage, Plan, RepetitionMethod
-
-if TYPE_CHECKING:
-    from planner.solve import Solution
-
-PLAN_SCHEMA = "planner.plan/1"
-SOLUTION_SCHEMA = "planner.solve/1"
-
-
-def query_to_dict(query: Query) -> dict[str, Any]:
-    """Every input of a query (echoed in each JSON document)."""
-    return {
-        "model": query.setting.model.value,
-        "coin": query.setting.coin.value,
-        "k": query.k,
-        "alpha": query.alpha,
-        "eps1": query.eps1,
-        "eps2": query.eps2,
-        "delta": query.delta,
-        "beta": query.beta,
-        "accounting": query.accounting.value,
-    }
-
-
-def plan_to_dict(plan: Plan) -> dict[str, Any]:
-    """The plan as plain JSON-ready data (schema ``planner.plan/1``)."""
-    groups = [
-        {
-            "name": group.name,
-            "eps": group.eps,
-            "n_users": group.n_users,
-            "paper_role": group.paper_role,
-            "noise_mu": group.noise_mu,
-            "noise_mu_minimum": group.noise_mu_minimum,
-            "messages_per_user": group.messages_per_user,
-            "baseline_n_users": group.baseline_n_users,
-            "saving_users": group.saving_users,
-            "saving_fraction": group.saving_fraction,
-            "lower_bound": group.lower_bound,
-            "optimality_gap": group.optimality_gap,
-        }
-        for group in plan.groups
-    ]
-    compression = plan.compression
-    alternative = plan.alternative_accounting
-    return {
-        "schema": PLAN_SCHEMA,
-        "inputs": query_to_dict(plan.query),
-        "setting": plan.query.setting.key,
-        "protocol": plan.protocol,
-        "n_users_group1": plan.n_users_group1,
-        "n_users_group2": plan.n_users_group2,
-        "total_users": plan.total_users,
-        "coverage": plan.coverage.value,
-        "coverage_gaps": list(plan.coverage_gaps),
-        "tester_point": None
-        if plan.tester_point is None
-        else {
-            "eps1": plan.tester_point.eps1,
-            "eps2": plan.tester_point.eps2,
-            "alpha": plan.tester_point.alpha,
-        },
-        "split": plan.split.value,
-        "groups": groups,
-        "bound": {
-            "key": plan.bound_key,
-            "reference": plan.reference,
-            "terms": [{"label": label, "value": value} for label, value in plan.terms],
-            "dominant_term": plan.dominant_term,
-        },
-        "constant": {
-            "source": plan.constant_source.value,
-            "multiplier": plan.constant_multiplier,
-            "version": plan.constants_version,
-        },
-        "repetition": {
-            "method": plan.repetition.method.value,
-            "runs": plan.runs,
-            "per_run_error": 1 / 3,
-            "factor": plan.repetition.factor,
-            "vote_runs": plan.repetition.vote_runs,
-            "direct_factor": plan.repetition.direct_factor,
-            "direct_unavailable": plan.repetition.direct_unavailable,
-            "other_method_total_users": plan.repetition.other_total_users,
-        },
-        "compression": None
-        if compression is None
-        else {
-            "L": compression.L,
-            "L_closed_form": compression.L_closed_form,
-            "L_paper": compression.L_paper,
-            "L_argmin": compression.L_argmin,
-            "hashes": compression.hashes,
-        },
-        "alternative_accounting": None
-        if alternative is None
-        else {
-            "accounting": alternative[0].value,
-            "n_users_group1": alternative[1],
-            "n_users_group2": alternative[2],
-        },
-        "baseline": {
-            "description": "same protocol with ε = min(ε1, ε2) for both groups",
-            "total_users": sum(group.baseline_n_users for group in plan.groups),
-        },
-        "warnings": list(plan.warnings),
-    }
-
-
-def solution_to_dict(solution: Solution) -> dict[str, Any]:
-    value: float | int | None = solution.value
-    if value is not None and solution.unknown.value in ("n1", "n2"):
-        value = int(value)
-    return {
-        "schema": SOLUTION_SCHEMA,
-        "unknown": solution.unknown.value,
-        "feasible": solution.feasible,
-        "value": value,
-        "reason": solution.reason,
-        "plan": None if solution.plan is None else plan_to_dict(solution.plan),
-    }
 
 
 def _number(value: float | None, digits: int = 4) -> str:
@@ -419,33 +299,6 @@ def repetition_line(plan: Plan) -> str | None:
     )
 
 
-def exact_to_dict(exact: Any, default: Plan) -> dict[str, Any]:
-    found = exact.plan
-    worst = exact.worst
-    return {
-        "found": found is not None,
-        "searched_at": {
-            "eps1": exact.query.eps1,
-            "eps2": exact.query.eps2,
-            "alpha": exact.query.alpha,
-        },
-        "protocol": found.protocol if found else None,
-        "n_users_group1": found.n_users_group1 if found else None,
-        "n_users_group2": found.n_users_group2 if found else None,
-        "multiplier_of_order_bound": exact.multiplier,
-        "trials_per_family": exact.trials,
-        "seed": exact.seed,
-        "target_error": exact.target,
-        "confidence": exact.confidence,
-        "worst_family": worst.family if worst else None,
-        "worst_error_rate": worst.error_rate if worst else None,
-        "worst_wilson95": [worst.ci_low, worst.ci_high] if worst else None,
-        "default_over_exact_group1": (
-            default.n_users_group1 / found.n_users_group1 if found else None
-        ),
-    }
-
-
 def exact_renderable(exact: Any, default: Plan) -> Any:
     from rich.text import Text
 
@@ -474,20 +327,6 @@ def exact_renderable(exact: Any, default: Plan) -> Any:
         f"{worst.ci_high:.3f}]); default/exact = "
         f"{default.n_users_group1 / found.n_users_group1:.2f} (group 1)"
     )
-
-
-def allocation_to_dict(allocation: Any) -> dict[str, Any]:
-    return {
-        "rule": allocation.rule.value,
-        "feasible": allocation.feasible,
-        "n_users_group1": allocation.n_users_group1,
-        "n_users_group2": allocation.n_users_group2,
-        "cost1": allocation.cost1,
-        "cost2": allocation.cost2,
-        "cost": allocation.cost,
-        "reason": allocation.reason,
-        "split": allocation.split.value,
-    }
 
 
 def allocation_renderable(allocation: Any, plan: Plan) -> Any:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from planner.constants import COVERAGE_AXES, ConstantTable, default_constants
+from planner.documents import sweep_to_dict  # named here too: the CLI imports it from here
 from planner.formulas.settings import Setting
 from planner.inputs import (
     DEFAULT_BETA,
@@ -33,7 +34,6 @@ from planner.inputs import (
 from planner.limits import check_root_finds, check_single_rows, check_sweep_rows
 from planner.plan import Coverage, plan
 
-SWEEP_SCHEMA = "planner.sweep/3"
 PARAMETERS = ("k", "alpha", "eps1", "eps2", "delta", "beta")
 """The numeric inputs of a plan, in the order rows vary (the last fastest)."""
 INTEGER_PARAMETERS = ("k",)
@@ -330,11 +330,6 @@ def _answer_one(
     exact_counts[row] = counts
 
 
-def sweep_to_dict(result: Sweep) -> dict[str, Any]:
-    """The sweep as JSON-ready data (schema ``planner.sweep/3``)."""
-    return {"schema": SWEEP_SCHEMA, "varied": list(result.varied), "rows": result.rows()}
-
-
 def sweep_to_csv(result: Sweep) -> str:
     """One CSV line per row, the fields of :data:`COLUMNS` as header (empty: none)."""
     from planner.files import csv_text
@@ -344,7 +339,6 @@ def sweep_to_csv(result: Sweep) -> str:
 
 __all__ = [
     "COLUMNS",
-    "SWEEP_SCHEMA",
     "Sweep",
     "parse_values",
     "sweep",

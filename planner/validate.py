@@ -2,34 +2,28 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from importlib import metadata
 from typing import Any
 
 from planner.constants import ConstantTable, default_constants
+from planner.documents import report_to_dict
 from planner.files import json_text
 from planner.inputs import InputError, Query, check_integer
 from planner.limits import SIMULATION_N_MAX, check_validation
 from planner.plan import LoweredPoint, Plan, Split, plan
-from planner.report import query_to_dict
+
+# check_trials and code_version are named here too: the CLI and the service import them
+from planner.statistics import AUTO, MAX_AUTO_TRIALS, trial_schedule
+from planner.statistics import check_trials as check_trials
+from planner.statistics import code_version as code_version
 from planner.testers import build_tester, describe_tester
 from planner.validators.engine import Verification, verify
 from planner.validators.instances import FAMILIES, Instance
 from planner.validators.protocol import SimulationPath
 from planner.validators.stats import Verdict
 
-VALIDATE_SCHEMA = "planner.validate/3"
-AUTO = "auto"
-FIRST_LOOK_TRIALS = 200
-"""``--trials auto``: trials per family at the first look; each later look doubles it."""
-MAX_AUTO_TRIALS = 25_600
-"""``--trials auto``: default cap on trials per family (the eighth look)."""
-VALIDATION_CELL_BUDGET = 500_000_000
-"""``--trials auto`` stops doubling where trials × k × families would pass this (a fast-path
-trial costs O(k)): a few minutes at most on one core."""
 USER_PATH_BUDGET = 5_000_000
 """``auto`` simulates real per-user messages when trials·(n1 + n2) is at most this."""
 
@@ -81,35 +75,6 @@ def resolve_path(choice: PathChoice, n1: int, n2: int, trials: int) -> Simulatio
         small = trials * (n1 + n2) <= USER_PATH_BUDGET
         return SimulationPath.USER if small else SimulationPath.FAST
     return SimulationPath(choice.value)
-
-
-def check_trials(value: object, most: int = 10**7) -> int | str:
-    """``--trials``: ``auto`` or a count in [1, most], refused in one line naming both."""
-    if value == AUTO:
-        return AUTO
-    try:
-        return check_integer("trials", value, 1, most)
-    except InputError:
-        raise InputError("trials", value, f"auto or an integer in [1, {most:,}]") from None
-
-
-def trial_schedule(
-    trials: int | str, k: int, families: int, max_trials: int = MAX_AUTO_TRIALS
-) -> tuple[int, ...]:
-    """The looks of a validation: a fixed count, or ``auto``'s doubling schedule.
-
-    ``auto``: 200, 400, 800, … up to ``max_trials`` per family, fewer where the cost
-    trials × k × families (a majority vote is checked through one run) would exceed
-    :data:`VALIDATION_CELL_BUDGET` (at least one look).
-    """
-    if trials != AUTO:
-        return (int(check_trials(trials)),)
-    cap = check_integer("max-trials", max_trials, FIRST_LOOK_TRIALS, 10**7)
-    affordable = VALIDATION_CELL_BUDGET // max(k * max(families, 1), 1)
-    looks = [FIRST_LOOK_TRIALS]
-    while looks[-1] * 2 <= min(cap, affordable):
-        looks.append(looks[-1] * 2)
-    return tuple(looks)
 
 
 def validate(
@@ -224,88 +189,6 @@ def validate(
         protocol=checked.protocol,
         tester_point=checked.tester_point,
     )
-
-
-CONFIDENCE_METHOD = (
-    "Clopper-Pearson bounds, one-sided at (1 - confidence)/(looks x families) each; a "
-    "family's verdict can be wrong on one side only (the side its true error is not on), so "
-    "by a union bound over families and every look all verdicts hold jointly at confidence "
-    "whenever the run stops; all lower (or all upper) bounds hold jointly at confidence, "
-    "both sides of every interval at 1 - 2 (1 - confidence)"
-)
-
-
-VOTE_CHECK_METHOD = (
-    "one run simulated per trial (trials and errors count its decisions); the vote errs "
-    "with probability V(p) = P(Binomial(runs, p) >= (runs+1)/2), increasing in the run's "
-    "error p: error_rate and confidence_bounds are V at the run's rate and bounds, and the "
-    "run is held to run_target_error, the largest p with V(p) <= target_error"
-)
-
-
-def code_version() -> str:
-    try:
-        return metadata.version("hetero-closeness-planner")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
-        return "unknown"
-
-
-def report_to_dict(report: ValidationReport) -> dict[str, Any]:
-    """Everything needed to re-run the validation bit for bit (schema planner.validate/3)."""
-    v = report.verification
-    return {
-        "schema": VALIDATE_SCHEMA,
-        "inputs": query_to_dict(report.query),
-        "warnings": list(report.query.warnings),
-        "sizes_from": "plan" if report.plan is not None else "explicit",
-        "coverage": report.plan.coverage.value if report.plan is not None else None,
-        "protocol": report.protocol,
-        "n_users_group1": v.n1,
-        "n_users_group2": v.n2,
-        "tester": report.tester,
-        "trials": v.trials,
-        "trial_schedule": list(v.schedule),
-        "total_trials": v.total_trials,
-        "seed": v.seed,
-        "path": v.path.value,
-        "target_error": v.target,
-        "vote_check": (
-            {
-                "runs": v.vote_runs,
-                "run_n_users_group1": v.n1 // v.vote_runs,
-                "run_n_users_group2": v.n2 // v.vote_runs,
-                "run_target_error": v.run_target,
-                "method": VOTE_CHECK_METHOD,
-            }
-            if v.vote_runs > 1
-            else None
-        ),
-        "confidence": v.confidence,
-        "confidence_method": CONFIDENCE_METHOD,
-        "families": [
-            {
-                "family": o.family,
-                "kind": o.kind,
-                "applicable": o.applicable,
-                "tv": o.tv,
-                "trials": o.trials,
-                "errors": o.errors,
-                "error_rate": o.error_rate if o.applicable else None,
-                "run_error_rate": o.run_error_rate if o.applicable else None,
-                "confidence_bounds": [o.ci_low, o.ci_high] if o.applicable else None,
-                "mean_statistic": o.mean_statistic,
-                "verdict": o.verdict.value if o.applicable else "not-applicable",
-                "trials_to_decide": o.trials_to_decide,
-            }
-            for o in v.outcomes
-        ],
-        "verdict": v.verdict.value,
-        "passed": report.passed,
-        "elapsed_seconds": v.elapsed_seconds,
-        "constants_version": report.constants_version,
-        "code_version": code_version(),
-        "python": sys.version.split()[0],
-    }
 
 
 def report_json(report: ValidationReport) -> str:

@@ -10,10 +10,10 @@ import pytest
 from planner import api
 from planner.allocation import AllocationRule, allocate
 from planner.cli import main
+from planner.documents import plan_to_dict
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import InputError, Query
 from planner.plan import Split, plan
-from planner.report import plan_to_dict
 from tests.conftest import SETTING_KEYS
 
 
@@ -416,3 +416,119 @@ def test_a_solved_value_as_printed_reproduces_its_sizes(capsys) -> None:
         solved["plan"]["n_users_group2"],
     )
     assert f"run as n1 = {target.n1:,}, n2 = {target.n2:,}" in line
+
+
+SCENARIOS = "docs/examples/scenarios.toml"
+
+
+def test_batch_document_and_csv_are_the_cli_outputs(capsys) -> None:
+    """``planner batch``'s rows come through the API as its other commands' documents do."""
+    assert api.batch_document(SCENARIOS) == cli_json(["batch", SCENARIOS, "--json"], capsys)
+    assert main(["batch", SCENARIOS, "--format", "csv"]) == 0
+    assert api.batch_csv(SCENARIOS) == capsys.readouterr().out
+
+
+def test_a_validated_batch_is_the_cli_json_but_for_the_clock(capsys, tmp_path) -> None:
+    scenarios = tmp_path / "two.toml"
+    scenarios.write_text(
+        '[[scenario]]\nmodel = "central"\nk = 64\nalpha = 0.5\neps1 = 1.0\neps2 = 0.5\n'
+        '[[scenario]]\nmodel = "local"\nk = 64\nalpha = 0.9\neps1 = 0.5\neps2 = 1\n',
+        "utf-8",
+    )
+    options = ["--validate", "--trials", "200", "--seed", "5", "--workers", "1"]
+    by_cli = cli_json(["batch", str(scenarios), *options, "--json"], capsys)
+    document = api.batch_document(scenarios, validate=True, trials="200", seed="5", workers="1")
+    assert document == by_cli
+
+
+@pytest.mark.parametrize(
+    ("options", "parameter"),
+    [
+        ({"validate": True, "trials": "0"}, "trials"),
+        ({"validate": True, "seed": "-1"}, "seed"),
+        ({"validate": True, "workers": "0"}, "workers"),
+    ],
+)
+def test_batch_request_refuses_bad_options_as_the_cli(options, parameter, capsys) -> None:
+    with pytest.raises(InputError) as refused:
+        api.batch_request(SCENARIOS, **options)
+    assert refused.value.parameter == parameter
+    flags = [
+        f"--{name}" if value is True else f"--{name}={value}" for name, value in options.items()
+    ]
+    assert main(["batch", SCENARIOS, *flags]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {refused.value}"
+
+
+def test_calibrate_document_is_the_file_planner_calibrate_writes(tmp_path, capsys) -> None:
+    """A quick grid run through the API: the CLI's constants file, its lines printed."""
+    command = ["calibrate", "--quick", "--setting", "central", "--trials", "20", "--seed", "4"]
+    output = tmp_path / "constants.json"
+    assert main([*command, "--workers", "1", "-o", str(output)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    request = api.calibration_request(["central"], quick=True, trials="20", seed="4", workers="1")
+    assert request.total == 2
+    answer = api.calibration_answer(request)
+    assert answer.document == json.loads(output.read_text("utf-8"))
+    assert printed == [*answer.lines, f"wrote {output}"]
+
+
+def test_a_direct_write_step_rebuilds_the_shipped_entry_from_its_recorded_run() -> None:
+    """The direct stages' documents from the shipped raw factors (their recorded run stands
+    in for a new one): each stage's entry comes back as shipped, with one printed line per
+    k row (``planner calibrate`` writes and prints exactly these)."""
+    from planner.calibration.direct import BELOW_ALPHA_MIN_AXES, DIRECT_AXES, _recorded_run
+    from planner.constants import default_constants
+
+    for setting, entry_name, options in [
+        ("shuffle-private", "direct", {}),
+        ("shuffle-private", "direct_by_node", {"below_alpha_min": True}),
+        ("local-private", "direct_large_eps", {"large_eps": True}),
+    ]:
+        shipped = default_constants().for_setting(setting).extra[entry_name]
+        rows, run = _recorded_run(setting, shipped)
+        request = api.calibration_request(
+            [setting], direct=True, trials=str(run["trials"]), seed=str(run["seed"]), **options
+        )
+        assert request.axes == (
+            BELOW_ALPHA_MIN_AXES if "below_alpha_min" in options else DIRECT_AXES
+        )
+        answer = api.calibration_document(request, rows)
+        written = answer.document["settings"][setting][entry_name]
+        assert written["factor"] == shipped["factor"]
+        assert answer.lines and all(line.startswith(f"{setting}, ") for line in answer.lines)
+        rows_of_k = len(shipped["k"])
+        if entry_name == "direct_by_node":
+            rows_of_k *= len(shipped["alpha"]) * len(shipped["eps_strong"])
+        assert len(answer.lines) == rows_of_k
+
+
+@pytest.mark.parametrize(
+    ("options", "parameter"),
+    [
+        ({"setting": ["nowhere"]}, "setting"),
+        ({"below_alpha_min": True}, "below-alpha-min"),
+        ({"direct": True, "small_eps": True, "large_eps": True}, "small-eps"),
+        ({"direct": True, "quick": True, "large_alpha": True}, "quick"),
+        ({"direct": True, "large_eps": True, "setting": ["central"]}, "setting"),
+        ({"trials": "5"}, "trials"),
+        ({"seed": "x"}, "seed"),
+        ({"workers": "0"}, "workers"),
+    ],
+)
+def test_calibration_request_refuses_bad_options_as_the_cli(
+    options, parameter, tmp_path, capsys
+) -> None:
+    with pytest.raises(InputError) as refused:
+        api.calibration_request(**options)
+    assert refused.value.parameter == parameter
+    flags: list[str] = []
+    for name, value in options.items():
+        if value is True:
+            flags.append("--" + name.replace("_", "-"))
+        elif isinstance(value, list):
+            flags += [f"--{name}", *value]
+        else:
+            flags.append(f"--{name}={value}")
+    assert main(["calibrate", *flags, "-o", str(tmp_path / "c.json")]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {refused.value}"

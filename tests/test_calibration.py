@@ -8,12 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from planner.calibrate import (
-    calibrate,
-    constants_document,
-    grid_points,
-    point_seed,
-)
+from planner.calibration.document import constants_document
+from planner.calibration.grid import grid_points, point_seed
+from planner.calibration.run import calibrate
 from planner.constants import GRID_AXES, ConstantSource, parse_constant_table
 from planner.plan import plan
 from planner.validate import validate
@@ -86,7 +83,7 @@ def test_one_worker_and_two_workers_give_identical_constants() -> None:
 def test_a_refit_on_the_full_grid_keeps_the_covered_region() -> None:
     """The covered region is a claim partly argued beyond the grid (docs/coverage.md): a
     refit whose grid spans every shipped node keeps it (only the constants change)."""
-    from planner.calibrate import PointResult
+    from planner.calibration.grid import PointResult
     from planner.constants import default_constants
 
     shipped = default_constants().for_setting("central")
@@ -102,7 +99,7 @@ def test_a_refit_on_the_full_grid_keeps_the_covered_region() -> None:
 def test_a_grid_refit_keeps_the_direct_factors_alpha_floor() -> None:
     """The shuffle settings' direct factors stop at α = 0.15 (``direct_alpha_min``: below
     it their direct plans failed); a grid refit replaces the grid, not that floor."""
-    from planner.calibrate import PointResult
+    from planner.calibration.grid import PointResult
     from planner.constants import default_constants
 
     setting = "shuffle-private"
@@ -124,7 +121,7 @@ def test_a_one_setting_refit_keeps_the_rest_of_the_file() -> None:
     import json
     from importlib import resources
 
-    from planner.calibrate import PointResult
+    from planner.calibration.grid import PointResult
 
     shipped = json.loads(
         resources.files("planner").joinpath("data/constants.json").read_text("utf-8")
@@ -219,7 +216,7 @@ CPU-minutes), the check for these is agreement within 25 %."""
 def test_shipped_constants_are_reproduced_from_their_provenance(setting: str) -> None:
     """`planner calibrate` with the recorded seed and trials gives the shipped raw C back
     (within Monte Carlo tolerance: code changes since may move a count by one user)."""
-    from planner.calibrate import GridPoint, calibrate_point
+    from planner.calibration.grid import GridPoint, calibrate_point
     from planner.constants import default_constants
 
     entry = default_constants().for_setting(setting)
@@ -260,7 +257,7 @@ def test_direct_factors_grow_as_beta_falls_and_the_entry_takes_the_worst() -> No
     one) to the vote."""
     from dataclasses import replace
 
-    from planner.calibrate import (
+    from planner.calibration.direct import (
         DIRECT_BETAS,
         DIRECT_MARGIN,
         OPERATING_MARGIN,
@@ -316,20 +313,15 @@ def test_a_grid_fitted_at_the_operating_point_takes_its_factors_point_by_point()
     A's 3.0/0.7 = 4.29)."""
     from dataclasses import replace
 
-    from planner.calibrate import (
-        DIRECT_MARGIN,
-        GRID_AT_OPERATING_POINT,
-        DirectResult,
-        direct_entry,
-        grid_target,
-        operating_error,
-    )
+    from planner.calibration.direct import DIRECT_MARGIN, DirectResult, direct_entry
+    from planner.calibration.grid import GRID_AT_OPERATING_POINT, grid_target
+    from planner.statistics import operating_error
 
     assert {"local-public", "central"} <= GRID_AT_OPERATING_POINT
     assert grid_target("local-public") == pytest.approx(operating_error(1 / 3))
     assert grid_target("shuffle-private") == pytest.approx(0.26)
     axes = {"k": [16], "alpha": [0.5], "eps_strong": [1.0], "eps_ratio": [0.5, 1.0]}
-    from planner.calibrate import GridPoint
+    from planner.calibration.grid import GridPoint
 
     point_a = GridPoint("local-public", 16, 0.5, 1.0, 0.5)
     point_b = replace(point_a, eps_ratio=1.0)
@@ -349,8 +341,10 @@ def test_a_grid_fitted_at_the_operating_point_takes_its_factors_point_by_point()
 def test_a_grid_fitted_at_the_operating_point_is_not_moved_by_the_operating_factor() -> None:
     """with_direct leaves a grid whose target is the operating point as fitted (only the
     monotone envelope), whatever operating factor a direct entry carries."""
-    from planner.calibrate import monotone_envelope, operating_error, with_direct
+    from planner.calibration.document import with_direct
+    from planner.calibration.grid import monotone_envelope
     from planner.constants import default_constants
+    from planner.statistics import operating_error
 
     entry = default_constants().for_setting("shuffle-private")
     grid = {**entry.extra["grid"], "target": operating_error(1 / 3)}
@@ -364,7 +358,8 @@ def test_a_grid_fitted_at_the_operating_point_is_not_moved_by_the_operating_fact
 def test_the_grid_is_retargeted_by_the_operating_factor_at_each_node() -> None:
     """Each node's raw C times the operating factor interpolated in log k (the nearest row
     outside the rows), then made monotone; the top-level C is margin × the largest."""
-    from planner.calibrate import monotone_envelope, with_direct
+    from planner.calibration.document import with_direct
+    from planner.calibration.grid import monotone_envelope
     from planner.constants import default_constants
 
     entry = default_constants().for_setting("shuffle-private")
@@ -391,7 +386,7 @@ def test_the_grid_is_retargeted_by_the_operating_factor_at_each_node() -> None:
     assert changed["multiplier"] == pytest.approx(grid["safety_margin"] * max(expected))
     assert changed["grid"]["raw_multipliers"] == grid["raw_multipliers"]  # kept as fitted
     # halfway in log k between the rows: the geometric mean of the two factors
-    from planner.calibrate import operating_factor_at
+    from planner.calibration.grid import operating_factor_at
 
     assert operating_factor_at(direct, 64.0) == pytest.approx((0.8 * 0.9) ** 0.5)
     assert operating_factor_at(None, 64.0) == 1.0
@@ -402,7 +397,7 @@ def test_the_shuffle_envelope_along_eps_strong_holds_the_total_not_group_1() -> 
     group 1 may need more users at ε_strong = 3 than at 1 while the total needs fewer. The
     envelope leaves that alone, and raises the ε = 1 node only when the *total* at 3 is
     larger, to exactly that total."""
-    from planner.calibrate import GRID_DELTA, monotone_envelope
+    from planner.calibration.grid import GRID_DELTA, monotone_envelope
     from planner.formulas.settings import Setting
     from planner.inputs import Accounting
     from planner.plan import noise_mu, strong_order_size
@@ -442,7 +437,8 @@ def test_the_shuffle_envelope_along_eps_strong_holds_the_total_not_group_1() -> 
 def test_shipped_direct_factors_are_reproduced_from_their_provenance(setting: str) -> None:
     """`planner calibrate --direct` with the recorded seed and trials gives the shipped raw
     factors back at the cheapest point (k = 16, α = 0.5, ε_strong = 1, ratio = 1)."""
-    from planner.calibrate import GridPoint, direct_point
+    from planner.calibration.direct import direct_point
+    from planner.calibration.grid import GridPoint
     from planner.constants import default_constants
 
     entry = default_constants().for_setting(setting)
@@ -477,7 +473,7 @@ def test_shipped_direct_tables_follow_from_their_raw_factors_and_todays_margins(
     ``direct_entry`` makes of the file's raw factors: a margin changed in the code but not
     in the file (or the reverse) fails here. By hand for local private at k = 16, β = 0.1:
     margin × the worst of the k = 16 points' raw factors ÷ their worst operating factor."""
-    from planner.calibrate import DIRECT_MARGIN, rebuilt_direct_entry
+    from planner.calibration.direct import DIRECT_MARGIN, rebuilt_direct_entry
     from planner.constants import default_constants
 
     direct = default_constants().for_setting(setting).extra["direct"]
@@ -503,7 +499,8 @@ def test_every_measured_point_is_covered_by_the_factor_a_plan_there_reads(settin
     factor; for one fitted at the operating point, factor ≥ margin × raw(β) / raw(1/3). A β
     the point never reached has no factor there (the vote). No simulation: the stored
     numbers only."""
-    from planner.calibrate import DIRECT_BETAS, DIRECT_MARGIN, GRID_AT_OPERATING_POINT, grid_points
+    from planner.calibration.direct import DIRECT_BETAS, DIRECT_MARGIN
+    from planner.calibration.grid import GRID_AT_OPERATING_POINT, grid_points
     from planner.constants import default_constants
 
     entry = default_constants().for_setting(setting)
@@ -553,16 +550,15 @@ def test_shipped_factors_by_node_follow_from_their_provenance(setting: str) -> N
     points) with the recorded seed and trials gives the raw factors back at the cheapest
     point (k = 16, α = 0.05, ε_strong = 1, ratio = 1: about 10 s; ε_strong = 0.05,
     ratio = 0.25: about 3 s)."""
-    from planner.calibrate import (
+    from planner.calibration.direct import (
         BELOW_ALPHA_MIN_AXES,
         EPS_NODE_OWN_POINTS,
-        GridPoint,
         direct_point,
-        grid_points,
         rebuilt_by_node_entry,
         small_eps_axes,
-        with_direct,
     )
+    from planner.calibration.document import with_direct
+    from planner.calibration.grid import GridPoint, grid_points
     from planner.constants import default_constants
 
     entry = default_constants().for_setting(setting)
@@ -680,28 +676,30 @@ def test_a_quick_direct_run_writes_a_file_the_planner_reads(tmp_path) -> None:
     assert made.total_users > 0
 
 
-def test_the_below_alpha_min_write_step_gives_the_shipped_tables_from_their_points(
-    tmp_path, capsys
-) -> None:
+def test_the_below_alpha_min_write_step_gives_the_shipped_tables_from_their_points() -> None:
     """What ``planner calibrate --direct --below-alpha-min`` writes once its points are
     measured (here the shipped raw factors stand in for the run): the shipped
     ``direct_by_node`` tables, a new version, and one line per node and k on stdout."""
-    from planner.calibrate import BELOW_ALPHA_MIN_AXES, _recorded_run
-    from planner.cli.calibrating import _write_direct_factors
+    from planner import api
+    from planner.calibration.direct import _recorded_run
     from planner.constants import default_constants
 
     setting = "shuffle-private"
     shipped = default_constants().for_setting(setting).extra["direct_by_node"]
-    rows, _ = _recorded_run(setting, shipped)
-    output = tmp_path / "constants.json"
-    _write_direct_factors(
-        rows, [setting], 2000, 20261126, BELOW_ALPHA_MIN_AXES, output, below_alpha_min=True
+    rows, run = _recorded_run(setting, shipped)
+    request = api.calibration_request(
+        [setting],
+        direct=True,
+        below_alpha_min=True,
+        trials=str(run["trials"]),
+        seed=str(run["seed"]),
     )
-    written = json.loads(output.read_text())["settings"][setting]["direct_by_node"]
+    answer = api.calibration_document(request, rows)
+    written = answer.document["settings"][setting]["direct_by_node"]
     assert written["factor"] == shipped["factor"]
     assert written["raw_factors"] == shipped["raw_factors"]
-    lines = capsys.readouterr().out.splitlines()
-    node_lines = [line for line in lines if "ε_strong node" in line]
+    assert answer.document["version"] != default_constants().version
+    node_lines = [line for line in answer.lines if "ε_strong node" in line]
     nodes = len(shipped["alpha"]) * len(shipped["eps_strong"])
     assert len(node_lines) == nodes * len(shipped["k"])  # one per node and k row
     at_015 = f"{setting}, α node 0.15, ε_strong node 1, k = 256: direct-calibration β = 0.2: "
@@ -725,14 +723,14 @@ def test_the_by_node_entry_takes_the_worst_over_larger_alpha_and_smaller_eps_nod
     2.7, 4.2); 0.15 → the direct table; 0.5 → c × (1.2, 1.2, 2.4, 3.0). At ε node 0.25
     only the ε 0.25 points: 0.01 → c × (1.5, 2.0, 2.5) then none; 0.05 → c × (1.2, 1.4,
     2.0, 3.3); 0.15 → c × (1.2, 1.3, 2.0, 3.0); 0.5 → c × (1.0, 1.1, 1.8, 2.5)."""
-    from planner.calibrate import (
+    from planner.calibration.direct import (
         BELOW_ALPHA_MIN_AXES,
         DirectResult,
-        GridPoint,
         by_node_entry,
         direct_entry,
         small_eps_entry,
     )
+    from planner.calibration.grid import GridPoint
 
     def at(alpha: float, eps: float, factors: tuple[float | None, ...]) -> DirectResult:
         return DirectResult(GridPoint("shuffle-private", 16, alpha, eps, 1.0), 1.0, factors)
@@ -827,14 +825,14 @@ def test_central_by_node_tables_take_each_eps_node_on_its_own_points() -> None:
     the lookup takes the worst node's: 6.2 c at α = 0.05, β = 0.01."""
     import math
 
-    from planner.calibrate import (
+    from planner.calibration.direct import (
         EPS_NODE_OWN_POINTS,
         DirectResult,
-        GridPoint,
         by_node_entry,
         direct_entry,
         small_eps_entry,
     )
+    from planner.calibration.grid import GridPoint
     from planner.constants import _by_node_factor
 
     assert "central" in EPS_NODE_OWN_POINTS
@@ -933,7 +931,8 @@ def test_the_large_eps_table_is_the_worst_over_its_points_and_the_direct_ones() 
     the union's worst over 0.9 — (1.6, 2.2, 3.0, 4.2) / 0.9, the vote at 0.01. A large-ε point
     whose β = 1/3 factor is above the direct ones' (0.95, 1.5, 2.1, 2.9, 3.9, 4.9) leaves the
     table relative to the grid's 0.9 (the grid is retargeted by the direct entry alone)."""
-    from planner.calibrate import DirectResult, GridPoint, beyond_entry, direct_entry
+    from planner.calibration.direct import DirectResult, beyond_entry, direct_entry
+    from planner.calibration.grid import GridPoint
 
     def at(eps: float, ratio: float, *raw: float | None) -> DirectResult:
         return DirectResult(GridPoint("local-private", 16, 0.15, eps, ratio), 1.0, raw)
@@ -980,13 +979,8 @@ def test_the_beyond_raw_factors_follow_from_their_provenance(
     """``planner calibrate --direct --large-eps`` (``--large-alpha``) with the recorded seed
     and trials gives the stored raw factors back at a cheap point (about 3 s each), and the
     stored table is what today's code makes of the raw factors."""
-    from planner.calibrate import (
-        GridPoint,
-        beyond_axes,
-        direct_point,
-        grid_points,
-        rebuilt_beyond_entry,
-    )
+    from planner.calibration.direct import beyond_axes, direct_point, rebuilt_beyond_entry
+    from planner.calibration.grid import GridPoint, grid_points
     from planner.constants import default_constants
 
     entry = default_constants().for_setting("local-private")
@@ -1014,7 +1008,7 @@ def test_local_private_plans_above_eps_one_read_the_large_eps_table() -> None:
     the smaller. A plan at ε = (5, 2), β = 0.05 runs one run at the asked ε: fewer users than
     the 23-run vote of the β = 1/3 plan and than the tester at ε = 1 (before these points:
     the tester at ε = (1, 1), 12.5× the β = 1/3 plan)."""
-    from planner.calibrate import rebuilt_beyond_entry
+    from planner.calibration.direct import rebuilt_beyond_entry
     from planner.constants import default_constants
     from planner.formulas.settings import Setting
     from planner.inputs import Query

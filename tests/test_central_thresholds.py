@@ -13,8 +13,8 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from planner.calibrate import operating_error
 from planner.formulas.settings import Setting
+from planner.statistics import operating_error
 from planner.testers import build_tester, parameters_for_beta
 from planner.validators.central import SENSITIVITY, CentralTester, shifts_for_error
 from planner.validators.instances import FAMILIES, Kind, build
@@ -84,7 +84,7 @@ def test_the_null_floor_falls_below_the_operating_error(regime: str) -> None:
 def test_the_per_query_search_holds_one_run_to_beta_with_the_raised_constants() -> None:
     """``--exact`` (and a simulated plan) at β = 0.1 finds a size: its one run uses the
     raised constants; with the file's constants its null floor is above the target."""
-    from planner.calibrate import exact_search
+    from planner.calibration.search import exact_search
 
     query = make_query("central", k=16, alpha=0.5, eps1=1.0, eps2=1.0, beta=0.1)
     found = exact_search(query, trials=600, seed=5)

@@ -26,7 +26,8 @@ distributed = pytest.importorskip(
 )
 
 from planner.batch import read_scenarios, row_seed  # noqa: E402
-from planner.calibrate import calibrate, grid_points  # noqa: E402
+from planner.calibration.grid import grid_points  # noqa: E402
+from planner.calibration.run import calibrate  # noqa: E402
 from planner.cli import main  # noqa: E402
 from planner.cluster import (  # noqa: E402
     ClusterExecutor,
@@ -360,7 +361,7 @@ def test_addresses_and_version_checks() -> None:
 
 
 def test_the_largest_tasks_are_sent_first() -> None:
-    from planner.calibrate import GridPoint
+    from planner.calibration.grid import GridPoint
 
     point = GridPoint("central", 4096, 0.1, 1.0, 1.0)
     assert task_size((point, 500, 0, {})) == 4096  # a calibration task
@@ -419,7 +420,8 @@ def test_a_grid_points_cost_estimate_orders_the_quick_grid() -> None:
     """point_cost grows with k and trials, and puts the quick grid's costliest measured
     points (central and shuffle private coin at k = 64) first, its cheapest (local public
     coin at k = 16) last."""
-    from planner.calibrate import GridPoint, grid_points, point_cost
+    from planner.calibration.grid import GridPoint, grid_points
+    from planner.calibration.run import point_cost
 
     for setting in ("central", "shuffle-private", "local-private", "local-public"):
         costs = [point_cost(GridPoint(setting, k, 0.25, 1.0, 0.5), 500) for k in (4, 16, 100)]

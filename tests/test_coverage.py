@@ -357,7 +357,7 @@ def test_every_public_coin_tester_can_meet_one_third_through_its_hash() -> None:
     round the floor there). That holds only while every public-coin tester's least L keeps
     1/L below the operating error for 1/3 (L = 4: 0.25 ≤ 0.296); a tester tuned to L ≤ 3
     would fail a pair differing in two elements at β = 1/3."""
-    from planner.calibrate import operating_error
+    from planner.statistics import operating_error
 
     for key in ("local-public", "shuffle-public"):
         least_L = int(default_constants().for_setting(key).extra["L"])

@@ -8,10 +8,10 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-from planner.calibrate import OPERATING_TRIALS, operating_error
 from planner.cli import app, main
 from planner.exact import exact_plan
 from planner.plan import Split
+from planner.statistics import OPERATING_TRIALS, operating_error
 from planner.validate import validate
 from planner.validators.stats import (
     clopper_pearson_bounds,

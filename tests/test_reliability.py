@@ -394,7 +394,7 @@ def test_compare_prints_whole_numbers_into_a_pipe() -> None:
 
 
 def test_version_and_help_text_keep_their_brackets(capsys) -> None:
-    from planner.validate import code_version
+    from planner.statistics import code_version
 
     code, out, _ = run(["--version"], capsys)
     assert code == 0 and out.strip() == f"planner {code_version()}"

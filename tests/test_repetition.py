@@ -11,10 +11,10 @@ from importlib import resources
 import pytest
 
 from planner.constants import ConstantSource, SettingConstant, parse_constant_table
+from planner.documents import plan_to_dict
 from planner.formulas.repetition import majority_vote_error
 from planner.inputs import Query
 from planner.plan import Coverage, LoweredPoint, RepetitionMethod, Split, plan
-from planner.report import plan_to_dict
 from tests.conftest import make_query
 
 

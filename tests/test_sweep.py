@@ -12,6 +12,7 @@ import pytest
 
 from planner.cli import main
 from planner.constants import ConstantSource, constants_with_source, default_constants
+from planner.documents import sweep_to_dict
 from planner.formulas.compression import integer_argmin
 from planner.formulas.registry import BOUNDS
 from planner.formulas.settings import ALL_SETTINGS, Coin, Model, Setting
@@ -25,7 +26,6 @@ from planner.sweep import (
     parse_values,
     sweep,
     sweep_to_csv,
-    sweep_to_dict,
 )
 
 

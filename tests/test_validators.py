@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from planner.calibrate import error_at, smallest_multiplier, table_with
+from planner.calibration.search import error_at, smallest_multiplier, table_with
 from planner.testers import build_tester
 from planner.validate import report_json, validate
 from planner.validators.instances import (

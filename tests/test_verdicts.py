@@ -14,7 +14,8 @@ import pytest
 
 from planner.cli import main
 from planner.plan import plan
-from planner.validate import trial_schedule, validate
+from planner.statistics import trial_schedule
+from planner.validate import validate
 from planner.validators.engine import verify
 from planner.validators.instances import FAMILIES
 from planner.validators.protocol import TrialBatch
@@ -221,8 +222,8 @@ def test_validating_a_vote_plan_simulates_one_run_and_says_so() -> None:
     """A local public-coin plan at β = 0.05 is a majority vote (no direct factor below
     β = 0.2): its validation simulates one run of ⌊n/r⌋ users a group, and the JSON says
     how; sizes below the vote's run count are refused."""
+    from planner.documents import report_to_dict
     from planner.inputs import InputError
-    from planner.validate import report_to_dict
 
     query = make_query("local-public", k=64, alpha=0.3, eps1=1.0, eps2=0.5, beta=0.05)
     checked = plan(query, fallback=False)

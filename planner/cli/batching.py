@@ -52,24 +52,17 @@ def batch(
     TOML: [[scenario]] tables; CSV: a header row. Fields: name, model, coin, k, alpha,
     eps1, eps2, delta, beta, accounting, n1, n2 (see README).
     """
-    from planner.batch import batch_to_csv, batch_to_dict, read_scenarios, run_batch
-    from planner.inputs import check_integer
+    from planner import api
+    from planner.batch import batch_to_csv
+    from planner.documents import batch_to_dict
     from planner.report import batch_renderable
-    from planner.validate import check_trials
 
     _only_with(validate, "--validate", "trials", "seed", "scheduler", "workers")
     _not_with_scheduler(scheduler, workers)
     chosen_format = _checked_destination(_json_format(output_format, as_json), output)
-    trial_count = check_trials(trials)
-    run_seed = check_integer("seed", seed, 0, 2**63 - 1)
-    worker_count = check_integer("workers", workers, 1, 256)
-    scenarios = read_scenarios(file)
-    from planner.limits import check_batch
-
-    solves = sum(1 for row in scenarios if row.get("n1") is not None or row.get("n2") is not None)
-    check_batch(solves, len(scenarios), validate)
+    request = api.batch_request(file, validate=validate, trials=trials, seed=seed, workers=workers)
     if not validate:
-        rows = run_batch(scenarios)
+        rows = api.batch_rows(request)
     else:
         from rich.progress import Progress
 
@@ -77,14 +70,10 @@ def batch(
             _tasks_executor(scheduler) as executor,
             Progress(transient=True, disable=not sys.stderr.isatty()) as progress,
         ):
-            task = progress.add_task("validating", total=len(scenarios))
-            rows = run_batch(
-                scenarios,
-                validate=True,
-                trials=trial_count,
-                seed=run_seed,
+            task = progress.add_task("validating", total=len(request.scenarios))
+            rows = api.batch_rows(
+                request,
                 executor=executor,
-                workers=worker_count,
                 progress=lambda row: progress.update(
                     task, advance=1, description=str(row["name"] or row["model"])
                 ),

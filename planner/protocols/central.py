@@ -74,7 +74,7 @@ def thresholds_for_beta(parameters: dict[str, Any], beta: float) -> dict[str, An
     """
     if beta >= PER_RUN_ERROR:
         return parameters
-    from planner.calibrate import operating_error  # scipy: only when validating
+    from planner.statistics import operating_error  # scipy: only when validating
     from planner.validators.central import CentralTester, shifts_for_error
 
     shift_scale, shift_privacy = shifts_for_error(  # the file's, else the class defaults

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from planner.files import json_text
 from planner.inputs import ALLOWED, InputError
 from planner.service.limits import (
+    ARITHMETIC_LINE,
     MAX_BODY_BYTES,
     MAX_OFFSET,
     MAX_PAGE,
@@ -33,12 +34,6 @@ from planner.service.limits import (
 from planner.service.runner import JobRunner
 from planner.service.state import ServiceState
 from planner.service.store import JobStore
-
-ARITHMETIC_LINE = (
-    "invalid inputs: no finite plan for these values (a number too small or too large "
-    "to compute with)"
-)
-
 
 SERVICE_ALLOWED = {
     "trials": f"auto or an integer in [1, {MAX_TRIALS:,}]",
@@ -182,8 +177,11 @@ def create_app(
     """The service around one database file (``run_jobs=False``: queue but never run;
     ``client``: a ``distributed.Client`` whose cluster runs the jobs, see
     :func:`planner.cluster.connect`; the caller closes it)."""
+    # the modules themselves, not through planner.service (whose __init__ imports this one)
+    import planner.service.apidocs as apidocs
+    import planner.service.page as page
+    import planner.service.routes as routes
     from planner import api
-    from planner.service import apidocs, page, routes
 
     store = JobStore(database, owner=True)  # one server per file (a second is refused)
     store.recover()

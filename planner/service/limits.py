@@ -14,6 +14,12 @@ from typing import Any
 from planner.inputs import InputError, Query, check_choice, check_integer
 from planner.limits import check_validation
 
+ARITHMETIC_LINE = (
+    "invalid inputs: no finite plan for these values (a number too small or too large "
+    "to compute with)"
+)
+"""The one line (HTTP 422) for inputs inside their ranges whose numbers overflow (e.g.
+α = 1e-320): the API's and the web page's."""
 MAX_QUEUED_JOBS = 100
 """Jobs waiting at once: past it a submission is a 429 (a review queued 300 in a second,
 each allowed up to 600 s: the queue and its database grew without bound)."""

@@ -347,7 +347,7 @@ def render(values: dict[str, str], problem: InputError | None = None) -> tuple[s
         field = FIELD_OF.get(error.parameter, error.parameter)
         errors[field if field in DEFAULTS else "form"] = str(error)
     except ArithmeticError:  # in range, but the numbers overflow (e.g. α = 1e-320)
-        from planner.service.app import ARITHMETIC_LINE
+        from planner.service.limits import ARITHMETIC_LINE
 
         errors["form"] = ARITHMETIC_LINE
     status = 422 if errors else 200
