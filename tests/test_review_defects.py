@@ -52,3 +52,40 @@ def test_a_second_server_through_a_symlink_is_refused_and_leaves_running_jobs(tm
     assert again is not None and again.status is JobStatus.RUNNING
     store.close()
     JobStore(link, owner=True).close()  # the lock goes with its holder, whatever the name
+
+
+# 1. a huge query string: a quadratic check on the event loop, no token needed
+
+
+def test_a_huge_query_string_is_refused_at_once_naming_its_limit(idle_client) -> None:
+    from planner.service.limits import MAX_QUERY_BYTES, MAX_QUERY_PARAMETERS
+
+    names = "&".join(f"n{i}=1" for i in range(6_000))  # ~45 KB of distinct names
+    started = time.perf_counter()
+    response = idle_client.get(f"/v1/health?{names}")
+    assert time.perf_counter() - started < 1.0
+    assert response.status_code == 414
+    assert response.json() == {
+        "error": f"invalid query = {len(names):,} bytes: must be at most {MAX_QUERY_BYTES:,} bytes",
+        "parameter": "query",
+    }
+    many = "&".join(["a"] * (MAX_QUERY_PARAMETERS + 1))
+    response = idle_client.get(f"/v1/health?{many}")
+    assert response.status_code == 422
+    assert response.json()["parameter"] == "query"
+    assert f"at most {MAX_QUERY_PARAMETERS} parameters" in response.json()["error"]
+    # within the caps: the usual one-line refusals, the repeated name found
+    response = idle_client.get("/v1/validations?limit=1&offset=0&limit=2")
+    assert response.status_code == 422 and response.json()["parameter"] == "limit"
+    assert idle_client.get("/v1/health").status_code == 200
+
+
+def test_the_repeated_name_check_is_linear() -> None:
+    from planner.service.routes import first_repeat
+
+    names = [f"n{i}" for i in range(200_000)]
+    started = time.perf_counter()
+    assert first_repeat(names) is None
+    assert first_repeat([*names, "n5"]) == "n5"
+    assert first_repeat(["b", "a", "a", "b"]) == "b"  # the first to appear of those repeated
+    assert time.perf_counter() - started < 1.0  # names.count per name: hours

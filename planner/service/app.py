@@ -29,6 +29,8 @@ from planner.service.limits import (
     MAX_PAGE,
     MAX_TRIALS,
     BodyTooLargeError,
+    QueryTooLargeError,
+    check_query_string,
 )
 from planner.service.runner import JobRunner
 from planner.service.state import ServiceState
@@ -126,7 +128,8 @@ def validation_line(error: RequestValidationError) -> tuple[str, str]:
 
 
 class BodyLimit:
-    """Pure ASGI middleware: 413 for a body over the cap (declared or streamed)."""
+    """Pure ASGI middleware: 413 for a body over the cap (declared or streamed), 414 or 422
+    for a query string over its caps (before anything parses it)."""
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
         self.app = app
@@ -135,6 +138,11 @@ class BodyLimit:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        try:
+            check_query_string(scope.get("query_string") or b"")
+        except QueryTooLargeError as error:
+            await _error(error.status, str(error), "query")(scope, receive, send)
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None:

@@ -70,9 +70,9 @@ async def unique_keys(request: Request) -> None:
     refused (422), not read as its last value: ``{"model": "central", "model": "local"}`` is
     ambiguous, whichever the parser keeps. A repeat inside a field's value names the field."""
     names = [name for name, _ in request.query_params.multi_items()]
-    for name in names:
-        if names.count(name) > 1:
-            raise InputError(name, request.query_params[name], "given once (it appears twice)")
+    repeated = first_repeat(names)
+    if repeated is not None:
+        raise InputError(repeated, request.query_params[repeated], "given once (it appears twice)")
     known = _query_names(request)
     for name in names:
         if name not in known:  # a misspelt ?bta=0.1 must not answer for the default β
@@ -95,6 +95,18 @@ async def unique_keys(request: Request) -> None:
         for name, value in document.items():
             if _holds_repeat(value):
                 raise InputError(name, _JsonText("…"), "without a key named twice inside it")
+
+
+def first_repeat(names: list[str]) -> str | None:
+    """The first name that appears twice in ``names`` (in the order of its first
+    appearance), or None: one pass, not a count per name (quadratic)."""
+    seen: set[str] = set()
+    twice: set[str] = set()
+    for name in names:
+        if name in seen:
+            twice.add(name)
+        seen.add(name)
+    return next((name for name in names if name in twice), None)
 
 
 def _query_names(request: Request) -> set[str]:
