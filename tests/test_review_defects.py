@@ -89,3 +89,96 @@ def test_the_repeated_name_check_is_linear() -> None:
     assert first_repeat([*names, "n5"]) == "n5"
     assert first_repeat(["b", "a", "a", "b"]) == "b"  # the first to appear of those repeated
     assert time.perf_counter() - started < 1.0  # names.count per name: hours
+
+
+# 3. health behind busy pool threads; a solve with no time cap
+
+SLOW_SOLVE = {
+    "model": "shuffle",
+    "coin": "public",
+    "k": 1000,
+    "eps1": 0.01,
+    "alpha": 0.1,
+    "n1": 1_000_000,
+    "n2": 1,
+    "delta": 1e-6,
+    "beta": 0.4999999,
+    "accounting": "paper",
+}
+"""A solve for ε2 that ran 17–25 s (about 80 fitting plans, each with fresh exact noise
+searches near ε = 0.01)."""
+
+
+def test_health_and_version_answer_while_every_pool_thread_computes(
+    tmp_path, monkeypatch
+) -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import anyio.to_thread
+
+    from planner import api
+
+    release = threading.Event()
+    entered = threading.Semaphore(0)
+
+    def blocked(**_: object) -> dict:
+        entered.release()
+        release.wait(30)
+        return {"blocked": True}
+
+    monkeypatch.setattr(api, "solve_document", blocked)
+    app = create_app(tmp_path / "jobs.sqlite3", workers=1, run_jobs=False)
+    with TestClient(app) as client, ThreadPoolExecutor(2) as pool:
+
+        def two_threads() -> None:
+            anyio.to_thread.current_default_thread_limiter().total_tokens = 2
+
+        client.portal.call(two_threads)
+        try:
+            solves = [
+                pool.submit(client.post, "/v1/solve", json={**SLOW_SOLVE, "k": 1000 + i})
+                for i in range(2)
+            ]
+            for _ in solves:  # both pool threads held
+                assert entered.acquire(timeout=10)
+            started = time.perf_counter()
+            health = client.get("/v1/health")
+            version = client.get("/v1/version")
+            waited = time.perf_counter() - started
+        finally:
+            release.set()
+        assert health.status_code == 200 and health.json()["status"] == "ok"
+        assert version.status_code == 200 and "code_version" in version.json()
+        assert waited < 5  # not behind the solves (30 s)
+        assert all(solve.result().status_code == 200 for solve in solves)
+
+
+def test_a_solve_past_the_request_cap_is_503_naming_it_and_frees_its_thread(tmp_path) -> None:
+    app = create_app(
+        tmp_path / "jobs.sqlite3", workers=1, run_jobs=False, request_time_limit=1.0
+    )
+    with TestClient(app) as client:
+        started = time.perf_counter()
+        response = client.post("/v1/solve", json=SLOW_SOLVE)
+        elapsed = time.perf_counter() - started
+    assert response.status_code == 503
+    assert response.json() == {
+        "error": "invalid request: its computation ran past 1 s, the service's cap per plan, "
+        "compare or solve request (the command line has none)",
+        "parameter": "request",
+    }
+    assert elapsed < 6  # stopped within a search step of the cap, not after 17 s
+
+
+def test_the_deadline_stops_a_search_and_is_off_without_one() -> None:
+    from planner.formulas.search import DeadlineExceededError, deadline, least_passing
+
+    def slow(x: float) -> bool:
+        time.sleep(0.01)
+        return x > 0.5
+
+    assert least_passing(slow, 1e-3, 1.0, 1e-3) > 0.5  # no deadline: runs to the end
+    with pytest.raises(DeadlineExceededError), deadline(0.02):
+        least_passing(slow, 1e-300, 1.0, 1e-12)
+    assert least_passing(slow, 1e-3, 1.0, 1e-3) > 0.5  # the deadline ends with its block

@@ -3,7 +3,9 @@
 :func:`create_app` builds it around one database file; ``planner serve`` runs it on
 uvicorn. Every error answers ``{"error": "<one line>"}`` (plus ``parameter`` when one is
 named): 401 without the token, 404/405 for unknown routes, 413 for a body over
-:data:`~planner.service.limits.MAX_BODY_BYTES`, 422 for a bad parameter.
+:data:`~planner.service.limits.MAX_BODY_BYTES`, 414 or 422 for a query string over its
+caps, 422 for a bad parameter, 503 for a plan, compare or solve past
+:data:`~planner.service.limits.MAX_REQUEST_SECONDS`.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from planner.files import json_text
+from planner.formulas.search import DeadlineExceededError
 from planner.inputs import ALLOWED, InputError
 from planner.service.limits import (
     MAX_BODY_BYTES,
     MAX_OFFSET,
     MAX_PAGE,
+    MAX_REQUEST_SECONDS,
     MAX_TRIALS,
     BodyTooLargeError,
     QueryTooLargeError,
@@ -186,10 +190,12 @@ def create_app(
     time_limit: float = 600.0,
     run_jobs: bool = True,
     client: Any = None,
+    request_time_limit: float = MAX_REQUEST_SECONDS,
 ) -> FastAPI:
     """The service around one database file (``run_jobs=False``: queue but never run;
     ``client``: a ``distributed.Client`` whose cluster runs the jobs, see
-    :func:`planner.cluster.connect`; the caller closes it)."""
+    :func:`planner.cluster.connect`; the caller closes it; ``request_time_limit``: seconds
+    a plan, compare or solve request may compute, 503 beyond)."""
     from planner import api
     from planner.service import apidocs, page, routes
 
@@ -216,7 +222,12 @@ def create_app(
         redoc_url=None,
     )
     app.state.service = ServiceState(
-        store, runner, token, versions["code_version"], versions["constants_version"]
+        store,
+        runner,
+        token,
+        versions["code_version"],
+        versions["constants_version"],
+        request_seconds=request_time_limit,
     )
     app.include_router(routes.open_router)
     app.include_router(routes.router)
@@ -258,6 +269,15 @@ def create_app(
     async def arithmetic_error(_: Request, error: ArithmeticError) -> Response:
         """Inputs inside their ranges whose numbers overflow (e.g. α = 1e-320)."""
         return _error(422, ARITHMETIC_LINE, "inputs")
+
+    @app.exception_handler(DeadlineExceededError)
+    async def over_time(_: Request, error: DeadlineExceededError) -> Response:
+        """A plan, compare or solve past the service's cap per request (stopped there)."""
+        line = (
+            f"invalid request: its computation ran past {error.seconds:g} s, the service's "
+            "cap per plan, compare or solve request (the command line has none)"
+        )
+        return _error(503, line, "request")
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, error: Exception) -> Response:

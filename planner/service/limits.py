@@ -14,6 +14,14 @@ from typing import Any
 from planner.inputs import InputError, Query, check_choice, check_integer
 from planner.limits import check_validation
 
+MAX_REQUEST_SECONDS = 20.0
+"""``POST /v1/plan``, ``/v1/compare`` and ``/v1/solve``: seconds one request may compute
+(503 beyond, naming the cap). A solve had run 17–19 s (shuffle public, ε1 = 0.01,
+β = 0.4999999, n2 = 1, accounting paper: ~80 fitting plans, each with fresh exact noise
+searches at ε ≈ 0.01), holding a thread of the pool the whole time; the computation
+checks its deadline at every search step (:func:`planner.formulas.search.deadline`), so
+its thread is free within a step of the cap (``create_app(request_time_limit=…)``
+changes it)."""
 MAX_QUEUED_JOBS = 100
 """Jobs waiting at once: past it a submission is a 429 (a review queued 300 in a second,
 each allowed up to 600 s: the queue and its database grew without bound)."""
