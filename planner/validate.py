@@ -112,6 +112,19 @@ def trial_schedule(
     return tuple(looks)
 
 
+def trial_messages(checked: Plan, k: int, size1: int, size2: int) -> tuple[int, int]:
+    """The messages one trial sends per group when ``checked``'s tester runs with these
+    sizes: one run's users (a majority vote is checked through one of its runs) and, in
+    the shuffle model, every noise message, k·μ_g per group and run. The user path holds
+    them all at once (:func:`planner.limits.check_validation`)."""
+    runs = checked.runs
+    first, second = (
+        size // runs + round(k * max(group.noise_mu or 0.0, group.noise_mu_minimum or 0.0))
+        for size, group in zip((size1, size2), checked.groups, strict=True)
+    )
+    return first, second
+
+
 def validate(
     query: Query,
     *,
@@ -185,11 +198,7 @@ def validate(
                 f"simulated with at most {SIMULATION_N_MAX:.0e} users a group)",
             )
     schedule = trial_schedule(trials, query.k, family_count, max_trials)
-    # a shuffle user path also sends every noise message: k·μ_g per group and run
-    messages1, messages2 = (
-        size // runs + round(query.k * max(group.noise_mu or 0.0, group.noise_mu_minimum or 0.0))
-        for size, group in zip((size1, size2), checked.groups, strict=True)
-    )
+    messages1, messages2 = trial_messages(checked, query.k, size1, size2)
     simulated = resolve_path(path, messages1, messages2, schedule[-1])
     user_path = simulated is SimulationPath.USER
     check_validation(

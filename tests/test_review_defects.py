@@ -182,3 +182,59 @@ def test_the_deadline_stops_a_search_and_is_off_without_one() -> None:
     with pytest.raises(DeadlineExceededError), deadline(0.02):
         least_passing(slow, 1e-300, 1.0, 1e-12)
     assert least_passing(slow, 1e-3, 1.0, 1e-3) > 0.5  # the deadline ends with its block
+
+
+# 4. jobs accepted (202) that then failed on checks knowable at submission
+
+
+@pytest.mark.parametrize(
+    ("request_", "parameter", "fragment"),
+    [
+        (  # 400 trials × (4,958 users + 85,310 noise messages): over the engine's 2e7
+            {
+                "model": "shuffle",
+                "k": 1000,
+                "alpha": 0.5,
+                "eps1": 1,
+                "eps2": 1,
+                "delta": 1e-6,
+                "path": "user",
+                "trials": 400,
+            },
+            "path",
+            "the messages of one trial being 90,268",
+        ),
+        (  # outside the covered region, its simulation far over the budget
+            {
+                "model": "local",
+                "k": 10**6,
+                "alpha": 0.5,
+                "eps1": 1,
+                "eps2": 1,
+                "families": ["uniform"],
+            },
+            "k",
+            "not covered for local-private",
+        ),
+        (  # below the simulation floor
+            {"kind": "plan", "model": "central", "k": 4, "alpha": 0.5, "eps1": 1, "eps2": 1},
+            "k",
+            "not simulated",
+        ),
+    ],
+)
+def test_a_job_that_would_fail_its_own_checks_is_422_at_submission(
+    idle_client, request_, parameter, fragment
+) -> None:
+    response = idle_client.post("/v1/validations", json=request_)
+    assert response.status_code == 422, response.text
+    assert response.json()["parameter"] == parameter
+    assert fragment in response.json()["error"]
+    assert idle_client.get("/v1/validations").json()["total"] == 0  # nothing queued
+
+
+def test_a_job_within_the_checks_is_still_accepted(idle_client) -> None:
+    fields = {"model": "shuffle", "k": 1000, "alpha": 0.5, "eps1": 1, "eps2": 1, "delta": 1e-6}
+    assert idle_client.post("/v1/validations", json={**fields, "trials": 200}).status_code == 202
+    plan_job = {"kind": "plan", "model": "central", "k": 64, "alpha": 0.5, "eps1": 1, "eps2": 1}
+    assert idle_client.post("/v1/validations", json=plan_job).status_code == 202

@@ -40,7 +40,8 @@ MAX_TRIALS = 25_600
 MAX_FAST_CELLS = 4 * 10**8
 """Fast path: trials × k per family at most this (k = 10⁶ at 400 trials)."""
 MAX_USER_CELLS = 5 * 10**7
-"""User path: trials × (n1 + n2) per family at most this (10× what ``auto`` picks)."""
+"""User path: trials × messages a trial (one run's users and, in the shuffle model, the
+noise's k·μ per group) per family at most this (10× what ``auto`` picks)."""
 MAX_PAGE = 100
 """``GET /v1/validations``: jobs per page (``limit``) at most this."""
 MAX_OFFSET = 10**9
@@ -118,6 +119,8 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
     ``given``: the fields the client sent (a field the job's kind does not read is
     refused)."""
     from planner import api
+    from planner.coverage import coverable_plan
+    from planner.plan import plan as make_plan
     from planner.validate import (
         AUTO,
         PathChoice,
@@ -125,6 +128,7 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
         check_trials,
         checked_families,
         resolve_path,
+        trial_messages,
         trial_schedule,
     )
 
@@ -137,9 +141,13 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
     if kind == "plan":
         request = {name: fields.get(name) for name in QUERY_FIELDS}
         request["accounting"] = fields.get("accounting", "exact")
-        Query.build(**request)  # every input checked now, not in the job
+        query = Query.build(**request)  # every input checked now, not in the job
         request["allocation"] = _split_rule(fields)
         seconds = check_integer("simulation-budget", budget, 0, MAX_SIMULATION_SECONDS)
+        # refused now where the job would refuse before simulating (k below the
+        # simulation floor, a simulation over its budget), not after it was queued
+        split = api.split_of(request["allocation"])
+        coverable_plan(query, budget_seconds=seconds, split=split)
         return JobPlan(kind, {**request, "simulation_budget": seconds}, seed, 0, 1)
     if kind == "exact":
         trials = check_integer("trials", _given(fields, "trials", 1000), 50, MAX_EXACT_TRIALS)
@@ -151,6 +159,7 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
         if k > MAX_EXACT_K:
             raise InputError("k", request["k"], f"an integer in [2, {MAX_EXACT_K:,}] for --exact")
         api.check_exact_cost(query, trials)  # as planner plan --exact refuses it, not later
+        coverable_plan(query, split=api.split_of(request["allocation"]))  # the job's own plan
         return JobPlan(kind, {**request, "trials": trials, "seed": seed}, seed, trials, 1)
     asked_trials = _given(fields, "trials", AUTO)
     count = check_trials(asked_trials, MAX_TRIALS)
@@ -168,10 +177,18 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
     if query.k > MAX_JOB_K:
         raise InputError("k", query.k, f"an integer in [2, {MAX_JOB_K:,}] for a validation job")
     path = PathChoice(check_choice("path", fields.get("path", "auto"), PathChoice))
-    size1, size2 = api.validation_sizes(target)
-    # a majority vote is checked through one run: a trial sends one run's users
-    runs = api.validation_runs(target)
-    size1, size2 = max(size1 // runs, 1), max(size2 // runs, 1)
+    # the plan the job checks (as api.validate_document picks it): without sizes given,
+    # the covered plan, refused now where the job would refuse it (local k = 10^6: its
+    # simulation is over the budget)
+    if target.n1 is not None and target.n2 is not None:
+        checked = make_plan(query, split=target.split)
+        sizes = (target.n1, target.n2)
+    else:
+        checked = coverable_plan(query, split=target.split)
+        sizes = (checked.n_users_group1, checked.n_users_group2)
+    # what one trial sends: one run's users and, in the shuffle model, the noise's
+    # messages (the user path holds them all; users alone had let such jobs in)
+    size1, size2 = trial_messages(checked, query.k, *sizes)
     looks = trial_schedule(count, query.k, family_count, max_trials)
     largest = looks[-1]
     simulated = resolve_path(path, size1, size2, largest)
@@ -180,8 +197,8 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
             "trials",
             asked_trials,
             f"at most {MAX_USER_CELLS // (size1 + size2):,} on the user path with "
-            f"n1 + n2 = {size1 + size2:,} (trials × users ≤ {MAX_USER_CELLS:.0e}); "
-            "use path fast",
+            f"{size1 + size2:,} messages a trial (users and, in the shuffle model, noise) "
+            f"(trials × messages ≤ {MAX_USER_CELLS:.0e}); use path fast",
         )
     if simulated is SimulationPath.FAST and largest * query.k > MAX_FAST_CELLS:
         raise InputError(
