@@ -457,7 +457,7 @@ def batch(
     from planner.limits import check_batch
 
     solves = sum(1 for row in scenarios if row.get("n1") is not None or row.get("n2") is not None)
-    check_batch(solves, len(scenarios), validate)
+    check_batch(solves, len(scenarios), validate, table=chosen_format is OutputFormat.TABLE)
     if not validate:
         rows = run_batch(scenarios)
     else:

@@ -238,3 +238,43 @@ def test_a_job_within_the_checks_is_still_accepted(idle_client) -> None:
     assert idle_client.post("/v1/validations", json={**fields, "trials": 200}).status_code == 202
     plan_job = {"kind": "plan", "model": "central", "k": 64, "alpha": 0.5, "eps1": 1, "eps2": 1}
     assert idle_client.post("/v1/validations", json=plan_job).status_code == 202
+
+
+# 5. batch limits checked only after the work (or the parse)
+
+
+def test_a_batch_table_over_its_row_limit_is_refused_before_any_row_runs(
+    tmp_path, capsys
+) -> None:
+    rows = ["model,coin,k,alpha,eps1,eps2,delta"]
+    rows += [f"shuffle,public,{1000 + i},0.05,0.01,0.02,1e-9" for i in range(1001)]
+    table = tmp_path / "rows.csv"
+    table.write_text("\n".join(rows) + "\n")
+    started = time.perf_counter()
+    code, out, err = run(["batch", str(table)], capsys)
+    assert time.perf_counter() - started < 5  # before: every row planned first
+    assert code == 2 and out == ""
+    assert err == (
+        "error: invalid format = 'table of 1,001 rows': must be --format csv or json beyond "
+        "1,000 rows\n"
+    )
+
+
+def test_a_batch_file_over_its_size_limit_is_refused_before_it_is_parsed(
+    tmp_path, capsys
+) -> None:
+    from planner.limits import BATCH_FILE_BYTES_MAX
+
+    scenario = '[[scenario]]\nmodel = "central"\nk = 1000\nalpha = 0.1\neps1 = 1\neps2 = 1\n'
+    big = tmp_path / "big.toml"
+    big.write_text(scenario * (BATCH_FILE_BYTES_MAX // len(scenario) + 1))
+    started = time.perf_counter()
+    code, _, err = run(["batch", str(big)], capsys)
+    assert time.perf_counter() - started < 2
+    assert code == 2 and err.count("\n") == 1
+    assert f"must be a file of at most 2 MiB (this one: {big.stat().st_size:,} bytes)" in err
+    # a file under the size limit with more tables than scenarios allowed: before parsing
+    many = tmp_path / "many.toml"
+    many.write_text("[[scenario]]\n" * 10_001)
+    code, _, err = run(["batch", str(many)], capsys)
+    assert code == 2 and "at most 10,000 scenarios (it has 10,001)" in err
