@@ -185,8 +185,6 @@ def check_batch(solves: int, rows: int, validated: bool, *, table: bool = False)
     :data:`BATCH_VALIDATED_MAX` rows, or printed as a ``table`` over
     :data:`TABLE_ROWS_MAX` rows, before any row runs (a table of 1,001 costly rows had
     been refused after 23 s of work)."""
-    if table:
-        check_table_rows(rows)
     if solves > BATCH_SOLVES_MAX:
         raise InputError(
             "file", f"{solves:,} solve rows", f"at most {BATCH_SOLVES_MAX:,} solve rows: split it"
@@ -197,3 +195,5 @@ def check_batch(solves: int, rows: int, validated: bool, *, table: bool = False)
             f"{rows:,} rows",
             f"at most {BATCH_VALIDATED_MAX:,} rows to validate in one batch: split the file",
         )
+    if table:
+        check_table_rows(rows)
