@@ -534,10 +534,18 @@ def file_pair(
         )
     if p_file is None or q_file is None:
         return None
-    from planner.validators.instances import PmfFileError, file_instance
+    from pathlib import Path
 
-    try:
-        instance = file_instance(p_file, q_file, normalize=normalize)
+    from planner.validators.instances import PmfFileError, PmfSizeError, file_instance
+
+    try:  # each file read no further than k values: its length is known beforehand
+        instance = file_instance(p_file, q_file, normalize=normalize, k=k)
+    except PmfSizeError as error:
+        name = "p-file" if error.path == Path(p_file) else "q-file"
+        held = f"more than {k:,}" if error.count is None else f"{error.count:,}"
+        raise InputError(
+            "k", k, f"the pmf files' size (the {name} holds {held} values)"
+        ) from None
     except PmfFileError as error:
         text = str(error)
         if text.startswith(f"pmf file {q_file}:") or not text.startswith("pmf file "):

@@ -278,3 +278,96 @@ def test_a_batch_file_over_its_size_limit_is_refused_before_it_is_parsed(
     many.write_text("[[scenario]]\n" * 10_001)
     code, _, err = run(["batch", str(many)], capsys)
     assert code == 2 and "at most 10,000 scenarios (it has 10,001)" in err
+
+
+# 6. pmf files: ~29× their size in memory, read whole before a length known beforehand
+
+
+def test_a_pmf_file_longer_than_k_is_refused_at_its_first_value_beyond_k(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    from planner.validators import instances
+
+    big = tmp_path / "p.csv"
+    big.write_text("0.001\n" * 3_000_000)  # 18 MB of values, k = 100
+    chunks = []
+    real = instances._chunks
+
+    def counted(path):
+        for chunk in real(path):
+            chunks.append(len(chunk))
+            yield chunk
+
+    monkeypatch.setattr(instances, "_chunks", counted)
+    good = tmp_path / "q.csv"
+    good.write_text("0.01\n" * 100)
+    query = ["--model", "central", "-k", "100", "--alpha", "0.5", "--eps1", "1", "--eps2", "1"]
+    files = ["--p-file", str(big), "--q-file", str(good)]
+    code, out, err = run(["validate", *query, "--trials", "10", *files], capsys)
+    assert code == 2 and out == ""
+    assert err == (
+        "error: invalid k = 100: must be the pmf files' size (the p-file holds more than 100 "
+        "values)\n"
+    )
+    assert len(chunks) == 1  # stopped in the first chunk, not after 18 MB
+    short = tmp_path / "short.json"
+    short.write_text("[0.5, 0.5]")
+    code, _, err = run(["validate", *query, "--p-file", str(good), "--q-file", str(short)], capsys)
+    assert code == 2
+    assert err == "error: invalid k = 100: must be the pmf files' size (the q-file holds 2 values)\n"
+
+
+def test_reading_a_pmf_file_costs_a_bounded_multiple_of_its_values(tmp_path) -> None:
+    import tracemalloc
+
+    import numpy as np
+
+    from planner.validators.instances import load_pmf
+
+    path = tmp_path / "p.csv"
+    count = 400_000
+    path.write_text("\n".join(["0.0000025"] * count) + "\n")  # ~4 MB of text
+    tracemalloc.start()
+    values = load_pmf(path, k=count)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert values.size == count and np.isclose(values.sum(), 1.0)
+    size = path.stat().st_size
+    assert peak < 3 * size  # the whole text, its tokens and floats: ~29× the size
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("[0.25, 0.75]", [0.25, 0.75]),
+        (" [ 0.5 ,0.5 ] \n", [0.5, 0.5]),
+        ("[1e-1,9E-1]", [0.1, 0.9]),
+    ],
+)
+def test_json_pmf_files_are_read_token_by_token(tmp_path, text, values) -> None:
+    from planner.validators.instances import load_pmf
+
+    path = tmp_path / "p.json"
+    path.write_text(text, "utf-8-sig")
+    assert load_pmf(path).tolist() == values
+
+
+@pytest.mark.parametrize(
+    "text", ["[0.5, 0.5", "[0.5,, 0.5]", "[[0.5], 0.5]", "[0.5, 0.5] 1", "{}", "[NaN, 1]", "[0.5 0.5]"]
+)
+def test_malformed_json_pmf_files_are_refused(tmp_path, text) -> None:
+    from planner.validators.instances import PmfFileError, load_pmf
+
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    with pytest.raises(PmfFileError, match="must hold a JSON list of numbers"):
+        load_pmf(path)
+
+
+def test_a_csv_value_cut_by_a_chunk_boundary_is_read_whole(tmp_path, monkeypatch) -> None:
+    from planner.validators import instances
+
+    monkeypatch.setattr(instances, "PMF_CHUNK_CHARS", 7)
+    path = tmp_path / "p.csv"
+    path.write_text("0.125,0.125\n0.25, 0.5\n", "utf-8-sig")
+    assert instances.load_pmf(path).tolist() == [0.125, 0.125, 0.25, 0.5]
