@@ -24,6 +24,7 @@ import typer
 
 from planner.files import json_text
 from planner.inputs import ALLOWED, InputError
+from planner.pipes import EXIT_CODES_HELP
 from planner.startup import started
 
 
@@ -38,7 +39,8 @@ _USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
 
 app = typer.Typer(
     add_completion=False,
-    help="Sample-size planner for private closeness testing under heterogeneous privacy.",
+    help="Sample-size planner for private closeness testing under heterogeneous privacy. "
+    + EXIT_CODES_HELP,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # help text is plain: [plot], [[scenario]] and 20log stay as written
 )
@@ -1315,6 +1317,12 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as error:
         sys.stderr.write(f"error: {error}\n")
         return 2
+    except SystemExit as error:  # click's and rich's exit 1 on a broken pipe
+        from planner.pipes import broken_pipe, is_broken_pipe
+
+        if not is_broken_pipe(error):
+            raise
+        return broken_pipe()  # stdout's reader went away (| head): its own exit code
     except OSError as error:  # e.g. --output into a folder that does not exist
         where = "standard output" if error.filename is None else error.filename
         sys.stderr.write(f"error: cannot write {where}: {error.strerror or error}\n")
@@ -1336,6 +1344,9 @@ def exit_with(code: int) -> NoReturn:
     After Ctrl-C ("aborted", 130) the process ends at once: the interpreter's shutdown
     would join an interrupted worker pool's management thread, whose pipes are closed by
     then ("Exception ignored … Bad file descriptor" on stderr, seen under load)."""
+    from planner.pipes import flushed
+
+    code = flushed(code)  # a broken pipe met at the last flush: 141, not a warning
     if code == 130:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -371,3 +371,41 @@ def test_a_csv_value_cut_by_a_chunk_boundary_is_read_whole(tmp_path, monkeypatch
     path = tmp_path / "p.csv"
     path.write_text("0.125,0.125\n0.25, 0.5\n", "utf-8-sig")
     assert instances.load_pmf(path).tolist() == [0.125, 0.125, 0.25, 0.5]
+
+
+# 7. a broken pipe exited 1 (validate's "fail"), silently
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", "-m", "central", "-k", "64", "-a", "0.5", "--eps1", "1", "--eps2", "1"],
+        ["plan", "-m", "central", "-k", "1000", "-a", "0.1", "--eps1", "1", "--eps2", "1"],
+        ["plan", "-m", "central", "-k", "1000", "-a", "0.1", "--eps1", "1", "--eps2", "1", "--json"],
+    ],
+)
+def test_a_broken_pipe_has_its_own_exit_code_and_no_traceback(args) -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "planner", *args],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader has gone before anything is written (| true)
+    err = process.stderr.read()
+    assert (process.wait(timeout=120), err) == (141, b"")  # 128 + SIGPIPE
+
+    from planner.pipes import BROKEN_PIPE_EXIT
+
+    assert BROKEN_PIPE_EXIT == 141
+
+
+def test_exit_codes_are_in_the_help(capsys) -> None:
+    code, out, _ = run(["--help"], capsys)
+    assert code == 0
+    assert "141 standard output closed (a broken pipe)" in " ".join(out.split())
