@@ -24,6 +24,7 @@ import typer
 
 from planner.files import json_text
 from planner.inputs import ALLOWED, InputError
+from planner.argv import refuse_repeated_options
 from planner.pipes import EXIT_CODES_HELP
 from planner.startup import started
 
@@ -1260,42 +1261,6 @@ class _ClosedOutput(io.TextIOBase):
         return False
 
 
-def _refuse_repeated_options(command: Any, args: list[str]) -> None:
-    """An option that takes one value given twice (``-k 1000 -k 50``) is one line, as the
-    service refuses a field named twice: click would silently keep the last."""
-    subcommand = next((arg for arg in args if not arg.startswith("-")), None)
-    chosen = getattr(command, "commands", {}).get(subcommand)
-    if chosen is None or subcommand is None:
-        return
-    single = {
-        opt: param
-        for param in chosen.params
-        # duck-typed: typer may carry its own copy of click's classes
-        if getattr(param, "param_type_name", "") == "option"
-        and not getattr(param, "multiple", False)
-        and not getattr(param, "is_flag", False)
-        for opt in param.opts
-    }
-    given: dict[str, str] = {}
-    rest = args[args.index(subcommand) + 1 :]
-    for index, token in enumerate(rest):
-        if token == "--":
-            break
-        flag, joined, attached = token.partition("=")
-        if not flag.startswith("--") and len(token) > 2 and token[:2] in single:
-            flag, joined, attached = token[:2], "=", token[2:]  # a short option's -k50
-        elif not flag.startswith("--"):
-            flag, joined = token, ""
-        param = single.get(flag)
-        if param is None or param.name is None:
-            continue
-        value = attached if joined else (rest[index + 1] if index + 1 < len(rest) else "")
-        name = param.name.replace("_", "-")
-        if name in given:
-            raise InputError(name, f"{given[name]} and {value}", "given once (it appears twice)")
-        given[name] = value
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app and turn every input error into one line and exit 2."""
     args = sys.argv[1:] if argv is None else argv
@@ -1310,7 +1275,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # what ``app(...)`` does (its exception hook only prettifies, and that is off)
         command = _command()
-        _refuse_repeated_options(command, args)
+        refuse_repeated_options(command, args)
         result = command(args=args or ["--help"], standalone_mode=False, prog_name="planner")
         if result == 130:  # typer turns Ctrl-C into exit code 130, silently
             raise KeyboardInterrupt

@@ -26,8 +26,10 @@ def is_broken_pipe(error: BaseException) -> bool:
     ``OSError``) and rich (``SystemExit(1)`` from ``Console.on_broken_pipe``) end that way,
     indistinguishable from ``validate``'s fail but for the error they handle."""
     cause = error.__context__
-    return isinstance(error, SystemExit) and isinstance(cause, OSError) and (
-        cause.errno == errno.EPIPE
+    return (
+        isinstance(error, SystemExit)
+        and isinstance(cause, OSError)
+        and (cause.errno == errno.EPIPE)
     )
 
 

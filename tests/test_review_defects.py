@@ -409,3 +409,36 @@ def test_exit_codes_are_in_the_help(capsys) -> None:
     code, out, _ = run(["--help"], capsys)
     assert code == 0
     assert "141 standard output closed (a broken pipe)" in " ".join(out.split())
+
+
+# 8. an option followed by another option instead of its value
+
+PLAN_START = ["plan", "-m", "central", "-a", "0.1", "--eps1", "1"]
+
+
+@pytest.mark.parametrize(
+    ("tail", "following"),
+    [
+        (["-k", "1000", "--eps2", "-k"], "-k"),  # had been "invalid k = '1000 and '"
+        (["--eps2", "-k", "1000"], "-k"),  # had been click's "Missing option '-k'"
+        (["-k", "1000", "--eps2", "--json"], "--json"),
+        (["-k", "1000", "--eps2", "-k50"], "-k50"),
+    ],
+)
+def test_an_option_without_its_value_is_named(capsys, tail, following) -> None:
+    code, out, err = run([*PLAN_START, *tail], capsys)
+    assert code == 2 and out == ""
+    assert err == (
+        "error: missing eps2: must be a number in [0.0001, 20], given right after --eps2 "
+        f"(not the option {following})\n"
+    )
+
+
+def test_values_that_start_with_a_dash_and_repeats_are_still_read_as_before(capsys) -> None:
+    code, _, err = run([*PLAN_START, "-k", "1000", "--eps2", "-1"], capsys)
+    assert code == 2 and err == "error: invalid eps2 = '-1': must be a number in [0.0001, 20]\n"
+    code, _, err = run([*PLAN_START, "-k1000", "--eps2", "1", "-k", "50"], capsys)
+    assert code == 2
+    assert err == "error: invalid k = '1000 and 50': must be given once (it appears twice)\n"
+    code, out, _ = run([*PLAN_START, "-k", "1000", "--eps2", "1", "--json"], capsys)
+    assert code == 0 and '"n_users_group1"' in out
