@@ -22,9 +22,9 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from planner.argv import refuse_repeated_options
 from planner.files import json_text
 from planner.inputs import ALLOWED, InputError
-from planner.argv import refuse_repeated_options
 from planner.pipes import EXIT_CODES_HELP
 from planner.startup import started
 
