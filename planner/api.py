@@ -543,9 +543,7 @@ def file_pair(
     except PmfSizeError as error:
         name = "p-file" if error.path == Path(p_file) else "q-file"
         held = f"more than {k:,}" if error.count is None else f"{error.count:,}"
-        raise InputError(
-            "k", k, f"the pmf files' size (the {name} holds {held} values)"
-        ) from None
+        raise InputError("k", k, f"the pmf files' size (the {name} holds {held} values)") from None
     except PmfFileError as error:
         text = str(error)
         if text.startswith(f"pmf file {q_file}:") or not text.startswith("pmf file "):

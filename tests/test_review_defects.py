@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -109,9 +108,7 @@ SLOW_SOLVE = {
 searches near ε = 0.01)."""
 
 
-def test_health_and_version_answer_while_every_pool_thread_computes(
-    tmp_path, monkeypatch
-) -> None:
+def test_health_and_version_answer_while_every_pool_thread_computes(tmp_path, monkeypatch) -> None:
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
@@ -155,9 +152,7 @@ def test_health_and_version_answer_while_every_pool_thread_computes(
 
 
 def test_a_solve_past_the_request_cap_is_503_naming_it_and_frees_its_thread(tmp_path) -> None:
-    app = create_app(
-        tmp_path / "jobs.sqlite3", workers=1, run_jobs=False, request_time_limit=1.0
-    )
+    app = create_app(tmp_path / "jobs.sqlite3", workers=1, run_jobs=False, request_time_limit=1.0)
     with TestClient(app) as client:
         started = time.perf_counter()
         response = client.post("/v1/solve", json=SLOW_SOLVE)
@@ -243,9 +238,7 @@ def test_a_job_within_the_checks_is_still_accepted(idle_client) -> None:
 # 5. batch limits checked only after the work (or the parse)
 
 
-def test_a_batch_table_over_its_row_limit_is_refused_before_any_row_runs(
-    tmp_path, capsys
-) -> None:
+def test_a_batch_table_over_its_row_limit_is_refused_before_any_row_runs(tmp_path, capsys) -> None:
     rows = ["model,coin,k,alpha,eps1,eps2,delta"]
     rows += [f"shuffle,public,{1000 + i},0.05,0.01,0.02,1e-9" for i in range(1001)]
     table = tmp_path / "rows.csv"
@@ -260,9 +253,7 @@ def test_a_batch_table_over_its_row_limit_is_refused_before_any_row_runs(
     )
 
 
-def test_a_batch_file_over_its_size_limit_is_refused_before_it_is_parsed(
-    tmp_path, capsys
-) -> None:
+def test_a_batch_file_over_its_size_limit_is_refused_before_it_is_parsed(tmp_path, capsys) -> None:
     from planner.limits import BATCH_FILE_BYTES_MAX
 
     scenario = '[[scenario]]\nmodel = "central"\nk = 1000\nalpha = 0.1\neps1 = 1\neps2 = 1\n'
@@ -314,7 +305,9 @@ def test_a_pmf_file_longer_than_k_is_refused_at_its_first_value_beyond_k(
     short.write_text("[0.5, 0.5]")
     code, _, err = run(["validate", *query, "--p-file", str(good), "--q-file", str(short)], capsys)
     assert code == 2
-    assert err == "error: invalid k = 100: must be the pmf files' size (the q-file holds 2 values)\n"
+    assert (
+        err == "error: invalid k = 100: must be the pmf files' size (the q-file holds 2 values)\n"
+    )
 
 
 def test_reading_a_pmf_file_costs_a_bounded_multiple_of_its_values(tmp_path) -> None:
@@ -353,7 +346,8 @@ def test_json_pmf_files_are_read_token_by_token(tmp_path, text, values) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["[0.5, 0.5", "[0.5,, 0.5]", "[[0.5], 0.5]", "[0.5, 0.5] 1", "{}", "[NaN, 1]", "[0.5 0.5]"]
+    "text",
+    ["[0.5, 0.5", "[0.5,, 0.5]", "[[0.5], 0.5]", "[0.5, 0.5] 1", "{}", "[NaN, 1]", "[0.5 0.5]"],
 )
 def test_malformed_json_pmf_files_are_refused(tmp_path, text) -> None:
     from planner.validators.instances import PmfFileError, load_pmf
@@ -381,7 +375,20 @@ def test_a_csv_value_cut_by_a_chunk_boundary_is_read_whole(tmp_path, monkeypatch
     [
         ["validate", "-m", "central", "-k", "64", "-a", "0.5", "--eps1", "1", "--eps2", "1"],
         ["plan", "-m", "central", "-k", "1000", "-a", "0.1", "--eps1", "1", "--eps2", "1"],
-        ["plan", "-m", "central", "-k", "1000", "-a", "0.1", "--eps1", "1", "--eps2", "1", "--json"],
+        [
+            "plan",
+            "-m",
+            "central",
+            "-k",
+            "1000",
+            "-a",
+            "0.1",
+            "--eps1",
+            "1",
+            "--eps2",
+            "1",
+            "--json",
+        ],
     ],
 )
 def test_a_broken_pipe_has_its_own_exit_code_and_no_traceback(args) -> None:
