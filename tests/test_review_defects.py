@@ -465,9 +465,9 @@ def test_the_token_is_redacted_from_the_access_log(tmp_path) -> None:
     port = free_port()
     token = "s3cret-token-0123456789"
     root = Path(__file__).resolve().parents[1]
+    rest = ["--db", str(tmp_path / "jobs.sqlite3"), "--token", token]
     server = subprocess.Popen(
-        [sys.executable, "-m", "planner", "serve", "--port", str(port), "--access-log"]
-        + ["--db", str(tmp_path / "jobs.sqlite3"), "--token", token],
+        [sys.executable, "-m", "planner", "serve", "--port", str(port), "--access-log", *rest],
         cwd=root,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
