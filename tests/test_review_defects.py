@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -501,3 +502,46 @@ def test_redacted_path_keeps_everything_but_the_token() -> None:
     assert redacted_path("/?k=100&token=abc&alpha=0.1") == "/?k=100&token=[redacted]&alpha=0.1"
     assert redacted_path("/?tokens=1&token") == "/?tokens=1&token=[redacted]"
     assert redacted_path("/?to%6Ben=abc") == "/?token=[redacted]"
+
+
+# 10. the atomic writer: read-only targets replaced, symlinks turned into files
+
+
+def test_a_read_only_output_is_refused_in_one_line(tmp_path, capsys) -> None:
+    target = tmp_path / "plan.json"
+    target.write_text("keep me\n")
+    target.chmod(0o444)
+    args = ["sweep", "-k", "1000", "-a", "0.1", "--eps1", "1", "--eps2", "1", "-f", "json"]
+    code, out, err = run([*args, "-o", str(target)], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("error: invalid output = ")
+    assert err.endswith(
+        "plan.json': must be a file name in an existing, writable folder (the file is read-only)\n"
+    )
+    assert target.read_text() == "keep me\n" and target.stat().st_mode & 0o777 == 0o444
+
+
+def test_a_symlinked_output_is_written_through_atomically_keeping_the_link(tmp_path) -> None:
+    from planner.files import write_atomically
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    target = folder / "real.json"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    write_atomically(link, "new\n")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == "new\n"
+    assert target.stat().st_mode & 0o777 == 0o640  # the target's mode kept
+    assert sorted(p.name for p in folder.iterdir()) == ["real.json"]  # no temporary left
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(folder / "created.json")
+    old = os.umask(0o027)
+    try:
+        write_atomically(dangling, "x")
+    finally:
+        os.umask(old)
+    assert dangling.is_symlink() and (folder / "created.json").read_text() == "x"
+    assert (folder / "created.json").stat().st_mode & 0o777 == 0o640  # the umask's mode
