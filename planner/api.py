@@ -597,7 +597,14 @@ def validate_document(
     :func:`validation_query`. ``progress(note)`` is called as each family's look finishes.
     """
     from planner.coverage import covered_plan
-    from planner.validate import AUTO, MAX_AUTO_TRIALS, PathChoice, report_to_dict, validate
+    from planner.validate import (
+        AUTO,
+        MAX_AUTO_TRIALS,
+        PathChoice,
+        checked_families,
+        report_to_dict,
+        validate,
+    )
 
     query, n1, n2, split = validation_query(**inputs)
     # the plan `planner plan` prints: calibrated, or simulated outside the covered region
@@ -614,7 +621,7 @@ def validate_document(
         ),
         seed=check_integer("seed", seed, 0, 2**63 - 1),
         path=check_choice("path", path, PathChoice),
-        families=list(families) if families else None,
+        families=None if families is None or families == [] else checked_families(families),
         progress=progress,
     )
     return report_to_dict(report)

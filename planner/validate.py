@@ -11,7 +11,7 @@ from typing import Any
 
 from planner.constants import ConstantTable, default_constants
 from planner.files import json_text
-from planner.inputs import InputError, Query, check_integer
+from planner.inputs import InputError, Query, check_choice, check_integer, check_number, check_query
 from planner.limits import SIMULATION_N_MAX, check_validation
 from planner.plan import LoweredPoint, Plan, Split, plan
 from planner.report import query_to_dict
@@ -70,6 +70,8 @@ def checked_families(families: Sequence[str] | None) -> tuple[str, ...]:
     confidence), or every family when None."""
     if families is None:
         return tuple(FAMILIES)
+    if isinstance(families, (str, bytes)) or not isinstance(families, Sequence):
+        raise InputError("families", families, "a list of family names (None: every family)")
     for name in families:
         if name not in FAMILIES:
             raise InputError("family", name, "one of " + ", ".join(FAMILIES))
@@ -162,6 +164,16 @@ def validate(
     per-run error p* that makes the vote's error ≤ β; the report's errors and bounds are
     the vote's (``planner.validators.engine``).
     """
+    # every argument checked first, each refusal an InputError naming it (a negative
+    # seed had been numpy's ValueError, a text seed a TypeError, a bad path an
+    # AttributeError, and a target of nan, -1 or 5 was used as it was)
+    check_query(query)
+    seed = check_integer("seed", seed, 0, 2**63 - 1)
+    path = PathChoice(check_choice("path", path, PathChoice))
+    trials = check_trials(trials)
+    max_trials = check_integer("max-trials", max_trials, 1, 10**7)
+    if target is not None:
+        target = check_number("target", target, 0.0, 0.5, low_open=True, high_open=True)
     table = constants or default_constants()
     checked = checked_plan or plan(query, table, fallback=fallback, split=split)
     protocol_query = checked.tester_query  # the protocol that runs, where its tester runs

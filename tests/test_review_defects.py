@@ -545,3 +545,101 @@ def test_a_symlinked_output_is_written_through_atomically_keeping_the_link(tmp_p
         os.umask(old)
     assert dangling.is_symlink() and (folder / "created.json").read_text() == "x"
     assert (folder / "created.json").stat().st_mode & 0o777 == 0o640  # the umask's mode
+
+
+# 11. the Python API raised other errors than InputError, or took bad values
+
+CENTRAL = {"k": 64, "alpha": 0.5, "eps1": 1.0, "eps2": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("keyword", "value", "parameter"),
+    [
+        ("seed", -1, "seed"),  # numpy's ValueError
+        ("seed", "x", "seed"),  # a TypeError
+        ("path", "x", "path"),  # an AttributeError
+        ("target", float("nan"), "target"),  # accepted
+        ("target", -1, "target"),
+        ("target", 5, "target"),
+        ("trials", "many", "trials"),
+        ("families", 5, "families"),
+    ],
+)
+def test_validate_refuses_bad_arguments_as_input_errors(keyword, value, parameter) -> None:
+    from planner import Query, Setting
+    from planner.validate import validate
+
+    query = Query(Setting("central", "private"), **CENTRAL)
+    with pytest.raises(InputError) as refused:
+        validate(query, **{"trials": 10, keyword: value})
+    assert refused.value.parameter == parameter
+
+
+def test_validate_document_refuses_families_that_are_no_list() -> None:
+    from planner import api
+
+    fields = {"model": "central", **CENTRAL}
+    with pytest.raises(InputError) as refused:
+        api.validate_document(families=5, trials=10, **fields)
+    assert refused.value.parameter == "families"
+    assert "a list of family names" in str(refused.value)
+    with pytest.raises(InputError, match="invalid family = 'nope'"):
+        api.validate_document(families=["nope"], trials=10, **fields)
+
+
+def test_setting_takes_the_command_lines_spellings() -> None:
+    from planner import Coin, Model, Setting
+
+    assert Setting("LOCAL", "private") == Setting(Model.LOCAL, Coin.PRIVATE)
+    assert Setting(" Shuffle", "PUBLIC").key == "shuffle-public"
+    with pytest.raises(
+        ValueError, match=r"^invalid model = 'x': must be one of local, shuffle, central$"
+    ):
+        Setting("x", "private")
+    with pytest.raises(ValueError, match=r"^invalid coin = 3: must be one of private, public$"):
+        Setting("local", 3)
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["-k", "nan"], "error: invalid k = nan: must be an integer in [2, 1e+12]\n"),
+        (
+            ["-k", "100", "--beta", "0.7"],
+            "error: invalid beta = 0.7: must be a number in (0, 0.5)\n",
+        ),
+    ],
+)
+def test_a_sweep_whose_one_value_is_bad_is_one_line_and_exit_2(capsys, args, line) -> None:
+    code, out, err = run(["sweep", *args, "-a", "0.1", "--eps1", "1", "--eps2", "1"], capsys)
+    assert (code, out, err) == (2, "", line)
+
+
+def test_a_sweep_with_some_valid_values_keeps_its_error_rows(capsys) -> None:
+    code, out, _ = run(
+        ["sweep", "-k", "nan,100", "-a", "0.1", "--eps1", "1", "--eps2", "1", "-f", "csv"], capsys
+    )
+    assert code == 0
+    statuses = [line.split(",")[9] for line in out.splitlines()[1:]]
+    assert statuses.count("ok") == 3 and len(statuses) == 6
+
+
+# a body's unknown field had been reported as a missing one
+
+
+def test_an_unknown_body_field_is_named_before_the_missing_one(idle_client) -> None:
+    query = {"model": "central", "k": 1000, "alpha": 0.1, "eps1": 1}
+    response = idle_client.post("/v1/plan", json={**query, "eps_2": 1})
+    assert response.status_code == 422
+    assert response.json() == {
+        "error": "invalid eps_2: not a field of this request",
+        "parameter": "eps_2",
+    }
+    response = idle_client.post("/v1/validations", json={**query, "eps_2": 1, "bogus": 2})
+    assert response.status_code == 422
+    assert response.json() == {
+        "error": "invalid eps_2, bogus: not fields of this request",
+        "parameter": "eps_2",
+    }
+    response = idle_client.post("/v1/plan", json=query)  # only missing: as before
+    assert response.json() == {"error": "invalid eps2 = None: must be given", "parameter": "eps2"}

@@ -104,7 +104,18 @@ def _shown(value: Any) -> str:
 
 
 def validation_line(error: RequestValidationError) -> tuple[str, str]:
-    """The first pydantic error as ``invalid <field> = <value>: <reason>``."""
+    """The first pydantic error as ``invalid <field> = <value>: <reason>``; a field the
+    request does not have comes first (``eps_2`` had been reported as ``eps2 = None:
+    must be given``, hiding the misspelling), every such field named."""
+    unknown = [
+        str(item["loc"][-1])
+        for item in error.errors()
+        if item.get("type") == "extra_forbidden" and item.get("loc")
+    ]
+    if unknown:
+        names = ", ".join(dict.fromkeys(unknown))
+        what = "not a field of this request" if len(unknown) == 1 else "not fields of this request"
+        return unknown[0], f"invalid {names}: {what}"
     first = error.errors()[0]
     loc = first.get("loc", ())
     location = [str(part) for part in loc if part not in ("body", "query")]
