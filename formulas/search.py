@@ -3,8 +3,43 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import overload
+
+_DEADLINE = threading.local()
+"""This thread's deadline (``until``, a ``time.monotonic()`` time, and ``seconds``), if any."""
+
+
+class DeadlineExceededError(Exception):
+    """A computation ran past the deadline :func:`deadline` set on its thread."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(f"the computation took more than {seconds:g} s")
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Within the block, :func:`check_deadline` (called by every search's evaluation)
+    raises :class:`DeadlineExceededError` once ``seconds`` have passed: a computation on a
+    server's thread ends at its cap instead of holding the thread (a thread cannot be
+    killed). Without a deadline, the check does nothing."""
+    before = getattr(_DEADLINE, "until", None), getattr(_DEADLINE, "seconds", None)
+    _DEADLINE.until, _DEADLINE.seconds = time.monotonic() + seconds, seconds
+    try:
+        yield
+    finally:
+        _DEADLINE.until, _DEADLINE.seconds = before
+
+
+def check_deadline() -> None:
+    """Raise :class:`DeadlineExceededError` when this thread's deadline has passed."""
+    until = getattr(_DEADLINE, "until", None)
+    if until is not None and time.monotonic() > until:
+        raise DeadlineExceededError(_DEADLINE.seconds)
 
 
 def least_passing(
@@ -19,6 +54,7 @@ def least_passing(
         while not passes(high):
             low, high = high, 2 * high
     while high / low > 1.0 + rel_tol:
+        check_deadline()
         middle = math.sqrt(low * high)
         if passes(middle):
             high = middle
@@ -102,6 +138,7 @@ class SeededTest:
         return self._evaluate(x)[0]
 
     def _evaluate(self, x: float) -> tuple[bool, float]:
+        check_deadline()  # every evaluation: a sum of up to ~10^6 terms
         value = self.value(x)
         self.evaluations += 1
         passed = value <= self.level

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
+from typing import TypeVar
 
 
 class Model(StrEnum):
@@ -28,6 +29,21 @@ class Coin(StrEnum):
     PUBLIC = "public"
 
 
+_Member = TypeVar("_Member", Model, Coin)
+
+
+def _member(name: str, value: object, kind: type[_Member]) -> _Member:
+    """``value`` as a member of ``kind``, spelt as the command line takes it (any case,
+    surrounding spaces: ``"LOCAL"``), or a ``ValueError`` naming the allowed values."""
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind(str(value).strip().lower())
+    except ValueError:
+        allowed = ", ".join(member.value for member in kind)
+        raise ValueError(f"invalid {name} = {value!r}: must be one of {allowed}") from None
+
+
 @dataclass(frozen=True, order=True)
 class Setting:
     """A privacy model together with the availability of public randomness.
@@ -40,8 +56,8 @@ class Setting:
     coin: Coin
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "model", Model(self.model))
-        object.__setattr__(self, "coin", Coin(self.coin))
+        object.__setattr__(self, "model", _member("model", self.model, Model))
+        object.__setattr__(self, "coin", _member("coin", self.coin, Coin))
         if self.model is Model.CENTRAL:
             object.__setattr__(self, "coin", Coin.PRIVATE)
 

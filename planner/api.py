@@ -31,6 +31,7 @@ from planner.documents import (
     solution_to_dict,
     sweep_to_dict,
 )
+from planner.formulas.search import DeadlineExceededError, deadline
 from planner.inputs import (
     DEFAULT_BETA,
     InputError,
@@ -529,10 +530,16 @@ def file_pair(
         )
     if p_file is None or q_file is None:
         return None
-    from planner.validators.instances import PmfFileError, file_instance
+    from pathlib import Path
 
-    try:
-        instance = file_instance(p_file, q_file, normalize=normalize)
+    from planner.validators.instances import PmfFileError, PmfSizeError, file_instance
+
+    try:  # each file read no further than k values: its length is known beforehand
+        instance = file_instance(p_file, q_file, normalize=normalize, k=k)
+    except PmfSizeError as error:
+        name = "p-file" if error.path == Path(p_file) else "q-file"
+        held = f"more than {k:,}" if error.count is None else f"{error.count:,}"
+        raise InputError("k", k, f"the pmf files' size (the {name} holds {held} values)") from None
     except PmfFileError as error:
         text = str(error)
         if text.startswith(f"pmf file {q_file}:") or not text.startswith("pmf file "):
@@ -587,7 +594,7 @@ def validate_document(
     """
     from planner.coverage import covered_plan
     from planner.statistics import AUTO, MAX_AUTO_TRIALS
-    from planner.validate import PathChoice, validate
+    from planner.validate import PathChoice, checked_families, validate
 
     query, n1, n2, split = validation_query(**inputs)
     # the plan `planner plan` prints: calibrated, or simulated outside the covered region
@@ -604,7 +611,7 @@ def validate_document(
         ),
         seed=check_integer("seed", seed, 0, 2**63 - 1),
         path=check_choice("path", path, PathChoice),
-        families=list(families) if families else None,
+        families=None if families is None or families == [] else checked_families(families),
         progress=progress,
     )
     return report_to_dict(report)
@@ -629,9 +636,11 @@ def batch_request(
     trials: object = "auto",
     seed: object = "0",
     workers: object = "1",
+    table: bool = False,
 ) -> BatchRequest:
     """``planner batch``'s inputs checked and its file read, in the CLI's order (trials,
-    seed, workers, the file, then the batch limits), before any row runs."""
+    seed, workers, the file, then the batch limits: ``table``, printed as a table, holds
+    fewer rows), before any row runs."""
     from planner.batch import read_scenarios
     from planner.limits import check_batch
     from planner.statistics import check_trials
@@ -641,7 +650,7 @@ def batch_request(
     worker_count = check_integer("workers", workers, 1, 256)
     scenarios = read_scenarios(file)
     solves = sum(1 for row in scenarios if row.get("n1") is not None or row.get("n2") is not None)
-    check_batch(solves, len(scenarios), validate)
+    check_batch(solves, len(scenarios), validate, table=table)
     return BatchRequest(scenarios, validate, trial_count, run_seed, worker_count)
 
 
@@ -957,6 +966,7 @@ __all__ = [
     "CalibrationAnswer",
     "CalibrationRequest",
     "CompareAnswer",
+    "DeadlineExceededError",
     "PlanAnswer",
     "batch_csv",
     "batch_document",
@@ -968,6 +978,7 @@ __all__ = [
     "calibration_request",
     "compare_answer",
     "compare_document",
+    "deadline",
     "explain_document",
     "file_pair",
     "plan_answer",

@@ -32,7 +32,7 @@ from planner.coverage import NotCoveredError, covered_plan
 from planner.documents import batch_to_dict  # named here too: the CLI imports it from here
 from planner.files import csv_text
 from planner.inputs import DEFAULT_BETA, InputError, Query
-from planner.limits import BATCH_SCENARIOS_MAX, check_file_size
+from planner.limits import BATCH_FILE_BYTES_MAX, BATCH_SCENARIOS_MAX, check_file_size
 from planner.plan import Plan
 from planner.solve import Unknown, left_out, solve
 
@@ -76,12 +76,17 @@ def read_scenarios(path: Path | str) -> list[dict[str, Any]]:
         what = "no such file" if not path.exists() else "not a regular file"
         raise InputError("file", str(path), f"{allowed} ({what})")
     try:
-        check_file_size("file", path, path.stat().st_size)
+        check_file_size("file", path, path.stat().st_size, BATCH_FILE_BYTES_MAX)
         text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's BOM is no header
     except (OSError, UnicodeDecodeError) as error:
         raise InputError("file", str(path), f"{allowed} ({error.__class__.__name__})") from None
     suffix = path.suffix.lower()
     if suffix == ".toml":
+        tables = text.count("[[scenario]]")  # a bound on the scenarios, before parsing
+        if tables > BATCH_SCENARIOS_MAX:
+            raise InputError(
+                "file", str(path), f"at most {BATCH_SCENARIOS_MAX:,} scenarios (it has {tables:,})"
+            )
         try:
             document = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:

@@ -71,6 +71,33 @@ def covered_plan(
     is: it makes no claim (``Coverage.NONE``). ``split``: ``plan``'s (a simulated plan is
     sized at the query itself, where both rules agree).
     """
+    result = coverable_plan(
+        query, constants, budget_seconds=budget_seconds, trials=trials, split=split
+    )
+    if result.coverage is not Coverage.EXTRAPOLATED:
+        return result
+    needed = simulation_seconds(query, trials)
+    private = private_coin_twin(query)
+    fallback = private is not None and needed + simulation_seconds(private, trials) <= (
+        budget_seconds
+    )
+    return simulated_plan(query, result, trials=trials, seed=seed, fallback=fallback)
+
+
+def coverable_plan(
+    query: Query,
+    constants: ConstantTable | None = None,
+    *,
+    budget_seconds: float = SIMULATION_BUDGET_SECONDS,
+    trials: int = 1000,
+    split: Split = Split.FEWEST,
+) -> Plan:
+    """The analytic plan, after every check :func:`covered_plan` makes before it
+    simulates (:class:`NotCoveredError` where it would refuse: below
+    :data:`SIMULATION_K_MIN`, or a simulation over the budget), without simulating: a
+    service job is refused at submission, not after it was queued. Outside the covered
+    region the plan returned is the extrapolated one (``Coverage.EXTRAPOLATED``), which
+    :func:`covered_plan` replaces by simulation."""
     result = plan(query, constants, split=split)
     if result.coverage is not Coverage.EXTRAPOLATED:
         return result
@@ -93,11 +120,7 @@ def covered_plan(
                 else "simulating it is off (a budget of 0 s: --simulation-budget)"
             ),
         )
-    private = private_coin_twin(query)
-    fallback = private is not None and needed + simulation_seconds(private, trials) <= (
-        budget_seconds
-    )
-    return simulated_plan(query, result, trials=trials, seed=seed, fallback=fallback)
+    return result
 
 
 def simulated_plan(

@@ -40,20 +40,23 @@ def check_output_path(path: Path | str | None, *, suffixes: Sequence[str] = ()) 
         raise InputError("output", text, allowed + " (for stdout, leave --output out)")
     path = Path(text)
     try:
-        if path.is_dir():
+        real = real_target(path)  # a symlink is written through, to its target
+        if real.is_dir():
             raise InputError("output", text, allowed + " (this is a folder)")
-        if path.exists() and not path.is_file():  # renaming over /dev/null would replace it
+        if real.exists() and not real.is_file():  # renaming over /dev/null would replace it
             raise InputError("output", text, allowed + " (not a regular file)")
-    except OSError as error:  # e.g. a name too long
+        if real.exists() and not _writable(real):  # renaming over it would replace it
+            raise InputError("output", text, allowed + " (the file is read-only)")
+    except OSError as error:  # e.g. a name too long, a symlink loop
         raise InputError("output", text, allowed + f" ({error.strerror})") from None
     if suffixes and path.suffix.lower() not in suffixes:
         raise InputError("output", text, allowed)
-    parent = path.parent
+    parent = real.parent
     if not parent.is_dir():
         raise InputError("output", text, allowed + f" ({parent} is not a folder)")
     try:  # the real test (os.access says yes to root in /proc and on read-only mounts)
         handle, probe = tempfile.mkstemp(
-            prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=parent
+            prefix=f".{real.name}.{os.getpid()}.", suffix=".tmp", dir=parent
         )
     except OSError as error:
         raise InputError("output", text, allowed + f" ({error.strerror})") from None
@@ -62,13 +65,28 @@ def check_output_path(path: Path | str | None, *, suffixes: Sequence[str] = ()) 
     return path
 
 
+def real_target(path: Path) -> Path:
+    """The file a write to ``path`` changes: ``path``, or the file its symlinks lead to
+    (followed as ``open`` follows them; a dangling link's target is created)."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _writable(path: Path) -> bool:
+    """Whether the existing file may be replaced: writable for this process and not
+    read-only by its mode (root may write anything, but a 0444 file says "keep me")."""
+    return os.access(path, os.W_OK) and path.stat().st_mode & 0o222 != 0
+
+
 def write_atomically(path: Path | str, data: str | bytes) -> None:
     """Write via a temporary file in the same folder and rename: never half-written.
 
     The file gets the mode a new file gets under the current umask (0644 under umask 022),
-    as ``open(path, "w")`` would give it; a mode already on ``path`` is kept.
+    as ``open(path, "w")`` would give it; a mode already on ``path`` is kept. A read-only
+    file is refused (one line naming ``output``), not replaced. A symlink is written
+    through: its target is replaced atomically (the temporary file beside the target),
+    and the link stays a link.
     """
-    path = check_output_path(path)
+    path = real_target(check_output_path(path))
     _remove_stale_temporaries(path)
     try:
         handle, temporary = tempfile.mkstemp(

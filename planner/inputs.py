@@ -49,6 +49,7 @@ ALLOWED: dict[str, str] = {
     "format": "one of table, csv, json",
     "unknown": "one of n1, n2, alpha, eps2",
     "simulation-budget": "a number of seconds in [0, 3600]",
+    "target": "a number in (0, 0.5) (an error rate, as beta)",
 }
 
 

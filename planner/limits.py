@@ -23,8 +23,11 @@ invocations at all of them):
   α ≥ 1e-6 (:mod:`planner.inputs`) bound every size a plan computes;
 * a batch holds at most :data:`BATCH_SOLVES_MAX` solve rows, and with ``--validate`` at
   most :data:`BATCH_VALIDATED_MAX` rows;
-* a batch file holds at most :data:`BATCH_SCENARIOS_MAX` scenarios and, like a pmf
-  file, at most :data:`INPUT_FILE_BYTES_MAX` bytes.
+* a batch file holds at most :data:`BATCH_SCENARIOS_MAX` scenarios in at most
+  :data:`BATCH_FILE_BYTES_MAX` bytes (checked before it is parsed), a batch printed as a
+  table at most :data:`TABLE_ROWS_MAX` rows (checked before any row runs);
+* a pmf file is at most :data:`INPUT_FILE_BYTES_MAX` bytes, read in chunks and stopped at
+  its first value beyond k (its values: 8 bytes each, at most k of them).
 """
 
 from __future__ import annotations
@@ -66,7 +69,11 @@ BATCH_VALIDATED_MAX = 200
 limit below); more rows are a benchmark, run in parts."""
 """Scenarios in one batch file."""
 INPUT_FILE_BYTES_MAX = PMF_FILE_BYTES_MAX
-"""Size of a batch or pmf file read whole (the pmf reader lives below the planner)."""
+"""Size of a pmf file (the pmf reader lives below the planner)."""
+BATCH_FILE_BYTES_MAX = 2 * 2**20
+"""Size of a batch file: 10,000 scenarios of nine fields are ~1.1 MiB of TOML, which
+parses in ~2 s on the loaded machine (a review's 20 MB file took 17 s before its first
+error)."""
 
 
 def check_sweep_rows(rows: int) -> None:
@@ -164,15 +171,20 @@ def check_validation(
         )
 
 
-def check_file_size(name: str, path: object, size: int) -> None:
-    """Refuse an input file of more than :data:`INPUT_FILE_BYTES_MAX` bytes before reading it."""
-    if size > INPUT_FILE_BYTES_MAX:
-        raise InputError(name, str(path), f"a file of at most {INPUT_FILE_BYTES_MAX // 2**20} MiB")
+def check_file_size(name: str, path: object, size: int, most: int = INPUT_FILE_BYTES_MAX) -> None:
+    """Refuse an input file of more than ``most`` bytes (:data:`INPUT_FILE_BYTES_MAX`)
+    before reading it."""
+    if size > most:
+        raise InputError(
+            name, str(path), f"a file of at most {most // 2**20} MiB (this one: {size:,} bytes)"
+        )
 
 
-def check_batch(solves: int, rows: int, validated: bool) -> None:
-    """Refuse a batch over :data:`BATCH_SOLVES_MAX` solve rows, or with ``validated`` over
-    :data:`BATCH_VALIDATED_MAX` rows, before any row runs."""
+def check_batch(solves: int, rows: int, validated: bool, *, table: bool = False) -> None:
+    """Refuse a batch over :data:`BATCH_SOLVES_MAX` solve rows, with ``validated`` over
+    :data:`BATCH_VALIDATED_MAX` rows, or printed as a ``table`` over
+    :data:`TABLE_ROWS_MAX` rows, before any row runs (a table of 1,001 costly rows had
+    been refused after 23 s of work)."""
     if solves > BATCH_SOLVES_MAX:
         raise InputError(
             "file", f"{solves:,} solve rows", f"at most {BATCH_SOLVES_MAX:,} solve rows: split it"
@@ -183,3 +195,5 @@ def check_batch(solves: int, rows: int, validated: bool) -> None:
             f"{rows:,} rows",
             f"at most {BATCH_VALIDATED_MAX:,} rows to validate in one batch: split the file",
         )
+    if table:
+        check_table_rows(rows)

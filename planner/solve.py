@@ -29,7 +29,7 @@ import numpy as np
 
 from planner.allocation import AllocationRule, allocate, allocated_plan
 from planner.constants import ConstantTable, default_constants
-from planner.formulas.search import least_passing, least_passing_integer
+from planner.formulas.search import check_deadline, least_passing, least_passing_integer
 from planner.inputs import (
     EPS_MAX,
     EPS_MIN,
@@ -117,6 +117,7 @@ def fitting_plan(
     split's plan is returned when it fits (an extrapolated plan: :func:`solve` answers at
     the covered region's edge instead).
     """
+    check_deadline()  # a solve weighs up to ~100 of these (the service caps its time)
     paper = _paper_plan(query, constants)
     allocation = allocate(paper, AllocationRule.FIXED_N2, n2=n2, constants=constants)
     fewest = allocation.n_users_group1

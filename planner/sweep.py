@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,11 @@ from planner.inputs import (
     Accounting,
     InputError,
     Query,
+    check_alpha,
+    check_beta,
     check_choice,
+    check_delta,
+    check_eps,
     check_integer,
 )
 from planner.limits import check_root_finds, check_single_rows, check_sweep_rows
@@ -177,6 +181,9 @@ def sweep(
         "beta": beta,
     }
     values = {name: _as_values(name, value) for name, value in given.items()}
+    for name, value in given.items():
+        if value is not None:  # delta None: not given (shuffle rows say they need it)
+            _refuse_if_none_valid(name, values[name])
     varied = tuple(name for name in PARAMETERS if len(values[name]) > 1)
     per_setting = math.prod(len(values[name]) for name in PARAMETERS)
     check_sweep_rows(per_setting * len(settings))
@@ -194,6 +201,33 @@ def sweep(
     ):
         exact_counts.update({offset + row: counts for row, counts in block_exact.items()})
     return Sweep(varied, columns, exact_counts)
+
+
+_CHECKS: dict[str, Callable[[float], object]] = {
+    "k": lambda value: check_integer("k", value, 2, K_MAX),
+    "alpha": check_alpha,
+    "eps1": lambda value: check_eps("eps1", value),
+    "eps2": lambda value: check_eps("eps2", value),
+    "delta": check_delta,
+    "beta": check_beta,
+}
+
+
+def _refuse_if_none_valid(name: str, values: list[float]) -> None:
+    """One line (the first value's) when no value of a parameter is valid: every row
+    would be an error (``-k nan`` had printed one per setting and exited 0). A list
+    with some valid values keeps its rows, the invalid ones marked as errors."""
+    check = _CHECKS[name]
+    first: InputError | None = None
+    for value in values:
+        try:
+            check(value)
+        except InputError as error:
+            first = first or error
+        else:
+            return
+    if first is not None:
+        raise first
 
 
 def _checked_settings(settings: Any) -> list[Setting]:

@@ -10,7 +10,7 @@ from typing import Any
 from planner.constants import ConstantTable, default_constants
 from planner.documents import report_to_dict
 from planner.files import json_text
-from planner.inputs import InputError, Query, check_integer
+from planner.inputs import InputError, Query, check_choice, check_integer, check_number, check_query
 from planner.limits import SIMULATION_N_MAX, check_validation
 from planner.plan import LoweredPoint, Plan, Split, plan
 
@@ -64,6 +64,8 @@ def checked_families(families: Sequence[str] | None) -> tuple[str, ...]:
     confidence), or every family when None."""
     if families is None:
         return tuple(FAMILIES)
+    if isinstance(families, (str, bytes)) or not isinstance(families, Sequence):
+        raise InputError("families", families, "a list of family names (None: every family)")
     for name in families:
         if name not in FAMILIES:
             raise InputError("family", name, "one of " + ", ".join(FAMILIES))
@@ -75,6 +77,19 @@ def resolve_path(choice: PathChoice, n1: int, n2: int, trials: int) -> Simulatio
         small = trials * (n1 + n2) <= USER_PATH_BUDGET
         return SimulationPath.USER if small else SimulationPath.FAST
     return SimulationPath(choice.value)
+
+
+def trial_messages(checked: Plan, k: int, size1: int, size2: int) -> tuple[int, int]:
+    """The messages one trial sends per group when ``checked``'s tester runs with these
+    sizes: one run's users (a majority vote is checked through one of its runs) and, in
+    the shuffle model, every noise message, k·μ_g per group and run. The user path holds
+    them all at once (:func:`planner.limits.check_validation`)."""
+    runs = checked.runs
+    first, second = (
+        size // runs + round(k * max(group.noise_mu or 0.0, group.noise_mu_minimum or 0.0))
+        for size, group in zip((size1, size2), checked.groups, strict=True)
+    )
+    return first, second
 
 
 def validate(
@@ -114,6 +129,16 @@ def validate(
     per-run error p* that makes the vote's error ≤ β; the report's errors and bounds are
     the vote's (``planner.validators.engine``).
     """
+    # every argument checked first, each refusal an InputError naming it (a negative
+    # seed had been numpy's ValueError, a text seed a TypeError, a bad path an
+    # AttributeError, and a target of nan, -1 or 5 was used as it was)
+    check_query(query)
+    seed = check_integer("seed", seed, 0, 2**63 - 1)
+    path = PathChoice(check_choice("path", path, PathChoice))
+    trials = check_trials(trials)
+    max_trials = check_integer("max-trials", max_trials, 1, 10**7)
+    if target is not None:
+        target = check_number("target", target, 0.0, 0.5, low_open=True, high_open=True)
     table = constants or default_constants()
     checked = checked_plan or plan(query, table, fallback=fallback, split=split)
     protocol_query = checked.tester_query  # the protocol that runs, where its tester runs
@@ -150,11 +175,7 @@ def validate(
                 f"simulated with at most {SIMULATION_N_MAX:.0e} users a group)",
             )
     schedule = trial_schedule(trials, query.k, family_count, max_trials)
-    # a shuffle user path also sends every noise message: k·μ_g per group and run
-    messages1, messages2 = (
-        size // runs + round(query.k * max(group.noise_mu or 0.0, group.noise_mu_minimum or 0.0))
-        for size, group in zip((size1, size2), checked.groups, strict=True)
-    )
+    messages1, messages2 = trial_messages(checked, query.k, size1, size2)
     simulated = resolve_path(path, messages1, messages2, schedule[-1])
     user_path = simulated is SimulationPath.USER
     check_validation(

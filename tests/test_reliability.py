@@ -35,11 +35,22 @@ def one_error_line(err: str, parameter: str | None = None) -> None:
 
 
 @pytest.mark.parametrize("k", ["nan", "inf", "1e400", "-inf"])
-def test_sweep_with_a_non_finite_k_reports_an_invalid_row(k: str, capsys) -> None:
+def test_sweep_with_a_non_finite_k_is_one_line(k: str, capsys) -> None:
+    """A sweep whose one k is not finite has no row to plan: one line, exit 2 (it had
+    been exit 0 with an error in every row)."""
     code, out, err = run(["sweep", "-s", "central", "-k", k, *BASE, "--format", "json"], capsys)
+    assert code == 2 and out == ""
+    one_error_line(err, "invalid k = ")
+
+
+@pytest.mark.parametrize("k", ["nan", "inf", "-inf"])
+def test_sweep_with_a_non_finite_k_among_others_reports_an_invalid_row(k: str, capsys) -> None:
+    args = ["sweep", "-s", "central", "-k", f"{k},1000", *BASE, "--format", "json"]
+    code, out, err = run(args, capsys)
     assert code == 0, err
-    (row,) = json.loads(out)["rows"]
-    assert row["status"].startswith("error: invalid k = ") and row["n_users_group1"] is None
+    bad, good = json.loads(out)["rows"]
+    assert bad["status"].startswith("error: invalid k = ") and bad["n_users_group1"] is None
+    assert good["status"] == "ok"
 
 
 def test_plot_with_a_collapsing_range_titles_the_parsed_value(tmp_path: Path, capsys) -> None:
@@ -83,7 +94,7 @@ def test_plot_with_every_row_invalid_is_one_line(tmp_path: Path, capsys) -> None
         capsys,
     )
     assert code == 2
-    one_error_line(err, "plot")
+    one_error_line(err, "invalid alpha = 2.0")  # no alpha valid: no row to plot
     assert not (tmp_path / "f.png").exists()
 
 
@@ -475,7 +486,7 @@ def test_outputs_that_cannot_be_written_are_refused_first(output: str, capsys) -
 
 def test_sweep_tables_and_beta_plans_render_missing_numbers(capsys) -> None:
     code, out, err = run(
-        ["sweep", "-s", "central", "-k", "2", *BASE[:6], "--delta", "1,nan", "--format", "table"],
+        ["sweep", "-s", "central", "-k", "2", *BASE[:6], "--delta", "1e-6,1", "--format", "table"],
         capsys,
     )
     assert code == 0, err

@@ -8,9 +8,10 @@ not applicable, never silently dropped.
 
 from __future__ import annotations
 
-import json
+import array
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -192,18 +193,102 @@ def build(family: str, k: int, alpha: float) -> Instance | None:
 
 
 PMF_FILE_BYTES_MAX = 64 * 2**20
-"""A pmf file is read whole: at most this many bytes (listed in ``planner.limits``)."""
+"""A pmf file is at most this many bytes (listed in ``planner.limits``). It is read in
+chunks of :data:`PMF_CHUNK_CHARS` into an array of 8 bytes a value (at most k values when
+k is known): whole, its text, tokens and Python floats had cost ~29× its size (1.9 GB for
+a 64 MiB CSV)."""
+PMF_CHUNK_CHARS = 1 << 18
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_JSON_TOKENS = re.compile(r"[\[\],]|[^\s\[\],]+")
 
 
 class PmfFileError(ValueError):
     """A user pmf file that cannot be used; ``str()`` is the one line shown to users."""
 
 
-def load_pmf(path: str | Path, *, normalize: bool = False, tolerance: float = 1e-9) -> np.ndarray:
+class PmfSizeError(PmfFileError):
+    """A pmf file whose number of values is not the k asked for: ``count`` values, or
+    (None) more than k, read no further than its first value beyond k."""
+
+    def __init__(self, path: Path, k: int, count: int | None) -> None:
+        self.path, self.k, self.count = path, k, count
+        held = f"more than {k:,}" if count is None else f"{count:,}"
+        super().__init__(f"pmf file {path}: holds {held} values, not k = {k:,}")
+
+
+class _Values:
+    """Floats appended into an 8-byte-a-value array: at most ``k`` of them when ``k`` is
+    given (:class:`PmfSizeError` at the first beyond it)."""
+
+    def __init__(self, path: Path, k: int | None) -> None:
+        self.path, self.k = path, k
+        self.data = array.array("d")
+
+    def add(self, tokens: list[str]) -> None:
+        if self.k is not None and len(self.data) + len(tokens) > self.k:
+            raise PmfSizeError(self.path, self.k, None)
+        self.data.extend(float(token) for token in tokens)
+
+    def as_array(self) -> np.ndarray:
+        return np.frombuffer(self.data, dtype=float).copy() if self.data else np.zeros(0)
+
+
+def _chunks(path: Path) -> Iterator[str]:
+    """The file's text (UTF-8, a byte order mark dropped) in pieces that end between
+    tokens: a token cut by a chunk's end is carried into the next piece."""
+    carried = ""
+    with open(path, encoding="utf-8-sig") as stream:
+        while chunk := stream.read(PMF_CHUNK_CHARS):
+            text = carried + chunk
+            cut = max(text.rfind(mark) for mark in (" ", "\n", "\r", "\t", ",", "[", "]"))
+            if cut < 0:
+                carried = text
+                if len(carried) > PMF_CHUNK_CHARS:  # one "value" of a mebibyte
+                    raise ValueError("a value longer than 1 MiB")
+                continue
+            carried = text[cut + 1 :]
+            yield text[: cut + 1]
+    if carried:
+        yield carried
+
+
+def _csv_values(path: Path, values: _Values) -> None:
+    for text in _chunks(path):
+        values.add(text.replace(",", " ").split())
+
+
+def _json_values(path: Path, values: _Values) -> None:
+    """A JSON list of numbers, checked token by token (``[`` numbers and commas ``]``)."""
+    refused = PmfFileError(f"pmf file {path}: must hold a JSON list of numbers")
+    state = "start"  # start, first (a value or ]), value, comma (a , or ]), end
+    for text in _chunks(path):
+        numbers: list[str] = []
+        for token in _JSON_TOKENS.findall(text):
+            if state == "start" and token == "[":
+                state = "first"
+            elif state in ("first", "value") and _JSON_NUMBER.fullmatch(token):
+                numbers.append(token)
+                state = "comma"
+            elif (state == "first" or state == "comma") and token == "]":
+                state = "end"
+            elif state == "comma" and token == ",":
+                state = "value"
+            else:
+                raise refused
+        values.add(numbers)
+    if state != "end":
+        raise refused
+
+
+def load_pmf(
+    path: str | Path, *, normalize: bool = False, tolerance: float = 1e-9, k: int | None = None
+) -> np.ndarray:
     """Read a pmf from CSV (one value per line or comma-separated), JSON (a list) or NPY.
 
     It must be finite and non-negative and sum to 1 within ``tolerance``; with
-    ``normalize`` a positive total is rescaled to 1 first.
+    ``normalize`` a positive total is rescaled to 1 first. With ``k``, a file of any other
+    number of values is a :class:`PmfSizeError`, raised at its first value beyond k (an
+    NPY file's at its header), before anything else is read or checked.
     """
     path = Path(path)
     if not path.is_file():  # a folder, a device (/dev/zero never ends), a FIFO, nothing
@@ -211,23 +296,20 @@ def load_pmf(path: str | Path, *, normalize: bool = False, tolerance: float = 1e
     try:
         if path.stat().st_size > PMF_FILE_BYTES_MAX:
             raise PmfFileError(f"pmf file {path}: larger than {PMF_FILE_BYTES_MAX // 2**20} MiB")
-        if path.suffix.lower() == ".npy":
+        suffix = path.suffix.lower()
+        if suffix == ".npy":
             # memory-mapped first: a header declaring more data than the file holds is
             # refused (a ValueError) before any allocation, then the data is copied in
-            values = np.array(np.load(path, allow_pickle=False, mmap_mode="r"))
-            if values.dtype.kind not in "biuf":  # structured, complex, text, objects
-                raise PmfFileError(f"pmf file {path}: must hold real numbers ({values.dtype})")
-        elif path.suffix.lower() == ".json":
-            document = json.loads(path.read_text("utf-8-sig"))
-            if not isinstance(document, list) or not all(
-                isinstance(value, (int, float)) and not isinstance(value, bool)
-                for value in document
-            ):
-                raise PmfFileError(f"pmf file {path}: must hold a JSON list of numbers")
-            values = np.asarray(document, dtype=float)
-        elif path.suffix.lower() in (".csv", ".txt"):
-            text = path.read_text("utf-8-sig").replace(",", " ").split()  # a BOM is no value
-            values = np.asarray([float(token) for token in text], dtype=float)
+            mapped = np.load(path, allow_pickle=False, mmap_mode="r")
+            if mapped.dtype.kind not in "biuf":  # structured, complex, text, objects
+                raise PmfFileError(f"pmf file {path}: must hold real numbers ({mapped.dtype})")
+            if k is not None and mapped.ndim == 1 and mapped.size != k:
+                raise PmfSizeError(path, k, mapped.size if mapped.size < k else None)
+            values = np.array(mapped)
+        elif suffix in (".json", ".csv", ".txt"):
+            read = _Values(path, k)
+            (_json_values if suffix == ".json" else _csv_values)(path, read)
+            values = read.as_array()
         else:
             raise PmfFileError(f"pmf file {path}: unknown format (use .csv, .json or .npy)")
     except PmfFileError:
@@ -239,6 +321,8 @@ def load_pmf(path: str | Path, *, normalize: bool = False, tolerance: float = 1e
     values = np.asarray(values, dtype=float)
     if values.ndim != 1 or values.size < 2:
         raise PmfFileError(f"pmf file {path}: must hold a flat list of at least 2 numbers")
+    if k is not None and values.size != k:
+        raise PmfSizeError(path, k, values.size)
     if not np.all(np.isfinite(values)):
         raise PmfFileError(f"pmf file {path}: values must be finite")
     if np.any(values < 0):
@@ -255,9 +339,13 @@ def load_pmf(path: str | Path, *, normalize: bool = False, tolerance: float = 1e
     return values
 
 
-def file_instance(p_path: str | Path, q_path: str | Path, *, normalize: bool = False) -> Instance:
-    """A user-supplied pair; null if the two pmfs are equal, far otherwise."""
-    p, q = load_pmf(p_path, normalize=normalize), load_pmf(q_path, normalize=normalize)
+def file_instance(
+    p_path: str | Path, q_path: str | Path, *, normalize: bool = False, k: int | None = None
+) -> Instance:
+    """A user-supplied pair; null if the two pmfs are equal, far otherwise. With ``k``,
+    each file must hold k values (:class:`PmfSizeError`, read no further than k)."""
+    p = load_pmf(p_path, normalize=normalize, k=k)
+    q = load_pmf(q_path, normalize=normalize, k=k)
     if p.size != q.size:
         raise PmfFileError(f"pmf files have different k: {p.size} and {q.size}")
     kind = Kind.NULL if np.array_equal(p, q) else Kind.FAR

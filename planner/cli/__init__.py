@@ -25,6 +25,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from planner.argv import refuse_repeated_options
 from planner.cli import (
     batching,
     calibrating,
@@ -35,6 +36,7 @@ from planner.cli import (
     validating,
 )
 from planner.inputs import InputError
+from planner.pipes import EXIT_CODES_HELP
 from planner.startup import started
 
 _USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
@@ -42,7 +44,8 @@ _USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
 
 app = typer.Typer(
     add_completion=False,
-    help="Sample-size planner for private closeness testing under heterogeneous privacy.",
+    help="Sample-size planner for private closeness testing under heterogeneous privacy. "
+    + EXIT_CODES_HELP,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # help text is plain: [plot], [[scenario]] and 20log stay as written
 )
@@ -136,42 +139,6 @@ class _ClosedOutput(io.TextIOBase):
         return False
 
 
-def _refuse_repeated_options(command: Any, args: list[str]) -> None:
-    """An option that takes one value given twice (``-k 1000 -k 50``) is one line, as the
-    service refuses a field named twice: click would silently keep the last."""
-    subcommand = next((arg for arg in args if not arg.startswith("-")), None)
-    chosen = getattr(command, "commands", {}).get(subcommand)
-    if chosen is None or subcommand is None:
-        return
-    single = {
-        opt: param
-        for param in chosen.params
-        # duck-typed: typer may carry its own copy of click's classes
-        if getattr(param, "param_type_name", "") == "option"
-        and not getattr(param, "multiple", False)
-        and not getattr(param, "is_flag", False)
-        for opt in param.opts
-    }
-    given: dict[str, str] = {}
-    rest = args[args.index(subcommand) + 1 :]
-    for index, token in enumerate(rest):
-        if token == "--":
-            break
-        flag, joined, attached = token.partition("=")
-        if not flag.startswith("--") and len(token) > 2 and token[:2] in single:
-            flag, joined, attached = token[:2], "=", token[2:]  # a short option's -k50
-        elif not flag.startswith("--"):
-            flag, joined = token, ""
-        param = single.get(flag)
-        if param is None or param.name is None:
-            continue
-        value = attached if joined else (rest[index + 1] if index + 1 < len(rest) else "")
-        name = param.name.replace("_", "-")
-        if name in given:
-            raise InputError(name, f"{given[name]} and {value}", "given once (it appears twice)")
-        given[name] = value
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app and turn every input error into one line and exit 2."""
     args = sys.argv[1:] if argv is None else argv
@@ -186,13 +153,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # what ``app(...)`` does (its exception hook only prettifies, and that is off)
         command = _command()
-        _refuse_repeated_options(command, args)
+        refuse_repeated_options(command, args)
         result = command(args=args or ["--help"], standalone_mode=False, prog_name="planner")
         if result == 130:  # typer turns Ctrl-C into exit code 130, silently
             raise KeyboardInterrupt
     except InputError as error:
         sys.stderr.write(f"error: {error}\n")
         return 2
+    except SystemExit as error:  # click's and rich's exit 1 on a broken pipe
+        from planner.pipes import broken_pipe, is_broken_pipe
+
+        if not is_broken_pipe(error):
+            raise
+        return broken_pipe()  # stdout's reader went away (| head): its own exit code
     except OSError as error:  # e.g. --output into a folder that does not exist
         where = "standard output" if error.filename is None else error.filename
         sys.stderr.write(f"error: cannot write {where}: {error.strerror or error}\n")
@@ -214,6 +187,9 @@ def exit_with(code: int) -> NoReturn:
     After Ctrl-C ("aborted", 130) the process ends at once: the interpreter's shutdown
     would join an interrupted worker pool's management thread, whose pipes are closed by
     then ("Exception ignored … Bad file descriptor" on stderr, seen under load)."""
+    from planner.pipes import flushed
+
+    code = flushed(code)  # a broken pipe met at the last flush: 141, not a warning
     if code == 130:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -14,7 +14,13 @@ from planner.cli.options import (
     _only_with,
     _tasks_executor,
 )
-from planner.cli.output import VERDICT_EXIT_CODES, _checked_destination, _emit, _json_format
+from planner.cli.output import (
+    VERDICT_EXIT_CODES,
+    OutputFormat,
+    _checked_destination,
+    _emit,
+    _json_format,
+)
 
 
 def batch(
@@ -60,7 +66,14 @@ def batch(
     _only_with(validate, "--validate", "trials", "seed", "scheduler", "workers")
     _not_with_scheduler(scheduler, workers)
     chosen_format = _checked_destination(_json_format(output_format, as_json), output)
-    request = api.batch_request(file, validate=validate, trials=trials, seed=seed, workers=workers)
+    request = api.batch_request(
+        file,
+        validate=validate,
+        trials=trials,
+        seed=seed,
+        workers=workers,
+        table=chosen_format is OutputFormat.TABLE,
+    )
     if not validate:
         rows = api.batch_rows(request)
     else:

@@ -3,7 +3,9 @@
 :func:`create_app` builds it around one database file; ``planner serve`` runs it on
 uvicorn. Every error answers ``{"error": "<one line>"}`` (plus ``parameter`` when one is
 named): 401 without the token, 404/405 for unknown routes, 413 for a body over
-:data:`~planner.service.limits.MAX_BODY_BYTES`, 422 for a bad parameter.
+:data:`~planner.service.limits.MAX_BODY_BYTES`, 414 or 422 for a query string over its
+caps, 422 for a bad parameter, 503 for a plan, compare or solve past
+:data:`~planner.service.limits.MAX_REQUEST_SECONDS`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from planner.api import DeadlineExceededError
 from planner.files import json_text
 from planner.inputs import ALLOWED, InputError
 from planner.service.limits import (
@@ -28,8 +31,11 @@ from planner.service.limits import (
     MAX_BODY_BYTES,
     MAX_OFFSET,
     MAX_PAGE,
+    MAX_REQUEST_SECONDS,
     MAX_TRIALS,
     BodyTooLargeError,
+    QueryTooLargeError,
+    check_query_string,
 )
 from planner.service.runner import JobRunner
 from planner.service.state import ServiceState
@@ -93,7 +99,18 @@ def _shown(value: Any) -> str:
 
 
 def validation_line(error: RequestValidationError) -> tuple[str, str]:
-    """The first pydantic error as ``invalid <field> = <value>: <reason>``."""
+    """The first pydantic error as ``invalid <field> = <value>: <reason>``; a field the
+    request does not have comes first (``eps_2`` had been reported as ``eps2 = None:
+    must be given``, hiding the misspelling), every such field named."""
+    unknown = [
+        str(item["loc"][-1])
+        for item in error.errors()
+        if item.get("type") == "extra_forbidden" and item.get("loc")
+    ]
+    if unknown:
+        names = ", ".join(dict.fromkeys(unknown))
+        what = "not a field of this request" if len(unknown) == 1 else "not fields of this request"
+        return unknown[0], f"invalid {names}: {what}"
     first = error.errors()[0]
     loc = first.get("loc", ())
     location = [str(part) for part in loc if part not in ("body", "query")]
@@ -121,7 +138,8 @@ def validation_line(error: RequestValidationError) -> tuple[str, str]:
 
 
 class BodyLimit:
-    """Pure ASGI middleware: 413 for a body over the cap (declared or streamed)."""
+    """Pure ASGI middleware: 413 for a body over the cap (declared or streamed), 414 or 422
+    for a query string over its caps (before anything parses it)."""
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
         self.app = app
@@ -130,6 +148,11 @@ class BodyLimit:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        try:
+            check_query_string(scope.get("query_string") or b"")
+        except QueryTooLargeError as error:
+            await _error(error.status, str(error), "query")(scope, receive, send)
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None:
@@ -173,10 +196,12 @@ def create_app(
     time_limit: float = 600.0,
     run_jobs: bool = True,
     client: Any = None,
+    request_time_limit: float = MAX_REQUEST_SECONDS,
 ) -> FastAPI:
     """The service around one database file (``run_jobs=False``: queue but never run;
     ``client``: a ``distributed.Client`` whose cluster runs the jobs, see
-    :func:`planner.cluster.connect`; the caller closes it)."""
+    :func:`planner.cluster.connect`; the caller closes it; ``request_time_limit``: seconds
+    a plan, compare or solve request may compute, 503 beyond)."""
     # the modules themselves, not through planner.service (whose __init__ imports this one)
     import planner.service.apidocs as apidocs
     import planner.service.page as page
@@ -206,7 +231,12 @@ def create_app(
         redoc_url=None,
     )
     app.state.service = ServiceState(
-        store, runner, token, versions["code_version"], versions["constants_version"]
+        store,
+        runner,
+        token,
+        versions["code_version"],
+        versions["constants_version"],
+        request_seconds=request_time_limit,
     )
     app.include_router(routes.open_router)
     app.include_router(routes.router)
@@ -248,6 +278,15 @@ def create_app(
     async def arithmetic_error(_: Request, error: ArithmeticError) -> Response:
         """Inputs inside their ranges whose numbers overflow (e.g. α = 1e-320)."""
         return _error(422, ARITHMETIC_LINE, "inputs")
+
+    @app.exception_handler(DeadlineExceededError)
+    async def over_time(_: Request, error: DeadlineExceededError) -> Response:
+        """A plan, compare or solve past the service's cap per request (stopped there)."""
+        line = (
+            f"invalid request: its computation ran past {error.seconds:g} s, the service's "
+            "cap per plan, compare or solve request (the command line has none)"
+        )
+        return _error(503, line, "request")
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, error: Exception) -> Response:

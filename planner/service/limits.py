@@ -20,10 +20,27 @@ ARITHMETIC_LINE = (
 )
 """The one line (HTTP 422) for inputs inside their ranges whose numbers overflow (e.g.
 α = 1e-320): the API's and the web page's."""
+
+
+MAX_REQUEST_SECONDS = 20.0
+"""``POST /v1/plan``, ``/v1/compare`` and ``/v1/solve``: seconds one request may compute
+(503 beyond, naming the cap). A solve had run 17–19 s (shuffle public, ε1 = 0.01,
+β = 0.4999999, n2 = 1, accounting paper: ~80 fitting plans, each with fresh exact noise
+searches at ε ≈ 0.01), holding a thread of the pool the whole time; the computation
+checks its deadline at every search step (:func:`planner.formulas.search.deadline`), so
+its thread is free within a step of the cap (``create_app(request_time_limit=…)``
+changes it)."""
 MAX_QUEUED_JOBS = 100
 """Jobs waiting at once: past it a submission is a 429 (a review queued 300 in a second,
 each allowed up to 600 s: the queue and its database grew without bound)."""
 MAX_BODY_BYTES = 64 * 1024
+MAX_QUERY_BYTES = 4 * 1024
+"""A request's query string (after ``?``) at most this many bytes (414 beyond it), checked
+before it is parsed: a review's 60 KB query string of 16,000 names took 3.5 s to check on
+the event loop, stalling every other request (no token needed for ``/v1/health``)."""
+MAX_QUERY_PARAMETERS = 64
+"""A request's query string holds at most this many parameters (422 beyond it); every
+route takes at most 12 (the calculator page's form)."""
 MAX_SWEEP_ROWS = 20_000
 MAX_JOB_K = 10**6
 MAX_TRIALS = 25_600
@@ -31,7 +48,8 @@ MAX_TRIALS = 25_600
 MAX_FAST_CELLS = 4 * 10**8
 """Fast path: trials × k per family at most this (k = 10⁶ at 400 trials)."""
 MAX_USER_CELLS = 5 * 10**7
-"""User path: trials × (n1 + n2) per family at most this (10× what ``auto`` picks)."""
+"""User path: trials × messages a trial (one run's users and, in the shuffle model, the
+noise's k·μ per group) per family at most this (10× what ``auto`` picks)."""
 MAX_PAGE = 100
 """``GET /v1/validations``: jobs per page (``limit``) at most this."""
 MAX_OFFSET = 10**9
@@ -60,6 +78,31 @@ class BodyTooLargeError(Exception):
         super().__init__(f"invalid body = {shown} bytes: must be at most {MAX_BODY_BYTES:,} bytes")
 
 
+class QueryTooLargeError(Exception):
+    """A query string over :data:`MAX_QUERY_BYTES` or :data:`MAX_QUERY_PARAMETERS`;
+    ``status`` is the HTTP status of the refusal."""
+
+    def __init__(self, size: int, parameters: int) -> None:
+        if size > MAX_QUERY_BYTES:
+            self.status = 414
+            line = f"invalid query = {size:,} bytes: must be at most {MAX_QUERY_BYTES:,} bytes"
+        else:
+            self.status = 422
+            line = (
+                f"invalid query = {parameters:,} parameters: must be at most "
+                f"{MAX_QUERY_PARAMETERS} parameters"
+            )
+        super().__init__(line)
+
+
+def check_query_string(query: bytes) -> None:
+    """Refuse a query string over :data:`MAX_QUERY_BYTES` or :data:`MAX_QUERY_PARAMETERS`
+    before anything parses it (a count of separators: linear, no allocation)."""
+    parameters = query.count(b"&") + 1 if query else 0
+    if len(query) > MAX_QUERY_BYTES or parameters > MAX_QUERY_PARAMETERS:
+        raise QueryTooLargeError(len(query), parameters)
+
+
 @dataclass(frozen=True)
 class JobPlan:
     """A checked job request: what to store and run."""
@@ -84,6 +127,8 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
     ``given``: the fields the client sent (a field the job's kind does not read is
     refused)."""
     from planner import api
+    from planner.coverage import coverable_plan
+    from planner.plan import plan as make_plan
     from planner.validate import (
         AUTO,
         PathChoice,
@@ -91,6 +136,7 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
         check_trials,
         checked_families,
         resolve_path,
+        trial_messages,
         trial_schedule,
     )
 
@@ -103,9 +149,13 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
     if kind == "plan":
         request = {name: fields.get(name) for name in QUERY_FIELDS}
         request["accounting"] = fields.get("accounting", "exact")
-        Query.build(**request)  # every input checked now, not in the job
+        query = Query.build(**request)  # every input checked now, not in the job
         request["allocation"] = _split_rule(fields)
         seconds = check_integer("simulation-budget", budget, 0, MAX_SIMULATION_SECONDS)
+        # refused now where the job would refuse before simulating (k below the
+        # simulation floor, a simulation over its budget), not after it was queued
+        split = api.split_of(request["allocation"])
+        coverable_plan(query, budget_seconds=seconds, split=split)
         return JobPlan(kind, {**request, "simulation_budget": seconds}, seed, 0, 1)
     if kind == "exact":
         trials = check_integer("trials", _given(fields, "trials", 1000), 50, MAX_EXACT_TRIALS)
@@ -117,6 +167,7 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
         if k > MAX_EXACT_K:
             raise InputError("k", request["k"], f"an integer in [2, {MAX_EXACT_K:,}] for --exact")
         api.check_exact_cost(query, trials)  # as planner plan --exact refuses it, not later
+        coverable_plan(query, split=api.split_of(request["allocation"]))  # the job's own plan
         return JobPlan(kind, {**request, "trials": trials, "seed": seed}, seed, trials, 1)
     asked_trials = _given(fields, "trials", AUTO)
     count = check_trials(asked_trials, MAX_TRIALS)
@@ -134,10 +185,18 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
     if query.k > MAX_JOB_K:
         raise InputError("k", query.k, f"an integer in [2, {MAX_JOB_K:,}] for a validation job")
     path = PathChoice(check_choice("path", fields.get("path", "auto"), PathChoice))
-    size1, size2 = api.validation_sizes(target)
-    # a majority vote is checked through one run: a trial sends one run's users
-    runs = api.validation_runs(target)
-    size1, size2 = max(size1 // runs, 1), max(size2 // runs, 1)
+    # the plan the job checks (as api.validate_document picks it): without sizes given,
+    # the covered plan, refused now where the job would refuse it (local k = 10^6: its
+    # simulation is over the budget)
+    if target.n1 is not None and target.n2 is not None:
+        checked = make_plan(query, split=target.split)
+        sizes = (target.n1, target.n2)
+    else:
+        checked = coverable_plan(query, split=target.split)
+        sizes = (checked.n_users_group1, checked.n_users_group2)
+    # what one trial sends: one run's users and, in the shuffle model, the noise's
+    # messages (the user path holds them all; users alone had let such jobs in)
+    size1, size2 = trial_messages(checked, query.k, *sizes)
     looks = trial_schedule(count, query.k, family_count, max_trials)
     largest = looks[-1]
     simulated = resolve_path(path, size1, size2, largest)
@@ -146,8 +205,8 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
             "trials",
             asked_trials,
             f"at most {MAX_USER_CELLS // (size1 + size2):,} on the user path with "
-            f"n1 + n2 = {size1 + size2:,} (trials × users ≤ {MAX_USER_CELLS:.0e}); "
-            "use path fast",
+            f"{size1 + size2:,} messages a trial (users and, in the shuffle model, noise) "
+            f"(trials × messages ≤ {MAX_USER_CELLS:.0e}); use path fast",
         )
     if simulated is SimulationPath.FAST and largest * query.k > MAX_FAST_CELLS:
         raise InputError(

@@ -22,7 +22,7 @@ from planner.inputs import InputError
 from planner.protocols import protocol_for
 from planner.report import eps_heading
 from planner.service.auth import COOKIE, authorized
-from planner.service.routes import only_with_their_allocation
+from planner.service.routes import first_repeat, only_with_their_allocation
 from planner.service.svgplot import eps2_values, users_against_eps2
 
 router = APIRouter(include_in_schema=False)
@@ -78,8 +78,9 @@ def _form_problem(request: Request) -> InputError | None:
     """A field named twice or a name that is no field of the form (``?bta=0.01`` would
     plan at the default β), in the line the API gives; None when there is none."""
     names = [name for name, _ in request.query_params.multi_items() if name != "token"]
+    twice = first_repeat(names)
     for name in names:
-        if names.count(name) > 1:
+        if name == twice:
             return InputError(name, request.query_params[name], "given once (it appears twice)")
         if name not in DEFAULTS:
             fields = ", ".join(DEFAULTS)

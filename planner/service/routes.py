@@ -15,6 +15,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from planner import api
+from planner.api import deadline
 from planner.files import json_text
 from planner.inputs import InputError
 from planner.service.auth import require_token
@@ -70,9 +71,9 @@ async def unique_keys(request: Request) -> None:
     refused (422), not read as its last value: ``{"model": "central", "model": "local"}`` is
     ambiguous, whichever the parser keeps. A repeat inside a field's value names the field."""
     names = [name for name, _ in request.query_params.multi_items()]
-    for name in names:
-        if names.count(name) > 1:
-            raise InputError(name, request.query_params[name], "given once (it appears twice)")
+    repeated = first_repeat(names)
+    if repeated is not None:
+        raise InputError(repeated, request.query_params[repeated], "given once (it appears twice)")
     known = _query_names(request)
     for name in names:
         if name not in known:  # a misspelt ?bta=0.1 must not answer for the default β
@@ -95,6 +96,18 @@ async def unique_keys(request: Request) -> None:
         for name, value in document.items():
             if _holds_repeat(value):
                 raise InputError(name, _JsonText("…"), "without a key named twice inside it")
+
+
+def first_repeat(names: list[str]) -> str | None:
+    """The first name that appears twice in ``names`` (in the order of its first
+    appearance), or None: one pass, not a count per name (quadratic)."""
+    seen: set[str] = set()
+    twice: set[str] = set()
+    for name in names:
+        if name in seen:
+            twice.add(name)
+        seen.add(name)
+    return next((name for name in names if name in twice), None)
 
 
 def _query_names(request: Request) -> set[str]:
@@ -171,10 +184,17 @@ async def _answer(
 ) -> str:
     """A cached answer at once; otherwise computed in the thread pool, off the event loop:
     a solve can take seconds, and computed inline it had held up every other request,
-    ``/v1/health`` included, for as long."""
+    ``/v1/health`` included, for as long. The computation is stopped at the service's
+    cap (``state.request_seconds``; a 503 naming it)."""
     text = state.cache.cached(kind, fields)
     if text is None:
-        text = await run_in_threadpool(state.cache.answer, kind, fields, compute)
+        seconds = state.request_seconds
+
+        def capped() -> Any:  # stops within a search step of the cap, freeing its thread
+            with deadline(seconds):
+                return compute()
+
+        text = await run_in_threadpool(state.cache.answer, kind, fields, capped)
     return text
 
 
@@ -336,13 +356,17 @@ def _accepted(job: Job) -> Response:
 
 @router.get("/version")
 async def version() -> Response:
-    """Code and constants version (as every report records them)."""
+    """Code and constants version (as every report records them). On the event loop (the
+    versions are read once), not the thread pool: it answers while every pool thread
+    computes."""
     return json_response(api.version_document())
 
 
 @open_router.get("/health")
-def health(state: State) -> Response:
-    """Liveness, and how many jobs are queued and running (no token needed)."""
+async def health(state: State) -> Response:
+    """Liveness, and how many jobs are queued and running (no token needed). On the
+    event loop (one indexed SQLite count), not the thread pool: with 45 solves computing
+    it had waited 17.5 s for a thread."""
     counts = state.store.counts()
     problem = state.runner.cluster_problem()
     return json_response(

@@ -2,14 +2,54 @@
 
 from __future__ import annotations
 
+import copy
 import ipaddress
+import logging
 import socket
 import sqlite3
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote_plus
 
 from planner.inputs import InputError
 
 LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
+REDACTED = "token=[redacted]"
+
+
+def redacted_path(path: str) -> str:
+    """A request's path and query with the value of every ``token`` parameter replaced
+    (``GET /?token=…`` sets the page's cookie): an access log must not hold the token.
+    The names are read as the app reads them (percent-decoded: ``%74oken`` is ``token``)."""
+    route, mark, query = path.partition("?")
+    if not mark:
+        return path
+    pieces = [
+        REDACTED if unquote_plus(piece.partition("=")[0]) == "token" else piece
+        for piece in query.split("&")
+    ]
+    return f"{route}?{'&'.join(pieces)}"
+
+
+class RedactToken(logging.Filter):
+    """uvicorn's access log line with :func:`redacted_path` (its arguments are the client,
+    method, path with query, HTTP version and status)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        arguments = record.args
+        if isinstance(arguments, tuple) and len(arguments) >= 3 and isinstance(arguments[2], str):
+            record.args = (*arguments[:2], redacted_path(arguments[2]), *arguments[3:])
+        return True
+
+
+def access_log_config() -> dict[str, Any]:
+    """uvicorn's logging configuration with :class:`RedactToken` on its access lines."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config.setdefault("filters", {})["redact_token"] = {"()": RedactToken}
+    config["handlers"]["access"].setdefault("filters", []).append("redact_token")
+    return config
 
 
 def is_loopback(host: str) -> bool:
@@ -99,6 +139,7 @@ def serve(
             port=port,
             log_level="info" if access_log else "warning",
             access_log=access_log,
+            log_config=access_log_config(),  # the token redacted from access lines
         )
     finally:
         if client is not None:

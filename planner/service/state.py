@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from fastapi import HTTPException
 
 from planner.service.cache import AnswerCache
-from planner.service.limits import MAX_QUEUED_JOBS, JobPlan
+from planner.service.limits import MAX_QUEUED_JOBS, MAX_REQUEST_SECONDS, JobPlan
 from planner.service.runner import JobRunner
 from planner.service.store import Job, JobStore
 
@@ -21,6 +21,8 @@ class ServiceState:
     code_version: str
     constants_version: str
     cache: AnswerCache = field(default_factory=AnswerCache)
+    request_seconds: float = MAX_REQUEST_SECONDS
+    """Seconds a plan, compare or solve request may compute (503 beyond)."""
     submitting: threading.Lock = field(default_factory=threading.Lock)
     """Held from counting the queue to storing a job: concurrent submissions had passed
     the cap together (103 queued of at most 100)."""

@@ -313,8 +313,10 @@ def _hold(database: Path) -> TextIO:
     """An exclusive lock on ``<database>.lock`` held while the returned file stays open
     (the kernel drops it when the process dies, even by SIGKILL); the holder's process id
     is written in it. Not the database file itself: closing any other descriptor of that
-    file would drop SQLite's own locks on it."""
-    handle = open(database.with_name(database.name + ".lock"), "a+", encoding="utf-8")  # noqa: SIM115
+    file would drop SQLite's own locks on it. The lock file is the real file's (symlinks
+    resolved): a second name for the same database meets the same lock."""
+    real = database.resolve()
+    handle = open(real.with_name(real.name + ".lock"), "a+", encoding="utf-8")  # noqa: SIM115
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
