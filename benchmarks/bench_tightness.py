@@ -21,7 +21,8 @@ from planner.exact import exact_plan
 from planner.formulas.registry import BOUNDS
 from planner.formulas.settings import Model, Setting
 from planner.inputs import Accounting, Query
-from planner.plan import noise_mu, plan
+from planner.plan import plan
+from planner.protocols.shuffle_private import noise_mu
 from planner.statistics import OPERATING_TRIALS, operating_error
 
 TIGHTNESS_POINTS = [

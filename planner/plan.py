@@ -27,7 +27,6 @@ from planner.protocols import AllocationFamily, private_coin_protocol, protocol_
 from planner.protocols.base import Compression, RunSizes, mixing_scale
 from planner.protocols.base import bound_terms as _bound_terms
 from planner.protocols.base import bound_value as _bound_value
-from planner.protocols.shuffle_private import noise_mu
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -1192,7 +1191,6 @@ __all__ = [
     "Plan",
     "Repetition",
     "RepetitionMethod",
-    "noise_mu",
     "plan",
     "run_sizes",
 ]

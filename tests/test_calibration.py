@@ -400,7 +400,8 @@ def test_the_shuffle_envelope_along_eps_strong_holds_the_total_not_group_1() -> 
     from planner.calibration.grid import GRID_DELTA, monotone_envelope
     from planner.formulas.settings import Setting
     from planner.inputs import Accounting
-    from planner.plan import noise_mu, strong_order_size
+    from planner.plan import strong_order_size
+    from planner.protocols.shuffle_private import noise_mu
 
     setting = "shuffle-private"
     axes = {"k": [256], "alpha": [0.15], "eps_strong": [1.0, 3.0], "eps_ratio": [0.25]}

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from planner.constants import default_constants
 from planner.formulas.compression import integer_argmin
 from planner.formulas.registry import BOUNDS
-from planner.plan import RepetitionMethod, Split, noise_mu, plan
+from planner.plan import RepetitionMethod, Split, plan
+from planner.protocols.shuffle_private import noise_mu
 from planner.solve import Unknown, fitting_plan, solve
 from tests.conftest import SETTING_KEYS, make_query, order_table
 

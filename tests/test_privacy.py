@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from planner.formulas.accounting import poisson_histogram_delta
-from planner.plan import noise_mu
+from planner.protocols.shuffle_private import noise_mu
 from planner.validators import central, local_private, shuffle_private
 from planner.validators.hadamard import in_block_set
 from tests.conftest import make_query

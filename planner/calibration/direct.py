@@ -19,6 +19,7 @@ from planner.calibration.grid import (
 )
 from planner.calibration.search import SEARCH_RANGE, search_provenance, smallest_multiplier
 from planner.formulas.repetition import PER_RUN_ERROR
+from planner.protocols import PROTOCOLS
 from planner.statistics import operating_error
 from planner.testers import parameters_for_beta
 
@@ -259,14 +260,13 @@ BELOW_ALPHA_MIN_AXES: dict[str, list[float]] = {
 setting with per-node tables (``DIRECT_BY_NODE_SETTINGS``), measured below the direct
 points' α."""
 
-DIRECT_BY_NODE_SETTINGS = ("shuffle-private", "shuffle-public", "central")
+DIRECT_BY_NODE_SETTINGS = tuple(p.key for p in PROTOCOLS if p.calibration.direct_by_node)
 """The settings whose direct factors are tabled per node (α, ε_strong), ``direct_by_node``:
 the shuffle testers, whose factor grows as α falls, and central, whose factor moves with
 ε_strong both ways (``docs/coverage.md``, β below 1/3)."""
 
 DIRECT_SMALL_EPS: dict[str, list[float]] = {
-    "shuffle-private": [0.05],
-    "central": [0.01, 0.05],
+    p.key: list(p.calibration.direct_small_eps) for p in PROTOCOLS if p.calibration.direct_small_eps
 }
 """The ε_strong values ``planner calibrate --direct --small-eps`` measures per setting,
 below the direct points' 0.25: the shuffle private coin's factor falls there (the public
@@ -275,7 +275,7 @@ again towards 0.01 (its noise's Laplace tail), the bottom of its covered region.
 
 DIRECT_SMALL_EPS_SETTINGS = tuple(DIRECT_SMALL_EPS)
 
-EPS_NODE_OWN_POINTS = frozenset({"central"})
+EPS_NODE_OWN_POINTS = frozenset(p.key for p in PROTOCOLS if p.calibration.eps_node_own_points)
 """Settings whose ``direct_by_node`` table at an ε_strong node is the worst over the points
 at that node alone: central's factor is lowest between ε_strong = 0.05 and 0.25 and rises
 both ways (k = 16, α = 0.5, β = 0.01: 7.3 at ε_strong = 0.01, 4.8 at 0.25, 4.7 at 1), so
@@ -284,8 +284,12 @@ takes the worst over its ε node and every smaller one, as their factor rises wi
 
 
 DIRECT_BEYOND: dict[str, dict[str, list[float]]] = {
-    "eps_strong": {"local-private": [5.0, 20.0]},
-    "alpha": {"local-private": [0.75, 0.95]},
+    axis: {
+        p.key: p.calibration.direct_beyond[axis]
+        for p in PROTOCOLS
+        if axis in p.calibration.direct_beyond
+    }
+    for axis in ("eps_strong", "alpha")
 }
 """The points ``planner calibrate --direct --large-eps`` (ε_strong) and ``--large-alpha`` (α)
 measure per setting beyond the direct points' tops (ε_strong 1, α 0.5), so that a plan up

@@ -16,44 +16,25 @@ import numpy as np
 
 from planner.calibration.search import SEARCH_RANGE, smallest_multiplier
 from planner.formulas.repetition import PER_RUN_ERROR
-from planner.formulas.settings import Model, Setting
+from planner.formulas.settings import Setting
 from planner.inputs import Accounting, Query
-from planner.plan import noise_mu, strong_order_size
+from planner.plan import strong_order_size
+from planner.protocols import PROTOCOLS, protocol_for
+from planner.protocols.base import DEFAULT_GRID_AXES
 from planner.statistics import operating_error
 
-DEFAULT_AXES: dict[str, list[float]] = {
-    "k": [16, 256, 4096],
-    "alpha": [0.01, 0.05, 0.15, 0.5, 0.95],
-    "eps_strong": [0.25, 0.5, 1.0],
-    "eps_ratio": [0.25, 0.5, 1.0],
-}
+DEFAULT_AXES = DEFAULT_GRID_AXES
 """Grid axes (see ``planner.constants.GRID_AXES``); δ is fixed at ``GRID_DELTA``."""
 
-SMALL_EPS_AXES: dict[str, list[float]] = {
-    **DEFAULT_AXES,
-    "eps_strong": [0.01, 0.03, 0.1, 0.25, 0.5, 1.0, 3.0, 10.0, 20.0],
-}
-"""The shuffle grids: down to ε_strong = 0.01, where their constants rise (public coin: by
-up to 1.5× below 0.25, private coin: up to 1.3×), and up to 20, the accepted top, where
-the tester adds little noise and its constant rises again (docs/coverage.md)."""
-
 SETTING_AXES: dict[str, dict[str, list[float]]] = {
-    "shuffle-public": SMALL_EPS_AXES,
-    "shuffle-private": SMALL_EPS_AXES,
-    "central": {
-        "k": [4, 16, 256, 4096],
-        "alpha": [0.01, 0.05, 0.15, 0.5, 0.95],
-        "eps_strong": [0.01, 0.03, 0.1, 0.25, 1.0, 3.0],
-        "eps_ratio": [1.0],
-    },
+    protocol.key: protocol.calibration.grid_axes for protocol in PROTOCOLS
 }
-"""Each setting's grid, where it differs from ``DEFAULT_AXES``. Central's tester runs at
-the larger ε on n1 users of each group whatever ε_weak is, so its grid has one ratio."""
+"""Each protocol's grid (``CalibrationDesign.grid_axes``)."""
 
 
 def default_axes(setting: str) -> dict[str, list[float]]:
     """The grid ``planner calibrate`` fits for a setting."""
-    return SETTING_AXES.get(setting, DEFAULT_AXES)
+    return SETTING_AXES[setting]
 
 
 GRID_DELTA = 1e-6
@@ -68,15 +49,16 @@ nearly the same at every point, refitting every node at the operating point itse
 take the grid's hours again for the same result; the settings where it is not are fitted
 there (``GRID_AT_OPERATING_POINT``)."""
 
-GRID_AT_OPERATING_POINT = frozenset({"local-public", "shuffle-public", "central"})
+GRID_AT_OPERATING_POINT = frozenset(
+    protocol.key for protocol in PROTOCOLS if protocol.calibration.grid_at_operating_point
+)
 """Settings whose grid is fitted at the operating point ``operating_error(1/3)`` itself,
-not at ``CALIBRATION_TARGET`` times the operating factor. The operating factor is the
-*worst* of each k's eight direct points; where it spreads widely across points, as for the
-public-coin testers (local 0.67–0.89, shuffle 0.77–0.95: one hash makes C noisy), the worst
-point's factor oversizes most nodes, and a node-by-node fit is both cheaper and tighter
-(their grids take minutes to half an hour). Central's threshold (C1 = 0.7) leaves a null
-floor near 0.21 that a fit at 0.26 would sit too close to. Their direct factors are taken
-relative to C at the operating point, point by point (``direct_entry``)."""
+not at ``CALIBRATION_TARGET`` times the operating factor
+(``CalibrationDesign.grid_at_operating_point``). The operating factor is the *worst* of
+each k's eight direct points; where it spreads widely across points the worst point's
+factor oversizes most nodes, and a node-by-node fit is both cheaper and tighter. Their
+direct factors are taken relative to C at the operating point, point by point
+(``direct_entry``)."""
 
 
 def grid_target(setting: str) -> float:
@@ -120,7 +102,7 @@ class GridPoint:
     def query(self) -> Query:
 
         setting = Setting.from_key(self.setting)
-        delta = GRID_DELTA if setting.model is Model.SHUFFLE else None
+        delta = GRID_DELTA if protocol_for(setting).needs_delta else None
         return Query(
             setting, self.k, self.alpha, self.eps_strong, self.eps_strong * self.eps_ratio, delta
         )
@@ -243,7 +225,8 @@ def monotone_envelope(
     """
 
     protocol = Setting.from_key(setting)
-    delta = GRID_DELTA if protocol.model is Model.SHUFFLE else None
+    record = protocol_for(protocol)
+    delta = GRID_DELTA if record.needs_delta else None
     shape = [len(axes[name]) for name in axes]
     order = np.empty(shape)
     for index in itertools.product(*(range(size) for size in shape)):
@@ -261,11 +244,11 @@ def monotone_envelope(
         )
     users = np.asarray(multipliers, dtype=float).reshape(shape) * order
     total_per_strong = np.ones(shape)  # n_total / n1 at each node
-    if protocol.model is Model.SHUFFLE:
+    if record.noise_mu is not None:
         for index in itertools.product(*(range(size) for size in shape)):
             eps_s, ratio = axes["eps_strong"][index[2]], axes["eps_ratio"][index[3]]
-            mu_strong = noise_mu(float(eps_s), GRID_DELTA, Accounting.EXACT)
-            mu_weak = noise_mu(float(eps_s * ratio), GRID_DELTA, Accounting.EXACT)
+            mu_strong = record.noise_mu(float(eps_s), GRID_DELTA, Accounting.EXACT)
+            mu_weak = record.noise_mu(float(eps_s * ratio), GRID_DELTA, Accounting.EXACT)
             total_per_strong[index] = 1.0 + mu_weak / mu_strong
     else:
         # local groups are independent and central subsampling is exact: the stronger

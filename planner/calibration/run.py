@@ -18,14 +18,11 @@ from planner.calibration.grid import GridPoint, PointResult, _run_point, grid_po
 from planner.cluster import map_in_order
 from planner.constants import ConstantTable, default_constants
 from planner.inputs import InputError
+from planner.protocols import PROTOCOLS
 from planner.statistics import code_version
 
 POINT_SECONDS: dict[str, dict[int, float]] = {
-    "central": {16: 1.0, 64: 3.4, 256: 9.9, 4096: 120.0},
-    "shuffle-private": {16: 0.48, 64: 2.5, 256: 9.4, 4096: 120.0},
-    "local-private": {16: 0.92, 64: 1.4, 256: 4.4, 4096: 60.0},
-    "shuffle-public": {16: 0.42, 64: 1.2, 256: 2.4, 4096: 16.0},
-    "local-public": {16: 0.24, 64: 0.5, 256: 0.9, 4096: 8.0},
+    protocol.key: protocol.calibration.point_seconds for protocol in PROTOCOLS
 }
 """CPU seconds of one grid point's search at 1000 trials, by setting and domain size k:
 measured one point at a time on an idle core at α = 0.25, ε_strong = 1, ratio 0.5 (k ≤ 256)
@@ -40,7 +37,7 @@ def point_cost(point: GridPoint, trials: int) -> float:
     setting's :data:`POINT_SECONDS` interpolated log-log in k (extrapolated from the
     nearest two sizes), times trials / 1000. Rough (the other axes are ignored): it orders
     tasks, it is not a promise."""
-    measured = POINT_SECONDS.get(point.setting, POINT_SECONDS["central"])
+    measured = POINT_SECONDS[point.setting]
     sizes = sorted(measured)
     upper = next((i for i, size in enumerate(sizes) if size >= point.k), len(sizes) - 1)
     upper = min(max(upper, 1), len(sizes) - 1)

@@ -19,6 +19,7 @@ from typing import Any
 from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
 from planner.formulas.search import least_passing
 from planner.inputs import Query
+from planner.protocols import PROTOCOLS
 from planner.statistics import operating_error
 from planner.testers import parameters_for_beta
 from planner.validate import validate
@@ -123,12 +124,9 @@ def smallest_multiplier(
 
 
 SEARCH_RANGE: dict[str, tuple[float, float]] = {
-    "local-private": (0.2, 200.0),
-    "local-public": (1.0, 2000.0),
-    "shuffle-private": (0.02, 100.0),
-    "shuffle-public": (0.02, 100.0),
-    "central": (0.05, 100.0),
+    protocol.key: protocol.calibration.search_range for protocol in PROTOCOLS
 }
+"""Each protocol's bisection range for C (``CalibrationDesign.search_range``)."""
 
 
 def search_provenance(setting: str, *, rel_tol: float, target: float | None) -> dict[str, Any]:

@@ -14,7 +14,7 @@ This module also holds what every protocol's sizing returns (:class:`RunSizes`,
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
@@ -116,6 +116,50 @@ def distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return representatives, code
 
 
+DEFAULT_GRID_AXES: dict[str, list[float]] = {
+    "k": [16, 256, 4096],
+    "alpha": [0.01, 0.05, 0.15, 0.5, 0.95],
+    "eps_strong": [0.25, 0.5, 1.0],
+    "eps_ratio": [0.25, 0.5, 1.0],
+}
+"""The calibration grid's axes where a protocol has none of its own (``planner.constants
+.GRID_AXES``); δ is fixed at ``planner.calibration.grid.GRID_DELTA``."""
+
+
+@dataclass(frozen=True)
+class CalibrationDesign:
+    """How a protocol's constant is fitted and its direct factors measured by simulating its
+    real tester (``planner/calibration``, ``planner calibrate``; docs/method.md)."""
+
+    search_range: tuple[float, float]
+    """The multiplier C's bisection range at one grid point."""
+    point_seconds: dict[int, float]
+    """CPU seconds of one grid point's search at 1000 trials, by k: measured one point at a
+    time on an idle core at α = 0.25, ε_strong = 1, ratio 0.5 (k ≤ 256) and from the full
+    calibration's timings (k = 4096). Orders the tasks (costliest first); no result
+    depends on it."""
+    grid_axes: dict[str, list[float]] = field(default_factory=lambda: DEFAULT_GRID_AXES)
+    """The grid ``planner calibrate`` fits."""
+    grid_at_operating_point: bool = False
+    """Nodes fitted at the operating point ``operating_error(1/3)`` itself, not at the
+    calibration target times the worst point's operating factor: where that factor spreads
+    widely across points (the public-coin testers: one hash makes C noisy), or where a
+    tester's null floor sits near the target (central)."""
+    direct_by_node: bool = False
+    """Direct factors tabled per node (α, ε_strong), ``direct_by_node``: where the factor
+    grows as α falls (shuffle) or moves with ε_strong both ways (central)."""
+    direct_small_eps: tuple[float, ...] = ()
+    """ε_strong values ``planner calibrate --direct --small-eps`` measures below the direct
+    points' 0.25."""
+    eps_node_own_points: bool = False
+    """A ``direct_by_node`` table at an ε_strong node is the worst over that node's points
+    alone (a factor that rises both ways from a least value, central), not over it and
+    every smaller node (a factor rising with ε)."""
+    direct_beyond: dict[str, list[float]] = field(default_factory=dict)
+    """Axis (``eps_strong`` or ``alpha``) → the points ``--large-eps`` / ``--large-alpha``
+    measure beyond the direct points' tops (ε_strong 1, α 0.5)."""
+
+
 class AllocationFamily(StrEnum):
     """How a protocol's plan can trade users between its groups (``planner.allocation``)."""
 
@@ -157,6 +201,8 @@ class Protocol:
     simulated_bins: Callable[[int], int]
     """Cells a simulated trial touches per family at domain size k (the ``--exact``
     search's cost estimate)."""
+    calibration: CalibrationDesign
+    """How its constant is fitted and checked by simulation."""
     noise_mu: Callable[[float, float, Accounting], float] | None = None
     """(ε, δ, accounting) → a group's per-bin Poisson noise μ, for protocols whose users
     send noise messages besides their own (shuffle); None for the others."""

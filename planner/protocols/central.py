@@ -14,7 +14,13 @@ from planner.formulas.repetition import PER_RUN_ERROR
 from planner.formulas.settings import Coin, Model, Setting
 from planner.formulas.subsampling import subsampling_population, subsampling_population_ratio
 from planner.inputs import Accounting, Query
-from planner.protocols.base import AllocationFamily, Protocol, RunSizes, bound_value
+from planner.protocols.base import (
+    AllocationFamily,
+    CalibrationDesign,
+    Protocol,
+    RunSizes,
+    bound_value,
+)
 
 BOUND_KEY = "central"
 
@@ -109,4 +115,22 @@ PROTOCOL = Protocol(
     build_tester=_tester,
     simulated_bins=_simulated_bins,
     thresholds_for_beta=thresholds_for_beta,
+    calibration=CalibrationDesign(
+        search_range=(0.05, 100.0),
+        point_seconds={16: 1.0, 64: 3.4, 256: 9.9, 4096: 120.0},
+        # the tester runs at the larger ε on n1 users of each group whatever ε_weak is:
+        # one ratio
+        grid_axes={
+            "k": [4, 16, 256, 4096],
+            "alpha": [0.01, 0.05, 0.15, 0.5, 0.95],
+            "eps_strong": [0.01, 0.03, 0.1, 0.25, 1.0, 3.0],
+            "eps_ratio": [1.0],
+        },
+        # its threshold (C1 = 0.7) leaves a null floor near 0.21, too close to 0.26
+        grid_at_operating_point=True,
+        direct_by_node=True,
+        # its factor falls to about ε = 0.05, then rises towards 0.01 (Laplace tail)
+        direct_small_eps=(0.01, 0.05),
+        eps_node_own_points=True,
+    ),
 )

@@ -21,6 +21,7 @@ from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Accounting, Query
 from planner.protocols.base import (
     AllocationFamily,
+    CalibrationDesign,
     Compression,
     Protocol,
     RunSizes,
@@ -145,4 +146,11 @@ PROTOCOL = Protocol(
     build_tester=_tester,
     simulated_bins=hadamard_order,
     proof_bound=("local-private-proof", "appendix proof of theo:l2_mean_flip"),
+    calibration=CalibrationDesign(
+        search_range=(0.2, 200.0),
+        point_seconds={16: 0.92, 64: 1.4, 256: 4.4, 4096: 60.0},
+        # the statistic sums every user's randomized report at any ε and α: one directly
+        # calibrated run up to the covered ε of 20 and α of 0.95 (docs/coverage.md)
+        direct_beyond={"eps_strong": [5.0, 20.0], "alpha": [0.75, 0.95]},
+    ),
 )

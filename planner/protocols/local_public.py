@@ -9,7 +9,7 @@ from typing import Any
 import planner.protocols.local_private as local_private
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Query
-from planner.protocols.base import AllocationFamily, Protocol
+from planner.protocols.base import AllocationFamily, CalibrationDesign, Protocol
 
 
 def _tester(query: Query, parameters: dict[str, Any], L: int | None, hashes: int) -> Any:
@@ -39,4 +39,9 @@ PROTOCOL = Protocol(
     build_tester=_tester,
     simulated_bins=_simulated_bins,
     private_coin_key=local_private.PROTOCOL.key,
+    calibration=CalibrationDesign(
+        search_range=(1.0, 2000.0),
+        point_seconds={16: 0.24, 64: 0.5, 256: 0.9, 4096: 8.0},
+        grid_at_operating_point=True,  # its operating factor spreads 0.67-0.89
+    ),
 )

@@ -29,7 +29,9 @@ from planner.formulas.registry import BOUNDS
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Accounting, Query
 from planner.protocols.base import (
+    DEFAULT_GRID_AXES,
     AllocationFamily,
+    CalibrationDesign,
     Compression,
     Protocol,
     RunSizes,
@@ -37,6 +39,14 @@ from planner.protocols.base import (
     distinct_rows,
     per_distinct_pairs,
 )
+
+SMALL_EPS_AXES: dict[str, list[float]] = {
+    **DEFAULT_GRID_AXES,
+    "eps_strong": [0.01, 0.03, 0.1, 0.25, 0.5, 1.0, 3.0, 10.0, 20.0],
+}
+"""The shuffle grids: down to ε_strong = 0.01, where their constants rise (public coin: by
+up to 1.5× below 0.25, private coin: up to 1.3×), and up to 20, the accepted top, where
+the tester adds little noise and its constant rises again (docs/coverage.md)."""
 
 
 @lru_cache(maxsize=16384)
@@ -220,4 +230,11 @@ PROTOCOL = Protocol(
     noise_mu=noise_mu,
     exact_privacy=exact_privacy,
     size_for_noise=partial(shuffle_sizes_for_noise, upper_key="shuffle-private", hashed=False),
+    calibration=CalibrationDesign(
+        search_range=(0.02, 100.0),
+        point_seconds={16: 0.48, 64: 2.5, 256: 9.4, 4096: 120.0},
+        grid_axes=SMALL_EPS_AXES,
+        direct_by_node=True,
+        direct_small_eps=(0.05,),  # its factor falls below ε_strong = 0.25
+    ),
 )

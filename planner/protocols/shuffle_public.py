@@ -10,7 +10,7 @@ from typing import Any
 import planner.protocols.shuffle_private as shuffle_private
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Query
-from planner.protocols.base import AllocationFamily, Protocol
+from planner.protocols.base import AllocationFamily, CalibrationDesign, Protocol
 from planner.protocols.shuffle_private import noise_mu
 
 UPPER_KEY = "shuffle-public-compressed"
@@ -42,5 +42,12 @@ PROTOCOL = Protocol(
     exact_privacy=shuffle_private.exact_privacy,
     size_for_noise=partial(
         shuffle_private.shuffle_sizes_for_noise, upper_key=UPPER_KEY, hashed=True
+    ),
+    calibration=CalibrationDesign(
+        search_range=(0.02, 100.0),
+        point_seconds={16: 0.42, 64: 1.2, 256: 2.4, 4096: 16.0},
+        grid_axes=shuffle_private.SMALL_EPS_AXES,
+        grid_at_operating_point=True,  # its operating factor spreads 0.77-0.95
+        direct_by_node=True,
     ),
 )
