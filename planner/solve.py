@@ -1,12 +1,13 @@
 """Solve for one unknown, the statsmodels ``solve_power`` way.
 
 Exactly one of ``n1``, ``n2``, ``alpha``, ``eps2`` is left out (or, for ``planner power``,
-β is solved for); the others are fixed and
-the answer is the best value of the unknown for which a plan fits the given user counts:
-the fewest users (n1, n2), the smallest detectable distance (α), the strongest privacy
-for group 2 (the smallest ε2) or the smallest error bound (β; the power is 1 − β). A plan *fits* when it needs at most ``n1`` users in group 1
-and at most ``n2`` in group 2. An unknown with no fitting value is reported as infeasible
-with the reason, never as a bracket endpoint: the group that binds and how many users it
+β is solved for); the others are fixed and the answer is the best value of the unknown for
+which a plan fits the given user counts: the fewest users (n1, n2), the smallest
+detectable distance (α), the strongest privacy for group 2 (the smallest ε2) or the
+smallest error bound (β; the power is 1 − β). A plan *fits* when it needs at most ``n1``
+users in group 1 and at most ``n2`` in group 2. An unknown with no fitting value is
+reported as infeasible with the reason, never as a bracket endpoint: the group that binds
+and how many users it
 lacks at the unknown's easiest value (:class:`Shortfall`).
 
 The plans weighed are every split ``planner plan --allocation fixed-n2`` weighs (the
