@@ -17,6 +17,8 @@ from planner.cli.options import (
     SpecEps1,
     SpecEps2,
     SpecK,
+    SpecPower,
+    _beta_spec,
 )
 from planner.cli.output import _checked_destination, _emit, _json_format
 
@@ -28,7 +30,7 @@ def _sweep_from_options(
     eps1: str,
     eps2: str,
     delta: str | None,
-    beta: str,
+    beta: Any,
     accounting: str,
 ) -> Any:
     from planner import api
@@ -53,6 +55,7 @@ def sweep(
     settings: SettingsOpt = None,
     delta: SpecDelta = None,
     beta: SpecBeta = "0.3333333333333333",
+    power: SpecPower = None,
     accounting: AccountingOpt = "exact",
     output_format: FormatOpt = "table",
     output: OutputOpt = None,
@@ -67,6 +70,7 @@ def sweep(
     from planner.sweep import sweep_to_csv, sweep_to_dict
 
     chosen_format = _checked_destination(_json_format(output_format, as_json), output)
+    beta = _beta_spec(beta, power)
     result = _sweep_from_options(settings, k, alpha, eps1, eps2, delta, beta, accounting)
     _emit(chosen_format, output, result, sweep_renderable, sweep_to_csv, sweep_to_dict)
 
