@@ -182,3 +182,59 @@ def beta_spec_of_power(beta: object, power: object) -> object:
         values = [check_power(power)]
     betas = [1.0 - value for value in values]
     return betas[0] if len(betas) == 1 else betas
+
+
+def settings_curves(
+    settings: Sequence[str] | None,
+    *,
+    k: object,
+    alpha: object,
+    eps1: object,
+    eps2: object,
+    delta: object = None,
+    accounting: object = "exact",
+    users: object = None,
+) -> list[tuple[Query, list[CurvePoint]]]:
+    """``planner plot --power``: each setting's power curve (the shuffle settings only with
+    δ, as a sweep's). ``users``: the total users, a value, list or spec string (default:
+    :data:`CURVE_RANGE` times each setting's β = 1/3 plan)."""
+    from planner.protocols import PROTOCOLS
+    from planner.sweep import parse_values
+
+    by_key = {protocol.key: protocol.setting for protocol in PROTOCOLS}
+    if settings:
+        unknown = [key for key in settings if key not in by_key]
+        if unknown:
+            raise InputError("setting", unknown[0], "one of " + ", ".join(by_key))
+        chosen = [by_key[key] for key in dict.fromkeys(settings)]
+    else:
+        chosen = [p.setting for p in PROTOCOLS if not p.needs_delta or delta is not None]
+    values = {}
+    for name, spec in (("k", k), ("alpha", alpha), ("eps1", eps1), ("eps2", eps2)):
+        parsed = parse_values(name, str(spec))
+        if len(parsed) != 1:
+            raise InputError(name, spec, "one value with --power (the x axis is total users)")
+        values[name] = parsed[0]
+    totals = None
+    if users is not None:
+        totals = parse_values("users", str(users))
+        if len(totals) > MAX_CURVE_POINTS:
+            raise InputError("users", users, f"at most {MAX_CURVE_POINTS} values")
+        for value in totals:
+            if not (math.isfinite(value) and 2 <= value <= 1e15):
+                raise InputError("users", users, "total users in [2, 1e15]")
+    curves = []
+    for setting in chosen:
+        query = Query.build(
+            setting.model,
+            setting.coin,
+            values["k"],
+            values["alpha"],
+            values["eps1"],
+            values["eps2"],
+            delta if setting.model.needs_delta else None,
+            DEFAULT_BETA,
+            accounting,
+        )
+        curves.append((query, power_curve(query, totals)))
+    return curves
