@@ -234,3 +234,38 @@ def test_power_api_refuses_beta_beside_it() -> None:
     assert api.plan_document(**CENTRAL, power=2 / 3)["inputs"]["beta"] == pytest.approx(
         DEFAULT_BETA
     )
+
+
+def test_the_plan_table_has_a_total_row_and_no_gap_row(capsys) -> None:
+    code, out, _ = run(["plan", *flags(CENTRAL), "--json"], capsys)
+    document = json.loads(out)
+    code, out, _ = run(["plan", *flags(CENTRAL)], capsys)
+    assert code == 0
+    (row,) = [line for line in out.splitlines() if "total n1 + n2" in line]
+    baseline = document["baseline"]["total_users"]
+    assert f"{document['total_users']:,}" in row and f"baseline {baseline:,}" in row
+    assert "gap" not in out  # the JSON keeps optimality_gap, a ratio of expressions
+    assert all("optimality_gap" in group for group in document["groups"])
+
+
+def test_plot_power_draws_the_curve(tmp_path, capsys) -> None:
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "power.png"
+    args = ["plot", "--power", "-s", "central", "-k", "200", "--alpha", "0.1", "--eps1", "0.5"]
+    code, out, err = run(
+        [*args, "--eps2", "0.1", "--users", "2000,6200,12000", "-o", str(target)], capsys
+    )
+    assert code == 0, err
+    assert target.stat().st_size > 1000 and "3 points, 2 with a plan" in out
+    for extra, parameter in (
+        (["--eps2", "0.1,0.2"], "eps2"),  # the x axis is users: one value each
+        (["--eps2", "0.1", "--beta", "0.1"], "beta"),
+        (["--eps2", "0.1", "--users", "1:2:0"], "users"),
+        (["--eps2", "0.1", "--users", "1e30"], "users"),
+    ):
+        code, _, err = run([*args, *extra, "-o", str(target)], capsys)
+        assert code == 2 and parameter in err and len(err.strip().splitlines()) == 1
+    code, _, err = run(
+        [*args[:1], *args[2:], "--eps2", "0.1", "--users", "5", "-o", str(target)], capsys
+    )
+    assert code == 2 and "users" in err  # --users without --power
