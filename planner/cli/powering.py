@@ -102,6 +102,7 @@ def power(
 def _print_answer(answer: object) -> None:
     from planner.power import PowerAnswer
     from planner.report import plan_renderables, verdict_line
+    from planner.solve import BETA_FLOOR
 
     assert isinstance(answer, PowerAnswer)
     sizes = f"n1 = {answer.n1:,}, n2 = {answer.n2:,}"
@@ -109,7 +110,14 @@ def _print_answer(answer: object) -> None:
         typer.echo(f"no power backed with {sizes}: {answer.solution.reason}")
         return
     beta = "1/3" if answer.beta == 1 / 3 else f"{answer.beta:.6g}"
-    shown = "2/3" if answer.beta == 1 / 3 else f"{answer.power:.6g}"
+    if answer.beta == 1 / 3:
+        shown = "2/3"
+    elif answer.beta < 1e-6:  # 1 − 1e-12 is not 1
+        shown = f"1 − {answer.beta:.6g}"
+        if answer.beta <= BETA_FLOOR:
+            shown += " at least (the search's floor)"
+    else:  # exactly 1 − β (β has 6 significant digits): not rounded up
+        shown = f"{answer.power:.10g}"
     console = _console()
     console.print(
         f"power = {shown} with {sizes}: β = {beta} bounds both error rates (the calibrated "

@@ -358,9 +358,7 @@ def health(state: State) -> Response:
     )
 
 
-def power_as_beta(
-    fields: dict[str, Any], given: set[str], *, spec: bool = False
-) -> dict[str, Any]:
+def power_as_beta(fields: dict[str, Any], given: set[str], *, spec: bool = False) -> dict[str, Any]:
     """A request's ``power`` (1 − β) as its ``beta`` (``spec``: a sweep's value, list or
     spec string of powers); ``power`` given with ``beta`` is one 422 naming the two."""
     from planner.inputs import beta_or_power, refuse_beta_with_power
