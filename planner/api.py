@@ -37,6 +37,7 @@ from planner.inputs import (
     InputError,
     Query,
     as_float,
+    beta_or_power,
     check_choice,
     check_integer,
 )
@@ -182,14 +183,17 @@ def plan_answer(
     trials: object = 1000,
     seed: object = 0,
     simulation_budget: object = DEFAULT_SIMULATION_BUDGET,
+    power: object = None,
 ) -> PlanAnswer:
     """``planner plan``: the plan, its allocation and (``exact``) the searched sizes.
 
     Outside the covered region the query is simulated if that fits ``simulation_budget``
-    seconds, and refused (``InputError``) otherwise; 0 always refuses.
+    seconds, and refused (``InputError``) otherwise; 0 always refuses. ``power`` (1 − β)
+    may stand for ``beta``.
     """
     from planner.constants import ConstantSource, constants_with_source
 
+    beta = beta_or_power(beta, power)
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
     table = constants_with_source(check_choice("constants", constants, ConstantSource))
     budget = checked_simulation_budget(simulation_budget)
@@ -248,10 +252,12 @@ def compare_answer(
     delta: object = None,
     beta: object = DEFAULT_BETA,
     accounting: object = "exact",
+    power: object = None,
 ) -> CompareAnswer:
     """Every setting (the shuffle ones only with δ): covered plans, fewest users first."""
     from planner.coverage import NotCoveredError
 
+    beta = beta_or_power(beta, power)
     plans, refused = [], []
     for setting in (protocol.setting for protocol in PROTOCOLS):
         if setting.model.needs_delta and delta is None:
@@ -293,11 +299,13 @@ def solve_answer(
     delta: object = None,
     beta: object = DEFAULT_BETA,
     accounting: object = "exact",
+    power: object = None,
 ) -> Solution:
     """``planner solve``: exactly one of n1, n2, alpha, eps2 is left out (None)."""
     from planner.solve import left_out
     from planner.solve import solve as solve_for
 
+    beta = beta_or_power(beta, power)
     unknown = left_out({"n1": n1, "n2": n2, "alpha": alpha, "eps2": eps2})
     template = Query.build(
         model,
@@ -316,6 +324,91 @@ def solve_answer(
 def solve_document(**inputs: Any) -> dict[str, Any]:
     """``planner solve --json`` (the inputs of :func:`solve_answer`)."""
     return solution_to_dict(solve_answer(**inputs))
+
+
+def power_answer(
+    *,
+    model: object,
+    k: object,
+    alpha: object,
+    eps1: object,
+    eps2: object,
+    n1: object,
+    n2: object,
+    coin: object = "private",
+    delta: object = None,
+    accounting: object = "exact",
+) -> Any:
+    """``planner power``: the smallest β (and the power 1 − β) for which a plan fits the
+    given ``n1`` and ``n2`` (a :class:`planner.power.PowerAnswer`)."""
+    from planner.power import PowerAnswer, solve_power
+
+    for name, value in (("n1", n1), ("n2", n2)):
+        if value is None:
+            raise InputError(name, None, "given: the users group " + name[1] + " has")
+    query = Query.build(model, coin, k, alpha, eps1, eps2, delta, DEFAULT_BETA, accounting)
+    sizes = check_integer("n1", n1, 1), check_integer("n2", n2, 1)
+    solution = solve_power(query, *sizes)
+    if solution.value is not None:
+        query = replace(query, beta=float(solution.value))  # the query the plan answers
+    return PowerAnswer(query, *sizes, solution)
+
+
+def power_document(**inputs: Any) -> dict[str, Any]:
+    """``planner power --json`` (schema ``planner.power/1``; the inputs of
+    :func:`power_answer`)."""
+    return power_answer(**inputs).to_dict()
+
+
+def simulated_power(
+    answer: Any,
+    *,
+    trials: object = "auto",
+    max_trials: object = None,
+    seed: object = 0,
+    path: object = "auto",
+    progress: Callable[[str], None] | None = None,
+) -> Any:
+    """``planner power --simulate``: the answer with its plan checked by Monte Carlo as
+    ``planner validate --beta β --allocation fixed-n2 --n2 N`` checks it (sequential
+    verdicts, seeded); an infeasible answer is returned as it is."""
+    from planner.validate import MAX_AUTO_TRIALS, PathChoice, check_trials, validate
+
+    trial_count = check_trials(trials)
+    cap = check_integer(
+        "max-trials", MAX_AUTO_TRIALS if max_trials is None else max_trials, 200, 10**7
+    )
+    run_seed = check_integer("seed", seed, 0, 2**63 - 1)
+    chosen_path = check_choice("path", path, PathChoice)
+    found = answer.solution.plan
+    if found is None:
+        return answer
+    query = answer.query  # at the solved β
+    target = validation_query(
+        model=query.setting.model.value,
+        coin=query.setting.coin.value,
+        k=query.k,
+        alpha=query.alpha,
+        eps1=query.eps1,
+        eps2=query.eps2,
+        delta=query.delta,
+        beta=query.beta,
+        accounting=query.accounting.value,
+        allocation="fixed-n2",
+        n2=found.n_users_group2,
+    )
+    report = validate(
+        target.query,
+        n1=target.n1,
+        n2=target.n2,
+        split=target.split,
+        trials=trial_count,
+        max_trials=cap,
+        seed=run_seed,
+        path=chosen_path,
+        progress=progress,
+    )
+    return replace(answer, simulation=report)
 
 
 def spec_count(name: str, spec: object) -> int:
@@ -350,15 +443,21 @@ def sweep_result(
     beta: object = str(DEFAULT_BETA),
     accounting: object = "exact",
     max_rows: int | None = None,
+    power: object = None,
 ) -> Any:
     """``planner sweep``'s rows (a :class:`planner.sweep.Sweep`).
 
     Each numeric parameter is a value, a list or a spec string (``0.05:1:20log``).
-    ``max_rows`` refuses a sweep of more rows before any value is built.
+    ``max_rows`` refuses a sweep of more rows before any value is built. ``power`` (a
+    value, list or spec of 1 − β) may stand for ``beta``.
     """
     from planner.inputs import Accounting
     from planner.sweep import sweep
 
+    if power is not None:
+        from planner.power import beta_spec_of_power
+
+        beta = beta_spec_of_power(beta, power)
     by_key = {protocol.key: protocol.setting for protocol in PROTOCOLS}
     if settings:
         unknown = [key for key in settings if key not in by_key]
@@ -470,14 +569,17 @@ def validation_query(
     allocation: object = "fewest",
     cost1: object = "1",
     cost2: object = "1",
+    power: object = None,
 ) -> ValidationTarget:
     """The query, the sizes a validation checks (None, None: the plan's own) and the split
     of the plan whose tester checks them.
 
     With ``allocation`` cost or fixed-n2 the allocated sizes (fixed-n2 takes group 2's
     size from ``n2``), checked with the paper split's tester they were sized for; an
-    infeasible allocation is an :class:`InputError` naming it.
+    infeasible allocation is an :class:`InputError` naming it. ``power`` (1 − β) may
+    stand for ``beta``.
     """
+    beta = beta_or_power(beta, power)
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
     rule = allocation.lower() if isinstance(allocation, str) else allocation
     for name, size, meaningless in (
@@ -983,6 +1085,9 @@ __all__ = [
     "file_pair",
     "plan_answer",
     "plan_document",
+    "power_answer",
+    "power_document",
+    "simulated_power",
     "solve_answer",
     "solve_document",
     "spec_count",

@@ -36,6 +36,7 @@ ALLOWED: dict[str, str] = {
     "eps2": f"a number in [{EPS_MIN:g}, {EPS_MAX:g}]",
     "delta": f"a number in [{DELTA_FLOOR:g}, 1)",
     "beta": "a number in (0, 0.5)",
+    "power": "a number in (0.5, 1) (power = 1 − beta)",
     "n1": "an integer ≥ 1",
     "n2": "an integer ≥ 1",
     "model": "one of local, shuffle, central",
@@ -47,7 +48,7 @@ ALLOWED: dict[str, str] = {
     "cost2": "a number in [1e-06, 1e+06]",
     "path": "one of user, fast, auto",
     "format": "one of table, csv, json",
-    "unknown": "one of n1, n2, alpha, eps2",
+    "unknown": "one of n1, n2, alpha, eps2, beta",
     "simulation-budget": "a number of seconds in [0, 3600]",
     "target": "a number in (0, 0.5) (an error rate, as beta)",
 }
@@ -174,6 +175,43 @@ def check_delta(value: object) -> float:
 
 def check_beta(value: object) -> float:
     return check_number("beta", value, 0.0, 0.5, low_open=True, high_open=True)
+
+
+def check_power(value: object) -> float:
+    """A power 1 − β: a number in (0.5, 1)."""
+    return check_number("power", value, 0.5, 1.0, low_open=True, high_open=True)
+
+
+def beta_or_power(beta: object, power: object, beta_given: bool | None = None) -> object:
+    """The β a query takes when it may be given as ``power`` (1 − β) instead: ``beta``
+    when ``power`` is None, else 1 − power. Both given is an :class:`InputError` naming
+    the two; ``beta_given`` says whether β was given (None: when it is neither None nor
+    the default 1/3)."""
+    if power is None:
+        return DEFAULT_BETA if beta is None else beta
+    refuse_beta_with_power(beta, power, beta_given)
+    return 1.0 - check_power(power)
+
+
+def refuse_beta_with_power(beta: object, power: object, beta_given: bool | None = None) -> None:
+    """Both β and its power given: one line naming the two (see :func:`beta_or_power`)."""
+    if power is None:
+        return
+    if beta_given is None:
+        beta_given = beta is not None and not _is_default_beta(beta)
+    if beta_given:
+        raise InputError(
+            "power",
+            power,
+            "left out when beta is given (power = 1 − beta: give one of beta and power)",
+        )
+
+
+def _is_default_beta(value: object) -> bool:
+    try:
+        return as_float(value) == DEFAULT_BETA
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +121,49 @@ def sweep_title(fixed: dict[str, Any]) -> str:
             continue
         shown.append(f"{names[name]} = {value:g}")
     return "Users needed for closeness testing: " + ", ".join(shown)
+
+
+def plot_power(curves: Sequence[tuple[Any, Sequence[Any]]], title: str) -> Any:
+    """The power curve (the G*Power picture): power 1 − β against total users, a line per
+    setting (``planner.power.settings_curves``); users where no plan fits leave a gap."""
+    if not any(point.beta is not None for _, points in curves for point in points):
+        raise InputError(
+            "users",
+            "the range asked",
+            "a range reaching the β = 1/3 plan's users in some setting (no plan fits below)",
+        )
+    pyplot = _pyplot()
+    figure, axis = pyplot.subplots(figsize=(8, 5.6))
+    colours = pyplot.get_cmap("tab10")
+    for index, (query, points) in enumerate(curves):
+        x = [point.total for point in points]
+        y = [point.power for point in points]  # NaN where no plan fits: a gap
+        axis.plot(x, y, "-o", color=colours(index), markersize=3, label=query.setting.key)
+    axis.axhline(2 / 3, linestyle=":", color="grey", linewidth=1.0)
+    axis.annotate(
+        "power 2/3 (β = 1/3): the least a plan backs",
+        (0.01, 2 / 3),
+        xycoords=("axes fraction", "data"),
+        textcoords="offset points",
+        xytext=(0, 4),
+        fontsize="small",
+        color="grey",
+    )
+    axis.set_xscale("log")
+    axis.set_ylim(0.6, 1.0)
+    axis.set_xlabel("total users n1 + n2 (split as each setting's plan splits them)")
+    axis.set_ylabel("power 1 − β (β bounds both error rates)")
+    axis.grid(True, which="major", alpha=0.3)
+    axis.legend(loc="lower right", fontsize="small")
+    axis.set_title(title, fontsize="medium")
+    figure.tight_layout()
+    return figure
+
+
+def power_title(query: Any) -> str:
+    """The fixed inputs of a power curve, for the figure's title."""
+    shown = f"k = {query.k:g}, α = {query.alpha:g} (TV distance), ε1 = {query.eps1:g}, "
+    shown += f"ε2 = {query.eps2:g}"
+    if query.delta is not None:
+        shown += f", δ = {query.delta:g}"
+    return "Power against total users: " + shown

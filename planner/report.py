@@ -50,15 +50,15 @@ def plan_renderables(plan: Plan) -> list[Any]:
             [f"{g.saving_users:,} ({g.saving_fraction:+.1%})" for g in plan.groups],
         ),
     ]
+    rows.append(("total n1 + n2", total_cells(plan)))
     if plan.groups[0].noise_mu is not None:
         rows += [
             ("noise μ per bin", [_number(g.noise_mu) for g in plan.groups]),
             ("messages per user", [_number(g.messages_per_user) for g in plan.groups]),
         ]
-    rows += [
-        ("lower bound (C = 1)", [_number(g.lower_bound) for g in plan.groups]),
-        ("gap upper/lower (C = 1)", [_number(g.optimality_gap, 3) for g in plan.groups]),
-    ]
+    # (upper bound)/(lower bound) with C = 1 (JSON ``optimality_gap``) is not shown: neither
+    # expression carries its constant, so it read 1 beside a plan 7× its lower bound
+    rows.append(("lower bound (C = 1)", [_number(g.lower_bound) for g in plan.groups]))
     for label, cells in rows:
         table.add_row(label, *cells)
     lines = [
@@ -80,11 +80,18 @@ def plan_renderables(plan: Plan) -> list[Any]:
     if plan.alternative_accounting is not None:
         other, n1, n2 = plan.alternative_accounting
         lines.append(f"with {other.value} accounting: n1 = {n1:,}, n2 = {n2:,}")
-    lines.append("gap = ratio of the expressions with C = 1, not a measured ratio")
     renderables: list[Any] = [table, Text("\n".join(lines))]
     if plan.warnings:
         renderables.append(Text("\n".join(f"warning: {w}" for w in plan.warnings), style="yellow"))
     return renderables
+
+
+def total_cells(plan: Plan) -> list[str]:
+    """The plan table's total row: n1 + n2, and the homogeneous baseline's total with the
+    saving against it (the CLI's table and the web page)."""
+    baseline = sum(group.baseline_n_users for group in plan.groups)
+    saving = (baseline - plan.total_users) / baseline if baseline else 0.0
+    return [f"{plan.total_users:,}", f"baseline {baseline:,} ({saving:+.1%})"]
 
 
 def compare_renderable(

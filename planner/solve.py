@@ -1,11 +1,14 @@
 """Solve for one unknown, the statsmodels ``solve_power`` way.
 
-Exactly one of ``n1``, ``n2``, ``alpha``, ``eps2`` is left out; the others are fixed and
-the answer is the best value of the unknown for which a plan fits the given user counts:
-the fewest users (n1, n2), the smallest detectable distance (α) or the strongest privacy
-for group 2 (the smallest ε2). A plan *fits* when it needs at most ``n1`` users in group 1
-and at most ``n2`` in group 2. An unknown with no fitting value is reported as infeasible
-with the reason, never as a bracket endpoint.
+Exactly one of ``n1``, ``n2``, ``alpha``, ``eps2`` is left out (or, for ``planner power``,
+β is solved for); the others are fixed and the answer is the best value of the unknown for
+which a plan fits the given user counts: the fewest users (n1, n2), the smallest
+detectable distance (α), the strongest privacy for group 2 (the smallest ε2) or the
+smallest error bound (β; the power is 1 − β). A plan *fits* when it needs at most ``n1``
+users in group 1 and at most ``n2`` in group 2. An unknown with no fitting value is
+reported as infeasible with the reason, never as a bracket endpoint: the group that binds
+and how many users it
+lacks at the unknown's easiest value (:class:`Shortfall`).
 
 The plans weighed are every split ``planner plan --allocation fixed-n2`` weighs (the
 paper split's family of valid protocols and the default plan's, ``planner.allocation``):
@@ -31,6 +34,7 @@ from planner.allocation import AllocationRule, allocate, allocated_plan
 from planner.constants import ConstantTable, default_constants
 from planner.formulas.search import check_deadline, least_passing, least_passing_integer
 from planner.inputs import (
+    DEFAULT_BETA,
     EPS_MAX,
     EPS_MIN,
     InputError,
@@ -70,12 +74,25 @@ class Unknown(StrEnum):
     N2 = "n2"
     ALPHA = "alpha"
     EPS2 = "eps2"
+    BETA = "beta"
+    """The smallest error bound β for the given n1 and n2 (``planner power``: the power
+    is 1 − β); never left out of a query (β has a default), so not one of
+    :data:`LEFT_OUT`."""
+
+
+LEFT_OUT = (Unknown.N1, Unknown.N2, Unknown.ALPHA, Unknown.EPS2)
+"""The unknowns a solve finds by leaving them out (``planner solve``, batch files)."""
+BETA_FLOOR = 1e-12
+"""The smallest β a solve for β searches (a majority vote of 421 runs); a fit there is
+reported as every β from it on fitting."""
+BETA_TOP = 0.5 * (1 - 1e-9)
+"""β just below 1/2, the largest a query accepts."""
 
 
 def left_out(given: dict[str, object]) -> Unknown:
     """The one of n1, n2, alpha, eps2 that ``given`` leaves out (None or absent), or an
     :class:`InputError` naming the ones left out."""
-    missing = [unknown.value for unknown in Unknown if given.get(unknown.value) is None]
+    missing = [unknown.value for unknown in LEFT_OUT if given.get(unknown.value) is None]
     if len(missing) != 1:
         shown = ", ".join(missing) + " left out" if missing else "none left out"
         raise InputError("unknown", shown, "exactly one of n1, n2, alpha, eps2 left out")
@@ -91,10 +108,74 @@ class Solution:
     reason: str
     plan: Plan | None
     """The plan at the solved value (what the given groups will actually run)."""
+    shortfall: Shortfall | None = None
+    """When infeasible for want of users: the group that binds and how many it lacks."""
 
     @property
     def feasible(self) -> bool:
         return self.value is not None
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """The group whose given size no fitting plan reaches, at the easiest value of the
+    unknown (α = 1, ε2 = 20, β just below 1/2, or the other group's size unbounded)."""
+
+    group: int
+    """1 or 2 (the named group)."""
+    needed: int
+    """The fewest users it needs there (group 1: with the given n2)."""
+    given: int
+
+    @property
+    def short(self) -> int:
+        return self.needed - self.given
+
+    def words(self, where: str) -> str:
+        """``group 2 needs at least N users <where>; given G (S short)``."""
+        return (
+            f"group {self.group} needs at least {self.needed:,} users {where}; given "
+            f"{self.given:,} ({self.short:,} short)"
+        )
+
+
+def _least_group2(query: Query, constants: ConstantTable | None) -> int | None:
+    """The fewest group-2 users for which some plan fits with any number in group 1 (more
+    in group 2 never hurts: a bisection), None when none up to 2^20 times the paper
+    split's largest group does."""
+    paper = _paper_plan(query, constants)
+    most = max(paper.n_users_group1, paper.n_users_group2) * 2**20
+    return least_passing_integer(
+        lambda size: fitting_plan(query, None, size, constants) is not None, 1, most=most
+    )
+
+
+def shortfall(
+    query: Query, n1: int | None, n2: int | None, constants: ConstantTable | None = None
+) -> Shortfall | None:
+    """Which group binds at ``query`` and how many users it lacks (None: the given sizes
+    fit, or no count of users does). ``n1`` None: group 1 unbounded (a solve for n1);
+    ``n2`` None: group 2 unbounded (a solve for n2)."""
+    if n2 is not None:
+        least2 = _least_group2(query, constants)
+        if least2 is None:
+            return None
+        if n2 < least2:
+            return Shortfall(2, least2, n2)
+        if n1 is None:
+            return None
+        found = fitting_plan(query, None, n2, constants)
+        if found is None or found.n_users_group1 <= n1:
+            return None
+        return Shortfall(1, found.n_users_group1, n1)
+    if n1 is None:
+        return None
+    paper = _paper_plan(query, constants)
+    most = max(paper.n_users_group1, paper.n_users_group2) * 2**20
+    found = fitting_plan(query, None, most, constants)  # group 1's floor, n2 unbounded
+    if found is None or found.n_users_group1 <= n1:
+        return None
+    return Shortfall(1, found.n_users_group1, n1)
 
 
 def _paper_plan(query: Query, constants: ConstantTable | None) -> Plan:
@@ -130,25 +211,35 @@ def fitting_plan(
 
 
 def _with_value(query: Query, unknown: Unknown, value: float) -> Query:
-    """The query with the solved-for α or ε2 set to ``value``."""
+    """The query with the solved-for α, ε2 or β set to ``value``."""
     if unknown is Unknown.ALPHA:
         return replace(query, alpha=value)
+    if unknown is Unknown.BETA:
+        return replace(query, beta=value)
     return replace(query, eps2=value)
 
 
 def _searched_range(unknown: Unknown) -> tuple[float, float]:
-    """The range an α or ε2 is solved in: the accepted values (α from the search floor)."""
+    """The range an α, ε2 or β is solved in: the accepted values (α and β from the search
+    floor)."""
+    if unknown is Unknown.BETA:
+        return (BETA_FLOOR, BETA_TOP)
     return (ALPHA_FLOOR, 1.0) if unknown is Unknown.ALPHA else (EPS_MIN, EPS_MAX)
 
 
-def _bisected(accept: Callable[[float], bool], low: float, high: float) -> float | None:
+def _bisected(
+    accept: Callable[[float], bool],
+    low: float,
+    high: float,
+    precision: float = RELATIVE_PRECISION,
+) -> float | None:
     """Smallest x in [low, high] with ``accept(x)``, monotone (false, then true), by
-    bisection on log x; None when ``high`` is not accepted."""
+    bisection on log x to relative ``precision``; None when ``high`` is not accepted."""
     if not accept(high):
         return None
     if accept(low):
         return low
-    return least_passing(accept, low, high, RELATIVE_PRECISION)
+    return least_passing(accept, low, high, precision)
 
 
 def _smallest_satisfying(
@@ -219,6 +310,8 @@ def solve(
     n1: object = None,
     n2: object = None,
     constants: ConstantTable | None = None,
+    *,
+    precision: float = RELATIVE_PRECISION,
 ) -> Solution:
     """Solve for ``unknown``; the template's value for it is ignored.
 
@@ -226,11 +319,12 @@ def solve(
     placeholder). ``n1``/``n2`` are the given group sizes (the unknown one may be None;
     integers, or raw values checked here).
     An answer whose plan lies outside the covered region is not given (infeasible, with
-    the covered ranges it leaves).
+    the covered ranges it leaves). ``precision``: the relative precision of a solve for β
+    (a bisection: more users never need a larger β).
     """
     check_query(query_template)
     unknown = Unknown(check_choice("unknown", unknown, Unknown))
-    solution = _solve(query_template, unknown, n1, n2, constants)
+    solution = _solve(query_template, unknown, n1, n2, constants, precision)
     if (
         solution.plan is not None
         and solution.value is not None
@@ -273,7 +367,8 @@ def solve(
         solution.value is not None
         and solution.plan is not None
         and solution.plan.coverage is not Coverage.EXTRAPOLATED
-        and unknown in (Unknown.ALPHA, Unknown.EPS2)
+        and unknown in (Unknown.ALPHA, Unknown.EPS2, Unknown.BETA)
+        and solution.value != DEFAULT_BETA  # β = 1/3 exactly: shown as 1/3
     ):
         # the value as printed (SHOWN_DIGITS), rounded up where its plan still fits: what
         # `planner validate` is given is then what was solved
@@ -308,6 +403,7 @@ def _solve(
     n1: object,
     n2: object,
     constants: ConstantTable | None,
+    precision: float = RELATIVE_PRECISION,
 ) -> Solution:
     n1_ = None if n1 is None else check_integer("n1", n1, 1)
     n2_ = None if n2 is None else check_integer("n2", n2, 1)
@@ -316,14 +412,17 @@ def _solve(
             raise InputError("n2", None, "given when solving for n1")
         found = fitting_plan(query_template, None, n2_, constants)
         if found is None:
+            lacking = shortfall(query_template, None, n2_, constants)
             return Solution(
                 unknown,
                 None,
                 (
                     f"n2 = {n2_:,} is below the group-2 users every split needs at these α, "
                     "ε1, ε2; no n1 compensates there"
+                    + ("" if lacking is None else f"; {lacking.words('whatever n1')}")
                 ),
                 None,
+                lacking,
             )
         return Solution(
             unknown, int(found.n_users_group1), "fewest group-1 users with these n2", found
@@ -343,14 +442,17 @@ def _solve(
         )
         found = None if least is None else fitting_plan(query_template, given_n1, least, constants)
         if least is None or found is None:
+            lacking = shortfall(query_template, given_n1, None, constants)
             return Solution(
                 unknown,
                 None,
                 (
                     f"n1 = {given_n1:,} is below the group-1 users every split needs at these "
                     "α, ε1, ε2; no n2 compensates there"
+                    + ("" if lacking is None else f"; {lacking.words('whatever n2')}")
                 ),
                 None,
+                lacking,
             )
         return Solution(unknown, int(least), "fewest group-2 users with these n1", found)
 
@@ -365,6 +467,24 @@ def _solve(
 
     def fitting(value: float) -> Plan | None:
         return fitting_plan(query_at(value), *given, constants)
+
+    if unknown is Unknown.BETA:
+        # more users never need a larger β (each split's sizes fall as β grows; tested), so
+        # the smallest fitting β is a bisection's; above 1/3 no plan is smaller than at 1/3
+        bisected = _bisected(lambda value: fitting(value) is not None, low, high, precision)
+        if bisected is None:
+            return _infeasible(query_at(high), unknown, given, constants)
+        smallest: float = bisected
+        if smallest > DEFAULT_BETA * (1 - 1e-6) and fitting(DEFAULT_BETA) is not None:
+            smallest = DEFAULT_BETA  # the bisection's last steps round about the 1/3 plan
+        found = fitting(smallest)
+        assert found is not None
+        reason = (
+            "smallest error bound β (worst-family error of both kinds; power 1 − β)"
+            if smallest > BETA_FLOOR
+            else f"every β ≥ {BETA_FLOOR:g} (the search floor) fits"
+        )
+        return Solution(unknown, smallest, reason, found)
 
     def split_fits(split: Split, value: float, group2_only: bool = False) -> bool:
         made = plan(query_at(value), constants, split=split)
@@ -390,17 +510,7 @@ def _solve(
     if wide is not None:
         answers.append(wide)
     if not answers:
-        worst = _paper_plan(query_at(high), constants)
-        symbol = "α" if unknown is Unknown.ALPHA else "ε2"
-        return Solution(
-            unknown,
-            None,
-            (
-                f"even {symbol} = {high:g} needs more users than given (the paper's split: "
-                f"n1 = {worst.n_users_group1:,}, n2 = {worst.n_users_group2:,})"
-            ),
-            None,
-        )
+        return _infeasible(query_at(high), unknown, given, constants)
     value = min(answers)
     solved = fitting(value)
     # ε2 = ε1 is where the groups swap the paper's roles; rounding makes the counts jump
@@ -423,3 +533,26 @@ def _solve(
             else f"the smallest ε2 the planner accepts ({EPS_MIN:g}) already fits"
         )
     return Solution(unknown, value, reason, solved)
+
+
+def _infeasible(
+    easiest: Query, unknown: Unknown, given: tuple[int, int], constants: ConstantTable | None
+) -> Solution:
+    """No value of an α, ε2 or β fits ``given``: the binding group and what it lacks at the
+    easiest value (``easiest``: the query there)."""
+    where = {
+        Unknown.ALPHA: f"even at α = {easiest.alpha:g}",
+        Unknown.EPS2: f"even at ε2 = {easiest.eps2:g}",
+        Unknown.BETA: "even at β just below 1/2 (no plan is smaller than at β = 1/3)",
+    }[unknown]
+    lacking = shortfall(easiest, *given, constants)
+    if lacking is None:  # no count of users fits there (e.g. outside the covered region)
+        worst = _paper_plan(easiest, constants)
+        reason = (
+            f"{where.removeprefix('even at ')} needs more users than given (the paper's split: "
+            f"n1 = {worst.n_users_group1:,}, n2 = {worst.n_users_group2:,})"
+        )
+        return Solution(unknown, None, "even " + reason, None)
+    if lacking.group == 1:
+        where = f"with n2 = {given[1]:,}, {where}"
+    return Solution(unknown, None, lacking.words(where), None, lacking)

@@ -5,7 +5,8 @@ range, exit code 2, no traceback.
 
 A module per command group: :mod:`~planner.cli.planning` (plan, compare, explain),
 :mod:`~planner.cli.sweeping` (sweep, plot), :mod:`~planner.cli.batching` (batch),
-:mod:`~planner.cli.solving` (solve), :mod:`~planner.cli.validating` (validate),
+:mod:`~planner.cli.solving` (solve), :mod:`~planner.cli.powering` (power),
+:mod:`~planner.cli.validating` (validate),
 :mod:`~planner.cli.calibrating` (calibrate) and :mod:`~planner.cli.serving` (serve); the
 options they share are in :mod:`~planner.cli.options`, how they print in
 :mod:`~planner.cli.output`. This module builds the app from their functions and runs it
@@ -30,6 +31,7 @@ from planner.cli import (
     batching,
     calibrating,
     planning,
+    powering,
     serving,
     solving,
     sweeping,
@@ -79,6 +81,7 @@ for _command_function in (  # the order ``planner --help`` lists them in: typer 
     batching.batch,
     planning.explain,
     solving.solve,
+    powering.power,
     validating.validate,
     calibrating.calibrate,
     serving.serve,

@@ -43,6 +43,14 @@ DeltaOpt = Annotated[
 BetaOpt = Annotated[
     str, typer.Option("--beta", "-b", metavar="FLOAT", help="Target error probability in (0, 0.5).")
 ]
+PowerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--power",
+        metavar="FLOAT",
+        help="Power 1 − β in (0.5, 1), instead of --beta (e.g. --power 0.8 is --beta 0.2).",
+    ),
+]
 AccountingOpt = Annotated[
     str,
     typer.Option(
@@ -100,6 +108,10 @@ SpecDelta = Annotated[
 ]
 SpecBeta = Annotated[
     str, typer.Option("--beta", "-b", metavar="SPEC", help="Target error." + SPEC_HELP)
+]
+SpecPower = Annotated[
+    str | None,
+    typer.Option("--power", metavar="SPEC", help="Power 1 − β, instead of --beta." + SPEC_HELP),
 ]
 
 # rows written as a table, CSV or JSON (sweep, batch)
@@ -164,3 +176,21 @@ def _tasks_executor(scheduler: str | None) -> Iterator[Any]:
 
     with cluster_executor(scheduler) as executor:
         yield executor
+
+
+def _beta(beta: str, power: str | None) -> Any:
+    """``--beta``, or 1 − ``--power``; both typed is one line naming the two."""
+    from planner.inputs import beta_or_power
+
+    return beta_or_power(beta, power, beta_given=_typed("beta"))
+
+
+def _beta_spec(beta: str, power: str | None) -> Any:
+    """A sweep's ``--beta`` spec, or its ``--power`` spec as β values."""
+    if power is None:
+        return beta
+    from planner.inputs import refuse_beta_with_power
+    from planner.power import beta_spec_of_power
+
+    refuse_beta_with_power(beta, power, beta_given=_typed("beta"))
+    return beta_spec_of_power(None, power)

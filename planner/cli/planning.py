@@ -20,7 +20,9 @@ from planner.cli.options import (
     JsonOpt,
     KOpt,
     Model,
+    PowerOpt,
     SimulationBudgetOpt,
+    _beta,
     _only_with,
 )
 from planner.cli.output import _console, _print_json
@@ -35,6 +37,7 @@ def plan(
     coin: CoinOpt = "private",
     delta: DeltaOpt = None,
     beta: BetaOpt = "0.3333333333333333",
+    power: PowerOpt = None,
     accounting: AccountingOpt = "exact",
     exact: Annotated[
         bool,
@@ -84,7 +87,7 @@ def plan(
         eps1=eps1,
         eps2=eps2,
         delta=delta,
-        beta=beta,
+        beta=_beta(beta, power),
         accounting=accounting,
         constants=constants,
         allocation=allocation,
@@ -120,6 +123,7 @@ def compare(
     eps2: Eps2Opt,
     delta: DeltaOpt = None,
     beta: BetaOpt = "0.3333333333333333",
+    power: PowerOpt = None,
     accounting: AccountingOpt = "exact",
     as_json: JsonOpt = False,
 ) -> None:
@@ -132,7 +136,13 @@ def compare(
     from planner.report import compare_renderable
 
     answer = api.compare_answer(
-        k=k, alpha=alpha, eps1=eps1, eps2=eps2, delta=delta, beta=beta, accounting=accounting
+        k=k,
+        alpha=alpha,
+        eps1=eps1,
+        eps2=eps2,
+        delta=delta,
+        beta=_beta(beta, power),
+        accounting=accounting,
     )
     if as_json:
         _print_json(answer.to_dict())

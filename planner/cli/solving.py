@@ -13,6 +13,8 @@ from planner.cli.options import (
     JsonOpt,
     KOpt,
     Model,
+    PowerOpt,
+    _beta,
 )
 from planner.cli.output import _print_json
 
@@ -38,6 +40,7 @@ def solve(
     ] = None,
     delta: DeltaOpt = None,
     beta: BetaOpt = "0.3333333333333333",
+    power: PowerOpt = None,
     accounting: AccountingOpt = "exact",
     as_json: JsonOpt = False,
 ) -> None:
@@ -56,7 +59,7 @@ def solve(
         n1=n1,
         n2=n2,
         delta=delta,
-        beta=beta,
+        beta=_beta(beta, power),
         accounting=accounting,
     )
     unknown = solution.unknown

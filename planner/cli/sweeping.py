@@ -17,6 +17,10 @@ from planner.cli.options import (
     SpecEps1,
     SpecEps2,
     SpecK,
+    SpecPower,
+    _beta_spec,
+    _only_with,
+    _typed,
 )
 from planner.cli.output import _checked_destination, _emit, _json_format
 
@@ -28,7 +32,7 @@ def _sweep_from_options(
     eps1: str,
     eps2: str,
     delta: str | None,
-    beta: str,
+    beta: Any,
     accounting: str,
 ) -> Any:
     from planner import api
@@ -53,6 +57,7 @@ def sweep(
     settings: SettingsOpt = None,
     delta: SpecDelta = None,
     beta: SpecBeta = "0.3333333333333333",
+    power: SpecPower = None,
     accounting: AccountingOpt = "exact",
     output_format: FormatOpt = "table",
     output: OutputOpt = None,
@@ -67,6 +72,7 @@ def sweep(
     from planner.sweep import sweep_to_csv, sweep_to_dict
 
     chosen_format = _checked_destination(_json_format(output_format, as_json), output)
+    beta = _beta_spec(beta, power)
     result = _sweep_from_options(settings, k, alpha, eps1, eps2, delta, beta, accounting)
     _emit(chosen_format, output, result, sweep_renderable, sweep_to_csv, sweep_to_dict)
 
@@ -83,8 +89,25 @@ def plot(
     delta: SpecDelta = None,
     beta: SpecBeta = "0.3333333333333333",
     accounting: AccountingOpt = "exact",
+    power: Annotated[
+        bool,
+        typer.Option(
+            "--power",
+            help="The power curve instead: power 1 − β against total users (each setting's "
+            "plan's split), one value of every other parameter.",
+        ),
+    ] = False,
+    users: Annotated[
+        str | None,
+        typer.Option(
+            "--users",
+            metavar="SPEC",
+            help="--power: the total users (default: 0.5 to 30 times each setting's plan).",
+        ),
+    ] = None,
 ) -> None:
-    """Users per group against the one swept parameter, a line per setting (needs [plot]).
+    """Users per group against the one swept parameter, a line per setting (needs [plot]);
+    with --power, the power 1 − β against total users.
 
     Example: planner plot -k 1000 --alpha 0.1 --eps1 1 --eps2 0.05:1:30log --delta 1e-6
     -o eps2.png
@@ -93,6 +116,29 @@ def plot(
     from planner.plot import plot_sweep, save_figure, sweep_title
 
     output = check_output_path(output, suffixes=(".png", ".svg"))
+    _only_with(power, "--power", "users")
+    if power:
+        from planner.inputs import InputError
+        from planner.plot import plot_power, power_title
+        from planner.power import settings_curves
+
+        if _typed("beta"):
+            raise InputError("beta", beta, "left out with --power (the curve solves for β)")
+        curves = settings_curves(
+            settings,
+            k=k,
+            alpha=alpha,
+            eps1=eps1,
+            eps2=eps2,
+            delta=delta,
+            accounting=accounting,
+            users=users,
+        )
+        save_figure(plot_power(curves, power_title(curves[0][0])), output)
+        points = sum(len(each) for _, each in curves)
+        backed = sum(point.beta is not None for _, each in curves for point in each)
+        typer.echo(f"wrote {output} ({points} points, {backed} with a plan)")
+        return
     result = _sweep_from_options(settings, k, alpha, eps1, eps2, delta, beta, accounting)
     fixed = {  # the parsed values: a spec like 1000:1000:3 collapses to one number
         name: float(result.columns[name][0])

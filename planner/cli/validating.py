@@ -20,7 +20,9 @@ from planner.cli.options import (
     JsonOpt,
     KOpt,
     Model,
+    PowerOpt,
     SimulationBudgetOpt,
+    _beta,
     _only_with,
 )
 from planner.cli.output import VERDICT_EXIT_CODES, _checked_destination, _console
@@ -35,6 +37,7 @@ def validate(
     coin: CoinOpt = "private",
     delta: DeltaOpt = None,
     beta: BetaOpt = "0.3333333333333333",
+    power: PowerOpt = None,
     accounting: AccountingOpt = "exact",
     n1: Annotated[
         str | None,
@@ -102,7 +105,7 @@ def validate(
         eps1=eps1,
         eps2=eps2,
         delta=delta,
-        beta=beta,
+        beta=_beta(beta, power),
         accounting=accounting,
         n1=n1,
         n2=n2,

@@ -24,6 +24,7 @@ ModelName = Annotated[
     StrictStr, Field(description="local, shuffle or central", examples=["shuffle"])
 ]
 CoinName = Annotated[StrictStr, Field(description="private or public")]
+POWER_HELP = "power 1 − beta in (0.5, 1), instead of beta (0.8 is beta 0.2)"
 
 
 class Request(BaseModel):
@@ -38,6 +39,7 @@ class QueryFields(Request):
     delta: Number | None = Field(None, description="δ in [1e-12, 1); shuffle model only")
     beta: Number = Field(1 / 3, description="target error probability in (0, 0.5)")
     accounting: StrictStr = Field("exact", description="shuffle noise: exact or paper")
+    power: Number | None = Field(None, description=POWER_HELP)
 
 
 class PlanRequest(QueryFields):
@@ -70,6 +72,7 @@ class SolveRequest(Request):
     delta: Number | None = None
     beta: Number = 1 / 3
     accounting: StrictStr = "exact"
+    power: Number | None = Field(None, description=POWER_HELP)
 
 
 class SweepRequest(Request):
@@ -85,6 +88,7 @@ class SweepRequest(Request):
     delta: Spec | None = None
     beta: Spec = "0.3333333333333333"
     accounting: StrictStr = "exact"
+    power: Spec | None = Field(None, description=POWER_HELP)
 
 
 class ValidationRequest(Request):
@@ -116,3 +120,23 @@ class ValidationRequest(Request):
     cost1: Number = "1"
     cost2: Number = "1"
     simulation_budget: Number = Field(30, description="kind plan: seconds it may simulate")
+    power: Number | None = Field(None, description=POWER_HELP)
+
+
+class PowerRequest(Request):
+    """``planner power --json``: the smallest error bound β, and the power 1 − β, that a
+    plan fits the given n1 and n2 at (GET: the same fields as query parameters)."""
+
+    model: ModelName
+    coin: CoinName = "private"
+    k: Number = Field(description="domain size, an integer in [2, 1e12]", examples=[200])
+    alpha: Number = Field(
+        description="TV distance to detect (not a significance level), in [1e-06, 1]",
+        examples=[0.1],
+    )
+    eps1: Number = Field(description="group 1's ε, in [1e-4, 20]", examples=[0.5])
+    eps2: Number = Field(description="group 2's ε, in [1e-4, 20]", examples=[0.1])
+    n1: Number = Field(description="group 1's users (given), an integer ≥ 1", examples=[5000])
+    n2: Number = Field(description="group 2's users (given), an integer ≥ 1", examples=[5000])
+    delta: Number | None = Field(None, description="δ in [1e-12, 1); shuffle model only")
+    accounting: StrictStr = Field("exact", description="shuffle noise: exact or paper")

@@ -131,6 +131,7 @@ def _plan_section(document: dict[str, Any]) -> str:
             [f"{g['saving_users']:,} ({g['saving_fraction']:+.1%})" for g in groups],
             "saving",
         ),
+        ("total n1 + n2", _total_cells(document), "total-users"),
         ("lower bound (C = 1)", [_number(g["lower_bound"]) for g in groups], "lower"),
     ]
     if any(g["noise_mu"] is not None for g in groups):
@@ -176,6 +177,14 @@ def _plan_section(document: dict[str, Any]) -> str:
         f'<ul class="notes">{"".join(notes)}</ul>'
         + (f'<h3>Warnings</h3><ul class="warnings">{warnings}</ul>' if warnings else "")
     )
+
+
+def _total_cells(document: dict[str, Any]) -> list[str]:
+    """The total row: n1 + n2, and the homogeneous baseline's total with the saving (as
+    the CLI's table shows it, ``planner.report.total_cells``)."""
+    total, baseline = document["total_users"], document["baseline"]["total_users"]
+    saving = (baseline - total) / baseline if baseline else 0.0
+    return [_count(total), f"baseline {_count(baseline)} ({saving:+.1%})"]
 
 
 def _compare_section(document: dict[str, Any], permalink: dict[str, str]) -> str:

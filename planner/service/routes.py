@@ -23,6 +23,7 @@ from planner.service.limits import MAX_OFFSET, MAX_PAGE, MAX_SWEEP_ROWS, check_j
 from planner.service.models import (
     CompareRequest,
     PlanRequest,
+    PowerRequest,
     SolveRequest,
     SweepRequest,
     ValidationRequest,
@@ -205,7 +206,7 @@ async def plan(body: PlanRequest, state: State) -> Response:
     A query outside the covered region is refused (422) here: a job of kind ``plan``
     (``POST /v1/validations``) simulates it, as ``planner plan`` does.
     """
-    fields = body.model_dump()
+    fields = power_as_beta(body.model_dump(), body.model_fields_set)
     only_with_their_allocation(fields, body.model_fields_set)
     try:
         text = await _answer(
@@ -221,7 +222,7 @@ async def plan(body: PlanRequest, state: State) -> Response:
 @router.post("/compare", responses={200: DOCUMENT, **ERRORS})
 async def compare(body: CompareRequest, state: State) -> Response:
     """Every setting, fewest users first (``planner compare --json``)."""
-    fields = body.model_dump()
+    fields = power_as_beta(body.model_dump(), body.model_fields_set)
     text = await _answer(state, "compare", fields, lambda: api.compare_document(**fields))
     return Response(text, media_type="application/json")
 
@@ -229,7 +230,7 @@ async def compare(body: CompareRequest, state: State) -> Response:
 @router.post("/solve", responses={200: DOCUMENT, **ERRORS})
 async def solve(body: SolveRequest, state: State) -> Response:
     """The one parameter left out of n1, n2, alpha, eps2 (``planner solve --json``)."""
-    fields = body.model_dump()
+    fields = power_as_beta(body.model_dump(), body.model_fields_set)
     text = await _answer(state, "solve", fields, lambda: api.solve_document(**fields))
     return Response(text, media_type="application/json")
 
@@ -237,7 +238,8 @@ async def solve(body: SolveRequest, state: State) -> Response:
 @router.post("/sweep", responses={200: DOCUMENT, **ERRORS})
 def sweep(body: SweepRequest, accept: Annotated[str | None, Header()] = None) -> Response:
     """Plans over every combination of the listed values; CSV with ``Accept: text/csv``."""
-    inputs = {**body.model_dump(), "max_rows": MAX_SWEEP_ROWS}
+    fields = power_as_beta(body.model_dump(), body.model_fields_set, spec=True)
+    inputs = {**fields, "max_rows": MAX_SWEEP_ROWS}
     if accept is not None and "text/csv" in accept:
         return Response(api.sweep_csv(**inputs), media_type="text/csv; charset=utf-8")
     return json_response(api.sweep_document(**inputs))
@@ -257,7 +259,7 @@ async def explain(
 @router.post("/validations", status_code=202, responses={202: {"description": "the job"}, **ERRORS})
 def start_validation(body: ValidationRequest, state: State) -> Response:
     """Queue a verification job (``planner validate`` or ``plan --exact``); 202 and its id."""
-    fields = body.model_dump()
+    fields = power_as_beta(body.model_dump(), body.model_fields_set)
     only_with_their_allocation(fields, body.model_fields_set)
     checked = check_job(fields, given=body.model_fields_set)
     return _accepted(state.submit(checked))
@@ -378,3 +380,59 @@ async def health(state: State) -> Response:
             **({} if problem is None else {"problem": problem}),
         }
     )
+
+
+def power_as_beta(fields: dict[str, Any], given: set[str], *, spec: bool = False) -> dict[str, Any]:
+    """A request's ``power`` (1 − β) as its ``beta`` (``spec``: a sweep's value, list or
+    spec string of powers); ``power`` given with ``beta`` is one 422 naming the two."""
+    from planner.inputs import beta_or_power, refuse_beta_with_power
+
+    power = fields.pop("power", None)
+    if power is None:
+        return fields
+    refuse_beta_with_power(fields.get("beta"), power, beta_given="beta" in given)
+    if spec:
+        from planner.power import beta_spec_of_power
+
+        return {**fields, "beta": beta_spec_of_power(None, power)}
+    return {**fields, "beta": beta_or_power(None, power)}
+
+
+@router.post("/power", responses={200: DOCUMENT, **ERRORS})
+async def power(body: PowerRequest, state: State) -> Response:
+    """The smallest error bound β, and the power 1 − β, that the given n1 and n2 reach
+    (``planner power --json``, schema planner.power/1)."""
+    fields = body.model_dump()
+    text = await _answer(state, "power", fields, lambda: api.power_document(**fields))
+    return Response(text, media_type="application/json")
+
+
+@router.get("/power", responses={200: DOCUMENT, **ERRORS})
+async def power_query(
+    state: State,
+    model: Annotated[str, Query(max_length=20)],
+    k: Annotated[str, Query(max_length=200)],
+    alpha: Annotated[str, Query(max_length=200)],
+    eps1: Annotated[str, Query(max_length=200)],
+    eps2: Annotated[str, Query(max_length=200)],
+    n1: Annotated[str, Query(max_length=200)],
+    n2: Annotated[str, Query(max_length=200)],
+    coin: Annotated[str, Query(max_length=20)] = "private",
+    delta: Annotated[str | None, Query(max_length=200)] = None,
+    accounting: Annotated[str, Query(max_length=20)] = "exact",
+) -> Response:
+    """``POST /v1/power`` with its fields as query parameters (numbers as text)."""
+    fields = PowerRequest(
+        model=model,
+        coin=coin,
+        k=k,
+        alpha=alpha,
+        eps1=eps1,
+        eps2=eps2,
+        n1=n1,
+        n2=n2,
+        delta=delta,
+        accounting=accounting,
+    ).model_dump()
+    text = await _answer(state, "power", fields, lambda: api.power_document(**fields))
+    return Response(text, media_type="application/json")
