@@ -1,9 +1,11 @@
-"""The web calculator at ``/``: a server-rendered form, its plan table, a figure, a verify button.
+"""The web calculator at ``/``: a server-rendered form, its plan table, a figure, job buttons.
 
 The query lives in the URL (``/?setting=central&k=1000&…``), so every page is its own
-permalink. A bad field is shown beside that field with the CLI's one-line message. The
-only script (``/static/calculator.js``) starts and follows a verification job; the page
-works without it and without any network but this server's.
+permalink (every field, blank ones too). Every bad field is shown at once beside that
+field with the CLI's one-line message; the planner's lines name the page's controls, not
+the CLI's options. The only script (``/static/calculator.js``) starts and follows a job
+(verify a plan, simulate a query outside the covered region) and marks tables wider than
+the screen; the page works without it and without any network but this server's.
 """
 
 from __future__ import annotations
