@@ -90,6 +90,9 @@ def plot_sweep(result: Sweep, title: str) -> Any:
         axis.set_xlabel(AXIS_LABELS[parameter])
         axis.set_title(f"group {group}")
         axis.grid(True, which="major", alpha=0.3)
+    if parameter in LOG_AXES:  # after both panels' scales (a shared scale resets its ticks)
+        for axis in axes:
+            _log_ticks(axis, columns[parameter].astype(float))
     axes[0].set_ylabel("users needed (per group)")
     handles, labels = axes[0].get_legend_handles_labels()
     for style, label in STYLE_KEY:
@@ -99,6 +102,20 @@ def plot_sweep(result: Sweep, title: str) -> Any:
     figure.suptitle(title, fontsize="medium")
     figure.tight_layout(rect=(0, 0.09, 1, 1))
     return figure
+
+
+def _log_ticks(axis: Any, values: Any) -> None:
+    """Readable ticks on a log x axis: plain numbers at 1, 2, 5 (within two decades; 1, 2,
+    3, 5 within one; decades beyond), and no labelled minor ticks (matplotlib labels
+    them on a short axis, where "3×10⁻²" and "4×10⁻²" overlapped)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    finite = values[np.isfinite(values) & (values > 0)]
+    decades = math.log10(finite.max() / finite.min()) if len(finite) else 0.0
+    subs = (1.0,) if decades > 2 else (1.0, 2.0, 5.0) if decades > 1 else (1.0, 2.0, 3.0, 5.0)
+    axis.xaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=8))
+    axis.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    axis.xaxis.set_minor_formatter(NullFormatter())
 
 
 def save_figure(figure: Any, path: Path | str) -> None:

@@ -15,7 +15,8 @@ from planner.formulas.settings import asked_key
 from planner.plan import Coverage, Plan, RepetitionMethod
 
 
-def _number(value: float | None, digits: int = 4) -> str:
+def number_text(value: float | None, digits: int = 4) -> str:
+    """A real number as the CLI's tables show it (and the web page, which imports this)."""
     if value is None:
         return "—"
     if abs(value) >= 1e15:  # past the user counts' own range (they are ≤ 10^15 to simulate)
@@ -53,19 +54,20 @@ def plan_renderables(plan: Plan) -> list[Any]:
     rows.append(("total n1 + n2", total_cells(plan)))
     if plan.groups[0].noise_mu is not None:
         rows += [
-            ("noise μ per bin", [_number(g.noise_mu) for g in plan.groups]),
-            ("messages per user", [_number(g.messages_per_user) for g in plan.groups]),
+            ("noise μ per bin", [number_text(g.noise_mu) for g in plan.groups]),
+            ("messages per user", [number_text(g.messages_per_user) for g in plan.groups]),
         ]
     # (upper bound)/(lower bound) with C = 1 (JSON ``optimality_gap``) is not shown: neither
     # expression carries its constant, so it read 1 beside a plan 7× its lower bound
-    rows.append(("lower bound (C = 1)", [_number(g.lower_bound) for g in plan.groups]))
+    rows.append(("lower bound (C = 1)", [number_text(g.lower_bound) for g in plan.groups]))
     for label, cells in rows:
         table.add_row(label, *cells)
     lines = [
         f"theorem: {plan.reference}   bound: {plan.bound_key}   dominant term: "
         f"{plan.dominant_term}",
-        f"constant: {plan.constant_source.value} (C = {plan.constant_multiplier:.4g}, "
-        f"constants {plan.constants_version}); coverage: {plan.coverage.value}",
+        f"constant: {plan.constant_source.value} "
+        f"(C = {multiplier_text(plan.constant_multiplier)}, constants {plan.constants_version}); "
+        f"coverage: {plan.coverage.value}",
     ]
     line = repetition_line(plan)
     if line:
@@ -87,11 +89,15 @@ def plan_renderables(plan: Plan) -> list[Any]:
 
 
 def total_cells(plan: Plan) -> list[str]:
+    """The plan table's total row (:func:`total_text`)."""
+    return total_text(plan.total_users, sum(group.baseline_n_users for group in plan.groups))
+
+
+def total_text(total: int, baseline: int) -> list[str]:
     """The plan table's total row: n1 + n2, and the homogeneous baseline's total with the
     saving against it (the CLI's table and the web page)."""
-    baseline = sum(group.baseline_n_users for group in plan.groups)
-    saving = (baseline - plan.total_users) / baseline if baseline else 0.0
-    return [f"{plan.total_users:,}", f"baseline {baseline:,} ({saving:+.1%})"]
+    saving = (baseline - total) / baseline if baseline else 0.0
+    return [f"{total:,}", f"baseline {baseline:,} ({saving:+.1%})"]
 
 
 def compare_renderable(
@@ -146,6 +152,11 @@ def compare_renderable(
         table.caption = "\n".join(captions)
         table.caption_justify = "left"
     return table
+
+
+def multiplier_text(multiplier: float) -> str:
+    """A plan's constant C as the CLI shows it (and the web page)."""
+    return f"{multiplier:.4g}"
 
 
 def eps_heading(asked: float, run_at: float) -> str:
@@ -226,16 +237,16 @@ def validation_renderable(report: Any) -> Any:
             o.kind,
             f"{o.tv:.4g}",
             f"{o.trials:,}",
-            *((_rate(o.run_error_rate),) if vote else ()),
-            _rate(o.error_rate),
-            f"[{_rate(o.ci_low, 'down')}, {_rate(o.ci_high, 'up')}]",
+            *((rate_text(o.run_error_rate),) if vote else ()),
+            rate_text(o.error_rate),
+            f"[{rate_text(o.ci_low, 'down')}, {rate_text(o.ci_high, 'up')}]",
             o.verdict.value.upper() if o.verdict.value == "fail" else o.verdict.value,
         )
     table.caption = verdict_line(v)
     return table
 
 
-def _rate(value: float, rounding: str = "nearest") -> str:
+def rate_text(value: float, rounding: str = "nearest") -> str:
     """An error rate to three decimals, or to two significant digits below 0.01 (a vote's
     error may be far smaller than any trial count shows, yet not 0). ``rounding``:
     ``nearest``, or ``up`` / ``down`` for an upper / lower confidence bound, which must

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -327,3 +328,38 @@ def test_validate_with_sizes_given_names_the_protocol_and_point_the_plan_runs(ca
         f"the plan's tester runs at ε1 = {point['eps1']:g}, ε2 = {point['eps2']:g}, α = 0.5"
         in header
     )
+
+
+@pytest.mark.parametrize(
+    ("parameter", "spec"),
+    [
+        ("alpha", "0.05:0.5:10log"),  # under a decade: matplotlib labelled 3×10⁻², 4×10⁻²…
+        ("alpha", "0.01:0.9:20log"),
+        ("alpha", "0.2:0.9:10log"),
+        ("k", "16:100000:30log"),
+        ("eps2", "0.0001:20:30log"),
+        ("eps2", "0.05:1:20log"),
+    ],
+)
+def test_plot_tick_labels_on_a_log_axis_do_not_overlap(parameter: str, spec: str) -> None:
+    """``planner plot``'s x tick labels on a log axis: rendered, no two labels' boxes meet
+    (the minor ticks of a short log α axis had overlapping labels)."""
+    pytest.importorskip("matplotlib")
+    from planner import api
+    from planner.plot import plot_sweep
+
+    inputs = {"k": "1000", "alpha": "0.1", "eps1": 1.0, "eps2": 0.25, parameter: spec}
+    figure = plot_sweep(api.sweep_result(settings=["central"], delta=None, **inputs), "t")
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    for axis in figure.axes:
+        low, high = axis.get_xlim()
+        labels = [
+            label
+            for label in axis.get_xticklabels(which="both")
+            if label.get_visible() and label.get_text() and low <= label.get_position()[0] <= high
+        ]
+        assert len(labels) >= 2, [label.get_text() for label in labels]
+        boxes = sorted((label.get_window_extent(renderer) for label in labels), key=lambda b: b.x0)
+        for left, right in itertools.pairwise(boxes):
+            assert left.x1 <= right.x0, (parameter, spec, [label.get_text() for label in labels])

@@ -545,7 +545,7 @@ def test_a_votes_report_shows_tiny_errors_in_digits_and_no_bound_above_one(capsy
     """A 57-run vote of runs erring 0.1–0.15: its error is about 1e-20, shown as such, not
     0.000; with 1 trial a run's upper bound is 1 and the vote's stays 1, not above."""
     from planner.formulas.repetition import majority_vote_error
-    from planner.report import _rate
+    from planner.report import rate_text as _rate
 
     assert _rate(2.4e-10) == "2.4e-10" and _rate(0.0) == "0.000" and _rate(0.0123) == "0.012"
     # bounds are rounded outward: an upper 0.0024026 is not shown as 0.002 (nor 0.0024)

@@ -129,8 +129,8 @@ def test_explain_version_health_and_openapi(client, capsys) -> None:
     assert {"model", "k", "alpha", "eps1", "eps2"} <= set(plan_schema["required"])
     docs = client.get("/docs")
     assert docs.status_code == 200
-    assert "POST /v1/plan" in docs.text and "<code>eps2</code>" in docs.text
-    assert "cdn" not in docs.text.lower() and "<script" not in docs.text
+    assert "SwaggerUIBundle" in docs.text and "url: '/openapi.json'" in docs.text
+    assert "cdn" not in docs.text.lower()
 
 
 @pytest.mark.parametrize(
@@ -452,7 +452,7 @@ def test_a_token_guards_everything_but_health(tmp_path) -> None:
         page = client.get(login.headers["location"])  # the cookie now carries the token
         assert page.status_code == 200 and 'value="500"' in page.text
     # every route but those docs/service.md names as open answers 401 without the token
-    open_paths = {"/v1/health", "/docs", "/openapi.json", "/static/{name}"}
+    open_paths = {"/v1/health", "/docs", "/openapi.json", "/static/{name}", "/docs/assets/{name}"}
     with TestClient(create_app(tmp_path / "auth2.sqlite3", token=token, run_jobs=False)) as bare:
         for route in app.routes:
             path, methods = getattr(route, "path", ""), getattr(route, "methods", None) or set()
@@ -790,3 +790,200 @@ def test_the_page_refuses_a_repeated_or_unknown_field_as_the_api_does(idle_clien
     # the group's asked ε stays in its heading beside the ε its tester runs at, as the CLI's
     central = idle_client.get("/?setting=central&k=1000&alpha=0.1&eps1=1&eps2=0.3")
     assert "group 1 (ε = 1, run at 0.3)" in central.text and "group 2 (ε = 0.3)" in central.text
+
+
+def _form_values(html: str) -> dict[str, str]:
+    """The form's fields as the page shows them (inputs' values, selects' chosen options)."""
+    from html import unescape
+
+    values = {}
+    for name, value in re.findall(r'<input id="([a-z0-9]+)" name="\1" value="([^"]*)"', html):
+        values[name] = unescape(value)
+    for name, options in re.findall(r'<select id="([a-z]+)" name="\1"[^>]*>(.*?)</select>', html):
+        chosen = re.search(r'<option value="([^"]*)" selected>', options)
+        values[name] = unescape(chosen.group(1)) if chosen else ""
+    return values
+
+
+def _permalink(html: str) -> str:
+    from html import unescape
+
+    match = re.search(r'<a href="([^"]*)" id="permalink">', html)
+    assert match is not None
+    return unescape(match.group(1))
+
+
+def test_every_field_error_is_shown_at_once(idle_client) -> None:
+    """k = 2.5, α = 1.5 and ε2 = −1 flagged only k (a new user's trial): each bad field is
+    marked, each with the line naming it and its range, and nothing is planned."""
+    query = {"setting": "central", "k": "2.5", "alpha": "1.5", "eps1": "1", "eps2": "-1"}
+    page = idle_client.get("/", params=query)
+    assert page.status_code == 422
+    shown = {
+        name: line.replace("&#x27;", "'")
+        for name, line in re.findall(
+            r'<p class="error" id="([a-z0-9]+)-error" role="alert">([^<]*)</p>', page.text
+        )
+    }
+    assert shown == {
+        "k": "invalid k = '2.5': must be an integer in [2, 1e+12]",
+        "alpha": "invalid alpha = '1.5': must be a number in [1e-06, 1]",
+        "eps2": "invalid eps2 = '-1': must be a number in [0.0001, 20]",
+    }
+    assert page.text.count('aria-invalid="true"') == 3
+    assert 'id="verify-box"' not in page.text and "<svg" not in page.text
+    # each line is the API's (and the CLI's) for that field alone
+    for name, line in shown.items():
+        alone = idle_client.post(
+            "/v1/plan", json={**SHUFFLE, "model": "central", name: query[name]}
+        )
+        assert alone.json()["error"].replace('"', "'") == line
+    # a cost and an n2 given without their allocation are marked together too
+    both = idle_client.get("/", params={**query, "k": "100", "cost1": "2", "n2": "50"})
+    assert {"alpha-error", "eps2-error", "cost1-error", "n2-error"} <= set(
+        re.findall(r'id="([a-z0-9]+-error)"', both.text)
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("setting", "shuffle-public"),
+        ("setting", "compare"),
+        ("k", "2000"),
+        ("alpha", "0.2"),
+        ("eps1", "0.8"),
+        ("eps2", "0.3"),
+        ("delta", ""),  # the permalink dropped it, and reopening it gave δ = 1e-6
+        ("delta", "1e-7"),
+        ("beta", "0.05"),
+        ("beta", ""),
+        ("allocation", "cost"),
+        ("cost1", "2"),
+        ("cost2", ""),
+        ("n2", "60000"),
+        ("k", "<script>alert(1)</script>"),
+        ("alpha", "\"'><b>&amp;"),
+    ],
+)
+def test_the_permalink_reproduces_the_page(idle_client, name, value) -> None:
+    """Every field, a blank one too, comes back from the permalink as it was."""
+    base = {"setting": "shuffle-private", "k": "1000", "alpha": "0.1", "eps1": "1"}
+    base |= {"eps2": "0.25", "delta": "1e-6", "beta": "", "allocation": "fewest"}
+    base |= {"cost1": "1", "cost2": "1", "n2": ""}
+    first = idle_client.get("/", params={**base, name: value})
+    shown = _form_values(first.text)
+    assert shown[name] == value
+    again = idle_client.get(_permalink(first.text))
+    assert _form_values(again.text) == shown
+    assert again.status_code == first.status_code
+    assert again.text == first.text  # the very page
+    assert "<script>alert" not in first.text and "<b>&amp;" not in first.text
+
+
+def test_the_page_words_warnings_for_the_page_and_offers_their_choices(idle_client, capsys):
+    """The plan's warnings named CLI flags (--allocation paper, --simulation-budget): the
+    page names its own controls and links to the plan each choice gives, while the CLI's
+    lines stay as they are."""
+    query = {"setting": "shuffle-public", "k": "1000", "alpha": "0.8", "eps1": "0.05"}
+    query |= {"eps2": "1", "delta": "1e-6", "beta": "0.01", "allocation": "paper"}
+    page = idle_client.get("/", params=query)
+    assert page.status_code == 200
+    warnings = re.search(r'<ul class="warnings">(.*?)</ul>', page.text, re.DOTALL)
+    assert warnings is not None and "--" not in warnings.group(1)
+    assert "Allocation “fewest”" in warnings.group(1)
+    links = re.findall(r'<a class="action" href="([^"]*)">([^<]*)</a>', warnings.group(1))
+    assert ("Plan with allocation fewest") in [label for _, label in links]
+    href = next(href for href, label in links if label == "Plan with allocation fewest")
+    assert idle_client.get(href.replace("&amp;", "&")).status_code == 200
+    cli = ["plan", "--model", "shuffle", "--coin", "public", "-k", "1000", "--alpha", "0.8"]
+    cli += ["--eps1", "0.05", "--eps2", "1", "--delta", "1e-6", "--beta", "0.01"]
+    document = cli_json([*cli, "--allocation", "paper", "--json"], capsys)
+    assert any("--allocation fewest" in line for line in document["warnings"])  # unchanged
+
+    # outside the covered region: no --simulation-budget, a button that starts the job
+    outside = {"setting": "shuffle-public", "k": "64", "alpha": "0.3", "eps1": "1"}
+    outside |= {"eps2": "0.005", "delta": "1e-6", "allocation": "paper"}
+    refused = idle_client.get("/", params=outside)
+    assert refused.status_code == 422 and "not covered" in refused.text
+    assert "--simulation-budget" not in refused.text and "Simulate this query" in refused.text
+    box = re.search(r'id="simulate-box" data-query="([^"]*)"', refused.text)
+    assert box is not None
+    from html import unescape
+
+    job = json.loads(unescape(box.group(1)))
+    assert job["kind"] == "plan" and job["model"] == "shuffle" and job["coin"] == "public"
+    started = idle_client.post("/v1/validations", json=job)  # what the button sends
+    assert started.status_code == 202 and started.json()["kind"] == "plan"
+    # a compare row that is not covered links to its setting's page (which simulates it)
+    wide = {"k": "10000000", "alpha": "0.1", "eps1": "1", "eps2": "0.25", "delta": "1e-6"}
+    compared = idle_client.get("/", params=wide)
+    assert "not covered" in compared.text and "(its own page simulates it)" in compared.text
+    assert "planner plan" not in compared.text
+    assert re.search(r'<th scope="row"><a href="/\?setting=central&amp;k=10000000', compared.text)
+
+
+def test_the_page_rounds_every_number_as_the_cli_table(client, capsys) -> None:
+    """0.236 on the page against 0.237 in the CLI's table: the page formats with the CLI's
+    own functions (a validation's bounds rounded outwards, large numbers with commas)."""
+    from planner.report import number_text, rate_text
+
+    query = {"setting": "shuffle-private", "k": "100000", "alpha": "0.05", "eps1": "1"}
+    query |= {"eps2": "0.05", "delta": "1e-6"}
+    page = client.get("/", params=query)
+    document = client.post(
+        "/v1/plan", json={**{n: v for n, v in query.items() if n != "setting"}, "model": "shuffle"}
+    ).json()
+    for field, key in (("lower", "lower_bound"), ("mu", "noise_mu")):
+        cells = re.findall(rf'data-field="{field}"[^>]*>([^<]*)<', page.text)
+        assert cells == [number_text(group[key]) for group in document["groups"]]
+    started = client.post("/v1/validations", json=SMALL_JOB).json()
+    job = wait_for(client, started["id"])
+    assert job["status"] == "done", job["error"]
+    fragment = client.get(f"/jobs/{job['id']}")
+    assert fragment.status_code == 200
+    rows = re.findall(r"<tr>(.*?)</tr>", fragment.text)[1:]
+    applicable = [family for family in job["report"]["families"] if family["applicable"]]
+    assert applicable
+    for family in applicable:
+        row = next(row for row in rows if f"<td>{family['family']}</td>" in row)
+        low, high = family["confidence_bounds"]
+        assert f"<td>{rate_text(family['error_rate'])}</td>" in row
+        assert f"<td>[{rate_text(low, 'down')}, {rate_text(high, 'up')}]</td>" in row
+    assert client.get("/jobs/" + "0" * 32).status_code == 404
+    assert client.get("/jobs/nope").status_code == 404
+
+
+def test_the_token_page_is_styled_and_says_when_a_token_is_wrong(tmp_path) -> None:
+    token = "s3cret-token-0123456789"
+    app = create_app(tmp_path / "login.sqlite3", token=token, run_jobs=False)
+    with TestClient(app) as client:
+        first = client.get("/?k=500")
+        assert first.status_code == 401
+        assert '<link rel="stylesheet" href="/static/calculator.css">' in first.text
+        assert 'id="token-error"' not in first.text
+        assert '<input type="hidden" name="k" value="500">' in first.text  # kept for after
+        wrong = client.get("/?token=not-the-token&k=500", follow_redirects=False)
+        assert wrong.status_code == 401 and "set-cookie" not in wrong.headers
+        assert 'id="token-error"' in wrong.text and "not this server&#x27;s token" in wrong.text
+        hostile = client.get('/?token=x&k="><script>alert(1)</script>')
+        assert hostile.status_code == 401 and "<script>alert" not in hostile.text
+        client.cookies.set("planner_token", "an-old-token-0123456789")
+        stale = client.get("/")
+        assert stale.status_code == 401 and "no longer this server" in stale.text
+        client.cookies.clear()
+        good = client.get(f"/?token={token}&k=500", follow_redirects=False)
+        assert good.status_code == 303 and good.headers["location"] == "/?k=500"
+
+
+def test_docs_is_swagger_ui_served_offline_with_markdown_descriptions(idle_client) -> None:
+    docs = idle_client.get("/docs")
+    assert docs.status_code == 200 and "SwaggerUIBundle" in docs.text
+    assert "http" not in docs.text and "cdn" not in docs.text.lower()  # nothing off this server
+    for asset in re.findall(r'(?:href|src)="(/docs/assets/[^"]+)"', docs.text):
+        fetched = idle_client.get(asset)
+        assert fetched.status_code == 200 and len(fetched.content) > 1000
+    assert len(re.findall(r"/docs/assets/", docs.text)) == 3
+    assert idle_client.get("/docs/assets/..%2Fcore.py").status_code == 404
+    spec = idle_client.get("/openapi.json").text
+    assert "``" not in spec and "`planner plan --json`" in spec

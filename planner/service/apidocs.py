@@ -1,90 +1,100 @@
-"""``/docs``: the API's reference, rendered on the server from the OpenAPI description.
+"""``/docs``: the interactive OpenAPI reference (Swagger UI), served offline.
 
-FastAPI's own Swagger page loads its script from a CDN; this one is plain HTML built from
-``app.openapi()`` (the same request types), so it works offline. The machine-readable
-description stays at ``/openapi.json``.
+FastAPI's own ``/docs`` loads Swagger UI from a CDN; here its files come from the
+``fastapi-offline`` package (a dependency: it ships Swagger UI's script, style sheet and
+icon) through ``/docs/assets/{name}``, so the page loads with no network. The
+machine-readable description stays at ``/openapi.json``; its descriptions are written in
+the code's docstrings (reST's double backticks), which :func:`markdown_descriptions`
+turns into the Markdown Swagger UI renders.
 """
 
 from __future__ import annotations
 
-from html import escape
+import re
+from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse, Response
 
 router = APIRouter(include_in_schema=False)
 
+ASSETS = {
+    "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+    "swagger-ui.css": "text/css; charset=utf-8",
+    "favicon.png": "image/png",
+}
+"""The Swagger UI files ``/docs`` loads, and their media types."""
 
-def _type(schema: dict[str, Any]) -> str:
-    if "anyOf" in schema:
-        return " | ".join(_type(option) for option in schema["anyOf"])
-    if schema.get("type") == "array":
-        return f"list of {_type(schema.get('items', {}))}"
-    if "enum" in schema:
-        return " | ".join(str(value) for value in schema["enum"])
-    if "const" in schema:
-        return repr(schema["const"])
-    return str(schema.get("type", "any"))
+_REST_LITERAL = re.compile(r"``(.+?)``", re.DOTALL)
+_REST_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`]+)`")
 
 
-def _fields(schema: dict[str, Any]) -> str:
-    required = set(schema.get("required", []))
-    rows = []
-    for name, field in schema.get("properties", {}).items():
-        default = "" if name in required else f" (default {field.get('default')!r})"
-        rows.append(
-            f"<tr><th scope='row'><code>{escape(name)}</code></th>"
-            f"<td>{escape(_type(field))}</td><td>{'yes' if name in required else 'no'}</td>"
-            f"<td>{escape(str(field.get('description', '')))}{escape(default)}</td></tr>"
-        )
-    return (
-        "<table class='reference'><thead><tr><th scope='col'>field</th><th scope='col'>type</th>"
-        "<th scope='col'>required</th><th scope='col'>meaning</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
+def to_markdown(text: str) -> str:
+    """reST inline markup as Markdown: ````code```` → ```code```, ``:func:`name``` →
+    ```name```."""
+    text = _REST_ROLE.sub(lambda match: f"`{match[1]}`", text)
+    return _REST_LITERAL.sub(lambda match: f"`{match[1]}`", text)
 
 
-def render(spec: dict[str, Any]) -> str:
-    """The reference page: every operation, its parameters and request body fields."""
-    schemas = spec.get("components", {}).get("schemas", {})
-    sections = []
-    for path, operations in spec.get("paths", {}).items():
-        for method, operation in operations.items():
-            parts = [f"<h2><code>{method.upper()} {escape(path)}</code></h2>"]
-            description = operation.get("description") or operation.get("summary", "")
-            parts.append(f"<p>{escape(description)}</p>")
-            parameters = operation.get("parameters", [])
-            if parameters:
-                items = "".join(
-                    f"<li><code>{escape(p['name'])}</code> ({escape(p.get('in', ''))}, "
-                    f"{escape(_type(p.get('schema', {})))})</li>"
-                    for p in parameters
-                )
-                parts.append(f"<p>Parameters:</p><ul>{items}</ul>")
-            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
-            if body is not None:
-                reference = body.get("schema", {}).get("$ref", "")
-                name = reference.rsplit("/", 1)[-1]
-                if name in schemas:
-                    parts.append(f"<p>JSON body ({escape(name)}):</p>{_fields(schemas[name])}")
-            sections.append("<section>" + "".join(parts) + "</section>")
-    title = escape(spec.get("info", {}).get("title", "API"))
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title} — API reference</title>
-<link rel="stylesheet" href="/static/calculator.css"></head>
-<body><main><h1>{title} — API reference</h1>
-<p>Every answer is the JSON document of the CLI's <code>--json</code>. Errors are
-<code>{{"error": "&lt;one line&gt;", "parameter": "&lt;name&gt;"}}</code> with a 4xx status.
-Machine-readable: <a href="/openapi.json">/openapi.json</a>. <a href="/">Calculator</a>.</p>
-{"".join(sections)}
-</main></body></html>
-"""
+def markdown_descriptions(spec: Any) -> Any:
+    """The OpenAPI description with every ``description`` and ``summary`` in Markdown
+    (changed in place, and returned); a loop, not recursion."""
+    pending = [spec]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if key in ("description", "summary") and isinstance(value, str):
+                    item[key] = to_markdown(value)
+                else:
+                    pending.append(value)
+        elif isinstance(item, list):
+            pending.extend(item)
+    return spec
+
+
+def install(app: FastAPI) -> None:
+    """Serve ``app``'s OpenAPI description with Markdown descriptions (built once)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = markdown_descriptions(build())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _asset_folder() -> Path:
+    import fastapi_offline
+
+    return Path(fastapi_offline.__file__).parent / "static"
 
 
 @router.get("/docs", response_class=HTMLResponse)
 def docs(request: Request) -> HTMLResponse:
-    """The API reference (offline: no CDN)."""
-    return HTMLResponse(render(request.app.openapi()))
+    """The interactive API reference (Swagger UI, offline: no CDN)."""
+    return get_swagger_ui_html(
+        openapi_url="/openapi.json",
+        title=f"{request.app.title} — API reference",
+        swagger_js_url="/docs/assets/swagger-ui-bundle.js",
+        swagger_css_url="/docs/assets/swagger-ui.css",
+        swagger_favicon_url="/docs/assets/favicon.png",
+        oauth2_redirect_url=None,
+        # no badge from the public validator (a request off this server)
+        swagger_ui_parameters={"validatorUrl": None},
+    )
+
+
+@router.get("/docs/assets/{name}")
+def asset(name: str) -> Response:
+    """Swagger UI's script, style sheet and icon (from the fastapi-offline package)."""
+    if name not in ASSETS:
+        return Response("not found", status_code=404, media_type="text/plain")
+    return FileResponse(
+        _asset_folder() / name,
+        media_type=ASSETS[name],
+        headers={"Cache-Control": "max-age=3600"},
+    )

@@ -227,7 +227,7 @@ def create_app(
         version=versions["code_version"],
         summary="Sample sizes for private closeness testing under heterogeneous privacy.",
         lifespan=lifespan,
-        docs_url=None,  # /docs is apidocs' offline page (Swagger UI needs a CDN)
+        docs_url=None,  # /docs is apidocs' Swagger UI, its files served here (no CDN)
         redoc_url=None,
     )
     app.state.service = ServiceState(
@@ -242,6 +242,7 @@ def create_app(
     app.include_router(routes.router)
     app.include_router(page.router)
     app.include_router(apidocs.router)
+    apidocs.install(app)  # descriptions in Markdown, as Swagger UI renders them
     app.add_middleware(BodyLimit)
 
     @app.exception_handler(InputError)

@@ -21,7 +21,12 @@ def authorized(request: Request) -> bool:
     scheme, _, given = header.partition(" ")
     if scheme.lower() != "bearer" or not given:
         given = request.cookies.get(COOKIE, "")
-    return hmac.compare_digest(given.strip().encode(), expected.encode())
+    return token_matches(given, expected)
+
+
+def token_matches(given: str, expected: str) -> bool:
+    """Is ``given`` the server's token (constant-time; surrounding blanks ignored)?"""
+    return hmac.compare_digest(given.strip().encode(errors="replace"), expected.encode())
 
 
 async def require_token(request: Request) -> None:

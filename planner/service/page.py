@@ -1,14 +1,18 @@
-"""The web calculator at ``/``: a server-rendered form, its plan table, a figure, a verify button.
+"""The web calculator at ``/``: a server-rendered form, its plan table, a figure, job buttons.
 
 The query lives in the URL (``/?setting=central&k=1000&…``), so every page is its own
-permalink. A bad field is shown beside that field with the CLI's one-line message. The
-only script (``/static/calculator.js``) starts and follows a verification job; the page
-works without it and without any network but this server's.
+permalink (every field, blank ones too). Every bad field is shown at once beside that
+field with the CLI's one-line message; the planner's lines name the page's controls, not
+the CLI's options. The only script (``/static/calculator.js``) starts and follows a job
+(verify a plan, simulate a query outside the covered region) and marks tables wider than
+the screen; the page works without it and without any network but this server's.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from html import escape
 from importlib import resources
 from typing import Any
@@ -18,10 +22,22 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from planner import api
-from planner.inputs import InputError
+from planner.allocation import COST_MAX, COST_MIN, AllocationRule
+from planner.inputs import (
+    K_MAX,
+    InputError,
+    check_alpha,
+    check_beta,
+    check_choice,
+    check_delta,
+    check_eps,
+    check_integer,
+    check_number,
+)
 from planner.protocols import protocol_for
-from planner.report import eps_heading
-from planner.service.auth import COOKIE, authorized
+from planner.report import eps_heading, multiplier_text, rate_text, total_text
+from planner.report import number_text as _number
+from planner.service.auth import COOKIE, authorized, token_matches
 from planner.service.routes import first_repeat, only_with_their_allocation
 from planner.service.svgplot import eps2_values, users_against_eps2
 
@@ -94,6 +110,113 @@ def _needs_delta(setting: str) -> bool:
     return setting in api.SETTING_KEYS and protocol_for(setting).needs_delta
 
 
+OPTIONAL = ("delta", "beta", "cost1", "cost2", "n2")
+"""Fields left blank to mean "not given" (checked only when filled in)."""
+CHECKS: dict[str, Callable[[str], object]] = {
+    "k": lambda value: check_integer("k", value, 2, K_MAX),
+    "alpha": check_alpha,
+    "eps1": lambda value: check_eps("eps1", value),
+    "eps2": lambda value: check_eps("eps2", value),
+    "delta": check_delta,
+    "beta": check_beta,
+    "allocation": lambda value: check_choice("allocation", value, AllocationRule),
+    "cost1": lambda value: check_number(
+        "cost1", value, COST_MIN, COST_MAX, low_open=False, high_open=False
+    ),
+    "cost2": lambda value: check_number(
+        "cost2", value, COST_MIN, COST_MAX, low_open=False, high_open=False
+    ),
+    "n2": lambda value: check_integer("n2", value, 1),
+}
+"""Each field's own check, the one the API makes (so its line is the CLI's)."""
+
+
+def _field_errors(values: dict[str, str]) -> dict[str, str]:
+    """Every field's own error at once (k = 2.5, α = 1.5 and ε2 = −1: three lines), each
+    the line the API would give for that field alone; {} when every field is good."""
+    errors: dict[str, str] = {}
+    setting = values["setting"]
+    with_delta = setting == "compare" or _needs_delta(setting)
+    for name, check in CHECKS.items():
+        value = values[name]
+        if (name in OPTIONAL and value == "") or (name == "delta" and not with_delta):
+            continue
+        try:
+            check(value)
+        except InputError as error:
+            errors[name] = str(error)
+    if setting == "compare":
+        for name in ("allocation", "cost1", "cost2", "n2"):  # compare would ignore them
+            if name not in errors and values[name] not in ("", DEFAULTS[name]):
+                errors[name] = str(
+                    InputError(
+                        name,
+                        values[name],
+                        f"left at {DEFAULTS[name] or 'blank'} when comparing every setting "
+                        "(choose one setting to allocate its users)",
+                    )
+                )
+    else:
+        fields = {name: values[name] or None for name in ("allocation", "cost1", "cost2", "n2")}
+        given = {name for name in ("cost1", "cost2", "n2") if values[name]}
+        for name in ("cost1", "cost2", "n2"):  # as POST /v1/plan: Verify would refuse them
+            if name in errors or name not in given:
+                continue
+            try:
+                only_with_their_allocation(fields, {name})
+            except InputError as error:
+                errors[error.parameter] = str(error)
+    return errors
+
+
+PAGE_PHRASES = (
+    (
+        re.compile(r"simulating it is off \(a budget of 0 s: --simulation-budget\)"),
+        "the page does not simulate while it answers: “Simulate this query” runs it as a job",
+    ),
+    (re.compile(r"\(planner plan simulates it\)"), "(its own page simulates it)"),
+    (re.compile(r"planner validate\b"), "“Verify this plan”"),
+    (re.compile(r"planner plan\b"), "this page"),
+)
+"""The CLI's words in the planner's lines, as the page says them (its controls' names)."""
+CLI_OPTION = re.compile(r"--([a-z][a-z0-9-]*)(?: ([A-Za-z0-9.+-]*[A-Za-z0-9]))?")
+
+
+def page_words(line: str, values: dict[str, str] | None = None) -> str:
+    """A line of the planner's (a warning, a reason, an error) as HTML for the page: every
+    CLI option named as the page's control (``--allocation paper``: Allocation “paper”),
+    and, where ``values`` (the page's form) is given, a link that plans the query with
+    that control set (the CLI's own lines are unchanged)."""
+    actions: list[tuple[str, dict[str, str]]] = []
+    for pattern, words in PAGE_PHRASES:
+        line = pattern.sub(words, line)
+
+    def option(match: re.Match[str]) -> str:
+        name, value = match[1], match[2]
+        field = name.replace("-", "_")
+        label = LABELS.get(field, name)
+        if field == "allocation" and value in ("fewest", "paper", "cost"):
+            reset = {} if value == "cost" else {"cost1": "1", "cost2": "1", "n2": ""}
+            actions.append((f"Plan with allocation {value}", {"allocation": value, **reset}))
+            return f"{label} “{value}”"
+        if field == "k" and value is not None:
+            actions.append((f"Plan at k = {value}", {"k": value}))
+            return f"{label} = {value}"
+        if field not in LABELS:  # a flag of the CLI's own (--exact): its name, in words
+            return name + ("" if value is None else f" {value}")
+        return f"{label} “{value}”" if value is not None else label
+
+    line = CLI_OPTION.sub(option, line)
+    links = ""
+    if values is not None and values.get("setting") != "compare":
+        shown = dict.fromkeys(label for label, _ in actions)
+        for label in shown:
+            change = next(change for name, change in actions if name == label)
+            href = "/?" + urlencode({**values, **change})
+            links += f' <a class="action" href="{escape(href, quote=True)}">{escape(label)}</a>'
+    return escape(line) + links
+
+
 def _inputs(values: dict[str, str]) -> dict[str, Any]:
     """The query's fields as the API takes them (blank: not given)."""
     inputs: dict[str, Any] = {name: values[name] for name in ("k", "alpha", "eps1", "eps2")}
@@ -109,13 +232,7 @@ def _count(value: Any) -> str:
     return "—" if value is None else f"{int(value):,}"
 
 
-def _number(value: Any, digits: int = 4) -> str:
-    if value is None:
-        return "—"
-    return f"{value:,.{digits}g}" if abs(value) < 1e6 else f"{value:.{digits}e}"
-
-
-def _plan_section(document: dict[str, Any]) -> str:
+def _plan_section(document: dict[str, Any], values: dict[str, str] | None = None) -> str:
     groups = document["groups"]
     inputs = document["inputs"]
     head = "".join(
@@ -154,7 +271,7 @@ def _plan_section(document: dict[str, Any]) -> str:
         f'<code data-field="theorem">{escape(document["bound"]["reference"])}</code>, dominant '
         f"term {escape(document['bound']['dominant_term'])}</li>",
         f'<li>constant: <b data-field="constant">{escape(constant["source"])}</b> '
-        f"(C = {constant['multiplier']:.6g}, {escape(constant['version'])})</li>",
+        f"(C = {multiplier_text(constant['multiplier'])}, {escape(constant['version'])})</li>",
         f'<li>total users <b data-field="total">{_count(document["total_users"])}</b></li>',
     ]
     if "coverage" in document:
@@ -167,9 +284,9 @@ def _plan_section(document: dict[str, Any]) -> str:
             f"<li>allocation {escape(allocation['rule'])}: n1 = "
             f'<b data-field="alloc-n1">{_count(allocation["n_users_group1"])}</b>, n2 = '
             f'<b data-field="alloc-n2">{_count(allocation["n_users_group2"])}</b> '
-            f"({escape(allocation['reason'])})</li>"
+            f"({page_words(allocation['reason'], values)})</li>"
         )
-    warnings = "".join(f"<li>{escape(w)}</li>" for w in document["warnings"])
+    warnings = "".join(f"<li>{page_words(w, values)}</li>" for w in document["warnings"])
     return (
         f'<h2 id="result">{escape(document["setting"])}</h2>'
         '<div class="scroll"><table id="plan-table"><thead><tr><td></td>'
@@ -182,15 +299,13 @@ def _plan_section(document: dict[str, Any]) -> str:
 def _total_cells(document: dict[str, Any]) -> list[str]:
     """The total row: n1 + n2, and the homogeneous baseline's total with the saving (as
     the CLI's table shows it, ``planner.report.total_cells``)."""
-    total, baseline = document["total_users"], document["baseline"]["total_users"]
-    saving = (baseline - total) / baseline if baseline else 0.0
-    return [_count(total), f"baseline {_count(baseline)} ({saving:+.1%})"]
+    return total_text(int(document["total_users"]), int(document["baseline"]["total_users"]))
 
 
-def _compare_section(document: dict[str, Any], permalink: dict[str, str]) -> str:
+def _compare_section(document: dict[str, Any], values: dict[str, str]) -> str:
     rows = []
     for item in document["plans"]:
-        link = "/?" + urlencode({**permalink, "setting": item["setting"]})
+        link = "/?" + urlencode({**values, "setting": item["setting"]})
         rows.append(
             f'<tr data-setting="{escape(item["setting"])}">'
             f'<th scope="row"><a href="{escape(link)}">{escape(item["setting"])}</a></th>'
@@ -202,16 +317,18 @@ def _compare_section(document: dict[str, Any], permalink: dict[str, str]) -> str
             f"<td><code>{escape(item['bound']['reference'])}</code></td></tr>"
         )
     for item in document.get("not_covered", []):
+        link = "/?" + urlencode({**values, "setting": item["setting"]})
         rows.append(
             f'<tr data-setting="{escape(item["setting"])}"><th scope="row">'
-            f'{escape(item["setting"])}</th><td colspan="6" class="note">not covered: '
-            f"{escape(item['reason'])}</td></tr>"
+            f'<a href="{escape(link)}">{escape(item["setting"])}</a></th>'
+            f'<td colspan="6" class="note">not covered: {page_words(item["reason"])}</td></tr>'
         )
-    # each setting's lines under its name, in the plans' order
+    # each setting's lines under its name, in the plans' order (its links plan that setting)
     warnings = []
     for item in document["plans"]:
-        warnings += [f"{item['setting']}: {w}" for w in item["warnings"]]
-    warning_list = "".join(f"<li>{escape(w)}</li>" for w in warnings)
+        own = {**values, "setting": item["setting"]}
+        warnings += [f"{escape(item['setting'])}: {page_words(w, own)}" for w in item["warnings"]]
+    warning_list = "".join(f"<li>{w}</li>" for w in warnings)
     return (
         '<h2 id="result">All settings, fewest users first</h2>'
         '<div class="scroll"><table id="compare-table"><thead><tr><th scope="col">setting</th>'
@@ -222,46 +339,82 @@ def _compare_section(document: dict[str, Any], permalink: dict[str, str]) -> str
         + (f'<h3>Warnings</h3><ul class="warnings">{warning_list}</ul>' if warnings else "")
         + '<p class="note">Each setting with its default split (the fewest users in all);'
         + " choose a setting (its link) for another allocation or to verify its plan."
-        + ("" if "delta" in permalink else " Shuffle settings left out: give δ to include them.")
+        + ("" if values["delta"] else " Shuffle settings left out: give δ to include them.")
         + "</p>"
     )
 
 
-def _verify_section(values: dict[str, str]) -> str:
+def _job_query(values: dict[str, str]) -> dict[str, str]:
+    """The page's query as a job's request (``POST /v1/validations``)."""
     model, _, coin = values["setting"].partition("-")
     query = {
         "model": model,
         "coin": coin or "private",
         **{name: values[name] for name in ("k", "alpha", "eps1", "eps2")},
         "allocation": values["allocation"],
-        "cost1": values["cost1"] or "1",
-        "cost2": values["cost2"] or "1",
     }
     if values["delta"] and _needs_delta(values["setting"]):
         query["delta"] = values["delta"]
     if values["beta"]:
         query["beta"] = values["beta"]
+    return query
+
+
+def _job_box(name: str, query: dict[str, Any], controls: str, button: str) -> str:
+    """A job's button, progress bar, status line, link and result (calculator.js runs it)."""
+    data = escape(json.dumps(query), quote=True)
+    return (
+        f'<div class="row job" id="{name}-box" data-query="{data}" data-name="{name}">'
+        f'{controls}<button type="button" id="{name}-button">{button}</button></div>'
+        f'<progress id="{name}-progress" max="1" value="0" '
+        f'aria-label="{name} progress" hidden></progress>'
+        f'<p id="{name}-status" role="status" aria-live="polite"></p>'
+        f'<p id="{name}-link" class="note" hidden></p>'
+        f'<div id="{name}-result"></div>'
+    )
+
+
+def _verify_section(values: dict[str, str]) -> str:
+    query = {
+        **_job_query(values),
+        "cost1": values["cost1"] or "1",
+        "cost2": values["cost2"] or "1",
+    }
     if values["n2"]:
         query["n2"] = values["n2"]
+    controls = (
+        '<label for="trials">Trials per family</label>'
+        '<input id="trials" name="trials" value="auto" size="6">'
+        '<label for="seed">Seed</label>'
+        '<input id="seed" name="seed" value="0" inputmode="numeric" size="6">'
+    )
     return (
         '<section aria-labelledby="verify-heading" id="verify">'
         '<h2 id="verify-heading">Is the number real?</h2>'
         "<p>Runs the real private tester on every instance family (Monte Carlo, seeded) in a "
         "background job.</p>"
-        f'<div class="row" id="verify-box" data-query="{escape(json.dumps(query), quote=True)}">'
-        '<label for="trials">Trials per family</label>'
-        '<input id="trials" name="trials" value="auto" size="6">'
-        '<label for="seed">Seed</label>'
-        '<input id="seed" name="seed" value="0" inputmode="numeric" size="6">'
-        '<button type="button" id="verify-button">Verify this plan</button></div>'
-        '<progress id="verify-progress" max="1" value="0" '
-        'aria-label="verification progress" hidden></progress>'
-        '<p id="verify-status" role="status" aria-live="polite"></p>'
-        '<div id="verify-result"></div></section>'
+        + _job_box("verify", query, controls, "Verify this plan")
+        + "</section>"
+    )
+
+
+def _simulate_section(values: dict[str, str]) -> str:
+    """For a query outside the covered region: a button that starts the job simulating
+    it (a job of kind plan, what ``planner plan`` does within its simulation budget)."""
+    query = {**_job_query(values), "kind": "plan"}
+    return (
+        '<section aria-labelledby="simulate-heading" id="simulate">'
+        '<h2 id="simulate-heading">Simulate this query</h2>'
+        "<p>Outside the covered region the plan comes from simulating this query's own "
+        f"tester (up to {api.DEFAULT_SIMULATION_BUDGET:g} s of simulation, as the command "
+        "line allows), in a background job.</p>"
+        + _job_box("simulate", query, "", "Simulate this query")
+        + "</section>"
     )
 
 
 def _field(name: str, values: dict[str, str], errors: dict[str, str]) -> str:
+    """A form field, its hint and its error (``errors``: HTML lines, escaped already)."""
     error = errors.get(name)
     described = f' aria-describedby="{name}-hint{f" {name}-error" if error else ""}"'
     invalid = ' aria-invalid="true"' if error else ""
@@ -285,53 +438,48 @@ def _field(name: str, values: dict[str, str], errors: dict[str, str]) -> str:
             f'inputmode="{mode}" autocomplete="off"{described}{invalid}>'
         )
     hint = f'<small id="{name}-hint">{escape(HINTS.get(name, ""))}</small>'
-    message = (
-        f'<p class="error" id="{name}-error" role="alert">{escape(error)}</p>' if error else ""
-    )
+    message = f'<p class="error" id="{name}-error" role="alert">{error}</p>' if error else ""
     return f'<div class="field{" bad" if error else ""}">{label}{control}{hint}{message}</div>'
 
 
 def render(values: dict[str, str], problem: InputError | None = None) -> tuple[str, int]:
     """The page for these form values, and its HTTP status (422 when a field is bad, or
-    with ``problem``, a line about the query string itself)."""
-    errors: dict[str, str] = {}
+    with ``problem``, a line about the query string itself). Every bad field is marked at
+    once, each with its own line, before anything is planned."""
+    errors: dict[str, str] = {}  # field (or "form") → its line, as HTML
     result = ""
     figure = ""
+    simulate = ""
     inputs = _inputs(values)
-    permalink = {name: value for name, value in values.items() if value != ""}
     setting = values["setting"]
     try:
         if problem is not None:  # shown beside its field, or above the form
             raise problem
+        errors = {name: page_words(line) for name, line in _field_errors(values).items()}
+        if errors:
+            raise _FieldErrorsShownError()
         if setting == "compare":
-            for name in ("allocation", "cost1", "cost2", "n2"):  # compare would ignore them
-                if values[name] not in ("", DEFAULTS[name]):
-                    raise InputError(
-                        name,
-                        values[name],
-                        f"left at {DEFAULTS[name] or 'blank'} when comparing every setting "
-                        "(choose one setting to allocate its users)",
-                    )
             document = api.compare_document(**inputs)
-            result = _compare_section(document, permalink)
+            result = _compare_section(document, values)
             chosen = None
         else:
             model, _, coin = setting.partition("-")
-            only_with_their_allocation(  # as POST /v1/plan: Verify would refuse them too
-                {name: values[name] or None for name in ("allocation", "cost1", "cost2", "n2")},
-                {name for name in ("cost1", "cost2", "n2") if values[name]},
-            )
-            document = api.plan_document(
-                model=model,
-                coin=coin or "private",
-                allocation=values["allocation"],
-                cost1=values["cost1"] or "1",
-                cost2=values["cost2"] or "1",
-                n2=values["n2"] or None,
-                simulation_budget=0,
-                **inputs,
-            )
-            result = _plan_section(document) + _verify_section(values)
+            try:
+                document = api.plan_document(
+                    model=model,
+                    coin=coin or "private",
+                    allocation=values["allocation"],
+                    cost1=values["cost1"] or "1",
+                    cost2=values["cost2"] or "1",
+                    n2=values["n2"] or None,
+                    simulation_budget=0,
+                    **inputs,
+                )
+            except InputError as error:
+                if hasattr(error, "gaps"):  # not covered: a job simulates it (the CLI would)
+                    simulate = _simulate_section(values)
+                raise
+            result = _plan_section(document, values) + _verify_section(values)
             chosen = [setting]
         eps1, eps2 = float(inputs["eps1"]), float(inputs["eps2"])  # checked by now
         try:
@@ -353,31 +501,42 @@ def render(values: dict[str, str], problem: InputError | None = None) -> tuple[s
             '<section aria-labelledby="plot-heading"><h2 id="plot-heading">Users against ε2'
             f"</h2>{plot}</section>"
         )
+    except _FieldErrorsShownError:
+        pass
     except InputError as error:
         field = FIELD_OF.get(error.parameter, error.parameter)
-        errors[field if field in DEFAULTS else "form"] = str(error)
+        errors[field if field in DEFAULTS else "form"] = page_words(str(error), values)
     except ArithmeticError:  # in range, but the numbers overflow (e.g. α = 1e-320)
         from planner.service.limits import ARITHMETIC_LINE
 
-        errors["form"] = ARITHMETIC_LINE
+        errors["form"] = escape(ARITHMETIC_LINE)
     status = 422 if errors else 200
     fields = "".join(_field(name, values, errors) for name in DEFAULTS)
     top = (
-        f'<p class="error" role="alert" id="form-error">{escape(errors["form"])}</p>'
+        f'<p class="error" role="alert" id="form-error">{errors["form"]}</p>'
         if "form" in errors
         else ""
     )
-    link = "/?" + urlencode(permalink)
     return (
         PAGE.format(
             fields=fields,
             top=top,
-            result=result,
+            result=result + simulate,
             figure=figure,
-            permalink=escape(link, quote=True),
+            permalink=escape(permalink(values), quote=True),
         ),
         status,
     )
+
+
+class _FieldErrorsShownError(Exception):
+    """Every field's errors are found and shown: nothing to plan."""
+
+
+def permalink(values: dict[str, str]) -> str:
+    """The page's own address: every field, a blank one too (blank δ means no δ, and left
+    out it would come back as the default 1e-6), so reopening it gives this very page."""
+    return "/?" + urlencode(values)
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -385,15 +544,103 @@ def calculator(request: Request) -> Response:
     """The calculator page (the query string is the permalink)."""
     token = request.query_params.get("token")
     expected = request.app.state.service.token
+    rest = {name: value for name, value in request.query_params.items() if name != "token"}
     if token is not None and expected is not None:
-        rest = {name: value for name, value in request.query_params.items() if name != "token"}
+        if not token_matches(token, expected):
+            return HTMLResponse(login_page(rest, WRONG_TOKEN), status_code=401)
         response = RedirectResponse("/?" + urlencode(rest), status_code=303)
         response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
         return response
     if not authorized(request):
-        return HTMLResponse(LOGIN, status_code=401)
+        stale = STALE_TOKEN if request.cookies.get(COOKIE) else ""
+        return HTMLResponse(login_page(rest, stale), status_code=401)
     html, status = render(_form(request), _form_problem(request))
     return HTMLResponse(html, status_code=status)
+
+
+WRONG_TOKEN = "That token is not this server's token: check it and enter it again."
+STALE_TOKEN = "The token this browser kept is no longer this server's: enter the current one."
+
+
+def login_page(query: dict[str, str], message: str = "") -> str:
+    """The token page (styled as the calculator), with ``message`` when a token was wrong;
+    the query asked for travels on in hidden fields (the form's own fields only)."""
+    hidden = "".join(
+        f'<input type="hidden" name="{name}" value="{escape(value[:MAX_FIELD], quote=True)}">'
+        for name, value in query.items()
+        if name in DEFAULTS
+    )
+    shown = (
+        f'<p class="error" id="token-error" role="alert">{escape(message)}</p>' if message else ""
+    )
+    invalid = ' aria-invalid="true" aria-describedby="token-error"' if message else ""
+    return LOGIN.format(hidden=hidden, message=shown, invalid=invalid)
+
+
+def _validation_fragment(report: dict[str, Any]) -> str:
+    """A validation job's report as the CLI's table shows it (its columns and rounding:
+    error rates to 0.001, bounds rounded outwards)."""
+    verdict = str(report.get("verdict") or ("pass" if report.get("passed") else "fail"))
+    vote = report.get("vote_check")
+    confidence = float(report.get("confidence") or 0.95)
+    columns = ["family", "kind", "TV", "trials", *(["run error"] if vote else [])]
+    columns += ["error", f"bounds (each {confidence:.0%} joint)", "verdict"]
+    rows = []
+    for family in report.get("families", []):
+        if not family.get("applicable"):
+            cells = [family["family"], family["kind"], *["—"] * (len(columns) - 3)]
+            cells.append("n/a at this α")
+        else:
+            low, high = family["confidence_bounds"]
+            shown = family["verdict"]
+            cells = [
+                family["family"],
+                family["kind"],
+                f"{family['tv']:.4g}",
+                f"{family['trials']:,}",
+                *([rate_text(family["run_error_rate"])] if vote else []),
+                rate_text(family["error_rate"]),
+                f"[{rate_text(low, 'down')}, {rate_text(high, 'up')}]",
+                shown.upper() if shown == "fail" else shown,
+            ]
+        rows.append("<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in cells) + "</tr>")
+    head = "".join(f'<th scope="col">{escape(name)}</th>' for name in columns)
+    notes = [
+        f"n1 = {report['n_users_group1']:,}, n2 = {report['n_users_group2']:,}, "
+        f"≤ {report['trials']:,} trials/family, seed {report['seed']}, {report['path']} path, "
+        f"target error ≤ {report['target_error']:.6g}"
+    ]
+    if vote:
+        notes.append(
+            f"a majority vote of {vote['runs']} runs, checked through one run of "
+            f"{vote['run_n_users_group1']:,} + {vote['run_n_users_group2']:,} users held to "
+            f"error {vote['run_target_error']:.4g}: the error and its bounds are the vote's"
+        )
+    return (
+        f'<p id="verdict" class="verdict-{escape(verdict)}">verdict: {escape(verdict.upper())}</p>'
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+        + "".join(f'<p class="note">{escape(note)}</p>' for note in notes)
+    )
+
+
+@router.get("/jobs/{job_id}", response_class=HTMLResponse)
+def job_fragment(job_id: str, request: Request) -> Response:
+    """A finished job's report as HTML for the page (the script puts it under its
+    button): a validation as the CLI's table, a simulated plan as the page's plan."""
+    if not authorized(request):
+        return HTMLResponse("the server's token is needed", status_code=401)
+    lowered = job_id.lower()
+    if len(lowered) != 32 or any(char not in "0123456789abcdef" for char in lowered):
+        return HTMLResponse("no such job", status_code=404)
+    job = request.app.state.service.store.get(lowered)
+    if job is None:
+        return HTMLResponse("no such job", status_code=404)
+    if job.report is None:
+        return HTMLResponse(f"job {escape(job.id)} is {escape(job.status.value)}", status_code=409)
+    if job.kind == "validate":
+        return HTMLResponse(_validation_fragment(job.report))
+    return HTMLResponse(_plan_section(job.report))
 
 
 STATIC_TYPES = {
@@ -436,9 +683,14 @@ budgets ε1 and ε2 (local, shuffle or central DP).</p></header>
 LOGIN = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sample-size planner — token</title></head>
-<body><main><h1>This planner needs its access token</h1>
-<form method="get" action="/"><label for="token">Token</label>
-<input id="token" name="token" type="password" autocomplete="current-password">
-<button type="submit">Open</button></form></main></body></html>
+<title>Sample-size planner — token</title>
+<link rel="stylesheet" href="/static/calculator.css"></head>
+<body><header><h1>This planner needs its access token</h1>
+<p class="note">Ask whoever runs this server for it. The browser keeps it (a cookie) once it
+is right.</p></header>
+<main><form method="get" action="/" id="login" novalidate>{message}{hidden}
+<div class="field"><label for="token">Token</label>
+<input id="token" name="token" type="password" autocomplete="current-password"{invalid}></div>
+<div class="actions"><button type="submit">Open the planner</button></div></form></main>
+</body></html>
 """
