@@ -28,6 +28,7 @@ BATCH_SCHEMA = "planner.batch/1"
 VALIDATE_SCHEMA = "planner.validate/3"
 EXPLAIN_SCHEMA = "planner.explain/1"
 VERSION_SCHEMA = "planner.version/1"
+POWER_SCHEMA = "planner.power/1"
 
 
 def query_to_dict(query: Query) -> dict[str, Any]:
@@ -269,3 +270,35 @@ def report_to_dict(report: Any) -> dict[str, Any]:
         "code_version": code_version(),
         "python": sys.version.split()[0],
     }
+
+
+def power_to_dict(answer: Any) -> dict[str, Any]:
+    """The document of ``planner power --json`` and ``/v1/power`` (schema planner.power/1)."""
+    inputs = query_to_dict(answer.query)
+    del inputs["beta"]  # the unknown
+    lacking = answer.solution.shortfall
+    document: dict[str, Any] = {
+        "schema": POWER_SCHEMA,
+        "inputs": {**inputs, "n1": answer.n1, "n2": answer.n2},
+        "feasible": answer.solution.feasible,
+        "beta": answer.beta,
+        "power": answer.power,
+        "reason": answer.solution.reason,
+        "shortfall": None
+        if lacking is None
+        else {
+            "group": f"group {lacking.group}",
+            "needed": lacking.needed,
+            "given": lacking.given,
+            "short": lacking.short,
+        },
+        "plan": None if answer.solution.plan is None else plan_to_dict(answer.solution.plan),
+        "validate_options": answer.validate_command(),
+    }
+    if answer.simulation is not None:
+        report = answer.simulation
+        document["simulation"] = {
+            "verdict": report.verdict.value,
+            "report": report_to_dict(report),
+        }
+    return document

@@ -22,11 +22,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from planner.constants import ConstantTable
+from planner.documents import power_to_dict
 from planner.inputs import DEFAULT_BETA, InputError, Query, check_power, refuse_beta_with_power
 from planner.plan import plan
 from planner.solve import RELATIVE_PRECISION, Solution, Unknown, solve
 
-POWER_SCHEMA = "planner.power/1"
 CURVE_PRECISION = 1e-4
 """Relative precision of β at each point of a power curve (a figure's, not a printed
 value's)."""
@@ -72,42 +72,6 @@ class PowerAnswer:
     def to_dict(self) -> dict[str, Any]:
         """Schema ``planner.power/1``."""
         return power_to_dict(self)
-
-
-def power_to_dict(answer: PowerAnswer) -> dict[str, Any]:
-    """The document of ``planner power --json`` and ``/v1/power`` (schema planner.power/1)."""
-    from planner.report import plan_to_dict, query_to_dict
-
-    inputs = query_to_dict(answer.query)
-    del inputs["beta"]  # the unknown
-    lacking = answer.solution.shortfall
-    document: dict[str, Any] = {
-        "schema": POWER_SCHEMA,
-        "inputs": {**inputs, "n1": answer.n1, "n2": answer.n2},
-        "feasible": answer.solution.feasible,
-        "beta": answer.beta,
-        "power": answer.power,
-        "reason": answer.solution.reason,
-        "shortfall": None
-        if lacking is None
-        else {
-            "group": f"group {lacking.group}",
-            "needed": lacking.needed,
-            "given": lacking.given,
-            "short": lacking.short,
-        },
-        "plan": None if answer.solution.plan is None else plan_to_dict(answer.solution.plan),
-        "validate_options": answer.validate_command(),
-    }
-    if answer.simulation is not None:
-        from planner.validate import report_to_dict
-
-        report = answer.simulation
-        document["simulation"] = {
-            "verdict": report.verdict.value,
-            "report": report_to_dict(report),
-        }
-    return document
 
 
 def solve_power(
