@@ -4,8 +4,46 @@ from __future__ import annotations
 
 import signal
 
+import pytest
+
 from planner.formulas.settings import ALL_SETTINGS, Model, Setting
 from planner.inputs import Query
+
+
+HEAVY_MODULES = frozenset(
+    {
+        "test_golden",  # 500 stored queries through every path
+        "test_cluster",  # Dask clusters started and stopped
+        "test_service_cluster",
+        "test_service_fault",  # a server killed and restarted
+        "test_service_browser",  # headless Chromium
+        "test_fuzz",  # the hostile CLI sample
+        "test_service_fuzz",  # the hostile HTTP sample
+        "test_typing",  # mypy over the three packages
+        "test_packaging",  # a wheel built, every shown output re-run
+    }
+)
+"""Test modules that run only with the ``heavy`` marker: CI's run (``-m "not slow"``),
+not the default ``python -m pytest`` a developer runs while working."""
+HEAVY_TESTS = (
+    ("test_calibration", "provenance"),  # shipped tables re-derived from their raw runs
+    ("test_coverage", "test_the_queries_that_failed_now_pass_or_are_refused"),
+    ("test_privacy", "test_central_reject_probability_ratio_is_within_each_groups_epsilon"),
+    ("test_privacy", "test_conditional_statistic_sensitivity_is_within_four_counts"),
+)
+"""(module, name fragment) of single tests that run only with the ``heavy`` marker."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the heavy tests (:data:`HEAVY_MODULES`, :data:`HEAVY_TESTS`)."""
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        if module in HEAVY_MODULES or any(
+            module == heavy_module and fragment in item.name
+            for heavy_module, fragment in HEAVY_TESTS
+        ):
+            item.add_marker(pytest.mark.heavy)
 
 
 def make_query(
