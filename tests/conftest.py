@@ -30,6 +30,25 @@ HEAVY_TESTS = (
     ("test_coverage", "test_the_queries_that_failed_now_pass_or_are_refused"),
     ("test_privacy", "test_central_reject_probability_ratio_is_within_each_groups_epsilon"),
     ("test_privacy", "test_conditional_statistic_sensitivity_is_within_four_counts"),
+    # jobs run in worker processes, real servers, subprocesses interrupted
+    ("test_service", "test_outside_the_covered_region_plan_refuses_and_a_plan_job_simulates"),
+    ("test_service", "test_a_validation_job_reports_the_cli_json_with_progress_and_provenance"),
+    ("test_service", "test_a_job_whose_process_dies_fails_alone"),
+    ("test_service", "test_an_exact_job_gives_the_plan_exact_document"),
+    ("test_service", "test_a_job_with_default_trials_is_the_cli_default_validation"),
+    ("test_review_defects", "broken_pipe"),
+    ("test_review_defects", "test_the_token_is_redacted_from_the_access_log"),
+    ("test_reliability", "ctrl_c"),
+    ("test_reliability", "test_output_streams_that_fail_are_one_line_not_a_traceback"),
+    ("test_calibration", "test_an_interrupted_calibration_continues_where_it_stopped"),
+    ("test_calibration", "test_planner_calibrate_continues_from_its_partial_file"),
+    ("test_calibration", "test_one_worker_and_two_workers_give_identical_constants"),
+    # Monte Carlo or many plans
+    ("test_api", "test_a_validated_batch_is_the_cli_json_but_for_the_clock"),
+    ("test_plan_properties", "test_a_public_coin_plan_never_needs_more_users_than_the_private"),
+    ("test_plan_properties", "test_planning_a_plans_tester_point_again_gives_the_same_plan"),
+    ("test_sweep", "test_the_user_guides_python_example_runs"),
+    ("test_verdicts", "test_stopping_when_decided_does_not_inflate_the_error"),
 )
 """(module, name fragment) of single tests that run only with the ``heavy`` marker."""
 
