@@ -22,14 +22,12 @@ PROTOCOLS: tuple[Protocol, ...] = (
 """Every protocol, in the order the planner lists them (``compare``, tables, plots)."""
 
 _BY_KEY: dict[str, Protocol] = {protocol.key: protocol for protocol in PROTOCOLS}
-_BY_SETTING: dict[Setting, Protocol] = {protocol.setting: protocol for protocol in PROTOCOLS}
 
 
 def protocol_for(setting: Setting | str) -> Protocol:
-    """The protocol that answers a setting (or a setting key such as ``"central"``)."""
-    if isinstance(setting, str):
-        return _BY_KEY[setting]
-    return _BY_SETTING[setting]
+    """The protocol that answers a setting (or a setting key such as ``"central"``). Read
+    many times a plan: by the setting's cached key, not its dataclass hash."""
+    return _BY_KEY[setting if isinstance(setting, str) else setting.key]
 
 
 def private_coin_protocol(protocol: Protocol) -> Protocol | None:
