@@ -36,6 +36,8 @@ HEAVY_TESTS = (
     ("test_service", "test_a_job_whose_process_dies_fails_alone"),
     ("test_service", "test_an_exact_job_gives_the_plan_exact_document"),
     ("test_service", "test_a_job_with_default_trials_is_the_cli_default_validation"),
+    ("test_service_workers", "runs_once"),  # a job through the other HTTP process
+    ("test_service_workers", "test_serve_with_two_workers"),
     ("test_review_defects", "broken_pipe"),
     ("test_review_defects", "test_the_token_is_redacted_from_the_access_log"),
     ("test_reliability", "ctrl_c"),

@@ -18,6 +18,15 @@ def serve(
     jobs: Annotated[
         str, typer.Option("--jobs", metavar="INT", help="Verification jobs run at once.")
     ] = "2",
+    workers: Annotated[
+        str | None,
+        typer.Option(
+            "--workers",
+            metavar="INT",
+            help="HTTP processes on the one port (default: one per core, at most 4; 1 with "
+            "--scheduler); one of them runs the jobs.",
+        ),
+    ] = None,
     token: Annotated[
         str | None,
         typer.Option(
@@ -51,7 +60,7 @@ def serve(
     """Serve the HTTP API (/v1, OpenAPI at /docs) and the web calculator (/)."""
     from planner.cluster import scheduler_address
     from planner.inputs import check_integer
-    from planner.service.server import check_binding
+    from planner.service.server import check_binding, default_http_workers
     from planner.service.server import serve as run_server
     from planner.service.store import default_database
 
@@ -67,4 +76,9 @@ def serve(
         time_limit=check_integer("time-limit", time_limit, 1, 86400),
         scheduler=scheduler,
         access_log=access_log,
+        http_workers=(
+            default_http_workers(scheduler)
+            if workers is None
+            else check_integer("workers", workers, 1, 64)
+        ),
     )

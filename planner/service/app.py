@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from planner.api import DeadlineExceededError
 from planner.files import json_text
 from planner.inputs import ALLOWED, InputError
+from planner.service.fastpath import FastAnswers
 from planner.service.limits import (
     ARITHMETIC_LINE,
     MAX_BODY_BYTES,
@@ -197,19 +198,26 @@ def create_app(
     run_jobs: bool = True,
     client: Any = None,
     request_time_limit: float = MAX_REQUEST_SECONDS,
+    owner: bool = True,
 ) -> FastAPI:
     """The service around one database file (``run_jobs=False``: queue but never run;
     ``client``: a ``distributed.Client`` whose cluster runs the jobs, see
     :func:`planner.cluster.connect`; the caller closes it; ``request_time_limit``: seconds
-    a plan, compare or solve request may compute, 503 beyond)."""
+    a plan, compare or solve request may compute, 503 beyond). ``owner=False``: one of
+    ``planner serve --workers N``'s other HTTP processes, beside the one that holds the
+    database's lock and runs the jobs: it stores, cancels and reads jobs in the same
+    database (WAL), which that process's runner picks up (within its poll, 0.2 s), and
+    neither takes the lock nor recovers nor runs jobs."""
     # the modules themselves, not through planner.service (whose __init__ imports this one)
     import planner.service.apidocs as apidocs
     import planner.service.page as page
     import planner.service.routes as routes
     from planner import api
 
-    store = JobStore(database, owner=True)  # one server per file (a second is refused)
-    store.recover()
+    store = JobStore(database, owner=owner)  # one server per file (a second is refused)
+    if owner:
+        store.recover()
+    run_jobs = run_jobs and owner
     runner = JobRunner(store, workers=workers, time_limit=time_limit, client=client)
     versions = api.version_document()
 
@@ -243,6 +251,7 @@ def create_app(
     app.include_router(page.router)
     app.include_router(apidocs.router)
     apidocs.install(app)  # descriptions in Markdown, as Swagger UI renders them
+    app.add_middleware(FastAnswers)  # inside BodyLimit (the last added is the outermost)
     app.add_middleware(BodyLimit)
 
     @app.exception_handler(InputError)

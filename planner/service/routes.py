@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from planner import api
-from planner.api import deadline
+from planner.api import DeadlineExceededError, deadline
 from planner.files import json_text
 from planner.inputs import InputError
 from planner.service.auth import require_token
@@ -38,7 +38,7 @@ class _Repeated(dict[str, Any]):
     repeated = ""
 
 
-def _mark_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def mark_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """``json.loads``'s object hook: the object, marked when it names a key twice."""
     made: dict[str, Any] = {}
     repeated = ""
@@ -52,7 +52,7 @@ def _mark_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return marked
 
 
-def _holds_repeat(value: Any) -> bool:
+def holds_repeat(value: Any) -> bool:
     """Whether a parsed value holds an object that named a key twice, at any depth (a loop,
     not recursion: a body nested as deep as the parser allows is no error here)."""
     pending = [value]
@@ -87,7 +87,7 @@ async def unique_keys(request: Request) -> None:
     if request.method != "POST":
         return
     try:  # the body is read once: the route's own parsing reuses it
-        document = json.loads(await request.body(), object_pairs_hook=_mark_repeats)
+        document = json.loads(await request.body(), object_pairs_hook=mark_repeats)
     except (ValueError, RecursionError):
         return  # not JSON: the route's own parsing gives the line for that
     if isinstance(document, _Repeated):
@@ -95,7 +95,7 @@ async def unique_keys(request: Request) -> None:
         raise InputError(document.repeated, shown, "given once (the body names it twice)")
     if isinstance(document, dict):
         for name, value in document.items():
-            if _holds_repeat(value):
+            if holds_repeat(value):
                 raise InputError(name, _JsonText("…"), "without a key named twice inside it")
 
 
@@ -180,23 +180,72 @@ async def state_of(request: Request) -> ServiceState:
 State = Annotated[ServiceState, Depends(state_of)]
 
 
+INLINE_SECONDS = 0.01
+"""A plan, compare or power answer not in the cache is first computed on the event loop
+for at most this long (its deadline, checked at every search step): most take about a
+millisecond, and the thread pool's hop (and the two threads' turns at the interpreter lock)
+had cost more than the plan. One that runs past it is computed again in the thread pool."""
+INLINE_KINDS = frozenset({"plan", "compare", "power"})
+"""The kinds tried on the event loop first (a solve, which may take seconds, never is)."""
+
+
 async def _answer(
     state: ServiceState, kind: str, fields: dict[str, Any], compute: Callable[[], Any]
 ) -> str:
-    """A cached answer at once; otherwise computed in the thread pool, off the event loop:
-    a solve can take seconds, and computed inline it had held up every other request,
-    ``/v1/health`` included, for as long. The computation is stopped at the service's
-    cap (``state.request_seconds``; a 503 naming it)."""
+    """A cached answer at once; a plan, compare or power computed on the event loop when it
+    takes at most :data:`INLINE_SECONDS`; otherwise computed in the thread pool, off the event
+    loop: a solve can take seconds, and computed inline it had held up every other request,
+    ``/v1/health`` included, for as long. The computation is stopped at the service's cap
+    (``state.request_seconds``; a 503 naming it)."""
     text = state.cache.cached(kind, fields)
-    if text is None:
-        seconds = state.request_seconds
+    if text is not None:
+        return text
+    seconds = state.request_seconds
+    if kind in INLINE_KINDS:
+        try:
+            with deadline(min(seconds, INLINE_SECONDS)):
+                return state.cache.answer(kind, fields, compute)
+        except DeadlineExceededError:
+            if seconds <= INLINE_SECONDS:
+                raise
 
-        def capped() -> Any:  # stops within a search step of the cap, freeing its thread
-            with deadline(seconds):
-                return compute()
+    def capped() -> Any:  # stops within a search step of the cap, freeing its thread
+        with deadline(seconds):
+            return compute()
 
-        text = await run_in_threadpool(state.cache.answer, kind, fields, capped)
-    return text
+    return await run_in_threadpool(state.cache.answer, kind, fields, capped)
+
+
+async def plan_text(body: PlanRequest, state: ServiceState) -> str:
+    """``POST /v1/plan``'s answer (JSON text): the route's and the fast path's."""
+    fields = power_as_beta(body.model_dump(), body.model_fields_set)
+    only_with_their_allocation(fields, body.model_fields_set)
+    try:
+        return await _answer(
+            state, "plan", fields, lambda: api.plan_document(**fields, simulation_budget=0)
+        )
+    except InputError as error:
+        if hasattr(error, "gaps"):  # not covered: point at the job that simulates it
+            error.args = (f"{error}; a job of kind plan (POST /v1/validations) simulates it",)
+        raise
+
+
+async def compare_text(body: CompareRequest, state: ServiceState) -> str:
+    """``POST /v1/compare``'s answer (JSON text)."""
+    fields = power_as_beta(body.model_dump(), body.model_fields_set)
+    return await _answer(state, "compare", fields, lambda: api.compare_document(**fields))
+
+
+async def solve_text(body: SolveRequest, state: ServiceState) -> str:
+    """``POST /v1/solve``'s answer (JSON text)."""
+    fields = power_as_beta(body.model_dump(), body.model_fields_set)
+    return await _answer(state, "solve", fields, lambda: api.solve_document(**fields))
+
+
+async def power_text(body: PowerRequest, state: ServiceState) -> str:
+    """``POST /v1/power``'s answer (JSON text)."""
+    fields = body.model_dump()
+    return await _answer(state, "power", fields, lambda: api.power_document(**fields))
 
 
 @router.post("/plan", responses={200: DOCUMENT, **ERRORS})
@@ -206,33 +255,19 @@ async def plan(body: PlanRequest, state: State) -> Response:
     A query outside the covered region is refused (422) here: a job of kind ``plan``
     (``POST /v1/validations``) simulates it, as ``planner plan`` does.
     """
-    fields = power_as_beta(body.model_dump(), body.model_fields_set)
-    only_with_their_allocation(fields, body.model_fields_set)
-    try:
-        text = await _answer(
-            state, "plan", fields, lambda: api.plan_document(**fields, simulation_budget=0)
-        )
-    except InputError as error:
-        if hasattr(error, "gaps"):  # not covered: point at the job that simulates it
-            error.args = (f"{error}; a job of kind plan (POST /v1/validations) simulates it",)
-        raise
-    return Response(text, media_type="application/json")
+    return Response(await plan_text(body, state), media_type="application/json")
 
 
 @router.post("/compare", responses={200: DOCUMENT, **ERRORS})
 async def compare(body: CompareRequest, state: State) -> Response:
     """Every setting, fewest users first (``planner compare --json``)."""
-    fields = power_as_beta(body.model_dump(), body.model_fields_set)
-    text = await _answer(state, "compare", fields, lambda: api.compare_document(**fields))
-    return Response(text, media_type="application/json")
+    return Response(await compare_text(body, state), media_type="application/json")
 
 
 @router.post("/solve", responses={200: DOCUMENT, **ERRORS})
 async def solve(body: SolveRequest, state: State) -> Response:
     """The one parameter left out of n1, n2, alpha, eps2 (``planner solve --json``)."""
-    fields = power_as_beta(body.model_dump(), body.model_fields_set)
-    text = await _answer(state, "solve", fields, lambda: api.solve_document(**fields))
-    return Response(text, media_type="application/json")
+    return Response(await solve_text(body, state), media_type="application/json")
 
 
 @router.post("/sweep", responses={200: DOCUMENT, **ERRORS})
@@ -402,9 +437,7 @@ def power_as_beta(fields: dict[str, Any], given: set[str], *, spec: bool = False
 async def power(body: PowerRequest, state: State) -> Response:
     """The smallest error bound β, and the power 1 − β, that the given n1 and n2 reach
     (``planner power --json``, schema planner.power/1)."""
-    fields = body.model_dump()
-    text = await _answer(state, "power", fields, lambda: api.power_document(**fields))
-    return Response(text, media_type="application/json")
+    return Response(await power_text(body, state), media_type="application/json")
 
 
 @router.get("/power", responses={200: DOCUMENT, **ERRORS})

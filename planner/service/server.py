@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import ipaddress
+import json
 import logging
+import os
 import socket
 import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_plus
@@ -91,6 +98,25 @@ def check_port(host: str, port: int) -> None:
         raise InputError("port", port, f"a port free to listen on at {host} ({reason})") from None
 
 
+HTTP_PROCESS_ENV = "PLANNER_SERVE_HTTP_PROCESS"
+"""Set (JSON: the listening socket's descriptor and the app's settings) in the
+environment of ``planner serve --workers N``'s other HTTP processes."""
+TOKEN_ENV = "PLANNER_TOKEN"
+
+
+def default_http_workers(scheduler: str | None = None) -> int:
+    """``planner serve``'s HTTP processes unless ``--workers`` says: one per core this
+    process may run on, at most 4; one with ``--scheduler`` (whose client lives in the
+    process that runs the jobs)."""
+    if scheduler is not None:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 4))
+
+
 def serve(
     *,
     host: str,
@@ -101,23 +127,30 @@ def serve(
     time_limit: float,
     scheduler: str | None = None,
     access_log: bool = False,
+    http_workers: int = 1,
 ) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM end running jobs as ``interrupted``).
     ``scheduler``: run the jobs on that dask scheduler's cluster (checked before serving:
     one line naming ``scheduler`` if it does not answer or its workers differ).
-    ``access_log``: uvicorn's line per request on stderr (off: warnings only)."""
+    ``access_log``: uvicorn's line per request on stderr (off: warnings only).
+    ``http_workers``: processes answering HTTP on the one listening socket; this one holds
+    the database's lock and runs the jobs, the others (:func:`serve_http_process`, started
+    here, ended with it) store and read jobs in the same database."""
     import uvicorn
 
     from planner.service.app import create_app
 
     check_binding(host, token)
     check_port(host, port)
+    if http_workers > 1 and scheduler is not None:
+        raise InputError("workers", http_workers, "1 with --scheduler")
     client = None
     if scheduler is not None:
         from planner.cluster import connect, scheduler_address
 
         client = connect(scheduler)
         scheduler = scheduler_address(scheduler)
+    others: list[subprocess.Popen[bytes]] = []
     try:
         try:
             app = create_app(
@@ -129,18 +162,125 @@ def serve(
                 "db", str(database), f"a writable SQLite database file ({reason})"
             ) from None
         where = f"on the dask cluster at {scheduler}" if scheduler else "in local processes"
+        processes = "" if http_workers == 1 else f", {http_workers} HTTP processes"
         print(
             f"planner serve: http://{host}:{port}/  (jobs in {database}, {workers} at a time, "
-            f"{where})"
+            f"{where}{processes})",
+            flush=True,
         )
-        uvicorn.run(
-            app,
-            host=host,
-            port=port,
-            log_level="info" if access_log else "warning",
-            access_log=access_log,
-            log_config=access_log_config(),  # the token redacted from access lines
-        )
+        settings: dict[str, Any] = {
+            "log_level": "info" if access_log else "warning",
+            "access_log": access_log,
+            "log_config": access_log_config(),  # the token redacted from access lines
+        }
+        if http_workers == 1:
+            uvicorn.run(app, host=host, port=port, **settings)
+            return
+        config = uvicorn.Config(app, host=host, port=port, **settings)
+        listener = config.bind_socket()
+        listener.listen(config.backlog)
+        _stop_with_lifespan(app, others)
+        for _ in range(http_workers - 1):
+            others.append(
+                _start_http_process(
+                    listener,
+                    {
+                        "database": str(database),
+                        "workers": workers,
+                        "time_limit": time_limit,
+                        "access_log": access_log,
+                    },
+                    token,
+                )
+            )
+        uvicorn.Server(config).run(sockets=[listener])
     finally:
+        _stop_processes(others)
         if client is not None:
             client.close()
+
+
+def _start_http_process(
+    listener: socket.socket, settings: dict[str, Any], token: str | None
+) -> subprocess.Popen[bytes]:
+    """One more HTTP process on ``listener`` (``python -m planner.service.server``), which
+    dies with this one (the job processes' own ``PR_SET_PDEATHSIG``)."""
+    from planner.service.worker import PARENT_ENV
+
+    environment = {key: value for key, value in os.environ.items() if key != TOKEN_ENV}
+    if token is not None:
+        environment[TOKEN_ENV] = token  # through the environment: off the process list
+    environment[PARENT_ENV] = str(os.getpid())
+    environment[HTTP_PROCESS_ENV] = json.dumps({**settings, "fd": listener.fileno()})
+    return subprocess.Popen(
+        [sys.executable, "-m", "planner.service.server"],
+        stdin=subprocess.DEVNULL,
+        pass_fds=(listener.fileno(),),
+        env=environment,
+    )
+
+
+def _stop_with_lifespan(app: Any, others: list[subprocess.Popen[bytes]]) -> None:
+    """End the other HTTP processes when this one's app shuts down, before its job runner
+    stops (uvicorn re-raises a SIGTERM it caught once it has shut down, which ends this
+    process before any ``finally`` of the caller's)."""
+    inner = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(served: Any) -> AsyncIterator[None]:
+        async with inner(served):
+            try:
+                yield
+            finally:
+                _stop_processes(others)
+
+    app.router.lifespan_context = lifespan
+
+
+def _stop_processes(others: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM (uvicorn's graceful shutdown) to each, SIGKILL to any still there in 10 s."""
+    for process in others:
+        if process.poll() is None:
+            process.terminate()
+    deadline = time.monotonic() + 10
+    for process in others:
+        try:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+    others.clear()
+
+
+def serve_http_process() -> None:
+    """One of ``planner serve --workers N``'s other HTTP processes: the app without the
+    database's lock or the job runner (``create_app(owner=False)``), on the listening
+    socket it was given, until SIGTERM (or its parent's death)."""
+    import uvicorn
+
+    from planner.service.app import create_app
+    from planner.service.worker import die_with_parent
+
+    die_with_parent()
+    settings = json.loads(os.environ.pop(HTTP_PROCESS_ENV))
+    token = os.environ.pop(TOKEN_ENV, None)
+    app = create_app(
+        settings["database"],
+        workers=int(settings["workers"]),
+        token=token,
+        time_limit=float(settings["time_limit"]),
+        owner=False,
+    )
+    access_log = bool(settings["access_log"])
+    config = uvicorn.Config(
+        app,
+        log_level="info" if access_log else "warning",
+        access_log=access_log,
+        log_config=access_log_config(),
+    )
+    listener = socket.socket(fileno=int(settings["fd"]))
+    uvicorn.Server(config).run(sockets=[listener])
+
+
+if __name__ == "__main__":
+    serve_http_process()

@@ -10,7 +10,7 @@ from fastapi import HTTPException
 from planner.service.cache import AnswerCache
 from planner.service.limits import MAX_QUEUED_JOBS, MAX_REQUEST_SECONDS, JobPlan
 from planner.service.runner import JobRunner
-from planner.service.store import Job, JobStore
+from planner.service.store import Job, JobStore, QueueFullError
 
 
 @dataclass
@@ -36,24 +36,24 @@ class ServiceState:
         return stored
 
     def _store_within_cap(self, job: JobPlan, rerun_of: str | None) -> Job:
-        waiting = self.store.counts()["queued"]
-        if waiting >= MAX_QUEUED_JOBS:
+        try:
+            return self.store.create(
+                job.kind,
+                job.request,
+                seed=job.seed,
+                trials=job.trials,
+                code_version=self.code_version,
+                constants_version=self.constants_version,
+                progress_total=job.steps,
+                rerun_of=rerun_of,
+                max_queued=MAX_QUEUED_JOBS,  # counted with the insert (every HTTP process)
+            )
+        except QueueFullError as full:
             raise HTTPException(
                 status_code=429,
                 detail=(
-                    f"invalid job: the queue already holds {waiting:,} jobs, at most "
+                    f"invalid job: the queue already holds {full.waiting:,} jobs, at most "
                     f"{MAX_QUEUED_JOBS:,}; submit it again once some have run"
                 ),
                 headers={"Retry-After": "60"},
-            )
-        stored = self.store.create(
-            job.kind,
-            job.request,
-            seed=job.seed,
-            trials=job.trials,
-            code_version=self.code_version,
-            constants_version=self.constants_version,
-            progress_total=job.steps,
-            rerun_of=rerun_of,
-        )
-        return stored
+            ) from None

@@ -120,6 +120,14 @@ def _iso(stamp: float | None) -> str | None:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(stamp)) + f".{int(stamp % 1 * 1000):03d}Z"
 
 
+class QueueFullError(Exception):
+    """A job refused because ``max_queued`` jobs are already queued (``waiting`` of them)."""
+
+    def __init__(self, waiting: int) -> None:
+        super().__init__(f"{waiting} jobs queued")
+        self.waiting = waiting
+
+
 def default_database() -> Path:
     """``$XDG_DATA_HOME/hetero-closeness-planner/jobs.sqlite3`` (or ~/.local/share/…)."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -173,26 +181,46 @@ class JobStore:
         constants_version: str,
         progress_total: int,
         rerun_of: str | None = None,
+        max_queued: int | None = None,
     ) -> Job:
+        """Store a job as queued. ``max_queued``: refuse (:class:`QueueFullError`) while that
+        many jobs are queued, counted and stored in one write transaction, so that the HTTP
+        processes of ``planner serve --workers N`` together never pass the cap."""
         job_id = uuid.uuid4().hex
-        self._execute(
-            "INSERT INTO jobs (id, kind, status, request, seed, trials, code_version, "
-            "constants_version, created, progress_total, rerun_of) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                job_id,
-                kind,
-                JobStatus.QUEUED.value,
-                json.dumps(request, sort_keys=True),
-                seed,
-                trials,
-                code_version,
-                constants_version,
-                time.time(),
-                progress_total,
-                rerun_of,
-            ),
-        )
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")  # other processes' writes wait for this one
+            try:
+                if max_queued is not None:
+                    waiting = int(
+                        self._db.execute(
+                            "SELECT COUNT(*) FROM jobs WHERE status = ?",
+                            (JobStatus.QUEUED.value,),
+                        ).fetchone()[0]
+                    )
+                    if waiting >= max_queued:
+                        raise QueueFullError(waiting)
+                self._db.execute(
+                    "INSERT INTO jobs (id, kind, status, request, seed, trials, code_version, "
+                    "constants_version, created, progress_total, rerun_of) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        job_id,
+                        kind,
+                        JobStatus.QUEUED.value,
+                        json.dumps(request, sort_keys=True),
+                        seed,
+                        trials,
+                        code_version,
+                        constants_version,
+                        time.time(),
+                        progress_total,
+                        rerun_of,
+                    ),
+                )
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
         job = self.get(job_id)
         assert job is not None
         return job
