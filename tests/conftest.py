@@ -9,7 +9,6 @@ import pytest
 from planner.formulas.settings import ALL_SETTINGS, Model, Setting
 from planner.inputs import Query
 
-
 HEAVY_MODULES = frozenset(
     {
         "test_golden",  # 500 stored queries through every path
