@@ -739,7 +739,8 @@ def cli_case(rng: random.Random, files: Files) -> list[str]:
         elif bad == "stage":
             args += ["--small-eps"]
         else:  # outputs refused before anything runs (a dangling link is written through)
-            refused = ["readonly.json", "a_dir", "ro_dir/out.json", "link_to_dir", "loop_a"]
+            # (root writes into the 0555 ro_dir: /proc refuses it)
+            refused = ["readonly.json", "a_dir", "/proc/out.json", "link_to_dir", "loop_a"]
             args += ["-o", str(files.root / rng.choice(refused))]
     elif command == "serve":  # always refused before it binds
         bad = rng.choice(["host", "port", "token", "db", "jobs", "time"])
@@ -1239,7 +1240,7 @@ def main(argv: list[str] | None = None) -> int:
             if options.http:
                 rng = random.Random(f"{options.seed}-http")
                 started = time.perf_counter()
-                result = run_http(options.http, rng, root, max(options.workers, 2))
+                result = run_http(options.http, rng, root, 2 * options.workers)
                 records, probe = result["records"], result["probe"]
                 slowest = max(records, key=lambda r: r["seconds"])
                 statuses: dict[str, int] = {}
