@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -803,11 +804,25 @@ def run_cli_case(args: list[str], workdir: Path, timeout: float) -> dict[str, An
         defect = f"exit code {code}: {err[-600:]!r}"
     elif code == 2 and not (len(lines) == 1 and lines[0].startswith("error: ")):
         defect = f"exit 2 without exactly one error line: {err[:600]!r}"
+    elif code == 0 and _refused_output(args):
+        defect = f"exit 0 with an output that must be refused: {_refused_output(args)}"
     elif cpu > _cli_budget(args) or seconds > 3 * _cli_budget(args):
         defect = f"ran {seconds:.1f} s ({cpu:.1f} s CPU)"
     command = "python -m planner " + " ".join(_quote(a) for a in args)
     return {"args": args, "code": code, "seconds": seconds, "cpu_seconds": cpu, "defect": defect,
             "reproducer": command[:2000]}  # fmt: skip
+
+
+REFUSED_OUTPUTS = ("/loop_a", "/a_dir", "/link_to_dir", "/readonly.json", "/proc/version",
+                   "/proc/out.json", "/missing_dir/out.json")  # fmt: skip
+"""Outputs every command must refuse (exit 2), even run as root."""
+
+
+def _refused_output(args: list[str]) -> str | None:
+    for flag, value in itertools.pairwise(args):
+        if flag in ("-o", "--output") and value.endswith(REFUSED_OUTPUTS):
+            return value
+    return None
 
 
 def _cli_budget(args: list[str]) -> float:

@@ -95,6 +95,30 @@ def test_a_sweep_counts_the_noise_searches_its_plans_make() -> None:
     assert len(api.sweep_result(k=100, alpha=0.1, eps1=1, eps2=0.25, delta="1e-6:1:20log")) > 0
 
 
+def test_an_output_that_is_a_loop_of_links_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o`` a link in a loop (a → b → a) passed the check, so ``calibrate --quick`` ran
+    ~10 s and a sweep replaced the link by a file; refused at once now. A dangling link is
+    still written through (its target created)."""
+    from planner.cli import main
+    from planner.files import check_output_path, write_atomically
+
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "dangling").symlink_to(tmp_path / "target.csv")
+    with pytest.raises(InputError, match=r"^invalid output = .*Too many levels of symbolic"):
+        check_output_path(tmp_path / "a")
+    started = time.perf_counter()
+    assert main(["calibrate", "--quick", "-o", str(tmp_path / "b")]) == 2
+    assert time.perf_counter() - started < 5.0
+    error = capsys.readouterr().err
+    assert error.startswith("error: invalid output") and error.count("\n") == 1
+    assert (tmp_path / "a").is_symlink() and (tmp_path / "b").is_symlink()
+    write_atomically(tmp_path / "dangling", "x\n")
+    assert (tmp_path / "target.csv").read_text() == "x\n" and (tmp_path / "dangling").is_symlink()
+
+
 def test_a_sample_of_the_hostile_run_is_clean(tmp_path: Path) -> None:
     """A few hundred API cases and a few CLI cases of benchmarks/hostile_run.py (the full
     run's figures are in docs/evidence.md): no defect."""
