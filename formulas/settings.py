@@ -7,6 +7,8 @@ from enum import StrEnum
 from functools import cached_property
 from typing import TypeVar
 
+from planner.formulas.errors import InputError
+
 
 class Model(StrEnum):
     """Where the trust sits: each user (local), a per-group shuffler, or a curator."""
@@ -34,14 +36,15 @@ _Member = TypeVar("_Member", Model, Coin)
 
 def _member(name: str, value: object, kind: type[_Member]) -> _Member:
     """``value`` as a member of ``kind``, spelt as the command line takes it (any case,
-    surrounding spaces: ``"LOCAL"``), or a ``ValueError`` naming the allowed values."""
+    surrounding spaces: ``"LOCAL"``), or an ``InputError`` (a ``ValueError``) naming the
+    allowed values."""
     if isinstance(value, kind):
         return value
     try:
         return kind(str(value).strip().lower())
-    except ValueError:
+    except ValueError:  # also an int too long to print
         allowed = ", ".join(member.value for member in kind)
-        raise ValueError(f"invalid {name} = {value!r}: must be one of {allowed}") from None
+        raise InputError(name, value, f"one of {allowed}") from None
 
 
 @dataclass(frozen=True, order=True)

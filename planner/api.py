@@ -511,9 +511,19 @@ def explained_bounds(model: object, coin: object = "private", as_stated: bool = 
     return setting, [("upper", BOUNDS[upper]), ("lower", BOUNDS[protocol.lower_bound_key])]
 
 
-@functools.lru_cache(maxsize=32)
-def explain_document(model: str, coin: str = "private", as_stated: bool = False) -> dict[str, Any]:
+def explain_document(
+    model: object, coin: object = "private", as_stated: bool = False
+) -> dict[str, Any]:
     """What ``planner explain`` prints, as data: each bound's terms as text and LaTeX."""
+    from planner.formulas.settings import Coin, Model
+
+    # checked before the cache, which cannot hash a hostile list
+    chosen = check_choice("model", model, Model), check_choice("coin", coin, Coin)
+    return _explain_document(chosen[0].value, chosen[1].value, bool(as_stated))
+
+
+@functools.lru_cache(maxsize=32)
+def _explain_document(model: str, coin: str, as_stated: bool) -> dict[str, Any]:
     import sympy
 
     setting, pairs = explained_bounds(model, coin, as_stated)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import concurrent.futures
 import csv
 import io
+import os
 import tomllib
 import zlib
 from collections.abc import Callable
@@ -70,10 +71,17 @@ error, the most trials any family ran and the row's seed (``planner validate --s
 
 def read_scenarios(path: Path | str) -> list[dict[str, Any]]:
     """The scenarios of a ``.toml`` or ``.csv`` file (values as written: checked later)."""
-    path = Path(path)
     allowed = "a readable .toml file of [[scenario]] tables or a .csv file with a header row"
-    if not path.is_file():  # a folder, a device (/dev/zero never ends), a FIFO, nothing
-        what = "no such file" if not path.exists() else "not a regular file"
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError("file", path, f"{allowed} (a path)")
+    path = Path(path)
+    try:  # a name too long for the file system raises here
+        regular, there = path.is_file(), path.exists()
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the name
+        reason = getattr(error, "strerror", None) or error.__class__.__name__
+        raise InputError("file", str(path), f"{allowed} ({reason})") from None
+    if not regular:  # a folder, a device (/dev/zero never ends), a FIFO, nothing
+        what = "no such file" if not there else "not a regular file"
         raise InputError("file", str(path), f"{allowed} ({what})")
     try:
         check_file_size("file", path, path.stat().st_size, BATCH_FILE_BYTES_MAX)

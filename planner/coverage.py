@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from planner.constants import ConstantSource, ConstantTable
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
-from planner.inputs import InputError, Query
+from planner.inputs import InputError, Query, check_number
 from planner.plan import (
     Coverage,
     Plan,
@@ -98,6 +98,9 @@ def coverable_plan(
     service job is refused at submission, not after it was queued. Outside the covered
     region the plan returned is the extrapolated one (``Coverage.EXTRAPOLATED``), which
     :func:`covered_plan` replaces by simulation."""
+    budget_seconds = check_number(
+        "simulation-budget", budget_seconds, 0.0, 3600.0, low_open=False, high_open=False
+    )
     result = plan(query, constants, split=split)
     if result.coverage is not Coverage.EXTRAPOLATED:
         return result

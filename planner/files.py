@@ -8,6 +8,7 @@ process is gone, so none outlives the next run.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -40,6 +41,9 @@ def check_output_path(path: Path | str | None, *, suffixes: Sequence[str] = ()) 
         raise InputError("output", text, allowed + " (for stdout, leave --output out)")
     path = Path(text)
     try:
+        if path.is_symlink():  # a loop of links is refused (it would replace the link)
+            with contextlib.suppress(FileNotFoundError):  # a dangling link: its target made
+                os.path.realpath(path, strict=True)
         real = real_target(path)  # a symlink is written through, to its target
         if real.is_dir():
             raise InputError("output", text, allowed + " (this is a folder)")

@@ -11,6 +11,8 @@ from enum import StrEnum
 from typing import Any, SupportsFloat, SupportsIndex, TypeVar
 
 from planner.formulas.accounting import DELTA_FLOOR
+from planner.formulas.errors import ALLOWED as ALLOWED_BY_NAME
+from planner.formulas.errors import InputError
 from planner.formulas.settings import Coin, Model, Setting
 
 K_MAX = 10**12
@@ -49,32 +51,11 @@ ALLOWED: dict[str, str] = {
     "path": "one of user, fast, auto",
     "format": "one of table, csv, json",
     "unknown": "one of n1, n2, alpha, eps2, beta",
+    "split": "one of fewest, paper, homogeneous",
     "simulation-budget": "a number of seconds in [0, 3600]",
     "target": "a number in (0, 0.5) (an error rate, as beta)",
 }
-
-
-class InputError(ValueError):
-    """A parameter outside its allowed range; ``str()`` is the one line shown to users."""
-
-    def __init__(self, parameter: str, value: object, allowed: str | None = None) -> None:
-        self.parameter = parameter
-        self.value = value
-        self.allowed = allowed or ALLOWED.get(parameter, "a valid value")
-        if value is None:  # not "invalid delta = None"
-            super().__init__(f"missing {parameter}: must be {self.allowed}")
-        else:
-            super().__init__(f"invalid {parameter} = {_shown(value)}: must be {self.allowed}")
-
-
-def _shown(value: object, limit: int = 60) -> str:
-    """``repr(value)``, cut in the middle beyond ``limit`` characters (one short line)."""
-    try:
-        text = repr(value)
-    except ValueError:  # an int too long to print
-        text = f"<{type(value).__name__} too large to print>"
-    text = " ".join(text.split())
-    return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 2 :]}"
+ALLOWED_BY_NAME.update(ALLOWED)  # InputError's default line for each (formulas.errors)
 
 
 _FLOAT_CONVERTIBLE = (str, bytes, bytearray, memoryview, SupportsFloat, SupportsIndex)

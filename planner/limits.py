@@ -32,8 +32,11 @@ invocations at all of them):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
+
+import numpy as np
 
 from planner.formulas.accounting import DELTA_FLOOR
 from planner.inputs import EPS_MAX, EPS_MIN, InputError
@@ -59,6 +62,10 @@ ROOT_FIND_COST_MAX = 10**8
 :func:`planner.formulas.accounting.poisson_histogram_delta` (~0.1 µs a term, ~1000 terms of
 overhead an evaluation, on the loaded 2-core machine): about 10 s. See
 :func:`noise_root_find_cost`."""
+ROOT_FINDS_MAX = 3_000
+"""Noise searches (distinct (ε, δ)) one sweep may need, the plans' own ε included
+(:func:`plan_noise_epsilons`): ~1.4 ms each where the sum is short (δ near 1), whatever
+:data:`ROOT_FIND_COST_MAX` counts; 400 δ at two ε made 8,379 of them, 12 s."""
 BATCH_SCENARIOS_MAX = 10_000
 BATCH_SOLVES_MAX = 1_000
 """Solve rows in one batch: a solve takes 0.3 s at the median and up to ~8 s (a shuffle
@@ -121,6 +128,15 @@ def check_root_finds(
     epsilons = {e for e in eps_values if EPS_MIN <= e <= EPS_MAX}
     deltas = {d for d in delta_values if DELTA_FLOOR <= d < 1}
     cost = sum(noise_root_find_cost(e, d, paper) for e in epsilons for d in deltas)
+    searches = len(epsilons | plan_noise_epsilons(epsilons)) * len(deltas)
+    if searches > ROOT_FINDS_MAX:
+        raise InputError(
+            "sweep size",
+            f"{searches:,} noise searches (ε, δ)",
+            f"at most {ROOT_FINDS_MAX:,} (each distinct δ is searched at the asked ε and at "
+            f"about {len(plan_noise_epsilons(epsilons)):,} ε of the plans' ladder and grid): "
+            "fewer distinct δ values",
+        )
     if cost > ROOT_FIND_COST_MAX:
         raise InputError(
             "sweep size",
@@ -128,6 +144,33 @@ def check_root_finds(
             f"noise searches within {ROOT_FIND_COST_MAX:.0e} terms (here {cost:.1e}; "
             "ε near 1e-4 costs most): fewer distinct ε or δ values",
         )
+
+
+def plan_noise_epsilons(epsilons: set[float]) -> set[float]:
+    """The ε besides the asked ones at which a sweep's shuffle plans search the noise μ
+    at each δ: the ladder's powers of 2 from just below the weakest asked ε up to 1, and
+    the calibrated grids' ε nodes (the multiplier's corners). A hostile review's sweep of
+    400 δ at two ε searched 8,379 (ε, δ) pairs, not 800: 12 s where 2 s were counted."""
+    if not epsilons:
+        return set()
+    low = math.floor(math.log2(min(epsilons)))
+    ladder = {2.0**i for i in range(low, 1)}
+    return ladder | _grid_epsilons()
+
+
+@functools.lru_cache(maxsize=1)
+def _grid_epsilons() -> frozenset[float]:
+    """The distinct ε_strong and ε_weak of the packaged shuffle settings' grid nodes."""
+    from planner.constants import default_constants
+
+    found: set[float] = set()
+    for key in ("shuffle-private", "shuffle-public"):
+        nodes = default_constants().for_setting(key).grid_nodes()
+        if nodes is None:  # no grid (the proof or order constants)
+            continue
+        _, _, strong, weak = nodes
+        found.update(np.unique(np.concatenate([np.ravel(strong), np.ravel(weak)])).tolist())
+    return frozenset(found)
 
 
 def check_single_rows(rows: int) -> None:

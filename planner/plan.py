@@ -21,7 +21,15 @@ from planner.formulas.hadamard import debias_factor
 from planner.formulas.registry import BOUNDS
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import Setting
-from planner.inputs import EPS_MAX, EPS_MIN, Accounting, Query, check_query, with_setting
+from planner.inputs import (
+    EPS_MAX,
+    EPS_MIN,
+    Accounting,
+    Query,
+    check_choice,
+    check_query,
+    with_setting,
+)
 from planner.limits import SIMULATION_N_MAX
 from planner.protocols import AllocationFamily, private_coin_protocol, protocol_for
 from planner.protocols.base import Compression, RunSizes, mixing_scale
@@ -453,6 +461,8 @@ def plan(
     query itself is weighed, and the plan says ``Split.PAPER``.
     """
     check_query(query)
+    if not isinstance(split, Split):  # a hostile caller's split=3 is refused, not ignored
+        split = check_choice("split", split, Split)
     table = constants or default_constants()
     if table.for_setting(query.setting.key).source is not ConstantSource.CALIBRATED:
         split = Split.PAPER  # no other point is weighed: the paper's split at the query

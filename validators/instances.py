@@ -290,8 +290,13 @@ def load_pmf(
     number of values is a :class:`PmfSizeError`, raised at its first value beyond k (an
     NPY file's at its header), before anything else is read or checked.
     """
-    path = Path(path)
-    if not path.is_file():  # a folder, a device (/dev/zero never ends), a FIFO, nothing
+    try:  # a name too long for the file system raises here
+        path = Path(path)
+        regular = path.is_file()
+    except (OSError, TypeError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or type(error).__name__
+        raise PmfFileError(f"pmf file {path}: cannot read it ({reason})") from None
+    if not regular:  # a folder, a device (/dev/zero never ends), a FIFO, nothing
         raise PmfFileError(f"pmf file {path}: not a regular file")
     try:
         if path.stat().st_size > PMF_FILE_BYTES_MAX:

@@ -1,0 +1,138 @@
+"""Defects the seeded hostile run (benchmarks/hostile_run.py) found: each test reproduces
+one (it failed before its fix). Only :class:`planner.inputs.InputError`, one line naming
+the parameter and its allowed range, may escape the Python API."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+import planner.api as api
+from planner import InputError, Query, Setting, plan
+from planner.batch import read_scenarios
+
+
+@pytest.mark.parametrize(
+    ("model", "coin", "line"),
+    [
+        ("quantum", "private", "invalid model = 'quantum': must be one of local, shuffle, central"),
+        ("local", "both", "invalid coin = 'both': must be one of private, public"),
+        ([], "private", "invalid model = []: must be one of local, shuffle, central"),
+        (10**5000, "private", "invalid model = <int too large to print>: must be one of local"),
+    ],
+    ids=["quantum", "both", "list", "huge-int"],
+)
+def test_a_bad_setting_is_an_input_error(model: object, coin: object, line: str) -> None:
+    """``planner.Setting`` raised a bare ValueError (and a 5,000-digit model's message
+    could not even be built); it is the API's one error now, also inside ``Query``."""
+    with pytest.raises(InputError, match="^" + re.escape(line)) as refused:
+        Setting(model, coin)  # type: ignore[arg-type]
+    assert refused.value.parameter == ("coin" if coin == "both" else "model")
+    assert "\n" not in str(refused.value) and len(str(refused.value)) < 200
+    with pytest.raises(InputError):
+        Query(Setting(model, coin), k=100, alpha=0.1, eps1=1.0, eps2=0.5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("model", [["x"], {"a": 1}, bytearray(b"2"), {1, 2}])
+def test_explain_document_refuses_an_unhashable_model(model: object) -> None:
+    """The cached explain_document raised TypeError (unhashable) before checking."""
+    with pytest.raises(InputError, match=r"^invalid model = .*: must be one of local"):
+        api.explain_document(model)
+    assert api.explain_document("Shuffle", "PUBLIC")["setting"] == "shuffle-public"
+
+
+@pytest.mark.parametrize("file", [None, 5, b"x", "x" * 5000], ids=["none", "int", "bytes", "long"])
+def test_batch_file_that_is_no_path_or_too_long_a_name(file: object) -> None:
+    """``read_scenarios`` raised TypeError for a non-path and OSError (ENAMETOOLONG) from
+    ``Path.is_file`` for a 5,000-character name."""
+    with pytest.raises(InputError) as refused:
+        api.batch_request(file)  # type: ignore[arg-type]
+    assert refused.value.parameter == "file"
+    assert len(str(refused.value)) < 300
+    with pytest.raises(InputError):
+        read_scenarios(file)  # type: ignore[arg-type]
+
+
+def test_pmf_file_name_too_long(tmp_path: Path) -> None:
+    """``load_pmf`` let the OSError of ``Path.is_file`` escape ``file_pair``."""
+    good = tmp_path / "p.csv"
+    good.write_text("0.5\n0.5\n")
+    with pytest.raises(InputError, match=r"p-file .*cannot read it \(File name too long\)"):
+        api.file_pair("x" * 5000, good, 2)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="q-file"):
+        api.file_pair(good, 5, 2)  # type: ignore[arg-type]
+
+
+QUERY = Query.build("central", "private", 200, 0.1, 1.0, 0.25)
+
+
+@pytest.mark.parametrize("budget", ["x", -1, float("nan"), None, 3601])
+def test_plan_budget_is_checked(budget: object) -> None:
+    """``planner.plan(query, budget_seconds="x")`` compared a float with a str (TypeError)."""
+    with pytest.raises(InputError, match=r"^(invalid|missing) simulation-budget"):
+        plan(QUERY, budget_seconds=budget)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("split", [3, "x", None])
+def test_plan_split_is_checked(split: object) -> None:
+    """``planner.plan(query, split=3)`` planned the default split without a word."""
+    with pytest.raises(InputError, match=r"split.*: must be one of fewest, paper"):
+        plan(QUERY, split=split)  # type: ignore[arg-type]
+    assert plan(QUERY, split="paper").split.value == "paper"  # type: ignore[arg-type]
+
+
+def test_a_sweep_counts_the_noise_searches_its_plans_make() -> None:
+    """400 δ at ε = (0.5, 0.25) passed the root-find limit, which counted 800 searches,
+    and ran 12 s: the plans search every δ also at the ladder's and the grid's ε (8,379
+    searches). Refused before any row is built; 120 δ still run."""
+    started = time.perf_counter()
+    with pytest.raises(InputError, match=r"8,379 noise searches .*at most 3,000"):
+        api.sweep_result(k=100, alpha=0.1, eps1=0.5, eps2=0.25, delta="1e-6:1:400log")
+    assert time.perf_counter() - started < 1.0
+    assert len(api.sweep_result(k=100, alpha=0.1, eps1=1, eps2=0.25, delta="1e-6:1:20log")) > 0
+
+
+def test_an_output_that_is_a_loop_of_links_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o`` a link in a loop (a → b → a) passed the check, so ``calibrate --quick`` ran
+    ~10 s and a sweep replaced the link by a file; refused at once now. A dangling link is
+    still written through (its target created)."""
+    from planner.cli import main
+    from planner.files import check_output_path, write_atomically
+
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "dangling").symlink_to(tmp_path / "target.csv")
+    with pytest.raises(InputError, match=r"^invalid output = .*Too many levels of symbolic"):
+        check_output_path(tmp_path / "a")
+    started = time.perf_counter()
+    assert main(["calibrate", "--quick", "-o", str(tmp_path / "b")]) == 2
+    assert time.perf_counter() - started < 5.0
+    error = capsys.readouterr().err
+    assert error.startswith("error: invalid output") and error.count("\n") == 1
+    assert (tmp_path / "a").is_symlink() and (tmp_path / "b").is_symlink()
+    write_atomically(tmp_path / "dangling", "x\n")
+    assert (tmp_path / "target.csv").read_text() == "x\n" and (tmp_path / "dangling").is_symlink()
+
+
+def test_a_sample_of_the_hostile_run_is_clean(tmp_path: Path) -> None:
+    """A few hundred API cases and a few CLI cases of benchmarks/hostile_run.py (the full
+    run's figures are in docs/evidence.md): no defect."""
+    import json
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    try:
+        import hostile_run
+    finally:
+        sys.path.pop(0)
+    output = tmp_path / "run.json"
+    args = ["--seed", "7", "--api", "300", "--cli", "6", "--http", "0", "--output", str(output)]
+    code = hostile_run.main(args)
+    summary = json.loads(output.read_text())
+    assert summary["api"]["cases"] == 300 and summary["cli"]["cases"] == 6
+    assert code == 0, summary["defect_list"][:3]
