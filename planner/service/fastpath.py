@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from planner.service import routes
+import planner.service.routes as routes
 from planner.service.auth import authorized
 from planner.service.models import CompareRequest, PlanRequest, PowerRequest, SolveRequest
 
