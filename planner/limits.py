@@ -16,7 +16,8 @@ invocations at all of them):
 * the user path holds every trial's messages at once: trials × (n1 + n2) ≤
   :data:`USER_PATH_MESSAGES_MAX`;
 * a sweep's shuffle noise searches cost at most :data:`ROOT_FIND_COST_MAX` (one per
-  distinct (ε, δ)), and at most :data:`SWEEP_SINGLE_ROWS_MAX` rows are planned one by one;
+  distinct (ε, δ)) and number at most :data:`ROOT_FINDS_MAX` (its plans' own ε
+  included), and at most :data:`SWEEP_SINGLE_ROWS_MAX` rows are planned one by one;
 * a plan's root-finding: every search (:func:`planner.formulas.search.least_passing`, the
   subsampling inverse) takes O(log) steps; the exact shuffle noise μ sums ≈ 28√μ terms
   ~6 times (ε = 1e-4, δ = 1e-12: μ = 5·10^9, 2·10^6 terms, ~0.7 s), and ε ≥ 1e-4 and
