@@ -161,11 +161,13 @@ def plan_noise_epsilons(epsilons: set[float]) -> set[float]:
 
 @functools.lru_cache(maxsize=1)
 def _grid_epsilons() -> frozenset[float]:
-    """The distinct ε_strong and ε_weak of the packaged shuffle settings' grid nodes."""
+    """The distinct ε_strong and ε_weak of the grid nodes of the packaged protocols whose
+    users send noise messages (the shuffle settings')."""
     from planner.constants import default_constants
+    from planner.protocols import PROTOCOLS
 
     found: set[float] = set()
-    for key in ("shuffle-private", "shuffle-public"):
+    for key in (protocol.key for protocol in PROTOCOLS if protocol.noise_messages):
         nodes = default_constants().for_setting(key).grid_nodes()
         if nodes is None:  # no grid (the proof or order constants)
             continue
