@@ -327,4 +327,3 @@ BOUNDS: dict[str, Bound] = {
         ),
     )
 }
-
