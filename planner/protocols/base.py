@@ -237,8 +237,3 @@ class Protocol:
         """Users send noise messages besides their own (shuffle): the plan reports each
         group's noise μ and messages per user, and the other accounting's sizes."""
         return self.noise_mu is not None
-
-    @property
-    def public_coin(self) -> bool:
-        """Whether it uses the public coin (a shared hash)."""
-        return self.private_coin_key is not None
