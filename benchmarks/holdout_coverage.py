@@ -72,6 +72,12 @@ LARGE_ALPHA = {**COVERED, "alpha": (0.5, 0.95)}
 """``--region large-alpha``: the covered box with α from [0.5, 0.95], where the local private
 coin's plans at β < 1/3 read the factors measured above α = 0.5 (``direct_large_alpha``)
 and the others run their tester at α = 0.5 or take the vote; use it with ``--beta``."""
+LOW_PRIVACY = {**COVERED, "k": (2, 4096), "alpha": (0.03, 0.95), "eps": (2.0, 20.0)}
+"""``--region low-privacy``: both groups' ε from [2, 20] and k up to 4096, where the local
+plans run k-ary randomized response (its covered region, ``local-private+k-rr``)."""
+SMALL_K = {**COVERED, "k": (2, 15), "alpha": (0.03, 0.95), "eps": (0.01, 20.0)}
+"""``--region small-k``: k from 2 to 15 (yes/no questions, Likert scales), below the
+paper protocols' grids, where k-RR is calibrated and every model may run it."""
 REGIONS = {
     "accepted": ACCEPTED,
     "covered": COVERED,
@@ -81,6 +87,8 @@ REGIONS = {
     "large-eps": LARGE_EPS,
     "small-alpha": SMALL_ALPHA,
     "large-alpha": LARGE_ALPHA,
+    "low-privacy": LOW_PRIVACY,
+    "small-k": SMALL_K,
 }
 SETTINGS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
 ALLOCATIONS = ("fewest", "paper", "cost", "fixed-n2")
