@@ -73,6 +73,26 @@ def local_private_tester(k: Any, K: Any, alpha: Any, eps: Any, ops: Ops = NUMPY)
     return (k * ops.sqrt(K) * randomized_response_variance(eps, ops) / alpha**2,)
 
 
+def krr_gain(k: Any, eps: Any, ops: Ops = NUMPY) -> Any:
+    """a = (e^ε − 1)/(e^ε + k − 1): k-ary randomized response at ε maps every pair at total
+    variation α to report distributions at exactly a·α."""
+    return (ops.exp(eps) - 1) / (ops.exp(eps) + k - 1)
+
+
+def local_krr(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
+    """Per-group users, both groups through k-RR at ε (docs/method.md, "k-RR"):
+    k^{2/3}/(aα)^{4/3} + √k/(aα)², a = :func:`krr_gain`.
+
+    The reports of both groups are samples of two distributions over [k] at total
+    variation a·α, so a non-private two-sample closeness tester on them needs
+    k^{2/3}/(aα)^{4/3} + √k/(aα)² samples a group (Chan–Diakonikolas–Valiant–Valiant
+    2014, Thm 1.1 with the distance aα; Bhattacharya–Valiant 2015 for unequal sizes).
+    Valid at every ε > 0 and k ≥ 2; it is the better local bound once e^ε is of order k.
+    """
+    distance = krr_gain(k, eps, ops) * alpha
+    return (k ** ops.fraction(2, 3) / distance ** ops.fraction(4, 3), ops.sqrt(k) / distance**2)
+
+
 def local_public_tester(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
     """Local public coin in the shape of its tester, for every ε: k·(γ²/4)/α² (the
     ``theo:ldp_public_ns`` order k/(α²ε²) with 1/ε² replaced by γ(ε)²/4)."""

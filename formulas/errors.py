@@ -19,6 +19,11 @@ class InputError(ValueError):
         else:
             super().__init__(f"invalid {parameter} = {shown(value)}: must be {self.allowed}")
 
+    def __reduce__(self) -> tuple[type[InputError], tuple[str, object, str]]:
+        """Rebuilt from its three fields, so that it crosses a process pool intact (the
+        default pickles ``args``, one message, which ``__init__`` does not take)."""
+        return (type(self), (self.parameter, self.value, self.allowed))
+
 
 def shown(value: object, limit: int = 60) -> str:
     """``repr(value)``, cut in the middle beyond ``limit`` characters (one short line)."""

@@ -156,6 +156,19 @@ BOUNDS: dict[str, Bound] = {
             ),
         ),
         Bound(
+            key="local-krr",
+            title="Local DP, k-ary randomized response in both groups",
+            reference="k-RR closeness (docs/method.md)",
+            parameters=("k", "alpha", "eps"),
+            term_labels=("k^(2/3)/(aα)^(4/3)", "√k/(aα)²"),
+            combine=Combine.SUM,
+            function=bounds.local_krr,
+            validity=(
+                "both groups at ε = min(ε1, ε2); k ≥ 2, α ∈ (0, 1], ε > 0; "
+                "a = (e^ε − 1)/(e^ε + k − 1)"
+            ),
+        ),
+        Bound(
             key="local-public-tester",
             title="Local DP, public coin, in the tester's shape for every ε",
             reference="theo:ldp_public_ns",

@@ -49,14 +49,20 @@ def _member(name: str, value: object, kind: type[_Member]) -> _Member:
 
 @dataclass(frozen=True, order=True)
 class Setting:
-    """A privacy model together with the availability of public randomness.
+    """A privacy model together with the availability of public randomness, and the
+    mechanism a protocol runs under them.
 
     The central model has one protocol (Thm ``theo:central``) whatever the coin, so
     ``Setting(CENTRAL, PUBLIC)`` is normalised to ``Setting(CENTRAL, PRIVATE)``.
+
+    ``mechanism`` is empty for the paper's protocol of the model and coin, which is what a
+    query asks for; a plan may run another mechanism of the same model (``Plan.protocol``
+    names it, e.g. ``"local-private+k-rr"``), chosen because it needs fewer users.
     """
 
     model: Model
     coin: Coin
+    mechanism: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "model", _member("model", self.model, Model))
@@ -68,16 +74,21 @@ class Setting:
     def key(self) -> str:
         """Stable identifier, e.g. ``"shuffle-public"`` or ``"central"`` (read on every plan,
         so computed once per setting)."""
-        if self.model is Model.CENTRAL:
-            return "central"
-        return f"{self.model.value}-{self.coin.value}"
+        base = "central" if self.model is Model.CENTRAL else f"{self.model.value}-{self.coin.value}"
+        return f"{base}+{self.mechanism}" if self.mechanism else base
+
+    @cached_property
+    def asked(self) -> Setting:
+        """The model and coin alone: the setting a query asks for."""
+        return Setting(self.model, self.coin) if self.mechanism else self
 
     @classmethod
     def from_key(cls, key: str) -> Setting:
-        if key == "central":
-            return cls(Model.CENTRAL, Coin.PRIVATE)
-        model, _, coin = key.partition("-")
-        return cls(Model(model), Coin(coin))
+        base, _, mechanism = key.partition("+")
+        if base == "central":
+            return cls(Model.CENTRAL, Coin.PRIVATE, mechanism)
+        model, _, coin = base.partition("-")
+        return cls(Model(model), Coin(coin), mechanism)
 
 
 def asked_key(model: str, coin: str) -> str:

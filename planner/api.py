@@ -43,7 +43,7 @@ from planner.inputs import (
 )
 from planner.plan import Plan, Split
 from planner.plan import plan as make_plan
-from planner.protocols import PROTOCOLS
+from planner.protocols import ASKED_PROTOCOLS, PROTOCOLS
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -51,7 +51,10 @@ if TYPE_CHECKING:
     from planner.solve import Solution
     from planner.validators.instances import Instance
 
-SETTING_KEYS = tuple(protocol.key for protocol in PROTOCOLS)
+SETTING_KEYS = tuple(protocol.key for protocol in ASKED_PROTOCOLS)
+"""The settings a query asks for by model and coin."""
+PROTOCOL_KEYS = tuple(protocol.key for protocol in PROTOCOLS)
+"""Every protocol's key: the settings' own and the mechanisms a plan may run instead."""
 
 
 def split_of(rule: object) -> Split:
@@ -259,7 +262,7 @@ def compare_answer(
 
     beta = beta_or_power(beta, power)
     plans, refused = [], []
-    for setting in (protocol.setting for protocol in PROTOCOLS):
+    for setting in (protocol.setting for protocol in ASKED_PROTOCOLS):
         if setting.model.needs_delta and delta is None:
             continue
         query = Query.build(
@@ -465,7 +468,7 @@ def sweep_result(
             raise InputError("setting", unknown[0], "one of " + ", ".join(by_key))
         chosen = [by_key[key] for key in dict.fromkeys(settings)]
     else:
-        chosen = [p.setting for p in PROTOCOLS if not p.needs_delta or delta is not None]
+        chosen = [p.setting for p in ASKED_PROTOCOLS if not p.needs_delta or delta is not None]
     if max_rows is not None:
         given = {"k": k, "alpha": alpha, "eps1": eps1, "eps2": eps2, "delta": delta, "beta": beta}
         rows = len(chosen) * math.prod(spec_count(name, value) for name, value in given.items())
@@ -868,7 +871,7 @@ def calibration_request(
         small_eps_axes,
     )
 
-    keys = list(SETTING_KEYS)
+    keys = list(PROTOCOL_KEYS)
     chosen = list(setting or keys)
     for key in chosen:
         if key not in keys:

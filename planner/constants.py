@@ -498,6 +498,10 @@ class ConstantTable:
     def for_setting(self, setting_key: str) -> SettingConstant:
         return self.settings[setting_key]
 
+    def has_setting(self, setting_key: str) -> bool:
+        """Whether the table sizes this protocol (a file written before it may not)."""
+        return setting_key in self.settings
+
 
 def parse_constant_table(document: dict[str, Any]) -> ConstantTable:
     """Build a table from the JSON document (see ``data/constants.json``)."""

@@ -72,6 +72,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "inputs": query_to_dict(plan.query),
         "setting": plan.query.setting.key,
         "protocol": plan.protocol,
+        "mechanism": plan.mechanism,
         "n_users_group1": plan.n_users_group1,
         "n_users_group2": plan.n_users_group2,
         "total_users": plan.total_users,

@@ -31,7 +31,12 @@ from planner.inputs import (
     with_setting,
 )
 from planner.limits import SIMULATION_N_MAX
-from planner.protocols import AllocationFamily, private_coin_protocol, protocol_for
+from planner.protocols import (
+    AllocationFamily,
+    other_mechanisms,
+    private_coin_protocol,
+    protocol_for,
+)
 from planner.protocols.base import Compression, RunSizes, mixing_scale
 from planner.protocols.base import bound_terms as _bound_terms
 from planner.protocols.base import bound_value as _bound_value
@@ -175,6 +180,8 @@ class Plan:
     """Where the tester runs when that is below the query (None: at the query itself)."""
     split: Split = Split.FEWEST
     """The rule that chose the tester point, so the split between the groups."""
+    mechanism: str = ""
+    """What each user runs and sends under the protocol that runs, in words."""
 
     @property
     def tester_query(self) -> Query:
@@ -258,9 +265,13 @@ def grid_position(
     The shuffle tester sees only the noise μ: with the lemma's μ at ε, it is the protocol
     that exact accounting gives at the smaller ε′ = the exact privacy of that μ. So a
     ``paper``-accounting plan reads its constant at ε′, not at ε (to 0.1 %: a grid
-    position, not a privacy guarantee).
+    position, not a privacy guarantee). A protocol whose tester runs both groups at ε_weak
+    (``Protocol.weak_eps_only``) reads it at (ε_weak, ε_weak).
     """
-    exact_privacy = protocol_for(query.setting).exact_privacy
+    protocol = protocol_for(query.setting)
+    if protocol.weak_eps_only:
+        return eps_weak, eps_weak, accounting
+    exact_privacy = protocol.exact_privacy
     if exact_privacy is None or accounting is Accounting.EXACT:
         return eps_strong, eps_weak, accounting
     assert query.delta is not None
@@ -708,19 +719,40 @@ def _cheapest_protocol(
     """The query's protocol sized, or its model's private-coin one when a public-coin query
     is cheaper that way (and ``fallback``), with the note that says so."""
     chosen = _ProtocolRun.size(query, query.setting, table)
-    private = private_coin_protocol(protocol_for(query.setting))
-    if fallback and private is not None:
-        other = _ProtocolRun.size(query, private.setting, table)
+    if not fallback:
+        return chosen, ()
+    notes: tuple[str, ...] = ()
+    own = protocol_for(query.setting)
+    private = private_coin_protocol(own)
+    source = table.for_setting(own.key).source
+    for other_protocol in (*((private,) if private else ()), *other_mechanisms(own)):
+        # only a protocol sized the same way (calibrated, the proofs' or the orders'
+        # constants) may displace the query's own: ``--constants proof`` plans by proofs
+        if other_protocol is not private and (
+            not table.has_setting(other_protocol.key)
+            or table.for_setting(other_protocol.key).source is not source
+        ):
+            continue
+        other = _ProtocolRun.size(query, other_protocol.setting, table)
         # a covered plan beats an extrapolated one; between equals, the fewer users
         if (other.coverage is Coverage.EXTRAPOLATED, other.total_users) < (
             chosen.coverage is Coverage.EXTRAPOLATED,
             chosen.total_users,
         ):
-            return other, (
-                "the public coin saves nothing here: the private-coin protocol (it simply "
-                "ignores the coin) needs fewer users",
-            )
-    return chosen, ()
+            chosen = other
+            if other_protocol is private:
+                notes = (
+                    "the public coin saves nothing here: the private-coin protocol (it "
+                    "simply ignores the coin) needs fewer users",
+                )
+            elif other_protocol.setting.model is own.setting.model:
+                notes = (f"{other_protocol.title} needs fewer users here than {own.title}",)
+            else:
+                notes = (
+                    f"the {other_protocol.title} protocol needs fewer users here than "
+                    f"{own.title}: a local randomizer's reports are private in every model",
+                )
+    return chosen, notes
 
 
 EPS_CAP = 1.0
@@ -1019,7 +1051,16 @@ class _ProtocolRun:
             coverage_axes=tuple(axis for axis, *_ in self.outside),
             tester_point=None,
             split=split,
+            mechanism=_mechanism_text(query, main),
         )
+
+
+def _mechanism_text(query: Query, main: RunSizes) -> str:
+    """The protocol's words for what each user runs and sends (``Plan.mechanism``)."""
+    describe = protocol_for(query.setting).mechanism
+    if describe is None:
+        return ""
+    return describe(query, main.compression.L if main.compression else query.k)
 
 
 def _sizes(

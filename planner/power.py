@@ -162,7 +162,7 @@ def settings_curves(
     """``planner plot --power``: each setting's power curve (the shuffle settings only with
     δ, as a sweep's). ``users``: the total users, a value, list or spec string (default:
     :data:`CURVE_RANGE` times each setting's β = 1/3 plan)."""
-    from planner.protocols import PROTOCOLS
+    from planner.protocols import ASKED_PROTOCOLS, PROTOCOLS
     from planner.sweep import parse_values
 
     by_key = {protocol.key: protocol.setting for protocol in PROTOCOLS}
@@ -172,7 +172,7 @@ def settings_curves(
             raise InputError("setting", unknown[0], "one of " + ", ".join(by_key))
         chosen = [by_key[key] for key in dict.fromkeys(settings)]
     else:
-        chosen = [p.setting for p in PROTOCOLS if not p.needs_delta or delta is not None]
+        chosen = [p.setting for p in ASKED_PROTOCOLS if not p.needs_delta or delta is not None]
     values = {}
     for name, spec in (("k", k), ("alpha", alpha), ("eps1", eps1), ("eps2", eps2)):
         parsed = parse_values(name, str(spec))

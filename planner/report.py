@@ -63,6 +63,7 @@ def plan_renderables(plan: Plan) -> list[Any]:
     for label, cells in rows:
         table.add_row(label, *cells)
     lines = [
+        *((f"mechanism: {plan.mechanism}",) if plan.mechanism else ()),
         f"theorem: {plan.reference}   bound: {plan.bound_key}   dominant term: "
         f"{plan.dominant_term}",
         f"constant: {plan.constant_source.value} "

@@ -40,7 +40,14 @@ from planner.plan import (
     ladder_exponents,
     variance_split,
 )
-from planner.protocols import AllocationFamily, private_coin_protocol, protocol_for
+from planner.protocols import (
+    PROTOCOLS,
+    AllocationFamily,
+    Protocol,
+    other_mechanisms,
+    private_coin_protocol,
+    protocol_for,
+)
 from planner.protocols.base import per_distinct_pairs
 
 EXACT_COUNT_LIMIT = 2.0**53
@@ -105,8 +112,8 @@ def plan_columns(
     if table.for_setting(setting.key).source is ConstantSource.CALIBRATED:
         columns, tester = _lowered(points, setting, table, columns, split)
     n1, n2, base1, base2, lower1, lower2, protocol, uncovered = columns
-    if split is Split.FEWEST and _by_variance(setting):
-        n1, n2 = _split_by_variance(n1, n2, points, tester)
+    if split is Split.FEWEST and _by_variance(setting, table):
+        n1, n2 = _split_by_variance(n1, n2, points, tester, protocol)
     exact = np.maximum(n1, n2) < EXACT_COUNT_LIMIT
     regular = valid & exact & ~_may_calibrate_directly(points, setting, table)
     blank = np.where(regular, 1.0, np.nan)
@@ -134,9 +141,8 @@ def _cheapest_protocol_columns(
     public-coin query is cheaper that way (``plan``'s fallback); ``light``: see
     :func:`_protocol_columns`."""
     columns = _protocol_columns(points, setting, table, light)
-    twin = private_coin_protocol(protocol_for(setting))
-    if twin is not None:
-        private = _protocol_columns(points, twin.setting, table, light)
+    for other in _alternatives(setting, table):
+        private = _protocol_columns(points, other.setting, table, light)
         # a covered plan beats an extrapolated one; between equals, the fewer users
         own_out, other_out = columns[-1] != 0, private[-1] != 0
         fewer = private[0] + private[1] < columns[0] + columns[1]
@@ -167,19 +173,21 @@ def _lowered(
     laddered = eps_strong > eps_weak
     calibrated_keys = [
         key
-        for key in _keys_run(setting)
+        for key in _keys_run(setting, table)
         if table.for_setting(key).source is ConstantSource.CALIBRATED
     ]
     best = [np.array(column, copy=True) for column in columns]  # some are read-only views
     tester = np.full((2, points.k.shape[0]), np.nan)
     fewest = split is Split.FEWEST
-    by_variance = fewest and _by_variance(setting)
+    by_variance = fewest and _by_variance(setting, table)
 
     def users(sizes: Sequence[np.ndarray], at: _Points) -> np.ndarray:
         """Users in all by the split (``plan._fewest_users``: local, by the variance)."""
         if not by_variance:
             return sizes[0] + sizes[1]
-        split1, split2 = _split_by_variance(sizes[0], sizes[1], at, np.full((2, 1), np.nan))
+        split1, split2 = _split_by_variance(
+            sizes[0], sizes[1], at, np.full((2, 1), np.nan), sizes[-2]
+        )
         return split1 + split2
 
     best_users = users(best, points)
@@ -237,10 +245,11 @@ def _lowered(
 
 
 def _split_by_variance(
-    n1: np.ndarray, n2: np.ndarray, points: _Points, tester: np.ndarray
+    n1: np.ndarray, n2: np.ndarray, points: _Points, tester: np.ndarray, protocol: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """``plan``'s local split by the tester's variance (:func:`planner.plan.variance_split`),
-    run by run, where it needs fewer users in all; γ from the same scalar function."""
+    run by run, where it needs fewer users in all, on the rows whose ``protocol`` key is
+    resized so; γ from the same scalar function."""
     runs = _vote_runs(points.beta)
     eps1 = np.where(np.isnan(tester[0]), points.eps1, tester[0])
     eps2 = np.where(np.isnan(tester[1]), points.eps2, tester[1])
@@ -251,6 +260,7 @@ def _split_by_variance(
         exact1, exact2 = variance_split(n1 // runs, n2 // runs, gamma1, gamma2)
         split1, split2 = runs * np.ceil(exact1), runs * np.ceil(exact2)
     fewer = np.isfinite(split1 + split2) & (split1 + split2 < n1 + n2)
+    fewer &= np.isin(protocol, list(_VARIANCE_KEYS))
     return np.where(fewer, split1, n1), np.where(fewer, split2, n2)
 
 
@@ -402,7 +412,7 @@ def _vote_runs(beta: np.ndarray) -> np.ndarray:
 
 def _may_calibrate_directly(points: _Points, setting: Setting, table: ConstantTable) -> np.ndarray:
     """Rows where ``plan`` weighs direct calibration at β against the vote: left to it."""
-    entries = [table.for_setting(key) for key in _keys_run(setting)]
+    entries = [table.for_setting(key) for key in _keys_run(setting, table)]
 
     def weighed(beta: float, k: float) -> bool:
         return any(entry.direct_factor(beta, int(k)) is not None for entry in entries)
@@ -418,16 +428,39 @@ def _per_distinct(values: np.ndarray, function: Any) -> np.ndarray:
     ]
 
 
-def _keys_run(setting: Setting) -> list[str]:
-    """The keys of the protocols a query of ``setting`` may run: its own, and a public-coin
-    protocol's private-coin twin."""
-    twin = protocol_for(setting).private_coin_key
-    return [setting.key] if twin is None else [setting.key, twin]
+def _alternatives(setting: Setting, table: ConstantTable) -> list[Protocol]:
+    """The protocols ``plan`` may run in place of the setting's own, in its order: a
+    public-coin protocol's private-coin twin, then the model's other mechanisms the table
+    sizes with constants of the same source as the setting's own (``plan``; the twin, as
+    ever, whatever its source)."""
+    own = protocol_for(setting)
+    twin = private_coin_protocol(own)
+    source = table.for_setting(setting.key).source
+    others = [
+        other
+        for other in other_mechanisms(own)
+        if table.has_setting(other.key) and table.for_setting(other.key).source is source
+    ]
+    return ([twin] if twin is not None else []) + others
 
 
-def _by_variance(setting: Setting) -> bool:
-    """The default split resizes the groups by the statistic's variance (``plan``)."""
-    return protocol_for(setting).allocation_family is AllocationFamily.VARIANCE
+def _keys_run(setting: Setting, table: ConstantTable) -> list[str]:
+    """The keys of the protocols a query of ``setting`` may run: its own and
+    :func:`_alternatives`."""
+    return [setting.key, *(other.key for other in _alternatives(setting, table))]
+
+
+def _by_variance(setting: Setting, table: ConstantTable) -> bool:
+    """Some protocol the setting's rows may run is resized by the statistic's variance
+    under the default split (``plan``)."""
+    return any(key in _VARIANCE_KEYS for key in _keys_run(setting, table))
+
+
+_VARIANCE_KEYS = frozenset(
+    protocol.key
+    for protocol in PROTOCOLS
+    if protocol.allocation_family is AllocationFamily.VARIANCE
+)
 
 
 def _reads_grid_elsewhere(protocol: Setting, accounting: Accounting) -> bool:
@@ -444,6 +477,8 @@ def _grid_position(
 ) -> tuple[np.ndarray, np.ndarray, Accounting]:
     """``planner.plan.grid_position``, elementwise: the lemma's μ read at the exact
     privacy it buys."""
+    if protocol_for(protocol).weak_eps_only:
+        return eps_w, eps_w, accounting
     exact_privacy = protocol_for(protocol).exact_privacy
     if exact_privacy is None or accounting is not Accounting.PAPER:
         return eps_s, eps_w, accounting

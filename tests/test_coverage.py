@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
 
 import pytest
 
 from planner.allocation import AllocationRule, allocate, split_for
 from planner.cli import main
-from planner.constants import ConstantSource, constants_with_source, default_constants
+from planner.constants import (
+    ConstantSource,
+    ConstantTable,
+    constants_with_source,
+    default_constants,
+)
 from planner.coverage import NotCoveredError, covered_plan, simulated_plan, simulation_seconds
 from planner.formulas.settings import Setting
 from planner.inputs import Query
@@ -58,6 +62,14 @@ def test_refused_with_one_line_naming_the_parameter_and_range(capsys) -> None:
     assert "k = 200,000 is outside the covered range [16, 100000]" in error
 
 
+def _own_protocols_only(*keys: str) -> ConstantTable:
+    """The packaged constants of ``keys`` alone: a query of these settings then runs its
+    own protocol (or its private-coin twin), never another mechanism or a less trusted
+    model's protocol, which the table does not size (``plan``'s candidates)."""
+    table = default_constants()
+    return ConstantTable(table.version, {key: table.settings[key] for key in keys})
+
+
 def test_the_simulation_is_refused_when_its_estimate_exceeds_the_budget() -> None:
     query = make_query("shuffle-private", k=200_000, alpha=0.2, eps1=0.01, eps2=0.005)
     assert simulation_seconds(query, 1000) > 60
@@ -69,11 +81,14 @@ def test_a_simulated_plan_is_this_querys_own_search_and_passes_validation() -> N
     """Shuffle with ε2/ε1 = 0.005 (below the covered 0.01) at a small k, under the paper's
     split: simulated; and ``planner validate`` checks that simulated plan (one run), not
     an extrapolation. (The default split runs group 1 at a lower ε on the ladder, inside
-    the covered ratio: a calibrated plan.)"""
+    the covered ratio: a calibrated plan.) With the packaged table a covered local protocol
+    answers the paper's split; the shuffle protocol's own pathway is checked with its
+    constants alone."""
     query = make_query("shuffle-private", k=16, alpha=0.4, eps1=1.0, eps2=0.005, beta=0.1)
-    assert plan(query).coverage is Coverage.CALIBRATED
-    assert plan(query, split=Split.PAPER).coverage is Coverage.EXTRAPOLATED
-    result = covered_plan(query, budget_seconds=120, split=Split.PAPER)
+    own = _own_protocols_only("shuffle-private")
+    assert plan(query, own).coverage is Coverage.CALIBRATED
+    assert plan(query, own, split=Split.PAPER).coverage is Coverage.EXTRAPOLATED
+    result = covered_plan(query, constants=own, budget_seconds=120, split=Split.PAPER)
     assert result.split is Split.PAPER
     assert result.coverage is Coverage.SIMULATED
     assert result.constant_source is ConstantSource.SIMULATED and result.query == query
@@ -133,7 +148,10 @@ def test_solve_answers_at_the_covered_edge_not_beyond_it(delta: float) -> None:
     is still covered (ε2/ε1 at the covered ratio's edge), not an extrapolated one."""
     template = Query(Setting.from_key("shuffle-private"), 300, 0.2, 1.0, 0.5, delta)
     low_ratio = default_constants().for_setting("shuffle-private").covered["eps_ratio"][0]
-    solution = solve(template, Unknown.EPS2, n1=10**9, n2=10**12)
+    # the shuffle protocol's own edge (the packaged table also sizes local protocols, which
+    # a shuffle query may run, and which are covered at any ratio)
+    own = _own_protocols_only("shuffle-private")
+    solution = solve(template, Unknown.EPS2, n1=10**9, n2=10**12, constants=own)
     assert solution.feasible and solution.plan is not None
     assert solution.plan.coverage is Coverage.CALIBRATED
     assert solution.value == pytest.approx(low_ratio * 1.0, rel=1e-6)
@@ -183,11 +201,13 @@ def test_a_public_coin_query_at_a_tiny_k_is_simulated_with_the_private_coin_prot
     private-coin protocol serves a public-coin query too, so the simulation sizes that
     one and says so."""
     query = make_query("shuffle-public", k=8, alpha=0.3, eps1=0.5, eps2=0.2, beta=0.1)
-    result = covered_plan(query, budget_seconds=120)
+    # (with the packaged table k-ary randomized response answers it, covered from k = 2)
+    own = _own_protocols_only("shuffle-public", "shuffle-private")
+    result = covered_plan(query, constants=own, budget_seconds=120)
     assert result.coverage is Coverage.SIMULATED and result.protocol == "shuffle-private"
     assert any("the shuffle-private protocol: its own found no size" in w for w in result.warnings)
     with pytest.raises(NotCoveredError, match="one simulated run cannot meet β here"):
-        simulated_plan(query, plan(query), trials=1000, seed=0)  # its own protocol alone
+        simulated_plan(query, plan(query, own), trials=1000, seed=0)  # its own protocol alone
     report = validate(
         query, n1=result.n_users_group1, n2=result.n_users_group2, seed=4, checked_plan=result
     )
@@ -308,22 +328,24 @@ def test_few_users_meet_the_mirrored_spread_pair(
     statistic is coarse, and which of the two is harder depends on it. Both are families
     now and the central grid is fitted on both. Between its k = 4 and 16 nodes plans of 4
     to 7 users still failed the pair (k = 8, α = 0.95, ε = (3, 3): 0.379), so central's
-    covered k starts at 16, k = 8 to 15 is simulated and below 8 nothing is planned."""
-    with pytest.raises(NotCoveredError, match="below k = 8 is not simulated"):
-        covered_plan(make_query("central", k=4, alpha=0.5, eps1=2.0, eps2=2.0))
+    covered k starts at 16. Below it, central queries run k-ary randomized response (which
+    a curator may run, and which is calibrated from k = 2) where that is covered: those
+    plans meet the pair too."""
     assert build("paninski-symmetric", 4, 0.5).p.tolist() == [0.375, 0.125, 0.375, 0.125]
-    query = make_query("central", k=k, alpha=alpha, eps1=eps, eps2=eps)
-    made = covered_plan(query)
-    assert made.coverage is (Coverage.CALIBRATED if k >= 16 else Coverage.SIMULATED)
-    report = validate(
-        query,
-        n1=made.n_users_group1,
-        n2=made.n_users_group2,
-        seed=seed,
-        families=["paninski", "paninski-symmetric"],
-    )
-    errors = [(o.family, o.trials, o.error_rate) for o in report.verification.outcomes]
-    assert report.verdict is Verdict.PASS, errors
+    for query in (
+        make_query("central", k=4, alpha=0.5, eps1=2.0, eps2=2.0),
+        make_query("central", k=k, alpha=alpha, eps1=eps, eps2=eps),
+    ):
+        made = covered_plan(query)
+        assert made.coverage is Coverage.CALIBRATED
+        report = validate(
+            query,
+            seed=seed,
+            families=["paninski", "paninski-symmetric"],
+            checked_plan=made,
+        )
+        errors = [(o.family, o.trials, o.error_rate) for o in report.verification.outcomes]
+        assert report.verdict is Verdict.PASS, (query.k, errors)
 
 
 def test_one_public_hash_is_not_held_to_a_beta_below_its_merging_floor(tmp_path) -> None:
@@ -379,8 +401,9 @@ def test_no_plan_is_simulated_below_k_8(key, k, alpha, eps, p, q, simulated_n) -
     """A review built pairs at k = 3 to 7, outside the built-in families, that simulated
     plans failed in every setting (errors in the comment beside each; ``simulated_n`` a
     group is what the simulation had planned, and the real tester still fails the pair at
-    those sizes). Below k = 8 a query outside the covered region is refused, and so is
-    ``--exact``."""
+    those sizes). Below k = 8 the paper's protocols are not simulated (``--exact`` refuses);
+    the query is planned by k-ary randomized response, which every setting may run and which
+    is calibrated from k = 2, and that plan meets the review's pair."""
     import numpy as np
 
     from planner.exact import exact_plan
@@ -391,12 +414,12 @@ def test_no_plan_is_simulated_below_k_8(key, k, alpha, eps, p, q, simulated_n) -
     assert pair.p.sum() == pytest.approx(1) and pair.q.sum() == pytest.approx(1)
     assert pair.tv == pytest.approx(alpha)
     query = make_query(key, k=k, alpha=alpha, eps1=eps, eps2=eps)
-    at_those_sizes = validate(
-        query, n1=simulated_n, n2=simulated_n, seed=11, families=[], extra=[pair]
-    )
-    assert at_those_sizes.verdict is Verdict.FAIL
-    with pytest.raises(NotCoveredError, match="below k = 8 is not simulated"):
-        covered_plan(query, budget_seconds=600)
+    made = covered_plan(query, budget_seconds=0)
+    assert made.n_users_group1 != simulated_n  # not the simulated plan that failed
+    assert made.protocol == "local-private+k-rr" and made.coverage is Coverage.CALIBRATED
+    report = validate(query, seed=11, families=[], extra=[pair], checked_plan=made)
+    assert report.verdict is Verdict.PASS, [
+        (o.family, o.error_rate) for o in report.verification.outcomes
+    ]
     with pytest.raises(InputError, match="at least 8 to be sized by simulation"):
         exact_plan(query)
-    assert covered_plan(replace(query, k=8), budget_seconds=600).coverage is Coverage.SIMULATED

@@ -12,7 +12,13 @@ import pytest
 from planner.formulas.registry import BOUNDS
 from planner.formulas.settings import ALL_SETTINGS, Coin, Model, Setting
 from planner.inputs import Accounting, Query
-from planner.protocols import PROTOCOLS, AllocationFamily, private_coin_protocol, protocol_for
+from planner.protocols import (
+    ASKED_PROTOCOLS,
+    PROTOCOLS,
+    AllocationFamily,
+    private_coin_protocol,
+    protocol_for,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTING_KEYS = frozenset(setting.key for setting in ALL_SETTINGS)
@@ -83,7 +89,8 @@ def test_no_module_of_the_planner_names_a_setting_outside_its_protocol_modules()
 
 
 def test_one_record_per_setting_in_the_settings_order() -> None:
-    assert tuple(protocol.setting for protocol in PROTOCOLS) == ALL_SETTINGS
+    assert tuple(protocol.setting for protocol in ASKED_PROTOCOLS) == ALL_SETTINGS
+    assert all(p.setting.mechanism for p in PROTOCOLS if p not in ASKED_PROTOCOLS)
     assert len({protocol.key for protocol in PROTOCOLS}) == len(PROTOCOLS)
     assert len({protocol.colour for protocol in PROTOCOLS}) == len(PROTOCOLS)
     for protocol in PROTOCOLS:

@@ -311,8 +311,9 @@ def test_a_vote_plan_below_the_direct_points_k_names_the_direct_plan_at_their_le
     β = 0.01, about 9× the direct plan at k = 16, which also answers it (a 15-bin domain
     is a 16-bin one with an empty bin); the vote plan names that plan. (No setting's
     covered k starts below 16 now, so this plan is extrapolated: ``planner plan``
-    simulates or refuses the query, and the line stays for the raw computation.)"""
-    asked = {"k": 15, "alpha": 0.15, "eps1": 0.25, "eps2": 0.25, "beta": 0.01}
+    simulates or refuses the query, and the line stays for the raw computation. At ε = 0.1,
+    below the 0.125 where k-ary randomized response is covered, nothing else answers it.)"""
+    asked = {"k": 15, "alpha": 0.15, "eps1": 0.1, "eps2": 0.1, "beta": 0.01}
     voted = plan(make_query("central", **asked))
     assert voted.repetition.method is RepetitionMethod.MAJORITY_VOTE
     assert voted.coverage is Coverage.EXTRAPOLATED

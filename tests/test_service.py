@@ -763,10 +763,11 @@ def test_the_page_answers_when_only_its_plot_is_over_a_cost_limit(idle_client) -
     """ε = 1e-4 in every group: the compare table is answered (as by /v1/compare), while
     the plot's 25-value sweep over ε2 is over the shuffle noise-search limit; the page said
     422 for the whole query (a hostile review)."""
-    query = {"k": "1000", "alpha": "0.1", "eps1": "0.0001", "eps2": "0.0001"}
+    query = {"k": "1000", "alpha": "0.1", "eps1": "0.0001", "eps2": "0.0001", "delta": "1e-6"}
     page = idle_client.get("/", params=query)
     assert page.status_code == 200
     assert "No plot for these inputs" in page.text and "sweep size" in page.text
+    # every row answered: the shuffle ones run a local protocol, covered at any ε
     compared = idle_client.post("/v1/compare", json=query).json()
     assert _cells(page.text, "total") == [plan["total_users"] for plan in compared["plans"]]
 
@@ -902,7 +903,9 @@ def test_the_page_words_warnings_for_the_page_and_offers_their_choices(idle_clie
     assert any("--allocation fewest" in line for line in document["warnings"])  # unchanged
 
     # outside the covered region: no --simulation-budget, a button that starts the job
-    outside = {"setting": "shuffle-public", "k": "64", "alpha": "0.3", "eps1": "1"}
+    # k = 12: below every paper protocol's covered k (16), and ε2 = 0.005 below the 0.125
+    # where k-ary randomized response is covered
+    outside = {"setting": "shuffle-public", "k": "12", "alpha": "0.3", "eps1": "1"}
     outside |= {"eps2": "0.005", "delta": "1e-6", "allocation": "paper"}
     refused = idle_client.get("/", params=outside)
     assert refused.status_code == 422 and "not covered" in refused.text

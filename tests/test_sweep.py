@@ -435,7 +435,8 @@ def test_the_runs_column_shows_where_a_sweep_leaves_direct_calibration_for_the_v
     from planner.report import sweep_renderable
 
     central = Setting.from_key("central")
-    crossing = sweep([central], k=[15, 16], alpha=0.15, eps1=0.25, eps2=0.25, beta=0.01)
+    # ε = 0.1: below the 0.125 where k-RR (which every setting may run) is covered
+    crossing = sweep([central], k=[15, 16], alpha=0.15, eps1=0.1, eps2=0.1, beta=0.01)
     below, above = crossing.rows()
     assert (below["runs"], above["runs"]) == (None, 1)
     assert below["status"].startswith("not covered: k outside the covered region")

@@ -8,8 +8,15 @@ sizing, tester, allocation family, colour). To add a protocol: its bound in
 
 from __future__ import annotations
 
-from planner.formulas.settings import Setting
-from planner.protocols import central, local_private, local_public, shuffle_private, shuffle_public
+from planner.formulas.settings import Coin, Model, Setting
+from planner.protocols import (
+    central,
+    local_krr,
+    local_private,
+    local_public,
+    shuffle_private,
+    shuffle_public,
+)
 from planner.protocols.base import AllocationFamily, Protocol
 
 PROTOCOLS: tuple[Protocol, ...] = (
@@ -18,8 +25,16 @@ PROTOCOLS: tuple[Protocol, ...] = (
     shuffle_private.PROTOCOL,
     shuffle_public.PROTOCOL,
     central.PROTOCOL,
+    local_krr.PROTOCOL,
 )
 """Every protocol, in the order the planner lists them (``compare``, tables, plots)."""
+
+ASKED_PROTOCOLS: tuple[Protocol, ...] = tuple(
+    protocol for protocol in PROTOCOLS if not protocol.setting.mechanism
+)
+"""The protocol of each setting a query asks for by model and coin (the paper's, one per
+setting, in ``ALL_SETTINGS`` order); the others are mechanisms a plan may run instead
+(:func:`other_mechanisms`), or that a query names by key (``local-private+k-rr``)."""
 
 _BY_KEY: dict[str, Protocol] = {protocol.key: protocol for protocol in PROTOCOLS}
 
@@ -35,4 +50,47 @@ def private_coin_protocol(protocol: Protocol) -> Protocol | None:
     return None if protocol.private_coin_key is None else _BY_KEY[protocol.private_coin_key]
 
 
-__all__ = ["PROTOCOLS", "AllocationFamily", "Protocol", "private_coin_protocol", "protocol_for"]
+TRUST_ORDER: tuple[Model, ...] = (Model.LOCAL, Model.SHUFFLE, Model.CENTRAL)
+"""Models from the least trusted to the most: a protocol of a less trusted model is private
+under a more trusted one too (a curator or a shuffler may run users' local randomizers and
+pass their reports on: the output is a post-processing of ε-LDP reports)."""
+
+
+def other_mechanisms(protocol: Protocol) -> tuple[Protocol, ...]:
+    """The protocols a query of ``protocol``'s setting may run instead, each as private as
+    the query asks, in :data:`PROTOCOLS` order: the other mechanisms of its model, and the
+    protocols of every less trusted model (:data:`TRUST_ORDER`). A private-coin protocol
+    serves a public-coin query too (it ignores the coin), never the other way round but
+    under a curator, who holds every user's data and can draw the shared seed itself; an
+    (ε, δ) protocol serves only a query that gives δ. The public-coin protocol's own
+    private-coin twin is not listed (``private_coin_protocol``). The plan runs whichever
+    needs the fewest users (``planner.plan``), so a more trusted model never needs more
+    users than a less trusted one."""
+    setting = protocol.setting
+    if setting.mechanism:
+        return ()
+    rank = TRUST_ORDER.index(setting.model)
+    twin = protocol.private_coin_key
+    return tuple(
+        other
+        for other in PROTOCOLS
+        if other is not protocol
+        and other.key != twin
+        and (other.setting.coin in (setting.coin, Coin.PRIVATE) or setting.model is Model.CENTRAL)
+        and (not other.needs_delta or protocol.needs_delta)
+        and (
+            TRUST_ORDER.index(other.setting.model) < rank
+            or (other.setting.model is setting.model and bool(other.setting.mechanism))
+        )
+    )
+
+
+__all__ = [
+    "ASKED_PROTOCOLS",
+    "PROTOCOLS",
+    "AllocationFamily",
+    "Protocol",
+    "other_mechanisms",
+    "private_coin_protocol",
+    "protocol_for",
+]

@@ -23,7 +23,7 @@ import numpy as np
 
 from planner.formulas.registry import BOUNDS, Bound
 from planner.formulas.settings import Setting
-from planner.inputs import Accounting
+from planner.inputs import Accounting, Query
 
 
 @dataclass(frozen=True)
@@ -169,6 +169,9 @@ class AllocationFamily(StrEnum):
     """The stronger group's noise is raised towards the weaker's (shuffle)."""
     SUBSAMPLING = "subsampling"
     """The tester runs at a smaller ε′ on a subsample of the weaker group (central)."""
+    EQUAL = "equal"
+    """Both groups report through one channel at the weaker ε: equal sizes are the
+    cheapest, and there is nothing to trade (local k-RR)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,6 +221,13 @@ class Protocol:
     proof_bound: tuple[str, str] | None = None
     """(bound key, source) of the constant the paper's proof gives, at C = 1 (``--constants
     proof``); None where the proofs give none."""
+    mechanism: Callable[[Query, int], str] | None = None
+    """(query at the tester point, bins the randomizer sees) → what each user runs and
+    sends, in words (the plan's ``mechanism`` line)."""
+    weak_eps_only: bool = False
+    """Its tester runs both groups at ε_weak (one channel): a point (ε_strong, ε_weak)
+    tests as (ε_weak, ε_weak), and reads its constant and coverage there
+    (``plan.grid_position``), so its grid needs no ratio axis."""
     thresholds_for_beta: Callable[[dict[str, Any], float], dict[str, Any]] | None = None
     """Tester constants tuned at β = 1/3 adapted to one run held to a smaller β (central's
     thresholds leave a null-error floor); None: the constants stay."""

@@ -102,6 +102,14 @@ def _simulated_bins(k: int) -> int:
     return k
 
 
+def _mechanism(query: Query, bins: int) -> str:
+    bits = max(1, math.ceil(math.log2(query.k)))
+    return (
+        f"each user gives its item ({bits} bit{'s' if bits > 1 else ''}) to a trusted "
+        "curator, who releases one noisy statistic"
+    )
+
+
 PROTOCOL = Protocol(
     setting=Setting(Model.CENTRAL, Coin.PRIVATE),
     title="central",
@@ -113,6 +121,7 @@ PROTOCOL = Protocol(
     size_run=central_sizes,
     size_run_arrays=central_sizes_arrays,
     build_tester=_tester,
+    mechanism=_mechanism,
     simulated_bins=_simulated_bins,
     thresholds_for_beta=thresholds_for_beta,
     calibration=CalibrationDesign(

@@ -133,6 +133,10 @@ def _tester(query: Query, parameters: dict[str, Any], L: int | None, hashes: int
     return LocalPrivateTester(query.k, query.alpha, query.eps1, query.eps2, **parameters)
 
 
+def _mechanism(query: Query, bins: int) -> str:
+    return "Hadamard response: each user sends one bit, randomized at its group's ε"
+
+
 PROTOCOL = Protocol(
     setting=Setting(Model.LOCAL, Coin.PRIVATE),
     title="local, private coin",
@@ -144,6 +148,7 @@ PROTOCOL = Protocol(
     size_run=partial(local_sizes, order_key="local-private", hashed=False),
     size_run_arrays=partial(local_sizes_arrays, order_key="local-private"),
     build_tester=_tester,
+    mechanism=_mechanism,
     simulated_bins=hadamard_order,
     proof_bound=("local-private-proof", "appendix proof of theo:l2_mean_flip"),
     calibration=CalibrationDesign(

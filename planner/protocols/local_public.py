@@ -26,6 +26,13 @@ def _simulated_bins(k: int) -> int:
     return k
 
 
+def _mechanism(query: Query, bins: int) -> str:
+    return (
+        f"a shared hash onto {bins:,} bins, then Hadamard response: each user sends one "
+        "bit, randomized at its group's ε"
+    )
+
+
 PROTOCOL = Protocol(
     setting=Setting(Model.LOCAL, Coin.PUBLIC),
     title="local, public coin",
@@ -37,6 +44,7 @@ PROTOCOL = Protocol(
     size_run=partial(local_private.local_sizes, order_key="local-public", hashed=True),
     size_run_arrays=partial(local_private.local_sizes_arrays, order_key="local-public"),
     build_tester=_tester,
+    mechanism=_mechanism,
     simulated_bins=_simulated_bins,
     private_coin_key=local_private.PROTOCOL.key,
     calibration=CalibrationDesign(

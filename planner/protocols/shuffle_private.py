@@ -215,6 +215,14 @@ def _simulated_bins(k: int) -> int:
     return k
 
 
+def _mechanism(query: Query, bins: int) -> str:
+    bits = max(1, math.ceil(math.log2(bins)))
+    return (
+        f"each user sends its item and Poisson noise messages to its group's shuffler, "
+        f"{bits} bit{'s' if bits > 1 else ''} a message"
+    )
+
+
 PROTOCOL = Protocol(
     setting=Setting(Model.SHUFFLE, Coin.PRIVATE),
     title="shuffle, private coin",
@@ -226,6 +234,7 @@ PROTOCOL = Protocol(
     size_run=partial(shuffle_sizes, upper_key="shuffle-private", hashed=False),
     size_run_arrays=partial(shuffle_sizes_arrays, upper_key="shuffle-private", hashed=False),
     build_tester=_tester,
+    mechanism=_mechanism,
     simulated_bins=_simulated_bins,
     noise_mu=noise_mu,
     exact_privacy=exact_privacy,

@@ -36,6 +36,7 @@ PROTOCOL = Protocol(
     size_run=partial(shuffle_private.shuffle_sizes, upper_key=UPPER_KEY, hashed=True),
     size_run_arrays=partial(shuffle_private.shuffle_sizes_arrays, upper_key=UPPER_KEY, hashed=True),
     build_tester=_tester,
+    mechanism=shuffle_private.PROTOCOL.mechanism,
     simulated_bins=shuffle_private.PROTOCOL.simulated_bins,
     private_coin_key=shuffle_private.PROTOCOL.key,
     noise_mu=noise_mu,

@@ -1,0 +1,206 @@
+"""The local k-RR protocol: its privacy, its statistic's null mean and variance, its bound
+against hand-computed values, and the plan's choice of mechanism."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from planner.formulas.registry import BOUNDS
+from planner.formulas.settings import Coin, Model, Setting
+from planner.protocols import ASKED_PROTOCOLS, other_mechanisms, protocol_for
+from planner.validators.instances import Kind, build
+from planner.validators.local_krr import KRRTester, krr_gain, studentized_statistic
+
+
+@pytest.mark.parametrize(("k", "eps1", "eps2"), [(2, 0.3, 5.0), (5, 8.0, 1.0), (12, 2.0, 2.0)])
+def test_both_groups_report_through_one_channel_at_the_weaker_eps(
+    k: int, eps1: float, eps2: float
+) -> None:
+    """Every report's likelihood ratio over every pair of inputs is at most e^min(ε1, ε2),
+    and reaches it (the channel is exactly that private, no more)."""
+    channel = KRRTester(k, 0.1, eps1, eps2).channel
+    worst = 0.0
+    for x in range(k):
+        for x_other in range(k):
+            here, there = channel.report_probabilities(x), channel.report_probabilities(x_other)
+            assert math.isclose(sum(here.values()), 1.0, rel_tol=1e-12)
+            worst = max(worst, max(here[r] / there[r] for r in here))
+    assert worst <= math.exp(min(eps1, eps2)) * (1 + 1e-12)
+    assert worst >= math.exp(min(eps1, eps2)) * (1 - 1e-12)
+
+
+def _hypergeometric(total: int, column: int, drawn: int) -> dict[int, Fraction]:
+    """P(X = x) for X ~ Hypergeometric(total, column, drawn), exactly."""
+    norm = math.comb(total, drawn)
+    return {
+        x: Fraction(math.comb(column, x) * math.comb(total - column, drawn - x), norm)
+        for x in range(max(0, drawn - (total - column)), min(column, drawn) + 1)
+    }
+
+
+@pytest.mark.parametrize(("n1", "n2"), [(3, 3), (2, 7), (9, 4)])
+def test_each_bins_term_has_null_mean_exactly_zero_given_its_total(n1: int, n2: int) -> None:
+    """Under the null the N reports are exchangeable, so given bin j's total m, group 1's
+    count is hypergeometric: E[T_j | m] = 0 for every m, computed in exact arithmetic."""
+    total = n1 + n2
+    for m in range(1, total):
+        mean = Fraction(0)
+        for x, probability in _hypergeometric(total, m, n1).items():
+            y = m - x
+            spread = Fraction((n2 * x - n1 * y) ** 2 * (total - 1), total - m)
+            mean += probability * (spread - n2 * n2 * x - n1 * n1 * y) / m
+        assert mean == 0, (n1, n2, m)
+
+
+@pytest.mark.parametrize(("n1", "n2", "m"), [(50, 50, 7), (30, 90, 12), (200, 40, 3)])
+def test_the_variance_is_the_binomial_models_exactly(n1: int, n2: int, m: int) -> None:
+    """σ̂² per bin equals the variance of [(n2X − n1Y)² − n2²X − n1²Y]/m when X ~ Bin(m,
+    n1/N) (the Poissonized model), computed by enumeration: the normalisation the tester
+    studentizes by."""
+    share = n1 / (n1 + n2)
+    values, weights = [], []
+    for x in range(m + 1):
+        y = m - x
+        values.append(((n2 * x - n1 * y) ** 2 - n2 * n2 * x - n1 * n1 * y) / m)
+        weights.append(math.comb(m, x) * share**x * (1 - share) ** (m - x))
+    mean = sum(w * v for w, v in zip(weights, values, strict=True))
+    exact = sum(w * (v - mean) ** 2 for w, v in zip(weights, values, strict=True))
+    assert abs(mean) < 1e-6 * max(1.0, exact**0.5)
+    # one bin holding m reports (N far larger than m, so the finite-population factor is ~1)
+    counts1, counts2 = np.zeros(4), np.zeros(4)
+    counts1[0], counts2[0] = m // 2, m - m // 2
+    _, sd = studentized_statistic(counts1, n1, counts2, n2)
+    assert math.isclose(float(sd) * n1 * n2, exact**0.5, rel_tol=1e-9)
+
+
+def test_null_error_is_near_the_normal_tail_for_light_and_heavy_families() -> None:
+    """Studentized: the false rejection rate sits near P(N(0,1) > κ) = 0.242 at κ = 0.7,
+    whatever p is and whatever n is (heavy atoms do not raise it). 2,000 trials a family,
+    fixed seed: each rate within 0.03 of the tail or below it (binomial s.d. 0.0096)."""
+    rng = np.random.default_rng(20261128)
+    for family in ("uniform", "one-heavy", "point-mass-heavy", "zipf-1.5"):
+        instance = build(family, 200, 0.2)
+        assert instance is not None and instance.kind is Kind.NULL
+        for n in (300, 30_000):
+            tester = KRRTester(200, 0.2, 8.0, 8.0, threshold_sd=0.7)
+            batch = tester.simulate_fast(instance.p, instance.q, n, n, 2000, rng)
+            rate = float(np.mean(batch.rejects))
+            assert rate <= 0.242 + 0.03, (family, n, rate)
+
+
+def test_far_pairs_are_rejected_once_users_pass_the_bound() -> None:
+    """At 2× the C = 1 bound (k = 1000, α = 0.1, ε = 8) Paninski's pair is rejected in
+    at least 85 % of 1,000 trials; at 1/20 of it, in at most 40 %."""
+    k, alpha, eps = 1000, 0.1, 8.0
+    instance = build("paninski", k, alpha)
+    assert instance is not None
+    n = BOUNDS["local-krr"].evaluate(k=k, alpha=alpha, eps=eps)
+    tester = KRRTester(k, alpha, eps, eps)
+    rng = np.random.default_rng(7)
+    many = tester.simulate_fast(instance.p, instance.q, int(2 * n), int(2 * n), 1000, rng)
+    few = tester.simulate_fast(instance.p, instance.q, int(n / 20), int(n / 20), 1000, rng)
+    assert float(np.mean(many.rejects)) >= 0.85
+    assert float(np.mean(few.rejects)) <= 0.40
+
+
+def test_user_level_and_fast_paths_agree() -> None:
+    """The same rejection rate (to 4 s.d. of the difference) from real randomized reports
+    and from the multinomial counts, 400 trials each, at k = 30."""
+    instance = build("paninski-symmetric", 30, 0.3)
+    assert instance is not None
+    tester = KRRTester(30, 0.3, 3.0, 5.0)
+    n = 400
+    rng = np.random.default_rng(11)
+    fast = float(np.mean(tester.simulate_fast(instance.p, instance.q, n, n, 400, rng).rejects))
+    user = np.mean(
+        [
+            tester.run(
+                rng.choice(30, size=n, p=instance.p), rng.choice(30, size=n, p=instance.q), rng
+            ).reject
+            for _ in range(400)
+        ]
+    )
+    spread = math.sqrt(2 * 0.25 / 400)
+    assert abs(fast - float(user)) <= 4 * spread
+
+
+def test_the_bound_against_hand_computed_values() -> None:
+    """k = 1000, α = 0.1, ε = 8: a = (e⁸ − 1)/(e⁸ + 999) = 2979.958/3979.958 = 0.748740;
+    aα = 0.0748740; k^{2/3}/(aα)^{4/3} = 100/0.031559 = 3,168.8 and √k/(aα)² =
+    31.6228/0.0056061 = 5,640.8: 8,809.5 in all."""
+    a = krr_gain(1000, 8.0)
+    assert math.isclose(a, 2979.957987041728 / 3979.957987041728, rel_tol=1e-12)
+    terms = BOUNDS["local-krr"].terms(k=1000, alpha=0.1, eps=8.0)
+    assert math.isclose(float(terms[0]), 100 / (0.1 * a) ** (4 / 3), rel_tol=1e-12)
+    assert math.isclose(float(terms[1]), math.sqrt(1000) / (0.1 * a) ** 2, rel_tol=1e-12)
+    assert 3165 < float(terms[0]) < 3172 and 5637 < float(terms[1]) < 5644
+    # exponents: 1/α² in the second term, k^{2/3} in the first
+    assert math.isclose(
+        float(BOUNDS["local-krr"].terms(k=1000, alpha=0.05, eps=8.0)[1]) / float(terms[1]),
+        4.0,
+        rel_tol=1e-12,
+    )
+
+
+def test_every_setting_may_run_k_rr_and_only_less_trusted_protocols() -> None:
+    """k-RR is ε-LDP, so private in every model; a query may run a protocol of its own model
+    or a less trusted one, never one needing δ where it gives none (central) nor a public
+    coin where it has none."""
+    krr = protocol_for("local-private+k-rr")
+    assert krr.setting == Setting(Model.LOCAL, Coin.PRIVATE, "k-rr")
+    assert Setting.from_key(krr.key) == krr.setting and krr.setting.asked.key == "local-private"
+    order = (Model.LOCAL, Model.SHUFFLE, Model.CENTRAL)
+    for asked in ASKED_PROTOCOLS:
+        others = other_mechanisms(asked)
+        assert krr in others, asked.key
+        for other in others:
+            assert order.index(other.setting.model) <= order.index(asked.setting.model)
+            assert (
+                other.setting.coin is Coin.PRIVATE
+                or asked.setting.coin is Coin.PUBLIC
+                or asked.setting.model is Model.CENTRAL  # a curator draws the seed itself
+            )
+            assert asked.needs_delta or not other.needs_delta
+    assert other_mechanisms(krr) == ()
+
+
+def test_low_privacy_local_plans_run_k_rr_within_1_5_times_central() -> None:
+    """Where both groups have ε ≥ ln k + 2, the local plan runs k-RR (one channel: equal
+    groups) and needs at most 1.5× the central plan's users (issue's target; measured at
+    most 1.31× on this grid)."""
+    from planner import Query
+    from planner.plan import Coverage, plan
+
+    for k in (16, 256, 4096):
+        for alpha in (0.05, 0.3):
+            eps = math.log(k) + 2
+            local = plan(Query.build("local", "private", k, alpha, eps, eps))
+            central = plan(Query.build("central", "private", k, alpha, eps, eps))
+            assert local.protocol == "local-private+k-rr" and local.coverage is Coverage.CALIBRATED
+            assert local.n_users_group1 == local.n_users_group2
+            assert local.total_users <= 1.5 * central.total_users, (k, alpha)
+
+
+def test_high_privacy_large_k_plans_keep_hadamard_response() -> None:
+    """At ε ≤ 1 and k ≥ 256 k-RR needs about k/√K times more users than the one-bit
+    Hadamard response: the plan is the paper's protocol, as before."""
+    from planner import Query
+    from planner.plan import plan
+
+    for k, eps in ((256, 1.0), (1000, 0.5), (4096, 0.25)):
+        made = plan(Query.build("local", "private", k, 0.1, eps, eps))
+        assert made.protocol == "local-private", (k, eps)
+
+
+def test_every_run_has_at_least_ten_users_a_group() -> None:
+    """Where a handful of users would do (large α and ε, small k), each run still has 10."""
+    from planner import Query
+    from planner.plan import plan
+
+    made = plan(Query.build("local", "private", 3, 0.9, 15.0, 15.0))
+    assert made.protocol == "local-private+k-rr"
+    assert made.n_users_group1 == made.n_users_group2 == 10
