@@ -350,14 +350,15 @@ def main() -> None:
             tester, kind = baseline_tester(draw, made, args.offset_floor)
             key = (index, kind, n1, n2)
             reused = key in searched
+            seed = int(np.random.SeedSequence([args.seed, index]).generate_state(1)[0])
             if not reused:
-                seed = int(np.random.SeedSequence([args.seed, index]).generate_state(1)[0])
                 searched[key] = search_baseline(
                     tester, draw, n1, n2, args.trials, seed, args.target
                 )
             found = searched[key]
             total = n1 + n2
             row |= {
+                "seed": seed,
                 "protocol": made.protocol,
                 "baseline": kind,
                 "runs": made.runs,
