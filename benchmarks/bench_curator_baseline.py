@@ -1,7 +1,7 @@
 """Today's shuffle plans against a trusted curator's noisy histograms (issue #40).
 
     python benchmarks/bench_curator_baseline.py [--queries 200] [--trials 400] [--seed 20261128]
-        [--output curator-baseline.json] [--budget-minutes 38]
+        [--output curator-baseline.json] [--budget-minutes 38] [--shuffle-exact]
 
 The baseline (``planner.validators.curator_histogram``): a trusted curator releases each
 group's histogram plus per-bin discrete Laplace noise at the replace-one sensitivity 2,
@@ -22,7 +22,10 @@ drawn independently, δ = 1e-6, β = 1/3), for each coin:
   changes it). Common random numbers across t (one seed per query); a family stops early
   once a Clopper–Pearson bound at one-sided level 1e-3 decides it, and a check stops at its
   first failing family (the family that failed last runs first);
-* the central plan (``central``; the coin makes no difference there).
+* the central plan (``central``; the coin makes no difference there);
+* with ``--shuffle-exact``, the plan's own shuffle tester searched the same way (same
+  split, seed, families and criterion): plan ÷ its minimum is the planner's slack
+  (calibration grid, margin), its minimum ÷ the baseline the mechanism's gap.
 
 Coins: the private-coin plan gets the private-coin baseline (k bins). The public-coin plan
 gets the baseline hashed the same way: its L and number of hashes R, the R runs' scores
@@ -55,7 +58,7 @@ from planner import Coin, InputError, Model, Query, Setting, plan
 from planner.plan import Plan
 from planner.protocols.shuffle_private import noise_mu
 from planner.statistics import operating_error
-from planner.testers import tester_parameters
+from planner.testers import build_tester, tester_parameters
 from planner.validators.compression import CompressedTester
 from planner.validators.curator_histogram import (
     OFFSET_FLOOR,
@@ -137,6 +140,17 @@ def baseline_tester(draw: Draw, made: Plan, offset_floor: float) -> tuple[Any, s
         draw.k, draw.alpha, draw.eps1, draw.eps2, fraction, slope, offset_floor=offset_floor
     )
     return tester, "private"
+
+
+def shuffle_tester(made: Plan) -> Any:
+    """The plan's own shuffle tester, at its tester point, hashed as the plan says."""
+    compression = made.compression if made.protocol == "shuffle-public" else None
+    return build_tester(
+        made.tester_query,
+        L=compression.L if compression else None,
+        hashes=compression.hashes if compression else 1,
+        runs=made.runs,
+    )
 
 
 @dataclass
@@ -287,7 +301,14 @@ def summary(rows: list[dict[str, Any]], coin: str) -> dict[str, Any]:
     to_baseline = [row["ratio_baseline"] for row in mine]
     to_central = [row["ratio_central"] for row in mine if row.get("ratio_central")]
     result: dict[str, Any] = {"queries": len(mine)}
-    for name, values in (("shuffle/baseline", to_baseline), ("shuffle/central", to_central)):
+    slack = [row["plan_over_exact"] for row in mine if row.get("plan_over_exact")]
+    gap = [row["exact_over_baseline"] for row in mine if row.get("exact_over_baseline")]
+    for name, values in (
+        ("shuffle/baseline", to_baseline),
+        ("shuffle/central", to_central),
+        ("plan/shuffle-exact", slack),
+        ("shuffle-exact/baseline", gap),
+    ):
         if values:
             result[name] = {
                 "median": statistics.median(values),
@@ -315,6 +336,12 @@ def main() -> None:
         type=float,
         default=OFFSET_FLOOR,
         help="the baseline's least weight offset, in units of √(bins) (docs/shuffle-baseline.md)",
+    )
+    parser.add_argument(
+        "--shuffle-exact",
+        action="store_true",
+        help="also search the plan's own shuffle tester's least sizes the same way (about 2x "
+        "the time): splits the ratio into the plan's slack and the mechanism's gap",
     )
     parser.add_argument(
         "--budget-minutes",
@@ -379,6 +406,19 @@ def main() -> None:
                 "ratio_central": total / central.total_users if central else None,
                 **noise_columns(draw, made),
             }
+            if args.shuffle_exact:
+                own = search_baseline(
+                    shuffle_tester(made), draw, n1, n2, args.trials, seed, args.target
+                )
+                row |= {
+                    "shuffle_exact_n1": own.n1,
+                    "shuffle_exact_n2": own.n2,
+                    "shuffle_exact_worst_family": own.worst_family,
+                    "plan_over_exact": total / (own.n1 + own.n2) if own.n1 and own.n2 else None,
+                    "exact_over_baseline": (own.n1 + own.n2) / (found.n1 + found.n2)
+                    if own.n1 and own.n2 and found.n1 and found.n2
+                    else None,
+                }
             rows.append(row)
             baseline = f"{found.n1}+{found.n2}" if found.n1 else "none"
             print(
@@ -404,6 +444,7 @@ def main() -> None:
             "early_tail": EARLY_TAIL,
             "rel_tol": REL_TOL,
             "offset_floor": args.offset_floor,
+            "shuffle_exact": args.shuffle_exact,
         },
         "seconds": round(time.perf_counter() - started, 1),
         "summary": {coin: summary(rows, coin) for coin in ("private", "public")},
