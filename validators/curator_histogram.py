@@ -31,10 +31,11 @@ and the numerator share the noise, whose third cumulant is 0 where a Poisson cou
 equals its variance, so Cov(numerator, X + Y) = −(n2²v1 + n1²v2) and the weighted sum
 gains a null bias of about that over (E weight)² per bin. Summed over k bins it is
 about √k/(√2·w) null standard deviations when the noise dominates a bin's spread: at
-w of a few units (sparse bins, one group at a large ε) it rejected a Zipf null 50–70 %
-of the time (k = 3,106, ε = (7.43, 0.74)). A floor of 4√k keeps it below about 0.2
-standard deviations; on the first ten queries of the benchmark's default seed it needed
-no more users than floors of 1 or 2 anywhere, up to 30 % fewer (8 was within ±10 %).
+w of a few units (sparse bins, one group at a large ε) it rejected Zipf and heavy-element
+nulls 35–70 % of the time (k = 3,106, ε = (7.43, 0.74)). A floor of 4√k keeps it below
+about 0.2 standard deviations; on the first ten queries of the benchmark's default seed it
+needed no more users than floors of 1 or 2 anywhere, up to 29 % fewer (8 was within
+±12 %).
 
 For TV(p, q) ≥ α, Cauchy–Schwarz gives E Z ≳ 4n1²n2²α²/(n1 + n2 + k·w), the least
 mean; the tester rejects when Z exceeds a fraction c of it, c by the shuffle tester's
