@@ -36,8 +36,8 @@ a baseline already searched at the same sizes is reused.
 
 Writes a JSON summary (``--output``): the arguments, every query's row and the median and
 largest ratio per coin (shuffle ÷ baseline and shuffle ÷ central, users in all), the
-refusals, and the queries left when ``--budget-minutes`` ran out (none at the defaults on
-one core: about 25 minutes).
+refusals, and the queries left when ``--budget-minutes`` (wall time) ran out: none at the
+defaults, which took 12.7 minutes of CPU time on one core (docs/evidence.md).
 """
 
 from __future__ import annotations
@@ -340,7 +340,7 @@ def main() -> None:
     parser.add_argument(
         "--shuffle-exact",
         action="store_true",
-        help="also search the plan's own shuffle tester's least sizes the same way (about 2x "
+        help="also search the plan's own shuffle tester's least sizes the same way (about 3x "
         "the time): splits the ratio into the plan's slack and the mechanism's gap",
     )
     parser.add_argument(
