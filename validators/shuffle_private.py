@@ -66,13 +66,30 @@ def shuffle(messages: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return rng.permutation(messages)
 
 
-def closeness_statistic(x: np.ndarray, y: np.ndarray, total1: float, total2: float) -> np.ndarray:
-    """Σ ((N2X − N1Y)² − N2²X − N1²Y)/(X + Y) over non-empty bins (last axis)."""
+def closeness_statistic(
+    x: np.ndarray,
+    y: np.ndarray,
+    total1: float,
+    total2: float,
+    noise: float = 0.0,
+    offset: float = 0.0,
+) -> np.ndarray:
+    """Σ ((N2X − N1Y)² − N2²X − N1²Y)/(X + Y) over non-empty bins (last axis).
+
+    For counts carrying extra zero-mean noise of known per-bin variance v_g beside their
+    Poisson-like spread (a curator's discrete Laplace noise: :mod:`planner.validators.
+    curator_histogram`; the shuffle's Poisson noise is part of the counts), ``noise`` is
+    its share of E(N2X − N1Y)², N2²v1 + N1²v2, subtracted from every bin's numerator, and
+    ``offset`` is added to every bin's weight, max(X + Y, 0) + offset (held ≥ 1). Both 0:
+    the statistic above exactly (a bin with X + Y = 0 has numerator 0)."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     both = x + y
     numerator = (total2 * x - total1 * y) ** 2 - total2**2 * x - total1**2 * y
-    return np.sum(np.where(both > 0, numerator / np.maximum(both, 1.0), 0.0), axis=-1)
+    if noise == 0.0 and offset == 0.0:
+        return np.sum(np.where(both > 0, numerator / np.maximum(both, 1.0), 0.0), axis=-1)
+    weight = np.maximum(both, 0.0) + offset
+    return np.sum((numerator - noise) / np.maximum(weight, 1.0), axis=-1)
 
 
 @dataclass(frozen=True)
