@@ -119,6 +119,31 @@ def test_an_output_that_is_a_loop_of_links_is_refused_before_any_work(
     assert (tmp_path / "target.csv").read_text() == "x\n" and (tmp_path / "dangling").is_symlink()
 
 
+def test_a_figure_of_power_curves_stays_within_ten_seconds() -> None:
+    """``planner plot --power`` ran 17 s at its defaults (24 points for each of five
+    settings, each a full solve for β) and 85 s with ``--users`` of 200 values: no
+    simulation, past every limit. The solves now search down from the previous point's β
+    (a plateau is two plans), a total no plan fits is one plan, the node tables of the
+    direct factors are read once per (β, k), and a figure holds at most 60 points."""
+    from planner.power import CURVE_PRECISION, MAX_CURVE_POINTS, settings_curves, solve_power
+
+    with pytest.raises(InputError, match=r"^invalid users = .*at most 60 points in all") as refused:
+        settings_curves(None, k=1000, alpha=0.1, eps1=1, eps2=0.25, delta=1e-6, users="1e4:1e6:13")
+    assert refused.value.parameter == "users" and "\n" not in str(refused.value)
+    started = time.process_time()
+    curves = settings_curves(None, k=1000, alpha=0.1, eps1=1, eps2=0.25, delta=1e-6)
+    assert time.process_time() - started < 8.0
+    assert sum(len(points) for _, points in curves) == MAX_CURVE_POINTS
+    query, points = curves[-1]
+    assert query.setting.key == "central" and points[0].beta is None and points[-1].beta
+    for point in points:  # the searches down from the previous β: the full solve's answers
+        solved = solve_power(query, point.n1, point.n2, precision=CURVE_PRECISION)
+        if point.beta is None or solved.value is None:
+            assert point.beta is None and solved.value is None
+        else:
+            assert point.beta == pytest.approx(float(solved.value), rel=3 * CURVE_PRECISION)
+
+
 def test_a_sample_of_the_hostile_run_is_clean(tmp_path: Path) -> None:
     """A few hundred API cases and a few CLI cases of benchmarks/hostile_run.py (the full
     run's figures are in docs/evidence.md): no defect."""
