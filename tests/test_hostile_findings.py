@@ -161,3 +161,48 @@ def test_a_sample_of_the_hostile_run_is_clean(tmp_path: Path) -> None:
     summary = json.loads(output.read_text())
     assert summary["api"]["cases"] == 300 and summary["cli"]["cases"] == 6
     assert code == 0, summary["defect_list"][:3]
+
+
+def test_the_openapi_description_is_built_off_the_event_loop(tmp_path: Path) -> None:
+    """The first ``GET /openapi.json`` built the description on the event loop (FastAPI's
+    route is a coroutine; 0.3 s of CPU): a hostile run's ``/v1/health`` probe waited 2.7 s
+    behind it (``planner serve --workers 2`` on the loaded 2-core machine). The route is a
+    plain function now, run on a worker thread: here a build made to take 1 s does not
+    delay a health check sent after it."""
+    import asyncio
+    import inspect
+
+    import httpx
+
+    import planner.service.apidocs as apidocs
+    from planner.service.app import create_app
+
+    app = create_app(tmp_path / "jobs.sqlite3", run_jobs=False)
+    assert not inspect.iscoroutinefunction(apidocs.openapi_json)  # Starlette: a worker thread
+    build = app.openapi
+
+    def slow_build() -> dict[str, object]:
+        time.sleep(1.0)
+        return build()
+
+    app.openapi = slow_build  # type: ignore[method-assign]
+
+    async def both() -> tuple[float, float, httpx.Response]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            started = time.perf_counter()
+
+            async def timed(path: str, delay: float) -> tuple[float, httpx.Response]:
+                await asyncio.sleep(delay)
+                response = await client.get(path)
+                return time.perf_counter() - started, response
+
+            (spec_at, spec), (health_at, health) = await asyncio.gather(
+                timed("/openapi.json", 0.0), timed("/v1/health", 0.1)
+            )
+            assert health.status_code == 200
+            return spec_at, health_at, spec
+
+    spec_at, health_at, spec = asyncio.run(both())
+    assert spec.status_code == 200 and "/v1/power" in spec.json()["paths"]
+    assert health_at < 0.8 < spec_at
