@@ -875,7 +875,11 @@ def cli_case(rng: random.Random, files: Files) -> list[str]:
         elif bad == "token":
             args += ["--host", "0.0.0.0", "--token", rng.choice(["short", "", "x" * 15])]
         elif bad == "db":
-            args += ["--db", rng.choice([str(files.root / "a_dir"), str(files.root / "ro_dir" / "x.sqlite3"), "/dev/null", str(files.root / "binary.csv")])]  # fmt: skip
+            # (root writes into the 0555 ro_dir, and would serve on port 1: /proc refuses it)
+            read_only = (
+                "/proc/x.sqlite3" if os.geteuid() == 0 else str(files.root / "ro_dir" / "x.sqlite3")
+            )
+            args += ["--db", rng.choice([str(files.root / "a_dir"), read_only, "/dev/null", str(files.root / "binary.csv")])]  # fmt: skip
         elif bad == "jobs":
             args += ["--jobs", rng.choice(["0", "-1", "1e9", "x"])]
         elif bad == "workers":  # HTTP processes: 1 to 64
