@@ -206,3 +206,41 @@ def test_the_openapi_description_is_built_off_the_event_loop(tmp_path: Path) -> 
     spec_at, health_at, spec = asyncio.run(both())
     assert spec.status_code == 200 and "/v1/power" in spec.json()["paths"]
     assert health_at < 0.8 < spec_at
+
+
+def test_health_counts_wait_for_no_other_store_operation(tmp_path: Path) -> None:
+    """``/v1/health`` counts the jobs on the event loop; behind the store's one lock it
+    waited for whatever held it, e.g. a job's insert waiting for another process's write
+    (``planner serve --workers 2``): the hostile run's probe stood 1.2–1.6 s. The counts
+    have a connection and lock of their own now (in WAL mode a reader waits for no
+    writer): here they answer while an insert waits 1.5 s for another connection's write."""
+    import sqlite3
+    import threading
+
+    from planner.service.store import JobStore
+
+    store = JobStore(tmp_path / "jobs.sqlite3", owner=True)
+    other = sqlite3.connect(tmp_path / "jobs.sqlite3", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process's write in progress
+    inserted = threading.Event()
+
+    def insert() -> None:
+        store.create(
+            "validate", {"k": 16}, seed=1, trials=5, code_version="x",
+            constants_version="y", progress_total=1,
+        )  # fmt: skip
+        inserted.set()
+
+    writer = threading.Thread(target=insert)
+    writer.start()
+    time.sleep(0.2)  # the insert now waits for the write lock, holding the store's lock
+    started = time.perf_counter()
+    counts = store.counts()
+    waited = time.perf_counter() - started
+    time.sleep(max(0.0, 1.5 - waited))
+    other.execute("COMMIT")
+    writer.join(10)
+    assert inserted.is_set() and counts["queued"] == 0 and waited < 0.5
+    assert store.counts()["queued"] == 1
+    other.close()
+    store.close()
