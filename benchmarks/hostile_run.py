@@ -16,8 +16,17 @@ ranges. Three kinds of cases:
   exit code outside {0, 1, 2, 3, 130, 141}, or exit 2 without exactly one ``error:``
   line is a defect;
 * ``http``: requests to a real ``python -m planner serve`` on 127.0.0.1 with a temporary
-  ``--db``; any 5xx but the documented 503 (the per-request cap), a response over 10 s,
-  and a concurrent ``/v1/health`` probe answered after more than 1 s are defects.
+  ``--db``, the first part of them to one HTTP process (``--workers 1``), the rest
+  (``--http-share2``, default half) to two (``--workers 2``: the processes share the
+  socket and the jobs database); any 5xx but the documented 503 (the per-request cap), a
+  response over 10 s, and a concurrent ``/v1/health`` probe answered after more than 1 s
+  are defects.
+
+The power features are drawn like the rest: ``planner power`` (its ``--simulate`` options
+too), ``--power`` wherever ``--beta`` is accepted (and beside it), ``plot --power`` (its
+``--users``), ``/v1/power`` (POST, through the service's fast path or not, and GET), and
+the API's power functions (``power_answer``, ``simulated_power``, ``settings_curves``,
+``beta_or_power``, ``beta_spec_of_power``).
 
     python benchmarks/hostile_run.py --seed 20261128 --api 10000 --cli 500 --http 3000
 
@@ -108,6 +117,14 @@ SPECS = [
     "0.1,0.2,0.3", "1e-6:1:400log", "16:65536:500log", "0.01:0.5:100log", ",", "1:2:3 log",
     "1:2:1e-300", "1:2:inf", "1:2:nan", "2:3:2.5", ":" * 100, "1," * 3000,
 ]  # fmt: skip
+USERS = [
+    "1000:1000000:12log", "5000", "2", "1", "1e15", "1e16", "0:10:5", "100:1e9:60log",
+    "100:1e9:61log", "1e4:1e6:13", "2:3:2", "1e3,1e4,1e5", "nan", "inf", "-5", "", "x",
+    "20000:60000:12", "1e4:1e7:60log", "1" * 400,
+]  # fmt: skip
+"""``plot --power``'s total users: valid specs (up to the 60 points a figure holds), one
+point over, and hostile ones."""
+POWERS = ["0.5", "0.50000001", "0.8", "0.99", "0.999999", "1", "0.9", "1.5", "-0.8", "80%"]
 SAFE: dict[str, list[Any]] = {
     "k": [100, 1000, 200], "alpha": [0.1, 0.2, 0.5], "eps1": [1.0, 0.5], "eps2": [0.25, 0.5],
     "delta": [1e-6], "beta": [1 / 3, 0.1], "n1": [5000, 20000], "n2": [5000, 400000],
@@ -191,6 +208,13 @@ class Files:
         f("scenario_table.toml").write_text("scenario = 5\n")
         f("bad.toml").write_text("[[scenario]\nk = ")
         f("utf16.csv").write_bytes("model,k\ncentral,100\n".encode("utf-16"))
+        f("power.csv").write_text(
+            "model,k,alpha,eps1,eps2,power\ncentral,100,0.1,1,0.5,0.8\nlocal,100,0.1,1,0.5,\n"
+        )
+        f("power.toml").write_text(
+            '[[scenario]]\nmodel = "central"\nk = 100\nalpha = 0.1\neps1 = 1\neps2 = 0.5\n'
+            "power = 0.9\nbeta = 0.1\n"
+        )
         f("a_dir").mkdir(exist_ok=True)
         for name, target in (
             ("link_to_dir", "a_dir"),
@@ -217,7 +241,8 @@ class Files:
                 "object.npy", "complex.npy", "fake.npy", "long_line.csv", "huge.csv",
                 "big.toml", "good.toml", "good.csv", "unknown_field.toml", "types.toml",
                 "dup.toml", "noheader.csv", "ragged.csv", "many_rows.csv", "many_solves.csv",
-                "scenario_table.toml", "bad.toml", "utf16.csv", "a_dir", "link_to_dir",
+                "scenario_table.toml", "bad.toml", "utf16.csv", "power.csv", "power.toml",
+                "a_dir", "link_to_dir",
                 "dangling", "loop_a", "link_good.toml", "link_uniform.csv", "noread.csv",
                 "missing.toml",
             )
@@ -252,8 +277,10 @@ def _query(rng: random.Random, *, delta: float = 0.5) -> dict[str, Any]:
         fields["delta"] = hostile(rng, "delta")
     if rng.random() < 0.3:
         fields["beta"] = hostile(rng, "beta")
-    if rng.random() < 0.15:
+    if rng.random() < 0.2:
         fields["power"] = hostile(rng, "power")
+        if rng.random() < 0.7:  # --power instead of --beta, mostly; beside it, sometimes
+            fields.pop("beta", None)
     if rng.random() < 0.3:
         fields["accounting"] = hostile(rng, "accounting")
     return fields
@@ -277,9 +304,10 @@ def api_case(rng: random.Random, files: Files) -> tuple[str, dict[str, Any]]:
             "sweep_document", "sweep_csv", "explain_document", "validation_query",
             "validate_document", "batch_request", "calibration_request", "file_pair",
             "simulated_power", "Query", "Query.build", "Setting", "plan", "solve", "sweep",
-            "split_of", "spec_count", "checked_simulation_budget",
+            "split_of", "spec_count", "checked_simulation_budget", "power_answer",
+            "settings_curves", "beta_or_power", "beta_spec_of_power",
         ],
-        weights=[14, 6, 6, 6, 6, 2, 3, 6, 3, 4, 3, 3, 1, 6, 6, 2, 6, 4, 6, 1, 2, 1],
+        weights=[14, 6, 6, 6, 6, 2, 3, 6, 3, 4, 3, 3, 2, 6, 6, 2, 6, 4, 6, 1, 2, 1, 4, 2, 2, 2],
     )[0]  # fmt: skip
     if kind == "plan_document":
         args = {"model": hostile(rng, "model"), **_query(rng)}
@@ -367,11 +395,51 @@ def api_case(rng: random.Random, files: Files) -> tuple[str, dict[str, Any]]:
         }
     elif kind == "simulated_power":
         args = {
-            "query": {"model": "central", "k": rng.choice([16, 50]), "alpha": 0.5, "eps1": 1,
-                      "eps2": 0.5, "n1": hostile(rng, "n1"), "n2": hostile(rng, "n2")},
-            "trials": rng.choice([5, 20, 0, "x", math.nan]),
+            "query": {"model": rng.choice(["central", "central", "local", "shuffle"]),
+                      "k": rng.choice([16, 50]), "alpha": 0.5, "eps1": 1, "eps2": 0.5,
+                      "delta": 1e-6, "n1": hostile(rng, "n1"), "n2": hostile(rng, "n2")},
+            "trials": rng.choice([5, 20, 0, "x", math.nan, "auto", "auto", -1, 2.5]),
+            "max_trials": rng.choice([200, 200, 199, "x", 10**7 + 1, math.nan]),
             "seed": hostile(rng, "seed"),
             "path": hostile(rng, "path"),
+        }  # fmt: skip
+        if args["query"]["model"] != "shuffle":
+            del args["query"]["delta"]
+        if rng.random() < 0.5:  # sizes a plan fits, so the simulation runs
+            args["query"] |= {
+                "n1": rng.choice([20_000, 50_000]),
+                "n2": rng.choice([20_000, 50_000]),
+            }
+    elif kind == "power_answer":
+        args = {"model": hostile(rng, "model"), **_query(rng)}
+        args.pop("beta", None)
+        args.pop("power", None)
+        args |= {"n1": hostile(rng, "n1"), "n2": hostile(rng, "n2")} | _maybe(rng, "coin", 0.3)
+    elif kind == "settings_curves":
+        args = {
+            name: rng.choice(SPECS) if rng.random() < 0.15 else hostile(rng, name)
+            for name in ("k", "alpha", "eps1", "eps2")
+        }
+        args |= _maybe(rng, "delta", 0.5) | _maybe(rng, "accounting", 0.2)
+        args["settings"] = rng.choice(
+            [None, None, None, [], ["central"], ["central"], ["x"], SETTINGS, ["central"] * 3,
+             "central", [3], ["local-private", "shuffle-public"]]
+        )  # fmt: skip
+        if rng.random() < 0.6:
+            args["users"] = rng.choice(USERS + SPECS[:8] + OBJ_HOSTILE[:8])
+    elif kind == "beta_or_power":
+        args = {
+            "beta": rng.choice([None, None, 1 / 3, "0.3333333333333333", hostile(rng, "beta")]),
+            "power": rng.choice([None, hostile(rng, "power"), hostile(rng, "power")]),
+            "beta_given": rng.choice([None, None, True, False]),
+        }
+    elif kind == "beta_spec_of_power":
+        args = {
+            "beta": rng.choice([None, None, None, 0.1, "0.1:0.2:3"]),
+            "power": rng.choice(
+                ["0.8", "0.6:0.9:3", "0.6:0.99:5log", [0.8, 0.9], [0.8, "x"], [], "0.5:1:3",
+                 "0.8,0.9,1", *POWERS, hostile(rng, "power"), hostile(rng, "power", text=True)]
+            ),
         }  # fmt: skip
     elif kind in ("Query", "Query.build"):
         args = {"model": hostile(rng, "model"), "coin": hostile(rng, "coin"), **_query(rng)}
@@ -456,8 +524,26 @@ def run_api_case(kind: str, args: dict[str, Any]) -> None:
     elif kind == "simulated_power":
         answer = api.power_answer(**args["query"])
         api.simulated_power(
-            answer, trials=args["trials"], seed=args["seed"], path=args["path"], max_trials=200
+            answer,
+            trials=args["trials"],
+            seed=args["seed"],
+            path=args["path"],
+            max_trials=args.get("max_trials", 200),
         )
+    elif kind == "power_answer":
+        api.power_answer(**args)
+    elif kind == "settings_curves":
+        from planner.power import settings_curves
+
+        settings_curves(args["settings"], **{n: v for n, v in args.items() if n != "settings"})
+    elif kind == "beta_or_power":
+        from planner.inputs import beta_or_power
+
+        beta_or_power(args["beta"], args["power"], args["beta_given"])
+    elif kind == "beta_spec_of_power":
+        from planner.power import beta_spec_of_power
+
+        beta_spec_of_power(args["beta"], args["power"])
     elif kind == "Query":
         planner.Query(
             planner.Setting(args["model"], args["coin"]),
@@ -638,7 +724,10 @@ def cli_case(rng: random.Random, files: Files) -> list[str]:
     for flag, name in (("-k", "k"), ("--alpha", "alpha"), ("--eps1", "eps1"), ("--eps2", "eps2")):
         query += _opt(rng, flag, name, 0.9)
     query += _opt(rng, "--delta", "delta", 0.5) + _opt(rng, "--beta", "beta", 0.25)
-    query += _opt(rng, "--power", "power", 0.1) + _opt(rng, "--accounting", "accounting", 0.2)
+    power = _opt(rng, "--power", "power", 0.15)
+    if power and "--beta" in query and rng.random() < 0.7:  # --power instead of --beta, mostly
+        query = query[: query.index("--beta")] + query[query.index("--beta") + 2 :]
+    query += power + _opt(rng, "--accounting", "accounting", 0.2)
     model = _opt(rng, "--model", "model", 0.92) + _opt(rng, "--coin", "coin", 0.3)
     if command == "plan":
         args = ["plan", *model, *query]
@@ -659,6 +748,9 @@ def cli_case(rng: random.Random, files: Files) -> list[str]:
         args += ["--json"] if rng.random() < 0.3 else []
         args = [a for i, a in enumerate(args) if not (rng.random() < 0.1 and a == "--alpha")]
     elif command == "power":
+        if rng.random() < 0.9:  # power solves for β: neither --beta nor --power, mostly
+            query = [a for i, a in enumerate(query)
+                     if a not in ("--beta", "--power") and (i == 0 or query[i - 1] not in ("--beta", "--power"))]  # fmt: skip
         args = [
             "power",
             *model,
@@ -666,9 +758,19 @@ def cli_case(rng: random.Random, files: Files) -> list[str]:
             *_opt(rng, "--n1", "n1", 0.9),
             *_opt(rng, "--n2", "n2", 0.9),
         ]
-        if rng.random() < 0.1:
-            args += ["--simulate", "--trials", rng.choice(["5", "0", "x"]), "--max-trials", "200"]
-            args += _opt(rng, "--seed", "seed", 0.5)
+        if rng.random() < 0.12:
+            args += ["--simulate", "--trials", rng.choice(["5", "0", "x", "auto", "-1", "2.5"])]
+            args += ["--max-trials", rng.choice(["200", "200", "199", "x", "1e30", "nan"])]
+            args += _opt(rng, "--seed", "seed", 0.5) + _opt(rng, "--path", "path", 0.3)
+            if rng.random() < 0.5:  # sizes a plan fits: the simulation runs (small k)
+                for flag, value in (("-k", rng.choice(["16", "50"])), ("--n1", "50000"),
+                                    ("--n2", "50000"), ("--alpha", "0.5")):  # fmt: skip
+                    if flag in args:
+                        args[args.index(flag) + 1] = value
+        elif rng.random() < 0.08:  # a --simulate option without --simulate
+            args += [rng.choice(["--trials", "--max-trials", "--seed", "--path"]), "5"]
+        if rng.random() < 0.08:  # power solves for β: --beta is no option of it
+            args += [rng.choice(["--beta", "--allocation"]), rng.choice(["0.1", "fewest"])]
         args += ["--json"] if rng.random() < 0.3 else []
     elif command in ("sweep", "plot"):
         args = [command]
@@ -679,16 +781,36 @@ def cli_case(rng: random.Random, files: Files) -> list[str]:
                     flag,
                     rng.choice(SPECS) if rng.random() < 0.5 else hostile(rng, name, text=True),
                 ]
+        plot_power = command == "plot" and rng.random() < 0.4
+        if plot_power and rng.random() < 0.7:  # one value of each: the curves are drawn
+            for flag, name in (("-k", "k"), ("--alpha", "alpha"), ("--eps1", "eps1"),
+                               ("--eps2", "eps2")):  # fmt: skip
+                if flag in args:
+                    args[args.index(flag) + 1] = (
+                        hostile(rng, name, text=True)
+                        if _target[0] == name
+                        else rng.choice(CALM[name])
+                    )
+            if "--beta" in args and rng.random() < 0.8:  # --beta beside --power: refused
+                position = args.index("--beta")
+                args = args[:position] + args[position + 2 :]
         for _ in range(rng.choice([0, 0, 1, 2])):
             args += ["-s", rng.choice([*SETTINGS, "x", "", "--json"])]
         if command == "sweep":
             args += ["--format", rng.choice(["table", "csv", "json", "xml", ""])]
             if rng.random() < 0.3:
                 args += ["-o", files.output(rng, ".csv")]
+            if rng.random() < 0.15:  # --power (specs of 1 − β) instead of --beta, or beside it
+                args += ["--power", rng.choice([*POWERS, *SPECS[:10], "0.6:0.9:3", "0.8,0.9"])]
+                if "--beta" in args and rng.random() < 0.7:
+                    position = args.index("--beta")
+                    args = args[:position] + args[position + 2 :]
         else:
             args += ["-o", files.output(rng, rng.choice([".png", ".svg", ".pdf", ""]))]
-            if rng.random() < 0.3:
-                args += ["--power"] + (["--users", rng.choice(SPECS)] if rng.random() < 0.5 else [])
+            if plot_power:
+                args += ["--power"] + (["--users", rng.choice(USERS)] if rng.random() < 0.6 else [])
+            elif rng.random() < 0.05:  # --users without --power
+                args += ["--users", rng.choice(USERS)]
     elif command == "explain":
         args = ["explain", *model] + [
             f for f in ("--latex", "--as-stated", "--json") if rng.random() < 0.4
@@ -744,7 +866,7 @@ def cli_case(rng: random.Random, files: Files) -> list[str]:
             refused = ["readonly.json", "a_dir", "/proc/out.json", "link_to_dir", "loop_a"]
             args += ["-o", str(files.root / rng.choice(refused))]
     elif command == "serve":  # always refused before it binds
-        bad = rng.choice(["host", "port", "token", "db", "jobs", "time"])
+        bad = rng.choice(["host", "port", "token", "db", "jobs", "time", "workers", "workers"])
         args = ["serve", "--port", "1"] if bad != "port" else ["serve"]
         if bad == "host":
             args += ["--host", rng.choice(["0.0.0.0", "example.invalid", "", "::", "256.1.1.1"])]
@@ -753,9 +875,17 @@ def cli_case(rng: random.Random, files: Files) -> list[str]:
         elif bad == "token":
             args += ["--host", "0.0.0.0", "--token", rng.choice(["short", "", "x" * 15])]
         elif bad == "db":
-            args += ["--db", rng.choice([str(files.root / "a_dir"), str(files.root / "ro_dir" / "x.sqlite3"), "/dev/null", str(files.root / "binary.csv")])]  # fmt: skip
+            # (root writes into the 0555 ro_dir, and would serve on port 1: /proc refuses it)
+            read_only = (
+                "/proc/x.sqlite3" if os.geteuid() == 0 else str(files.root / "ro_dir" / "x.sqlite3")
+            )
+            args += ["--db", rng.choice([str(files.root / "a_dir"), read_only, "/dev/null", str(files.root / "binary.csv")])]  # fmt: skip
         elif bad == "jobs":
             args += ["--jobs", rng.choice(["0", "-1", "1e9", "x"])]
+        elif bad == "workers":  # HTTP processes: 1 to 64
+            args += ["--workers", rng.choice(["0", "-1", "65", "1e9", "x", "nan", "", "2.5"])]
+            if rng.random() < 0.3:  # beside a scheduler (its client lives in one process)
+                args += ["--scheduler", rng.choice(["tcp://", "nonsense", "tcp://127.0.0.1:0"])]
         else:
             args += ["--time-limit", rng.choice(["0", "-1", "nan", "1e99"])]
     else:
@@ -833,8 +963,6 @@ def _cli_budget(args: list[str]) -> float:
             budget = value if 0 <= value <= 3600 else 0.0
     if (args and args[0] in ("validate", "batch")) or "--exact" in args or "--simulate" in args:
         budget = max(budget, 60.0)
-    if args and args[0] == "plot" and "--power" in args:
-        budget = max(budget, 60.0)  # five settings' power curves: about half a minute
     return SLOW_SECONDS + 2.0 + budget  # + the interpreter's start
 
 
@@ -876,7 +1004,8 @@ ROUTE_FIELDS: dict[str, list[str]] = {
     "compare": ["k", "alpha", "eps1", "eps2", "delta", "beta", "power", "accounting"],
     "solve": ["model", "coin", "k", "alpha", "eps1", "eps2", "n1", "n2", "delta", "beta",
               "power", "accounting"],
-    "power": ["model", "coin", "k", "alpha", "eps1", "eps2", "n1", "n2", "delta", "accounting"],
+    "power": ["model", "coin", "k", "alpha", "eps1", "eps2", "n1", "n2", "delta", "accounting",
+              "n1", "n2", "model", "beta", "power"],
     "sweep": ["settings", "k", "alpha", "eps1", "eps2", "delta", "beta", "accounting", "power"],
     "validations": ["kind", "model", "coin", "k", "alpha", "eps1", "eps2", "delta", "beta",
                     "accounting", "n1", "n2", "trials", "max_trials", "seed", "path",
@@ -928,7 +1057,15 @@ def http_case(rng: random.Random, job_ids: list[str]) -> dict[str, Any]:
             text = text[:-1] + f', "{name}": {json.dumps(_json_value(rng, name))}' + "}"
         if route == "sweep" and rng.random() < 0.2:
             headers["Accept"] = rng.choice(["text/csv", "*/*", "application/xml", "x" * 300])
-        return {"method": "POST", "path": f"/v1/{route}", "headers": headers,
+        if rng.random() < 0.15:  # the fast path's content types, and ones it passes on
+            headers["Content-Type"] = rng.choice(
+                ["application/json; charset=utf-8", "APPLICATION/JSON", "application/json;charset=UTF-8",
+                 "application/json; charset=latin-1", "text/json", "application/json, text/plain"]
+            )  # fmt: skip
+        path = f"/v1/{route}"
+        if rng.random() < 0.05:  # a query string: the FastAPI route answers, not the fast path
+            path += rng.choice(["?", "?k=5", "?token=x", "?model=local&model=central", "?%ff"])
+        return {"method": "POST", "path": path, "headers": headers,
                 "body": text.encode(), "label": f"POST /v1/{route}"}  # fmt: skip
     if roll < 0.72:  # GET /v1/power, /v1/explain, /v1/validations, / with query strings
         path = rng.choice(["/v1/power", "/v1/explain", "/v1/validations", "/"])
@@ -936,7 +1073,7 @@ def http_case(rng: random.Random, job_ids: list[str]) -> dict[str, Any]:
             fields = {k: str(v) for k, v in VALID_BODY["power"].items()}
             names = ROUTE_FIELDS["power"]
         elif path == "/v1/explain":
-            fields, names = {"model": "shuffle"}, ["model", "coin", "as_stated"]
+            fields, names = {"model": "shuffle"}, ["model", "coin", "as_stated", "power"]
         elif path == "/v1/validations":
             fields, names = {}, ["limit", "offset", "status"]
         else:
@@ -948,12 +1085,16 @@ def http_case(rng: random.Random, job_ids: list[str]) -> dict[str, Any]:
                 "eps2": "0.25",
             }
             names = ["setting", "k", "alpha", "eps1", "eps2", "delta", "beta", "allocation",
-                     "cost1", "cost2", "n2", "token", "bta"]  # fmt: skip
+                     "cost1", "cost2", "n2", "token", "bta", "power"]  # fmt: skip
         pairs = list(fields.items())
         for _ in range(rng.choice([1, 2, 3])):
             name = rng.choice(names)
             value = _json_value(rng, name)
-            pairs.append((name, value if isinstance(value, str) else json.dumps(value)))
+            pair = (name, value if isinstance(value, str) else json.dumps(value))
+            if name in fields and rng.random() < 0.8:  # in place: the route reads it
+                pairs = [pair if n == name else (n, v) for n, v in pairs]
+            else:  # beside: a name given twice, or one the route does not take
+                pairs.append(pair)
         if rng.random() < 0.05:
             pairs += [("p", "1")] * 70
         if rng.random() < 0.05:
@@ -1093,16 +1234,22 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def run_http(cases_count: int, rng: random.Random, workdir: Path, workers: int) -> dict[str, Any]:
+def run_http(
+    cases_count: int, rng: random.Random, workdir: Path, workers: int, http_workers: int = 1
+) -> dict[str, Any]:
+    """The HTTP cases against one ``planner serve --workers HTTP_WORKERS`` in ``workdir``
+    (its log and jobs database), ``workers`` clients at once."""
     from concurrent.futures import ThreadPoolExecutor
 
+    workdir.mkdir(parents=True, exist_ok=True)
     port = _free_port()
     log = open(workdir / "server.log", "wb")  # noqa: SIM115
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("PLANNER_TOKEN", None)
     server = subprocess.Popen(
         [sys.executable, "-m", "planner", "serve", "--host", "127.0.0.1", "--port", str(port),
-         "--db", str(workdir / "jobs.sqlite3"), "--jobs", "1", "--time-limit", "60"],
+         "--db", str(workdir / "jobs.sqlite3"), "--jobs", "1", "--time-limit", "60",
+         "--workers", str(http_workers)],
         cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:
@@ -1154,6 +1301,7 @@ def run_http(cases_count: int, rng: random.Random, workdir: Path, workers: int) 
                 else case["body"][:700] + b"..." + case["body"][-100:]
             )
             return {"label": case["label"], "status": status, "seconds": seconds, "defect": defect,
+                    "server_workers": http_workers,
                     "began": began, "ended": began + seconds,
                     "reproducer": {"method": case["method"], "path": case["path"][:1500],
                                    "headers": case["headers"],
@@ -1200,6 +1348,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cli", type=int, default=500)
     parser.add_argument("--http", type=int, default=3_000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--http-share2",
+        type=float,
+        default=0.5,
+        help="share of the HTTP cases sent to a `planner serve --workers 2` (the rest: 1)",
+    )
     parser.add_argument("--output", type=Path, default=Path("hostile-run.json"))
     options = parser.parse_args(argv)
     summary: dict[str, Any] = {
@@ -1255,8 +1409,32 @@ def main(argv: list[str] | None = None) -> int:
             if options.http:
                 rng = random.Random(f"{options.seed}-http")
                 started = time.perf_counter()
-                result = run_http(options.http, rng, root, 2 * options.workers)
-                records, probe = result["records"], result["probe"]
+                second = round(options.http * min(max(options.http_share2, 0.0), 1.0))
+                records, latencies, stalls, alive = [], [], [], True
+                by_server: dict[str, dict[str, Any]] = {}
+                log_text = ""
+                for http_workers, count in ((1, options.http - second), (2, second)):
+                    if not count:
+                        continue
+                    began = time.perf_counter()
+                    folder = root / f"http-workers{http_workers}"
+                    result = run_http(count, rng, folder, 2 * options.workers, http_workers)
+                    part = result["records"]
+                    records += part
+                    latencies += result["probe"].latencies
+                    stalls += result["probe"].stalls
+                    alive = alive and result["server_alive"]
+                    text = (folder / "server.log").read_text("utf-8", "replace")
+                    log_text += f"--- planner serve --workers {http_workers} ---\n{text}"
+                    by_server[f"workers_{http_workers}"] = {
+                        "cases": len(part),
+                        "wall_seconds": round(time.perf_counter() - began, 1),
+                        "5xx": sum(r["status"] >= 500 for r in part),
+                        "health_probes": len(result["probe"].latencies),
+                        "health_max_seconds": round(max(result["probe"].latencies, default=0.0), 3),
+                        "server_tracebacks": text.count("Traceback (most recent"),
+                        "defects": sum(r["defect"] is not None for r in part) + len(result["probe"].stalls),
+                    }  # fmt: skip
                 slowest = max(records, key=lambda r: r["seconds"])
                 statuses: dict[str, int] = {}
                 for r in records:
@@ -1269,14 +1447,15 @@ def main(argv: list[str] | None = None) -> int:
                     "503": sum(r["status"] == 503 for r in records),
                     "over_10_s": sum(r["seconds"] > SLOW_SECONDS for r in records),
                     "slowest": {"seconds": round(slowest["seconds"], 2), "case": slowest["label"]},
-                    "health_probes": len(probe.latencies),
-                    "health_max_seconds": round(max(probe.latencies, default=0.0), 3),
-                    "stalls_over_1_s": len(probe.stalls),
-                    "server_alive_at_end": result["server_alive"],
-                    "defects": sum(r["defect"] is not None for r in records) + len(probe.stalls),
+                    "health_probes": len(latencies),
+                    "health_max_seconds": round(max(latencies, default=0.0), 3),
+                    "stalls_over_1_s": len(stalls),
+                    "server_alive_at_end": alive,
+                    "by_server": by_server,
+                    "defects": sum(r["defect"] is not None for r in records) + len(stalls),
                 }  # fmt: skip
                 defects += [{"kind": "http", **r} for r in records if r["defect"]]
-                for stall in probe.stalls:  # the requests in flight while the probe waited
+                for stall in stalls:  # the requests in flight while the probe waited
                     start, end = stall["at"] - stall["seconds"], stall["at"]
                     stall["in_flight"] = [
                         {"label": r["label"], "seconds": round(r["seconds"], 2),
@@ -1284,7 +1463,6 @@ def main(argv: list[str] | None = None) -> int:
                         for r in records if r["began"] < end and r["ended"] > start
                     ]  # fmt: skip
                     defects.append({"kind": "stall", **stall})
-                log_text = (root / "server.log").read_text("utf-8", "replace")
                 summary["http"]["server_tracebacks"] = log_text.count("Traceback (most recent")
                 if summary["http"]["server_tracebacks"]:
                     (options.output.with_suffix(".server.log")).write_text(log_text[-200_000:])

@@ -328,12 +328,29 @@ class SettingConstant:
             factor = _direct_table_factor(beyond["beta"], beyond["k"], beyond["factor"], beta, k)
         elif band and alpha is not None:  # no ε_strong given: the worst ε node's
             at_eps = math.inf if eps_strong is None else eps_strong
-            factor = _by_node_factor(band, beta, k, alpha, at_eps)
+            factor = _by_node_factor(band, beta, k, alpha, at_eps, self._node_tables(beta, k))
         else:
             factor = _direct_table_factor(direct["beta"], direct["k"], direct["factor"], beta, k)
         if factor is None:
             return None, "one run has an error floor above β's operating error here"
         return factor, ""
+
+    @functools.cached_property
+    def _node_tables_memo(self) -> dict[tuple[float, int], list[list[float | None]]]:
+        return {}
+
+    def _node_tables(self, beta: float, k: int) -> list[list[float | None]]:
+        """The ``direct_by_node`` tables' factors at (β, k), a list per α node of one per
+        ε node, remembered: an allocation reads them for each of its 64 members (each at
+        its own ε_strong) at one (β, k), and a power curve's bisections ask again (at
+        k = 1,000 they were two thirds of a central power curve's time)."""
+        memo = self._node_tables_memo
+        found = memo.get((beta, k))
+        if found is None:
+            if len(memo) >= NODE_TABLES_MEMO:
+                memo.clear()
+            found = memo[(beta, k)] = _node_tables(self.extra["direct_by_node"], beta, k)
+        return found
 
     @property
     def tester_extras(self) -> dict[str, Any]:
@@ -440,19 +457,33 @@ def _direct_table_factor(
     return _log_log_between(min(k, ks[-1]), ks, at_beta)
 
 
+def _node_tables(band: dict[str, Any], beta: float, k: int) -> list[list[float | None]]:
+    """Each node's table of a ``direct_by_node`` entry at (β, k), as in
+    ``_direct_table_factor``: a list per α node of one factor per ε node."""
+    return [
+        [_direct_table_factor(band["beta"], band["k"], table, beta, k) for table in by_eps]
+        for by_eps in band["factor"]
+    ]
+
+
 def _by_node_factor(
-    band: dict[str, Any], beta: float, k: int, alpha: float, eps_strong: float
+    band: dict[str, Any],
+    beta: float,
+    k: int,
+    alpha: float,
+    eps_strong: float,
+    tables: list[list[float | None]] | None = None,
 ) -> float | None:
     """A ``direct_by_node`` entry's factor at (β, k, α, ε_strong): each node's table at
-    (β, k) as in ``_direct_table_factor``, then log-log in ε_strong per α node (the first
-    node below it; with ε_strong = ∞, no ε given, the largest over the ε nodes), then
-    log-log in α (the last node above it); None where a node it needs has none."""
+    (β, k) as in ``_direct_table_factor`` (``tables``: those already read,
+    :func:`_node_tables`), then log-log in ε_strong per α node (the first node below it;
+    with ε_strong = ∞, no ε given, the largest over the ε nodes), then log-log in α (the
+    last node above it); None where a node it needs has none."""
     alphas = [float(node) for node in band["alpha"]]
     eps_nodes = [float(node) for node in band["eps_strong"]]
     eps = max(eps_strong, eps_nodes[0])
     at_alpha = []
-    for by_eps in band["factor"]:
-        at_eps = [_direct_table_factor(band["beta"], band["k"], table, beta, k) for table in by_eps]
+    for at_eps in _node_tables(band, beta, k) if tables is None else tables:
         if math.isinf(eps):  # no ε_strong given: the worst node's
             known = [value for value in at_eps if value is not None]
             at_alpha.append(max(known) if len(known) == len(at_eps) else None)
@@ -488,6 +519,8 @@ COVERAGE_AXES = (*GRID_AXES, "delta")
 """Axes a covered region may restrict: the grid's, and the shuffle model's δ."""
 TESTER_EXTRAS = ("tester", "L", "hashes")
 """Entries of a setting's constant that configure its tester (not the multiplier)."""
+NODE_TABLES_MEMO = 4096
+"""(β, k) pairs a setting remembers its ``direct_by_node`` tables at (then forgets them all)."""
 
 
 @dataclass(frozen=True)

@@ -23,20 +23,23 @@ from typing import Any
 
 from planner.constants import ConstantTable
 from planner.documents import power_to_dict
+from planner.formulas.search import least_passing
 from planner.inputs import DEFAULT_BETA, InputError, Query, check_power, refuse_beta_with_power
 from planner.plan import plan
-from planner.solve import RELATIVE_PRECISION, Solution, Unknown, solve
+from planner.solve import BETA_TOP, RELATIVE_PRECISION, Solution, Unknown, fitting_plan, solve
 
-CURVE_PRECISION = 1e-4
+CURVE_PRECISION = 1e-3
 """Relative precision of β at each point of a power curve (a figure's, not a printed
 value's)."""
-CURVE_POINTS = 24
-"""Points per setting of ``planner plot --power`` when ``--users`` is not given."""
+CURVE_POINTS = 12
+"""Points per setting of ``planner plot --power`` when ``--users`` is not given (five
+settings: :data:`MAX_CURVE_POINTS`)."""
 CURVE_RANGE = (0.5, 30.0)
 """``planner plot --power``'s default total users: these multiples of the β = 1/3 plan's
 total (below 1, no plan fits: the curve starts at power 2/3)."""
-MAX_CURVE_POINTS = 200
-"""Points per setting a power curve may ask for (each is a solve for β)."""
+MAX_CURVE_POINTS = 60
+"""Points a figure of power curves may ask for, over all its settings (each is a solve for
+β, up to ~0.1 s where the points are close; 60 keep ``planner plot --power`` within 10 s)."""
 
 
 @dataclass(frozen=True)
@@ -122,14 +125,57 @@ def power_curve(
         totals = [total * low * step**index for index in range(CURVE_POINTS)]
     if len(totals) > MAX_CURVE_POINTS:
         raise InputError("users", f"{len(totals)} values", f"at most {MAX_CURVE_POINTS} values")
-    points = []
+    points: list[CurvePoint] = []
     for value in sorted({max(2, round(t)) for t in totals}):
         n1 = min(max(1, round(value * share)), value - 1)
         n2 = value - n1
-        solved = solve_power(query, n1, n2, constants, precision=precision)
-        beta = None if solved.value is None else float(solved.value)
+        last = points[-1].beta if points else None
+        if last is None and fitting_plan(replace(query, beta=BETA_TOP), n1, n2, constants) is None:
+            points.append(CurvePoint(value, n1, n2, None))  # the solve's first check: short
+            continue
+        beta = None if last is None else _below_last(query, last, n1, n2, constants, precision)
+        if beta is None:
+            solved = solve_power(query, n1, n2, constants, precision=precision)
+            beta = None if solved.value is None else float(solved.value)
         points.append(CurvePoint(value, n1, n2, beta))
     return points
+
+
+def _below_last(
+    query: Query, last: float, n1: int, n2: int, constants: ConstantTable | None, precision: float
+) -> float | None:
+    """The least β a plan fits ``n1`` and ``n2`` at, to ``precision``, searched down from
+    ``last``, the previous (smaller) total's answer: more users never need a larger β
+    (neither group has fewer here), so the answer is at most ``last``; steps down of 1.25,
+    1.25², 1.25⁴ … until none fits, then bisection there. A few plans instead of the full
+    range's ~20, and two where the points sit on one β (the last calibrated one, below
+    which only a vote of many more users goes). None (the full solve decides) where a plan
+    is extrapolated or the steps reach the search floor."""
+    from planner.plan import Coverage
+    from planner.solve import BETA_FLOOR
+
+    def fits(beta: float) -> bool:
+        found = fitting_plan(replace(query, beta=beta), n1, n2, constants)
+        if found is not None and found.coverage is Coverage.EXTRAPOLATED:
+            raise _ExtrapolatedError
+        return found is not None
+
+    try:
+        if not fits(last):
+            return None
+        high, factor = last, 1.0 + precision
+        while fits(high / factor):
+            high /= factor
+            factor = 1.25 if factor < 1.25 else factor * factor
+            if high / factor <= BETA_FLOOR:
+                return None
+        return least_passing(fits, high / factor, high, precision)
+    except _ExtrapolatedError:
+        return None
+
+
+class _ExtrapolatedError(Exception):
+    """A plan of a curve's search is extrapolated: the full solve answers that point."""
 
 
 def beta_spec_of_power(beta: object, power: object) -> object:
@@ -182,8 +228,13 @@ def settings_curves(
     totals = None
     if users is not None:
         totals = parse_values("users", str(users))
-        if len(totals) > MAX_CURVE_POINTS:
-            raise InputError("users", users, f"at most {MAX_CURVE_POINTS} values")
+        if len(totals) * len(chosen) > MAX_CURVE_POINTS:
+            raise InputError(
+                "users",
+                users,
+                f"at most {MAX_CURVE_POINTS} points in all (here {len(chosen)} settings × "
+                f"{len(totals)} values; fewer values or settings)",
+            )
         for value in totals:
             if not (math.isfinite(value) and 2 <= value <= 1e15):
                 raise InputError("users", users, "total users in [2, 1e15]")

@@ -119,6 +119,31 @@ def test_an_output_that_is_a_loop_of_links_is_refused_before_any_work(
     assert (tmp_path / "target.csv").read_text() == "x\n" and (tmp_path / "dangling").is_symlink()
 
 
+def test_a_figure_of_power_curves_stays_within_ten_seconds() -> None:
+    """``planner plot --power`` ran 17 s at its defaults (24 points for each of five
+    settings, each a full solve for β) and 85 s with ``--users`` of 200 values: no
+    simulation, past every limit. The solves now search down from the previous point's β
+    (a plateau is two plans), a total no plan fits is one plan, the node tables of the
+    direct factors are read once per (β, k), and a figure holds at most 60 points."""
+    from planner.power import CURVE_PRECISION, MAX_CURVE_POINTS, settings_curves, solve_power
+
+    with pytest.raises(InputError, match=r"^invalid users = .*at most 60 points in all") as refused:
+        settings_curves(None, k=1000, alpha=0.1, eps1=1, eps2=0.25, delta=1e-6, users="1e4:1e6:13")
+    assert refused.value.parameter == "users" and "\n" not in str(refused.value)
+    started = time.process_time()
+    curves = settings_curves(None, k=1000, alpha=0.1, eps1=1, eps2=0.25, delta=1e-6)
+    assert time.process_time() - started < 8.0
+    assert sum(len(points) for _, points in curves) == MAX_CURVE_POINTS
+    query, points = curves[-1]
+    assert query.setting.key == "central" and points[0].beta is None and points[-1].beta
+    for point in points:  # the searches down from the previous β: the full solve's answers
+        solved = solve_power(query, point.n1, point.n2, precision=CURVE_PRECISION)
+        if point.beta is None or solved.value is None:
+            assert point.beta is None and solved.value is None
+        else:
+            assert point.beta == pytest.approx(float(solved.value), rel=3 * CURVE_PRECISION)
+
+
 def test_a_sample_of_the_hostile_run_is_clean(tmp_path: Path) -> None:
     """A few hundred API cases and a few CLI cases of benchmarks/hostile_run.py (the full
     run's figures are in docs/evidence.md): no defect."""
@@ -136,3 +161,86 @@ def test_a_sample_of_the_hostile_run_is_clean(tmp_path: Path) -> None:
     summary = json.loads(output.read_text())
     assert summary["api"]["cases"] == 300 and summary["cli"]["cases"] == 6
     assert code == 0, summary["defect_list"][:3]
+
+
+def test_the_openapi_description_is_built_off_the_event_loop(tmp_path: Path) -> None:
+    """The first ``GET /openapi.json`` built the description on the event loop (FastAPI's
+    route is a coroutine; 0.3 s of CPU): a hostile run's ``/v1/health`` probe waited 2.7 s
+    behind it (``planner serve --workers 2`` on the loaded 2-core machine). The route is a
+    plain function now, run on a worker thread: here a build made to take 1 s does not
+    delay a health check sent after it."""
+    import asyncio
+    import inspect
+
+    import httpx
+
+    import planner.service.apidocs as apidocs
+    from planner.service.app import create_app
+
+    app = create_app(tmp_path / "jobs.sqlite3", run_jobs=False)
+    assert not inspect.iscoroutinefunction(apidocs.openapi_json)  # Starlette: a worker thread
+    build = app.openapi
+
+    def slow_build() -> dict[str, object]:
+        time.sleep(1.0)
+        return build()
+
+    app.openapi = slow_build  # type: ignore[method-assign]
+
+    async def both() -> tuple[float, float, httpx.Response]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            started = time.perf_counter()
+
+            async def timed(path: str, delay: float) -> tuple[float, httpx.Response]:
+                await asyncio.sleep(delay)
+                response = await client.get(path)
+                return time.perf_counter() - started, response
+
+            (spec_at, spec), (health_at, health) = await asyncio.gather(
+                timed("/openapi.json", 0.0), timed("/v1/health", 0.1)
+            )
+            assert health.status_code == 200
+            return spec_at, health_at, spec
+
+    spec_at, health_at, spec = asyncio.run(both())
+    assert spec.status_code == 200 and "/v1/power" in spec.json()["paths"]
+    assert health_at < 0.8 < spec_at
+
+
+def test_health_counts_wait_for_no_other_store_operation(tmp_path: Path) -> None:
+    """``/v1/health`` counts the jobs on the event loop; behind the store's one lock it
+    waited for whatever held it, e.g. a job's insert waiting for another process's write
+    (``planner serve --workers 2``): the hostile run's probe stood 1.2–1.6 s. The counts
+    have a connection and lock of their own now (in WAL mode a reader waits for no
+    writer): here they answer while an insert waits 1.5 s for another connection's write."""
+    import sqlite3
+    import threading
+
+    from planner.service.store import JobStore
+
+    store = JobStore(tmp_path / "jobs.sqlite3", owner=True)
+    other = sqlite3.connect(tmp_path / "jobs.sqlite3", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process's write in progress
+    inserted = threading.Event()
+
+    def insert() -> None:
+        store.create(
+            "validate", {"k": 16}, seed=1, trials=5, code_version="x",
+            constants_version="y", progress_total=1,
+        )  # fmt: skip
+        inserted.set()
+
+    writer = threading.Thread(target=insert)
+    writer.start()
+    time.sleep(0.2)  # the insert now waits for the write lock, holding the store's lock
+    started = time.perf_counter()
+    counts = store.counts()
+    waited = time.perf_counter() - started
+    time.sleep(max(0.0, 1.5 - waited))
+    other.execute("COMMIT")
+    writer.join(10)
+    assert inserted.is_set() and counts["queued"] == 0 and waited < 0.5
+    assert store.counts()["queued"] == 1
+    other.close()
+    store.close()

@@ -237,6 +237,7 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # /docs is apidocs' Swagger UI, its files served here (no CDN)
         redoc_url=None,
+        openapi_url=None,  # /openapi.json is apidocs' too, built off the event loop
     )
     app.state.service = ServiceState(
         store,
