@@ -112,7 +112,8 @@ def test_quick_calibration_on_the_cluster_equals_one_local_worker(
     on_one = json.loads((tmp_path / "one.json").read_text())
     assert on_cluster == on_one
     grids = [entry["grid"]["raw_multipliers"] for entry in on_one["settings"].values()]
-    assert len(grids) == 5 and all(len(raw) == 2 for raw in grids)  # the 10 quick points
+    # every protocol (the settings' own and k-RR), two quick points each
+    assert len(grids) == 6 and all(len(raw) == 2 for raw in grids)
 
 
 def test_a_worker_killed_mid_run_has_its_tasks_rerun_with_identical_results(cluster) -> None:

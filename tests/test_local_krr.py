@@ -204,3 +204,27 @@ def test_every_run_has_at_least_ten_users_a_group() -> None:
     made = plan(Query.build("local", "private", 3, 0.9, 15.0, 15.0))
     assert made.protocol == "local-private+k-rr"
     assert made.n_users_group1 == made.n_users_group2 == 10
+
+
+def test_the_page_and_the_json_name_the_mechanism_the_cli_prints(capsys, tmp_path) -> None:
+    """One query through the CLI's text, its JSON and the web page: the same mechanism."""
+    from html import escape
+
+    from fastapi.testclient import TestClient
+
+    from planner import api
+    from planner.cli import main
+    from planner.service.app import create_app
+
+    flags = ["--model", "local", "-k", "1000", "--alpha", "0.1", "--eps1", "8", "--eps2", "8"]
+    assert main(["plan", *flags]) == 0
+    text = capsys.readouterr().out
+    document = api.plan_document(model="local", k=1000, alpha=0.1, eps1=8, eps2=8)
+    assert document["protocol"] == "local-private+k-rr"
+    assert f"mechanism: {document['mechanism']}" in " ".join(text.split())
+    with TestClient(create_app(tmp_path / "jobs.sqlite3", workers=1, run_jobs=False)) as client:
+        page = client.get(
+            "/", params={"setting": "local-private", "k": 1000, "alpha": 0.1, "eps1": 8, "eps2": 8}
+        )
+    assert page.status_code == 200
+    assert escape(document["mechanism"]) in page.text

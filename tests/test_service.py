@@ -553,11 +553,13 @@ def test_in_range_values_whose_numbers_overflow_are_422_not_500(idle_client) -> 
 
 def test_outside_the_covered_region_plan_refuses_and_a_plan_job_simulates(client, capsys) -> None:
     pytest.importorskip("planner.coverage")
-    query = {"model": "shuffle", "coin": "public", "k": 64, "alpha": 0.3, "eps1": 1}
-    query |= {"eps2": 0.005, "delta": 1e-6, "allocation": "paper"}  # the default: covered
+    # k = 12: below every paper protocol's covered k (16), and ε2 = 0.005 below the 0.125
+    # where k-ary randomized response (which a shuffle query may run) is covered
+    query = {"model": "shuffle", "coin": "public", "k": 12, "alpha": 0.3, "eps1": 1}
+    query |= {"eps2": 0.005, "delta": 1e-6, "allocation": "paper"}
     refused = client.post("/v1/plan", json=query)
     assert refused.status_code == 422
-    assert refused.json()["parameter"] == "eps2/eps1"
+    assert refused.json()["parameter"] == "k"
     assert "not covered" in refused.json()["error"] and "kind plan" in refused.json()["error"]
     started = client.post("/v1/validations", json={**query, "kind": "plan"})
     assert started.status_code == 202

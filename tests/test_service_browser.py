@@ -205,7 +205,9 @@ def test_the_permalink_round_trips_every_field(server, browser) -> None:
 
 def test_simulate_this_query_starts_a_job_and_links_to_it(server, browser) -> None:
     page = browser.new_page()
-    query = "setting=shuffle-public&k=64&alpha=0.3&eps1=1&eps2=0.005&delta=1e-6&allocation=paper"
+    # k = 12, ε2 = 0.005: outside every covered region a shuffle query may run (the paper
+    # protocols' k ≥ 16, k-RR's ε ≥ 0.125), inside what may be simulated
+    query = "setting=shuffle-public&k=12&alpha=0.3&eps1=1&eps2=0.005&delta=1e-6&allocation=paper"
     page.goto(f"{server}/?{query}")
     assert "--simulation-budget" not in page.content()
     page.get_by_role("button", name="Simulate this query").click()
@@ -214,7 +216,7 @@ def test_simulate_this_query_starts_a_job_and_links_to_it(server, browser) -> No
     href = link.get_attribute("href")
     assert href is not None and href.startswith("/v1/validations/")
     job = page.request.get(server + href).json()
-    assert job["kind"] == "plan" and job["request"]["k"] == "64"
+    assert job["kind"] == "plan" and job["request"]["k"] == "12"
     page.request.delete(server + href)  # not run to its end here (tests/test_service.py does)
     page.close()
 

@@ -270,6 +270,11 @@ def _plan_section(document: dict[str, Any], values: dict[str, str] | None = None
         f'<li>protocol <b data-field="protocol">{escape(document["protocol"])}</b>, theorem '
         f'<code data-field="theorem">{escape(document["bound"]["reference"])}</code>, dominant '
         f"term {escape(document['bound']['dominant_term'])}</li>",
+        *(
+            (f'<li>mechanism: <span data-field="mechanism">{escape(mechanism)}</span></li>',)
+            if (mechanism := document.get("mechanism"))
+            else ()
+        ),
         f'<li>constant: <b data-field="constant">{escape(constant["source"])}</b> '
         f"(C = {multiplier_text(constant['multiplier'])}, {escape(constant['version'])})</li>",
         f'<li>total users <b data-field="total">{_count(document["total_users"])}</b></li>',
