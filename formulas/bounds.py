@@ -73,6 +73,40 @@ def local_private_tester(k: Any, K: Any, alpha: Any, eps: Any, ops: Ops = NUMPY)
     return (k * ops.sqrt(K) * randomized_response_variance(eps, ops) / alpha**2,)
 
 
+def _privacy_scale(eps: Any, ops: Ops) -> Any:
+    """g(ε) = max(ε, (e^ε − 1)/(e − 1)): ε up to 1, where the paper's lower bounds hold,
+    and the factor (e^ε − 1) by which a local randomizer at ε contracts the χ² distance
+    between two inputs' report distributions above it (continuous at ε = 1)."""
+    return ops.maximum(eps, (ops.exp(eps) - 1) / (ops.exp(1) - 1))
+
+
+def local_private_lower(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
+    """Per-group lower bound, local DP, private coin, at every ε: the paper's
+    k^{3/2}/(α²ε²) (``tab:testing:DP``, ε ≤ 1) with ε replaced by g(ε) above 1, and the
+    non-private closeness terms k^{2/3}/α^{4/3} and √k/α², which no private test beats;
+    the largest of the three. Below ε = 1 it is the paper's value (the private term is the
+    largest there); above it, the paper's form would fall like 1/ε² under what any test
+    needs without privacy."""
+    scale = _privacy_scale(eps, ops)
+    return (
+        k ** ops.fraction(3, 2) / (alpha**2 * scale**2),
+        k ** ops.fraction(2, 3) / alpha ** ops.fraction(4, 3),
+        ops.sqrt(k) / alpha**2,
+    )
+
+
+def local_public_lower(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
+    """Per-group lower bound, local DP, public coin, at every ε: k/(α²ε²)
+    (``tab:testing:DP``) with ε replaced by g(ε) above 1, and the non-private terms, as
+    :func:`local_private_lower`."""
+    scale = _privacy_scale(eps, ops)
+    return (
+        k / (alpha**2 * scale**2),
+        k ** ops.fraction(2, 3) / alpha ** ops.fraction(4, 3),
+        ops.sqrt(k) / alpha**2,
+    )
+
+
 def krr_gain(k: Any, eps: Any, ops: Ops = NUMPY) -> Any:
     """a = (e^ε − 1)/(e^ε + k − 1): k-ary randomized response at ε maps every pair at total
     variation α to report distributions at exactly a·α."""

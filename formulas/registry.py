@@ -104,6 +104,11 @@ class Bound:
 
 
 _PER_GROUP_LOCAL = "per group g, at ε = ε_g; k ≥ 2, α ∈ (0, 1], ε_g ∈ (0, 1]"
+_LOWER_LOCAL = (
+    "per group g, at ε = ε_g; k ≥ 2, α ∈ (0, 1], ε_g > 0; g(ε) = max(ε, (e^ε − 1)/(e − 1)): "
+    "the paper's bound for ε ≤ 1, the χ² contraction (e^ε − 1)² above it, and never below "
+    "the non-private closeness terms"
+)
 _SHUFFLE_VALIDITY = (
     "group 1 = the group with the larger ε (μ1 ≤ μ2); k ≥ 2, α ∈ (0, 1], ε_g ∈ (0, 1], "
     "δ ∈ (0, 1); group 2 gets n2 = (μ2/μ1)·n1"
@@ -303,20 +308,20 @@ BOUNDS: dict[str, Bound] = {
             title="Lower bound, local DP, private coin (identity testing at ε_g)",
             reference="tab:testing:DP",
             parameters=("k", "alpha", "eps"),
-            term_labels=("k^(3/2)/(α²ε²)",),
-            combine=Combine.SUM,
-            function=bounds.local_private,
-            validity=_PER_GROUP_LOCAL,
+            term_labels=("k^(3/2)/(α²g(ε)²)", "k^(2/3)/α^(4/3)", "√k/α²"),
+            combine=Combine.MAX,
+            function=bounds.local_private_lower,
+            validity=_LOWER_LOCAL,
         ),
         Bound(
             key="lower-local-public",
             title="Lower bound, local DP, public coin (identity testing at ε_g)",
             reference="tab:testing:DP",
             parameters=("k", "alpha", "eps"),
-            term_labels=("k/(α²ε²)",),
-            combine=Combine.SUM,
-            function=bounds.local_public,
-            validity=_PER_GROUP_LOCAL,
+            term_labels=("k/(α²g(ε)²)", "k^(2/3)/α^(4/3)", "√k/α²"),
+            combine=Combine.MAX,
+            function=bounds.local_public_lower,
+            validity=_LOWER_LOCAL,
         ),
         Bound(
             key="lower-shuffle",

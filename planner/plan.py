@@ -537,7 +537,7 @@ def plan(
             made,
             query=query,
             tester_point=best_point,
-            groups=_lower_bounds_at_the_query(made.groups, query, asked.protocol),
+            groups=_lower_bounds_at_the_query(made.groups, query, query.setting),
             warnings=(*made.warnings, note),
         )
     hints: list[str | None] = []
@@ -691,9 +691,7 @@ def _homogeneous_plan(query: Query, table: ConstantTable, fallback: bool) -> Pla
         query=query,
         tester_point=point,
         split=Split.HOMOGENEOUS,
-        groups=_lower_bounds_at_the_query(
-            (groups[0], groups[1]), query, Setting.from_key(inner.protocol)
-        ),
+        groups=_lower_bounds_at_the_query((groups[0], groups[1]), query, query.setting),
         warnings=(*kept, note),
     )
 
@@ -703,7 +701,8 @@ def _lower_bounds_at_the_query(
 ) -> tuple[GroupPlan, GroupPlan]:
     """The groups of a plan run below its query, with the lower bound (and the gap to it)
     of the query itself: a lower bound of an easier problem (smaller α, larger ε) is no
-    lower bound of the query's."""
+    lower bound of the query's. ``protocol``: the asked setting (its lower bound holds for
+    every protocol that answers it)."""
     lower = BOUNDS[protocol_for(protocol).lower_bound_key]
     redone = []
     for group, eps in zip(groups, (query.eps1, query.eps2), strict=True):
@@ -992,7 +991,8 @@ class _ProtocolRun:
             n_other = (runs * other_sizes.n_strong, runs * other_sizes.n_weak)
             alternative = (other, *(n_other if strong_is_group1 else n_other[::-1]))
 
-        lower = BOUNDS[protocol_for(query.setting).lower_bound_key]
+        # the asked setting's: what any protocol for the query needs, whichever one runs
+        lower = BOUNDS[protocol_for(asked.setting).lower_bound_key]
         bins = main.compression.L if main.compression else query.k
         hashes = main.compression.hashes if main.compression else 1  # each hash run adds noise
         groups = []

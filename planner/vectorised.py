@@ -148,7 +148,9 @@ def _cheapest_protocol_columns(
         fewer = private[0] + private[1] < columns[0] + columns[1]
         cheaper = (other_out < own_out) | ((other_out == own_out) & fewer)
         columns = tuple(
-            np.where(cheaper, other, own) for own, other in zip(columns, private, strict=True)
+            # the lower bounds stay the asked setting's, whichever protocol runs (``plan``)
+            own if index in _QUERY_LOWER_BOUNDS else np.where(cheaper, other, own)
+            for index, (own, other) in enumerate(zip(columns, private, strict=True))
         )
     return columns
 

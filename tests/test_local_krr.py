@@ -3,6 +3,7 @@ against hand-computed values, and the plan's choice of mechanism."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 
@@ -228,3 +229,23 @@ def test_the_page_and_the_json_name_the_mechanism_the_cli_prints(capsys, tmp_pat
         )
     assert page.status_code == 200
     assert escape(document["mechanism"]) in page.text
+
+
+def test_the_local_lower_bounds_are_the_papers_up_to_eps_1_and_never_below_no_privacy() -> None:
+    """Hand values at k = 1000, α = 0.1: at ε = 0.5 the paper's k^{3/2}/(α²ε²) =
+    31,622.78/0.0025 = 12,649,111; at ε = 8 the private term 31,622.78/(0.01·(2980/1.71828)²)
+    = 1.05 falls below √k/α² = 3,162.3 (and k^{2/3}/α^{4/3} = 100/0.046416 = 2,154.4),
+    which is the bound; non-increasing in ε throughout. The k-RR plan there (about 6,900 a
+    group) sits above it, where the paper's form (49,411) would not."""
+    private, public = BOUNDS["lower-local-private"], BOUNDS["lower-local-public"]
+    assert math.isclose(
+        float(private.evaluate(k=1000, alpha=0.1, eps=0.5)),
+        1000**1.5 / (0.01 * 0.25),
+        rel_tol=1e-12,
+    )
+    assert math.isclose(
+        float(public.evaluate(k=1000, alpha=0.1, eps=0.5)), 1000 / (0.01 * 0.25), rel_tol=1e-12
+    )
+    assert math.isclose(float(private.evaluate(k=1000, alpha=0.1, eps=8.0)), 3162.2776601683795)
+    values = [float(private.evaluate(k=1000, alpha=0.1, eps=e)) for e in np.geomspace(0.1, 20, 60)]
+    assert all(b <= a * (1 + 1e-12) for a, b in itertools.pairwise(values))
