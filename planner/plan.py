@@ -715,8 +715,11 @@ def _lower_bounds_at_the_query(
 def _cheapest_protocol(
     query: Query, table: ConstantTable, fallback: bool
 ) -> tuple[_ProtocolRun, tuple[str, ...]]:
-    """The query's protocol sized, or its model's private-coin one when a public-coin query
-    is cheaper that way (and ``fallback``), with the note that says so."""
+    """The query's protocol sized, or, with ``fallback``, whichever of the protocols it may
+    run instead needs fewer users (a covered plan first): a public-coin protocol's
+    private-coin twin, its model's other mechanisms and every less trusted model's
+    protocols (``planner.protocols.other_mechanisms``, sized by constants of the same
+    source), with the note that says which runs."""
     chosen = _ProtocolRun.size(query, query.setting, table)
     if not fallback:
         return chosen, ()
