@@ -132,8 +132,9 @@ def compare_renderable(
         )
     for item in plans:
         baseline = sum(g.baseline_n_users for g in item.groups)
+        asked = item.query.setting.key
         table.add_row(
-            item.query.setting.key,
+            asked if item.protocol == asked else f"{asked} (runs {item.protocol})",
             f"{item.n_users_group1:,}",
             f"{item.n_users_group2:,}",
             f"{item.total_users:,}",
