@@ -77,11 +77,6 @@ class Setting:
         base = "central" if self.model is Model.CENTRAL else f"{self.model.value}-{self.coin.value}"
         return f"{base}+{self.mechanism}" if self.mechanism else base
 
-    @cached_property
-    def asked(self) -> Setting:
-        """The model and coin alone: the setting a query asks for."""
-        return Setting(self.model, self.coin) if self.mechanism else self
-
     @classmethod
     def from_key(cls, key: str) -> Setting:
         base, _, mechanism = key.partition("+")

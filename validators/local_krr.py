@@ -26,20 +26,19 @@ is at most 2·(n1 + n2)²/(4 n1 n2) at equal sizes: the χ² scale, not the ℓ2
 smaller where few bins carry the counts (χ² with few degrees of freedom is skewed right of
 its mode, so its upper tail at κ is lighter). Under an alternative E[Z] grows like
 n·Σ_j (π_j − π′_j)²/(π_j + π′_j), the sample complexity n ≍ k^{2/3}/(aα)^{4/3} +
-√k/(aα)² (``planner.formulas.bounds.local_krr``).
+√k/(aα)² (``planner.formulas.bounds.local_krr``; a is ``bounds.krr_gain``).
 
 Fast path: k-RR's report counts are Multinomial(n, a·p + b) exactly.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from planner.validators.local_channels import AffineChannel, Randomizer
-from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
+from planner.validators.protocol import TestResult, TrialBatch
 
 
 def studentized_statistic(
@@ -111,16 +110,11 @@ class KRRTester:
         self, p: np.ndarray, q: np.ndarray, n1: int, n2: int, trials: int, rng: np.random.Generator
     ) -> TrialBatch:
         channel = self.channel
-        counts1 = channel.fast_counts(as_trial_stack(p, trials), n1, trials, rng)
-        counts2 = channel.fast_counts(as_trial_stack(q, trials), n2, trials, rng)
+        counts1 = channel.fast_counts(p, n1, trials, rng)
+        counts2 = channel.fast_counts(q, n2, trials, rng)
         z, sd = studentized_statistic(counts1, n1, counts2, n2)
         ratio, rejects = self._decide(z, sd)
         return TrialBatch(ratio, rejects)
 
 
-def krr_gain(k: int, eps: float) -> float:
-    """a = (e^ε − 1)/(e^ε + k − 1): TV(π, π′) = a·TV(p, q) through one k-RR channel."""
-    return math.expm1(eps) / (math.expm1(eps) + k)
-
-
-__all__ = ["KRRTester", "krr_gain", "studentized_statistic"]
+__all__ = ["KRRTester", "studentized_statistic"]

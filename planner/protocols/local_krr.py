@@ -12,7 +12,6 @@ reads ``local-private+k-rr``); it uses no shared randomness, so it answers both 
 from __future__ import annotations
 
 import math
-from functools import partial
 from statistics import NormalDist
 from typing import Any
 
@@ -131,7 +130,7 @@ PROTOCOL = Protocol(
     weak_eps_only=True,
     thresholds_for_beta=thresholds_for_beta,
     size_run=krr_sizes,
-    size_run_arrays=partial(krr_sizes_arrays),
+    size_run_arrays=krr_sizes_arrays,
     build_tester=_tester,
     mechanism=_mechanism,
     simulated_bins=_bins,
