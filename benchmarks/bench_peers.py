@@ -1,18 +1,19 @@
 """Users per group against straightforward local baselines, at homogeneous points.
 
-For each point (k, α, ε with ε1 = ε2 = ε) it finds, for k-RR and for bit flipping (unary
-encoding) with the two-channel closeness statistic of ``validators/local_channels.py``,
+For each point (k, α, ε with ε1 = ε2 = ε) it finds, for k-RR, for bit flipping (unary
+encoding, RAPPOR's) and for optimized unary encoding, each with the two-channel closeness
+statistic of ``validators/local_channels.py``,
 the smallest n a group at which the test reaches power ≥ 2/3 at significance 1/3 on the
 perturbed-uniform pair (Paninski's, TV = α): the threshold is the null statistic's 2/3
 quantile at that n (simulated under the uniform pmf), as a peer test with a calibrated
 p-value would do. That n is set against the planner's default plan (max of n1, n2 at the
-same query, both coins) as a ratio: ours ÷ the best baseline's.
+same query, per coin) as a ratio: ours ÷ the best baseline's, for each coin.
 
 A baseline's figure is one estimate on one pair, where a plan must hold for all 12
 families with confidence; read a ratio near 1 as a tie. Extrapolates nothing: every n is
 simulated.
 
-Run: python benchmarks/bench_peers.py [--trials 1000] [--seed 1] [--quick]
+Run: python benchmarks/bench_peers.py [--trials 1000] [--seed 1] [--quick] [--max-k 1024]
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from planner.validators.local_channels import AffineChannel, Randomizer, closene
 POINTS_K = (16, 64, 256, 1024, 4096)
 POINTS_ALPHA = (0.05, 0.1, 0.3)
 POINTS_EPS = (0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 20.0)
-WIDTHS = (5, 5, 5, 9, 9, 10, 10)
+WIDTHS = (5, 5, 5, 9, 9, 9, 10, 10)
 N_MAX = 10**7
 """Above this many users a group a baseline is reported as ``> N_MAX`` (not simulated)."""
 
@@ -103,15 +104,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="k ≤ 256, α = 0.1 only")
     parser.add_argument("--output", help="write the rows as JSON here")
+    parser.add_argument("--max-k", type=int, default=max(POINTS_K), help="skip larger k")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    ks = [k for k in POINTS_K if k <= 256] if args.quick else POINTS_K
+    ks = [k for k in POINTS_K if k <= (256 if args.quick else args.max_k)]
     alphas = (0.1,) if args.quick else POINTS_ALPHA
     rows = []
     print(f"seed {args.seed}, {args.trials} trials a look; n: users a group")
-    heading = ("k", "α", "ε", "k-RR", "unary", "ours priv", "ours pub")
+    heading = ("k", "α", "ε", "k-RR", "unary", "OUE", "ours priv", "ours pub")
     widths = zip(heading, WIDTHS, strict=True)
-    print(" ".join(f"{name:>{width}}" for name, width in widths), "ratio")
+    print(" ".join(f"{name:>{width}}" for name, width in widths), "ratio priv, pub")
     for k in ks:
         for alpha in alphas:
             for eps in POINTS_EPS:
@@ -125,8 +127,10 @@ def main() -> None:
                 known = [n for n in found.values() if n is not None]
                 best = min(known) if known else None
                 private, public = ours(k, alpha, eps, "private"), ours(k, alpha, eps, "public")
-                mine = [n for n in (private, public) if n is not None]
-                ratio = None if best is None or not mine else min(mine) / best
+                ratios = {
+                    coin: None if best is None or mine is None else mine / best
+                    for coin, mine in (("private", private), ("public", public))
+                }
                 rows.append(
                     {
                         "k": k,
@@ -135,12 +139,22 @@ def main() -> None:
                         **found,
                         "ours_private": private,
                         "ours_public": public,
-                        "ratio": ratio,
+                        "ratio_private": ratios["private"],
+                        "ratio_public": ratios["public"],
                         "seconds": round(time.perf_counter() - started, 2),
                     }
                 )
-                shown = "—" if ratio is None else f"{ratio:.3g}"
-                cells = (k, alpha, eps, found["k-rr"], found["unary"], private, public)
+                shown = ", ".join("—" if r is None else f"{r:.3g}" for r in ratios.values())
+                cells = (
+                    k,
+                    alpha,
+                    eps,
+                    found["k-rr"],
+                    found["unary"],
+                    found["oue"],
+                    private,
+                    public,
+                )
                 print(
                     " ".join(
                         f"{'—' if cell is None else cell:>{width}}"
@@ -149,9 +163,13 @@ def main() -> None:
                     shown,
                     flush=True,
                 )
-    ratios = sorted(row["ratio"] for row in rows if row["ratio"] is not None)
-    if ratios:
-        print(f"ours ÷ best baseline: median {ratios[len(ratios) // 2]:.3g}, max {ratios[-1]:.3g}")
+    for coin in ("private", "public"):
+        ratios_ = sorted(row[f"ratio_{coin}"] for row in rows if row[f"ratio_{coin}"] is not None)
+        if ratios_:
+            print(
+                f"{coin} coin, ours ÷ best baseline: median {ratios_[len(ratios_) // 2]:.3g}, "
+                f"max {ratios_[-1]:.3g} ({len(ratios_)} points)"
+            )
     if args.output:
         with open(args.output, "w", encoding="utf-8") as file:
             json.dump(rows, file, indent=1)

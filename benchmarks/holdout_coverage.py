@@ -78,6 +78,10 @@ plans run k-ary randomized response (its covered region, ``local-private+k-rr``)
 SMALL_K = {**COVERED, "k": (2, 15), "alpha": (0.03, 0.95), "eps": (0.01, 20.0)}
 """``--region small-k``: k from 2 to 15 (yes/no questions, Likert scales), below the
 paper protocols' grids, where k-RR is calibrated and every model may run it."""
+CHANNELS = {**COVERED, "k": (2, 1024), "alpha": (0.03, 0.95), "eps": (0.125, 20.0)}
+"""``--region channels``: each group's ε drawn alone from [0.125, 20] and k up to 1024, where
+local plans (and any model's) may give each group its own channel (its covered region,
+``local-private+channels``)."""
 REGIONS = {
     "accepted": ACCEPTED,
     "covered": COVERED,
@@ -89,6 +93,7 @@ REGIONS = {
     "large-alpha": LARGE_ALPHA,
     "low-privacy": LOW_PRIVACY,
     "small-k": SMALL_K,
+    "channels": CHANNELS,
 }
 SETTINGS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
 ALLOCATIONS = ("fewest", "paper", "cost", "fixed-n2")

@@ -127,6 +127,61 @@ def local_krr(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
     return (k ** ops.fraction(2, 3) / distance ** ops.fraction(4, 3), ops.sqrt(k) / distance**2)
 
 
+def krr_noise(k: Any, eps: Any, ops: Ops = NUMPY) -> Any:
+    """w = k·Var/n of one bin's debiased k-RR frequency at the uniform p, per user:
+    (1 − 1/k)/a², a = :func:`krr_gain` (the uniform p reports uniformly, π_j = 1/k).
+    1 − 1/k without privacy (ε → ∞); about k²/ε² at small ε."""
+    gain = krr_gain(k, eps, ops)
+    return (1 - 1 / k) / gain**2
+
+
+def unary_noise(k: Any, eps: Any, ops: Ops = NUMPY) -> Any:
+    """w = k·π(1 − π)/a² for optimized unary encoding (Wang et al. 2017) at the uniform p:
+    each of the k bits is 1 w.p. 1/2 at the user's value and q = 1/(e^ε + 1) elsewhere,
+    so π_j = a·p_j + q with a = 1/2 − q. About 4k/ε² at small ε (Hadamard response's
+    per-bin variance); 2 − 1/k without privacy (the kept bit is a coin flip)."""
+    flip = 1 / (ops.exp(eps) + 1)
+    gain = ops.fraction(1, 2) - flip
+    report = gain / k + flip
+    return k * report * (1 - report) / gain**2
+
+
+def bit_flipping_noise(k: Any, eps: Any, ops: Ops = NUMPY) -> Any:
+    """w = k·π(1 − π)/a² for symmetric bit flipping (RAPPOR's one-time response) at the
+    uniform p: each of the k bits flipped w.p. f = 1/(e^{ε/2} + 1), a = 1 − 2f, b = f.
+    Noisier than :func:`unary_noise` at small and middle ε; near no privacy it keeps every
+    bit and its w tends to 1 − 1/k, where optimized unary encoding's tends to 2."""
+    flip = 1 / (ops.exp(eps / 2) + 1)
+    gain = 1 - 2 * flip
+    report = gain / k + flip
+    return k * report * (1 - report) / gain**2
+
+
+def channel_noise(k: Any, eps: Any, ops: Ops = NUMPY) -> Any:
+    """A group's per-user noise w at ε: the least of k-RR's, optimized unary encoding's
+    and bit flipping's (:func:`krr_noise`, :func:`unary_noise`, :func:`bit_flipping_noise`):
+    the channel the group runs."""
+    return ops.minimum(
+        ops.minimum(krr_noise(k, eps, ops), unary_noise(k, eps, ops)),
+        bit_flipping_noise(k, eps, ops),
+    )
+
+
+def local_channels(k: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops = NUMPY) -> Terms:
+    """Group 1's users when each group reports through its own channel (docs/method.md,
+    "One channel per group"): √k·√w1·(√w1 + √w2)/α², w_g = :func:`channel_noise` at ε_g.
+
+    Each bin's debiased frequency has variance w_g/(k·n_g) near the uniform p, so the
+    statistic's null s.d. is about √(2/k)·(w1/n1 + w2/n2); against its least mean under
+    the alternative, 4α²/k, that asks w1/n1 + w2/n2 ≲ α²/√k, and the fewest users in all
+    meeting it are n_g ∝ √w_g (Lagrange): this. Group 2's users are the same expression
+    with ε1 and ε2 exchanged. Without privacy (w → 1) it is the ℓ2 closeness order √k/α²
+    a group."""
+    root1 = ops.sqrt(channel_noise(k, eps1, ops))
+    root2 = ops.sqrt(channel_noise(k, eps2, ops))
+    return (ops.sqrt(k) * root1 * (root1 + root2) / alpha**2,)
+
+
 def local_public_tester(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:
     """Local public coin in the shape of its tester, for every ε: k·(γ²/4)/α² (the
     ``theo:ldp_public_ns`` order k/(α²ε²) with 1/ε² replaced by γ(ε)²/4)."""

@@ -174,6 +174,20 @@ BOUNDS: dict[str, Bound] = {
             ),
         ),
         Bound(
+            key="local-channels",
+            title="Local DP, each group through its own channel (k-RR or unary encoding)",
+            reference="one channel per group (docs/method.md)",
+            parameters=("k", "alpha", "eps1", "eps2"),
+            term_labels=("√k·√w1·(√w1 + √w2)/α²",),
+            combine=Combine.SUM,
+            function=bounds.local_channels,
+            validity=(
+                "group 1's users (group 2's: ε1 and ε2 exchanged); k ≥ 2, α ∈ (0, 1], "
+                "ε_g > 0; w_g = min(k-RR's (1 − 1/k)/a², optimized unary encoding's "
+                "k·π(1 − π)/a²) at ε_g"
+            ),
+        ),
+        Bound(
             key="local-public-tester",
             title="Local DP, public coin, in the tester's shape for every ε",
             reference="theo:ldp_public_ns",

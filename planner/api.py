@@ -257,14 +257,20 @@ def compare_answer(
     accounting: object = "exact",
     power: object = None,
 ) -> CompareAnswer:
-    """Every setting (the shuffle ones only with δ): covered plans, fewest users first."""
+    """Every setting (the shuffle ones only with δ), and each mechanism a setting may run
+    (``local-private+k-rr``, …) on its own: covered plans, fewest users first."""
+    from planner.constants import default_constants
     from planner.coverage import NotCoveredError
 
     beta = beta_or_power(beta, power)
     plans, refused = [], []
-    for setting in (protocol.setting for protocol in ASKED_PROTOCOLS):
+    table = default_constants()
+    for protocol in PROTOCOLS:
+        setting = protocol.setting
         if setting.model.needs_delta and delta is None:
             continue
+        if setting.mechanism and not table.has_setting(setting.key):
+            continue  # a mechanism not calibrated yet is weighed by no plan
         query = Query.build(
             setting.model,
             setting.coin,
@@ -276,10 +282,16 @@ def compare_answer(
             beta,
             accounting,
         )
+        if setting.mechanism:  # the mechanism alone, as the plan of a local query weighs it
+            query = replace(query, setting=setting)
         try:
             plans.append(covered(query))
         except NotCoveredError as error:
-            refused.append((setting.key, "; ".join(error.gaps) + " (planner plan simulates it)"))
+            why = "; ".join(error.gaps)
+            # a mechanism's plan is weighed only where it is covered, never simulated
+            refused.append(
+                (setting.key, why if setting.mechanism else f"{why} (planner plan simulates it)")
+            )
     plans.sort(key=lambda item: item.total_users)
     return CompareAnswer(plans, refused, query)
 

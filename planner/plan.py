@@ -370,6 +370,11 @@ def _calibrated_multiplier(
     corners = constant.grid_corners(query.k, query.alpha, eps_strong, eps_weak)
     if corners is None:
         return constant.multiplier
+    interpolated_constant = math.exp(
+        sum(corner.weight * math.log(corner.multiplier) for corner in corners)
+    )
+    if protocol_for(query.setting).interpolates_constant:
+        return interpolated_constant
     log_n = sum(
         corner.weight
         * math.log(
@@ -398,9 +403,6 @@ def _calibrated_multiplier(
         accounting,
         compression,
         constant.bound,
-    )
-    interpolated_constant = math.exp(
-        sum(corner.weight * math.log(corner.multiplier) for corner in corners)
     )
     # The chord is safe for log-convex bounds (it lies above them); a staircase bound such
     # as k·√K (K jumps at powers of two) can rise above its chord between nodes, where the

@@ -518,6 +518,8 @@ def _calibrated_multiplier(
         log_n = log_n + corner.weight * np.log(corner.multiplier * corner_unit)
         log_constant = log_constant + corner.weight * np.log(corner.multiplier)
     here = _run_sizes(points, protocol, eps_s, eps_w, None, constant.bound, accounting, compression)
+    if protocol_for(protocol).interpolates_constant:
+        return np.exp(log_constant), here
     return np.maximum(np.exp(log_n) / here, np.exp(log_constant)), here
 
 

@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
+from planner.formulas.bounds import bit_flipping_noise, krr_noise, unary_noise
+from planner.validators import local_channels
 from planner.validators.local_channels import (
     AffineChannel,
+    ChannelsTester,
     Randomizer,
     TwoChannelTester,
+    best_channel,
     closeness_statistic,
+    studentized_statistic,
 )
 from planner.validators.protocol import SimulationPath, simulate
 
@@ -129,3 +135,136 @@ def test_a_channel_refuses_what_it_cannot_be() -> None:
         AffineChannel(Randomizer.UNARY, 4, float("nan"))
     assert AffineChannel(Randomizer.K_RR, 1000, 1.0).bits_per_user == 10
     assert AffineChannel(Randomizer.UNARY, 1000, 1.0).bits_per_user == 1000
+
+
+def test_each_channels_noise_against_hand_computed_values() -> None:
+    """w = k·π(1 − π)/a² at the uniform p, computed by hand:
+    k-RR, k = 1000, ε = 8: (1 − 1/1000)·(3979.958/2979.958)² = 1.78196;
+    unary, k = 1000, ε = 8: q = 1/2981.958, a = 1/2 − q, π = a/1000 + q = 8.3501e-4,
+    1000·π(1 − π)/a² = 3.3417; k-RR, k = 2, ε = 0.1: ½·(2.10517/0.10517)² = 200.3;
+    unary, k = 2, ε = 0.1: 800.9 (binary randomized response is the better channel)."""
+    assert krr_noise(1000.0, 8.0) == pytest.approx(1.78196, rel=1e-4)
+    assert unary_noise(1000.0, 8.0) == pytest.approx(3.3417, rel=1e-4)
+    assert krr_noise(2.0, 0.1) == pytest.approx(200.3, rel=1e-3)
+    assert unary_noise(2.0, 0.1) == pytest.approx(800.9, rel=1e-3)
+    assert best_channel(1000, 8.0).randomizer is Randomizer.K_RR
+    assert best_channel(1000, 0.5).randomizer is Randomizer.OPTIMIZED_UNARY
+    assert best_channel(2, 0.1).randomizer is Randomizer.K_RR
+    # small ε, large k: about 4k/ε², Hadamard response's per-bin variance times k
+    assert unary_noise(1000.0, 0.05) == pytest.approx(4 * 1000 / 0.05**2, rel=0.01)
+
+
+def test_each_noise_formula_is_its_channels_per_bin_variance() -> None:
+    """k·π(1 − π)/a² from each channel's own (a, b) at the uniform p equals the formula
+    the planner sizes by; the noise part q(1 − q)/a² of optimized unary encoding is never
+    above bit flipping's, k = 50, ε from 0.1 to 20."""
+    formulas = {
+        Randomizer.K_RR: krr_noise,
+        Randomizer.OPTIMIZED_UNARY: unary_noise,
+        Randomizer.UNARY: bit_flipping_noise,
+    }
+    for eps in (0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 20.0):
+        for randomizer, formula in formulas.items():
+            a, b = AffineChannel(randomizer, 50, eps).affine
+            report = a / 50 + b
+            assert 50 * report * (1 - report) / a**2 == pytest.approx(
+                float(formula(50.0, eps)), rel=1e-9
+            )
+        noise = []
+        for randomizer in (Randomizer.OPTIMIZED_UNARY, Randomizer.UNARY):
+            a, b = AffineChannel(randomizer, 50, eps).affine
+            noise.append(b * (1 - b) / a**2)
+        assert noise[0] <= noise[1] * (1 + 1e-12)
+
+
+def test_the_stable_statistic_equals_the_u_statistic_in_exact_arithmetic() -> None:
+    """Z from the module's rearranged sum against the U-statistic form in fractions."""
+    one = AffineChannel(Randomizer.K_RR, 3, 1.5)
+    two = AffineChannel(Randomizer.OPTIMIZED_UNARY, 3, 0.4)
+    x, n1, y, n2 = [5, 9, 6], 20, [11, 7, 13], 25
+    (a1, b1), (a2, b2) = (
+        tuple(Fraction(v) for v in one.affine),
+        tuple(Fraction(v) for v in two.affine),
+    )
+    exact = Fraction(0)
+    for xj, yj in zip(x, y, strict=True):
+        first = (Fraction(xj * (xj - 1), n1 * (n1 - 1)) - 2 * b1 * Fraction(xj, n1) + b1 * b1) / (
+            a1 * a1
+        )
+        second = (Fraction(yj * (yj - 1), n2 * (n2 - 1)) - 2 * b2 * Fraction(yj, n2) + b2 * b2) / (
+            a2 * a2
+        )
+        cross = 2 * (Fraction(xj, n1) - b1) * (Fraction(yj, n2) - b2) / (a1 * a2)
+        exact += first - cross + second
+    z = float(closeness_statistic(np.array(x), n1, one, np.array(y), n2, two))
+    assert z == pytest.approx(float(exact), rel=1e-10, abs=1e-12)
+
+
+def test_the_statistic_keeps_its_precision_at_vast_sizes_and_tiny_gains() -> None:
+    """k = 1024 at ε = 0.004 (a ≈ 0.001) with 10¹³ users a group, null: the studentized
+    statistic's mean over 500 trials is within 0.3 of 0 (its s.d. is about 1) and its
+    rejection rate below 0.32 (expanded, the terms are 10⁶ times the noise and float64
+    loses it)."""
+    tester = ChannelsTester(1024, 0.03, 0.004, 0.004)
+    rng = np.random.default_rng(11)
+    p = np.linspace(1.0, 2.0, 1024)
+    p /= p.sum()
+    one, two = tester.channels
+    n = 10**13
+    z, sd = studentized_statistic(
+        one.fast_counts(p, n, 500, rng), n, one, two.fast_counts(p, n, 500, rng), n, two
+    )
+    assert abs(float((z / sd).mean())) < 0.3
+    assert float((z > 0.7 * sd).mean()) < 0.32
+
+
+def test_per_group_channels_null_error_stays_near_the_normal_tail() -> None:
+    """Group 1 through k-RR (ε = 8), group 2 through unary encoding (ε = 0.5), k = 64, a
+    skewed p, n = (300, 20,000) and (3,000, 200,000): over 3,000 trials each the false
+    rejection rate is below 0.30 (the normal tail at κ = 0.7 is 0.242; 0.30 is 7 standard
+    errors above it)."""
+    tester = ChannelsTester(64, 0.1, 8.0, 0.5)
+    assert [c.randomizer for c in tester.channels] == [
+        Randomizer.K_RR,
+        Randomizer.OPTIMIZED_UNARY,
+    ]
+    p = np.linspace(1.0, 5.0, 64) ** 2
+    p /= p.sum()
+    rng = np.random.default_rng(5)
+    for n1, n2 in ((300, 20_000), (3000, 200_000)):
+        rate = float(tester.simulate_fast(p, p, n1, n2, 3000, rng).rejects.mean())
+        assert 0.1 < rate < 0.30
+
+
+def test_per_group_channels_user_level_and_fast_paths_agree() -> None:
+    """1,000 trials each way, k-RR against unary encoding, at a point rejecting about half
+    the time: the rates differ by less than 4 standard errors of their difference."""
+    k = 8
+    p, q = _pair(k, 0.2)
+    tester = ChannelsTester(k, 0.2, 6.0, 0.3)
+    assert {c.randomizer for c in tester.channels} == {
+        Randomizer.K_RR,
+        Randomizer.OPTIMIZED_UNARY,
+    }
+    rng = np.random.default_rng(8)
+    rates = [
+        simulate(tester, p, q, 60, 1500, 1000, rng, path).rejects.mean()
+        for path in (SimulationPath.USER, SimulationPath.FAST)
+    ]
+    pooled = sum(rates) / 2
+    assert 0.1 < pooled < 0.9
+    assert abs(rates[0] - rates[1]) < 4 * math.sqrt(2 * pooled * (1 - pooled) / 1000)
+
+
+def test_unary_reports_are_drawn_in_bounded_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With chunks of 64 bits (8 users at k = 8) the counts of 800 users still average
+    n·π per bin: within 5 standard errors over 100 repetitions."""
+    monkeypatch.setattr(local_channels, "UNARY_CHUNK_CELLS", 64)
+    channel = AffineChannel(Randomizer.OPTIMIZED_UNARY, 8, 1.0)
+    a, b = channel.affine
+    rng = np.random.default_rng(2)
+    values = rng.integers(0, 8, 800)
+    expected = a * np.bincount(values, minlength=8) + b * values.size
+    counts = np.array([channel.randomize(values, rng) for _ in range(100)])
+    spread = np.sqrt(values.size * 0.25 / 100)
+    assert np.all(np.abs(counts.mean(axis=0) - expected) < 5 * spread)

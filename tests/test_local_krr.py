@@ -174,9 +174,9 @@ def test_every_setting_may_run_k_rr_and_only_less_trusted_protocols() -> None:
 
 
 def test_low_privacy_local_plans_run_k_rr_within_1_5_times_central() -> None:
-    """Where both groups have ε ≥ ln k + 2, the local plan runs k-RR (one channel: equal
-    groups) and needs at most 1.5× the central plan's users (issue's target; measured at
-    most 1.31× on this grid)."""
+    """Where both groups have ε ≥ ln k + 2, the local plan runs k-RR, in both groups (one
+    channel: equal groups) or as each group's channel, and needs at most 1.5× the central
+    plan's users (issue's target; measured at most 1.31× on this grid)."""
     from planner import Query
     from planner.plan import Coverage, plan
 
@@ -185,20 +185,23 @@ def test_low_privacy_local_plans_run_k_rr_within_1_5_times_central() -> None:
             eps = math.log(k) + 2
             local = plan(Query.build("local", "private", k, alpha, eps, eps))
             central = plan(Query.build("central", "private", k, alpha, eps, eps))
-            assert local.protocol == "local-private+k-rr" and local.coverage is Coverage.CALIBRATED
-            assert local.n_users_group1 == local.n_users_group2
+            assert local.coverage is Coverage.CALIBRATED
+            assert local.protocol in ("local-private+k-rr", "local-private+channels")
+            assert "k-ary randomized response" in local.mechanism
+            assert local.n_users_group1 == local.n_users_group2  # equal ε: equal channels
             assert local.total_users <= 1.5 * central.total_users, (k, alpha)
 
 
-def test_high_privacy_large_k_plans_keep_hadamard_response() -> None:
+def test_high_privacy_large_k_plans_never_run_k_rr() -> None:
     """At ε ≤ 1 and k ≥ 256 k-RR needs about k/√K times more users than the one-bit
-    Hadamard response: the plan is the paper's protocol, as before."""
+    Hadamard response (or unary encoding, of the same variance): no group runs it."""
     from planner import Query
     from planner.plan import plan
 
     for k, eps in ((256, 1.0), (1000, 0.5), (4096, 0.25)):
         made = plan(Query.build("local", "private", k, 0.1, eps, eps))
-        assert made.protocol == "local-private", (k, eps)
+        assert made.protocol in ("local-private", "local-private+channels"), (k, eps)
+        assert "k-ary randomized response" not in made.mechanism, (k, eps)
 
 
 def test_every_run_has_at_least_ten_users_a_group() -> None:
@@ -221,15 +224,17 @@ def test_the_page_and_the_json_name_the_mechanism_the_cli_prints(capsys, tmp_pat
     from planner.cli import main
     from planner.service.app import create_app
 
-    flags = ["--model", "local", "-k", "1000", "--alpha", "0.1", "--eps1", "8", "--eps2", "8"]
+    flags = ["--model", "local", "-k", "1000", "--alpha", "0.1", "--eps1", "8", "--eps2", "0.5"]
     assert main(["plan", *flags]) == 0
     text = capsys.readouterr().out
-    document = api.plan_document(model="local", k=1000, alpha=0.1, eps1=8, eps2=8)
-    assert document["protocol"] == "local-private+k-rr"
+    document = api.plan_document(model="local", k=1000, alpha=0.1, eps1=8, eps2=0.5)
+    assert document["protocol"] == "local-private+channels"
+    assert "k-ary randomized response at ε = 8" in document["mechanism"]
     assert f"mechanism: {document['mechanism']}" in " ".join(text.split())
     with TestClient(create_app(tmp_path / "jobs.sqlite3", workers=1, run_jobs=False)) as client:
         page = client.get(
-            "/", params={"setting": "local-private", "k": 1000, "alpha": 0.1, "eps1": 8, "eps2": 8}
+            "/",
+            params={"setting": "local-private", "k": 1000, "alpha": 0.1, "eps1": 8, "eps2": 0.5},
         )
     assert page.status_code == 200
     assert escape(document["mechanism"]) in page.text

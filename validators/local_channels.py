@@ -14,7 +14,15 @@ channel's own (a, b). Two randomizers have this form:
   probability f = 1/(e^{ε/2} + 1); a = 1 − 2f, b = f. Two inputs differ in two bits, so
   the likelihood ratio of any report is at most (e^{ε/2})² = e^ε.
 
-Both are exactly ε-LDP (``tests/test_channels.py`` enumerates every report at small k).
+* **Optimized unary encoding** (OUE; Wang, Blocki, Li & Jha, USENIX Security 2017): k bits,
+  the user's own bit is 1 with probability 1/2, every other bit 1 with probability
+  q = 1/(e^ε + 1); a = 1/2 − q, b = q. The likelihood ratio of any report is at most
+  (1/2)/q · (1 − q)/(1/2) = e^ε. Its noise per bin, q(1 − q)/a², is below bit flipping's
+  at every ε (by the factor 4e^{ε/2}/(e^{ε/2} + 1)² ≤ 1), about 4/ε² a user at small ε:
+  Hadamard response's. Near no privacy bit flipping wins: it keeps every bit, while OUE
+  keeps the user's own bit only half the time.
+
+All three are exactly ε-LDP (``tests/test_channels.py`` enumerates every report at small k).
 
 **The statistic.** With group 1's counts X (n1 users, channel (a1, b1)) and group 2's Y
 (n2, (a2, b2)), unbiased estimates of π_j, π_j² (X_j(X_j − 1)/(n(n − 1)): each user's
@@ -26,12 +34,21 @@ cross term give
             + (Y_j(Y_j − 1)/(n2(n2 − 1)) − 2 b2 Y_j/n2 + b2²)/a2² ],
 
 whose mean is exactly ‖p − q‖²₂ for every pair (p, q) and every two channels: 0 under the
-null, at least 4α²/k when TV(p, q) ≥ α. The tester rejects when Z exceeds
-``threshold_fraction`` × 4α²/k. Each group enters only through its own channel and size,
-so group 1 may use k-RR while group 2 uses bit flipping.
+null, at least 4α²/k when TV(p, q) ≥ α. Each group enters only through its own channel and
+size, so group 1 may use k-RR while group 2 uses unary encoding. It is computed as
+Σ_j [d_j² − u1_j − u2_j] with d_j = p̂_j − q̂_j the difference of the debiased frequencies
+and u_g,j = π̂(1 − π̂)/((n − 1)·a²) each group's unbiased variance estimate (the same sum,
+rearranged): the terms are of the order of the noise, not of 1/a², so nothing cancels
+catastrophically when a is small.
 
-Fast path: k-RR's counts are Multinomial(n, π) exactly; bit flipping's are, given the
-true counts N ~ Multinomial(n, p), Binomial(N_j, 1 − f) + Binomial(n − N_j, f),
+:class:`TwoChannelTester` rejects when Z > ``threshold_fraction`` × 4α²/k (a fixed
+threshold). :class:`ChannelsTester`, the planner's ``local-private+channels``, picks each
+group's channel at its own ε (:func:`best_channel`) and studentizes: it rejects when
+Z > κ·σ̂, σ̂² = 2·Σ_j (u1_j + u2_j)² the plug-in estimate of Z's null variance (bins taken
+as independent), so its null error stays near P(N(0, 1) > κ) whatever n is.
+
+Fast path: k-RR's counts are Multinomial(n, π) exactly; unary encoding's are, given the
+true counts N ~ Multinomial(n, p), Binomial(N_j, a + b) + Binomial(n − N_j, b),
 independent across bins: O(k) per trial either way.
 """
 
@@ -44,12 +61,21 @@ from enum import StrEnum
 
 import numpy as np
 
+from planner.formulas.bounds import bit_flipping_noise, krr_noise, unary_noise
 from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
 
 
 class Randomizer(StrEnum):
     K_RR = "k-rr"
     UNARY = "unary"
+    """Symmetric bit flipping (RAPPOR), each bit at ε/2."""
+    OPTIMIZED_UNARY = "oue"
+    """Optimized unary encoding: the own bit kept w.p. 1/2, the others set w.p. 1/(e^ε + 1)."""
+
+
+UNARY_CHUNK_CELLS = 1 << 22
+"""User-level unary reports are drawn this many bits at a time (32 MiB of booleans
+a chunk): memory stays bounded whatever n·k is."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +101,19 @@ class AffineChannel:
         if self.randomizer is Randomizer.K_RR:
             denominator = math.expm1(self.eps) + self.k  # e^ε + k − 1
             return math.expm1(self.eps) / denominator, 1.0 / denominator
+        if self.randomizer is Randomizer.OPTIMIZED_UNARY:
+            other = 1.0 / (math.exp(self.eps) + 1.0)
+            return 0.5 - other, other
         return 1.0 - 2.0 * self.flip, self.flip
+
+    @property
+    def title(self) -> str:
+        """The randomizer in words, as a plan names it."""
+        return {
+            Randomizer.K_RR: "k-ary randomized response",
+            Randomizer.UNARY: "bit flipping (symmetric unary encoding)",
+            Randomizer.OPTIMIZED_UNARY: "optimized unary encoding",
+        }[self.randomizer]
 
     @property
     def bits_per_user(self) -> int:
@@ -92,12 +130,15 @@ class AffineChannel:
             other = 1.0 / (math.expm1(self.eps) + self.k)
             return {(j,): keep if j == value else other for j in range(self.k)}
         if self.k > 16:
-            raise ValueError("bit flipping's reports are enumerated for k ≤ 16 only")
-        flip = self.flip
+            raise ValueError("unary reports are enumerated for k ≤ 16 only")
+        a, b = self.affine
         reports = {}
         for bits in itertools.product((0, 1), repeat=self.k):
-            flips = sum(bit != (j == value) for j, bit in enumerate(bits))
-            reports[bits] = flip**flips * (1 - flip) ** (self.k - flips)
+            probability = 1.0
+            for j, bit in enumerate(bits):
+                one = a + b if j == value else b  # P(bit j = 1)
+                probability *= one if bit else 1.0 - one
+            reports[bits] = probability
         return reports
 
     def randomize(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -110,10 +151,16 @@ class AffineChannel:
             shift = rng.integers(1, self.k, size=values.size)  # a uniform other value
             reports = np.where(keep, values, (values + shift) % self.k)
             return np.bincount(reports, minlength=self.k)
-        truthful = np.zeros((values.size, self.k), dtype=bool)
-        truthful[np.arange(values.size), values] = True
-        flips = rng.random((values.size, self.k)) < self.flip
-        return (truthful ^ flips).sum(axis=0)
+        a, b = self.affine
+        counts = np.zeros(self.k, dtype=np.int64)
+        chunk = max(1, UNARY_CHUNK_CELLS // self.k)
+        for start in range(0, values.size, chunk):
+            part = values[start : start + chunk]
+            # bit j of a user is 1 w.p. a + b at its own value, b elsewhere
+            chance = np.full((part.size, self.k), b)
+            chance[np.arange(part.size), part] = a + b
+            counts += (rng.random((part.size, self.k)) < chance).sum(axis=0)
+        return counts
 
     def fast_counts(
         self, pmf: np.ndarray, n_users: int, trials: int, rng: np.random.Generator
@@ -126,10 +173,37 @@ class AffineChannel:
             frequencies = a * stack + b
             frequencies /= frequencies.sum(axis=1, keepdims=True)  # rounding only
             return rng.multinomial(n_users, frequencies)
+        a, b = self.affine
         true_counts = rng.multinomial(n_users, stack / stack.sum(axis=1, keepdims=True))
-        return rng.binomial(true_counts, 1.0 - self.flip) + rng.binomial(
-            n_users - true_counts, self.flip
-        )
+        return rng.binomial(true_counts, a + b) + rng.binomial(n_users - true_counts, b)
+
+
+def _debiased(counts: np.ndarray, n: int, channel: AffineChannel) -> tuple[np.ndarray, np.ndarray]:
+    """(p̂, u): each bin's debiased frequency (c/n − b)/a and the unbiased estimate
+    π̂(1 − π̂)/((n − 1)·a²) of its variance."""
+    a, b = channel.affine
+    share = np.asarray(counts, dtype=np.float64) / n
+    return (share - b) / a, share * (1.0 - share) / ((n - 1) * a * a)
+
+
+def studentized_statistic(
+    counts1: np.ndarray,
+    n1: int,
+    channel1: AffineChannel,
+    counts2: np.ndarray,
+    n2: int,
+    channel2: AffineChannel,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(Z, σ̂) per row of the counts: Z the unbiased estimate of ‖p − q‖²₂ (module
+    docstring), σ̂² = 2·Σ_j (u1_j + u2_j)² the plug-in estimate of its null variance."""
+    if n1 < 2 or n2 < 2:
+        raise ValueError(f"the statistic needs at least 2 users a group (n1={n1}, n2={n2})")
+    estimate1, variance1 = _debiased(counts1, n1, channel1)
+    estimate2, variance2 = _debiased(counts2, n2, channel2)
+    spread = variance1 + variance2
+    z = ((estimate1 - estimate2) ** 2 - spread).sum(axis=-1)
+    sd = np.sqrt(2.0 * (spread * spread).sum(axis=-1))
+    return np.asarray(z), np.asarray(sd)
 
 
 def closeness_statistic(
@@ -141,14 +215,21 @@ def closeness_statistic(
     channel2: AffineChannel,
 ) -> np.ndarray:
     """Z, the unbiased estimate of ‖p − q‖²₂ (module docstring), per row of the counts."""
-    if n1 < 2 or n2 < 2:
-        raise ValueError(f"the statistic needs at least 2 users a group (n1={n1}, n2={n2})")
-    x, y = np.asarray(counts1, dtype=np.float64), np.asarray(counts2, dtype=np.float64)
-    (a1, b1), (a2, b2) = channel1.affine, channel2.affine
-    first = (x * (x - 1) / (n1 * (n1 - 1)) - 2 * b1 * x / n1 + b1 * b1) / (a1 * a1)
-    second = (y * (y - 1) / (n2 * (n2 - 1)) - 2 * b2 * y / n2 + b2 * b2) / (a2 * a2)
-    cross = 2 * (x / n1 - b1) * (y / n2 - b2) / (a1 * a2)
-    return np.asarray((first - cross + second).sum(axis=-1))
+    return studentized_statistic(counts1, n1, channel1, counts2, n2, channel2)[0]
+
+
+def best_channel(k: int, eps: float) -> AffineChannel:
+    """The channel a group at ε runs: k-RR, optimized unary encoding or bit flipping,
+    whichever has the least per-user noise (``formulas.bounds.channel_noise``); on a tie
+    the first of those (k-RR sends the fewest bits)."""
+    noises = (
+        (float(krr_noise(float(k), float(eps))), Randomizer.K_RR),
+        (float(unary_noise(float(k), float(eps))), Randomizer.OPTIMIZED_UNARY),
+        (float(bit_flipping_noise(float(k), float(eps))), Randomizer.UNARY),
+    )
+    least = min(noise for noise, _ in noises)
+    randomizer = next(randomizer for noise, randomizer in noises if noise == least)
+    return AffineChannel(randomizer, k, eps)
 
 
 @dataclass(frozen=True)
@@ -187,9 +268,65 @@ class TwoChannelTester:
         return TrialBatch(z / self.threshold, z > self.threshold)
 
 
+@dataclass(frozen=True)
+class ChannelsTester:
+    """Closeness of p (group 1) and q (group 2), each group through its own best channel
+    at its own ε (:func:`best_channel`); rejects when Z > ``threshold_sd``·σ̂ (module
+    docstring). The planner's ``local-private+channels`` protocol."""
+
+    k: int
+    alpha: float
+    eps1: float
+    eps2: float
+    threshold_sd: float = 0.7
+
+    @property
+    def channels(self) -> tuple[AffineChannel, AffineChannel]:
+        return best_channel(self.k, self.eps1), best_channel(self.k, self.eps2)
+
+    def _decide(self, z: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        threshold = self.threshold_sd * sd
+        rejects = (z > threshold) & (sd > 0)
+        ratio = np.where(threshold > 0, z / np.where(threshold > 0, threshold, 1.0), 0.0)
+        return ratio, rejects
+
+    def run(
+        self, samples1: np.ndarray, samples2: np.ndarray, rng: np.random.Generator
+    ) -> TestResult:
+        one, two = self.channels
+        z, sd = studentized_statistic(
+            one.randomize(samples1, rng),
+            len(samples1),
+            one,
+            two.randomize(samples2, rng),
+            len(samples2),
+            two,
+        )
+        ratio, rejects = self._decide(z, sd)
+        return TestResult(float(ratio), bool(rejects))
+
+    def simulate_fast(
+        self, p: np.ndarray, q: np.ndarray, n1: int, n2: int, trials: int, rng: np.random.Generator
+    ) -> TrialBatch:
+        one, two = self.channels
+        z, sd = studentized_statistic(
+            one.fast_counts(p, n1, trials, rng),
+            n1,
+            one,
+            two.fast_counts(q, n2, trials, rng),
+            n2,
+            two,
+        )
+        ratio, rejects = self._decide(z, sd)
+        return TrialBatch(ratio, rejects)
+
+
 __all__ = [
     "AffineChannel",
+    "ChannelsTester",
     "Randomizer",
     "TwoChannelTester",
+    "best_channel",
     "closeness_statistic",
+    "studentized_statistic",
 ]

@@ -18,9 +18,9 @@ from planner.calibration.search import SEARCH_RANGE, smallest_multiplier
 from planner.formulas.repetition import PER_RUN_ERROR
 from planner.formulas.settings import Setting
 from planner.inputs import Accounting, Query
-from planner.plan import strong_order_size
+from planner.plan import run_sizes, strong_order_size
 from planner.protocols import PROTOCOLS, protocol_for
-from planner.protocols.base import DEFAULT_GRID_AXES
+from planner.protocols.base import DEFAULT_GRID_AXES, AllocationFamily
 from planner.statistics import operating_error
 
 DEFAULT_AXES = DEFAULT_GRID_AXES
@@ -163,9 +163,42 @@ def calibrate_point(
     worst = max(
         (o for o in search.verification.outcomes if o.applicable), key=lambda o: o.error_rate
     )
+    multiplier = search.multiplier
+    if multiplier <= low:  # every C below passes too: a protocol's least users decide
+        multiplier = same_sizes_multiplier(point.query(), low, high, extra)
     return PointResult(
-        point, search.multiplier, worst.family, search.verification.n1, search.verification.n2
+        point, multiplier, worst.family, search.verification.n1, search.verification.n2
     )
+
+
+def same_sizes_multiplier(
+    query: Query, multiplier: float, high: float, extra: dict[str, Any]
+) -> float:
+    """The largest C up to ``high`` whose plan runs the same sizes as ``multiplier``'s.
+
+    A node that passes at the search's lowest C is one where a protocol's least users a
+    group (``local_krr.MIN_USERS``) set the sizes, not C: any C up to this one runs the
+    very run that passed. Storing the lowest C instead would pull the interpolated C of
+    every point near the node down to that end of the range, far below what its neighbours
+    need (k = 16, α = 0.95, ε = 5: 0.05 against 0.98 here). Pure arithmetic: no trial."""
+    from planner.calibration.search import table_with
+    from planner.plan import plan
+
+    def sizes(value: float) -> tuple[int, int]:
+        made = plan(query, table_with(query.setting.key, value, **extra), fallback=False)
+        return made.n_users_group1, made.n_users_group2
+
+    ran = sizes(multiplier)
+    if sizes(high) == ran:
+        return high
+    low = multiplier
+    for _ in range(60):  # bisection in log C to a relative 1e-12 or so
+        middle = math.sqrt(low * high)
+        if sizes(middle) == ran:
+            low = middle
+        else:
+            high = middle
+    return low
 
 
 def _run_point(arguments: tuple[GridPoint, int, int, dict[str, Any]]) -> PointResult:
@@ -212,7 +245,9 @@ def monotone_envelope(
 
     n never decreases towards harder nodes: larger k, smaller α, smaller ε_strong, larger
     ε_weak/ε_strong (the directions in which the paper's group 1 needs more users); outside
-    the shuffle model it is taken constant along ε_weak/ε_strong. The
+    the shuffle model it is taken constant along ε_weak/ε_strong, except for a protocol
+    whose groups' sizes each depend on both ε (``AllocationFamily.FIXED``, a channel per
+    group), where the total users never fall towards smaller ε_weak/ε_strong. The
     running maximum is taken on n at the nodes and turned back into C; between nodes the
     plan interpolates log n (``planner.plan.calibrated_multiplier``), so it stays monotone.
 
@@ -244,7 +279,18 @@ def monotone_envelope(
         )
     users = np.asarray(multipliers, dtype=float).reshape(shape) * order
     total_per_strong = np.ones(shape)  # n_total / n1 at each node
-    if record.noise_mu is not None:
+    both_eps = record.allocation_family is AllocationFamily.FIXED
+    if both_eps:
+        # each group's size depends on both ε (a channel per group): the total is what must
+        # not fall towards harder nodes, and a smaller ε_weak/ε_strong is the harder one
+        for index in itertools.product(*(range(size) for size in shape)):
+            k, alpha, eps_s, ratio = (axes[name][i] for name, i in zip(axes, index, strict=True))
+            point = Query(protocol, int(k), float(alpha), float(eps_s), float(eps_s * ratio))
+            sizes = run_sizes(
+                point, float(eps_s), float(eps_s * ratio), 1.0, bound_key, Accounting.EXACT
+            )
+            total_per_strong[index] = 1.0 + sizes.order_weak / sizes.order_strong
+    elif record.noise_mu is not None:
         for index in itertools.product(*(range(size) for size in shape)):
             eps_s, ratio = axes["eps_strong"][index[2]], axes["eps_ratio"][index[3]]
             mu_strong = record.noise_mu(float(eps_s), GRID_DELTA, Accounting.EXACT)
@@ -260,8 +306,12 @@ def monotone_envelope(
         users = np.flip(np.maximum.accumulate(np.flip(users, axis=1), axis=1), axis=1)  # α ↓
         total = users * total_per_strong
         total = np.flip(np.maximum.accumulate(np.flip(total, axis=2), axis=2), axis=2)  # ε_s ↓
-        users = total / total_per_strong
-        users = np.maximum.accumulate(users, axis=3)  # ε_w/ε_s increasing
+        if both_eps:  # ε_w/ε_s decreasing, on the total
+            total = np.flip(np.maximum.accumulate(np.flip(total, axis=3), axis=3), axis=3)
+            users = total / total_per_strong
+        else:
+            users = total / total_per_strong
+            users = np.maximum.accumulate(users, axis=3)  # ε_w/ε_s increasing
         if np.allclose(users, before, rtol=1e-12, atol=0.0):
             break
     return [float(value) for value in (users / order).ravel()]

@@ -53,6 +53,10 @@ def task_cost(arguments: tuple[GridPoint, int, int, dict[str, Any]]) -> float:
     return point_cost(arguments[0], arguments[1])
 
 
+def _tester_extras(table: ConstantTable, setting: str) -> dict[str, Any]:
+    return table.for_setting(setting).tester_extras if table.has_setting(setting) else {}
+
+
 def calibrate(
     settings: Sequence[str],
     *,
@@ -82,7 +86,8 @@ def calibrate(
     grid = axes or (DIRECT_AXES if direct else None)
     own_axes = axes_by_setting or {}
     tasks = [
-        (point, trials, seed, table.for_setting(setting).tester_extras)
+        # a protocol not yet in the table (its first calibration) runs its tester's defaults
+        (point, trials, seed, _tester_extras(table, setting))
         for setting in settings
         for point in grid_points(setting, own_axes.get(setting, grid))
     ]

@@ -37,7 +37,10 @@ def table_with(
     that calibration and plans multiply the same expression.
     """
     table = base or default_constants()
-    entry = table.for_setting(setting_key)
+    if table.has_setting(setting_key):
+        entry = table.for_setting(setting_key)
+    else:  # a protocol's first calibration: its own bound, its tester's defaults
+        entry = SettingConstant(ConstantSource.ORDER, multiplier)
     merged = {name: value for name, value in {**entry.extra, **extra}.items() if name != "grid"}
     shape = None if entry.source is ConstantSource.PROOF else entry.bound  # keep a shape
     changed = SettingConstant(ConstantSource.ORDER, multiplier, shape, entry.note, merged)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from planner.formulas.settings import Coin, Model, Setting
 from planner.protocols import (
     central,
+    local_channels,
     local_krr,
     local_private,
     local_public,
@@ -26,6 +27,7 @@ PROTOCOLS: tuple[Protocol, ...] = (
     shuffle_public.PROTOCOL,
     central.PROTOCOL,
     local_krr.PROTOCOL,
+    local_channels.PROTOCOL,
 )
 """Every protocol, in the order the planner lists them (``compare``, tables, plots)."""
 
