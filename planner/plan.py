@@ -33,6 +33,7 @@ from planner.inputs import (
 from planner.limits import SIMULATION_N_MAX
 from planner.protocols import (
     AllocationFamily,
+    Protocol,
     other_mechanisms,
     private_coin_protocol,
     protocol_for,
@@ -735,6 +736,14 @@ def _cheapest_protocol(
             or table.for_setting(other_protocol.key).source is not source
         ):
             continue
+        # a covered (or unclaimed) plan is displaced only by fewer users: a candidate that
+        # cannot need fewer is not sized (``_least_users``; the choice is the same)
+        if (
+            _PRUNE_CANDIDATES
+            and chosen.coverage is not Coverage.EXTRAPOLATED
+            and _least_users(query, other_protocol, table) >= chosen.total_users
+        ):
+            continue
         other = _ProtocolRun.size(query, other_protocol.setting, table)
         # a covered plan beats an extrapolated one; between equals, the fewer users
         if (other.coverage is Coverage.EXTRAPOLATED, other.total_users) < (
@@ -755,6 +764,47 @@ def _cheapest_protocol(
                     f"{own.title}: a local randomizer's reports are private in every model",
                 )
     return chosen, notes
+
+
+_PRUNE_CANDIDATES = True
+"""Skip a candidate protocol whose least possible users cannot beat the chosen plan's
+(``_cheapest_protocol``); off, every candidate is sized (the tests compare both)."""
+
+_LEAST_MARGIN = 1.0 - 1e-9
+"""The least users are scaled by this: the multiplier's interpolation (a weighted mean of
+logs, then ``exp``) may land a few ulps below its least corner's C."""
+
+
+def _least_users(query: Query, protocol: Protocol, table: ConstantTable) -> float:
+    """A lower limit on ``_ProtocolRun.size(query, protocol.setting, table).total_users``,
+    without sizing it: the strong group's C = 1 size at the query (``strong_order_size``,
+    the ``base_strong`` the multiplier multiplies, whatever the multiplier) times the
+    least multiplier, times the direct factor at β when that is below 1. Every protocol
+    rounds its strong group's users up from multiplier × base_strong (k-RR to at least
+    ``MIN_USERS``), a vote runs at least once and a direct run's multiplier is C × the
+    factor, and the weak group's users are ≥ 0."""
+    constant = table.for_setting(protocol.key)
+    eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
+    factor = 1.0
+    if query.beta < PER_RUN_ERROR:
+        direct = constant.direct_factor(query.beta, query.k, eps_strong, query.alpha)
+        if direct is not None:
+            factor = min(1.0, direct)
+    delta, accounting = query.delta, query.accounting
+    if not protocol.needs_delta:  # as ``with_setting`` leaves them for such a protocol
+        delta, accounting = None, Accounting.EXACT
+    base = strong_order_size(
+        protocol.setting,
+        query.k,
+        query.alpha,
+        eps_strong,
+        eps_weak,
+        delta,
+        accounting,
+        (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1))),
+        constant.bound,
+    )
+    return _LEAST_MARGIN * factor * constant.least_multiplier * base
 
 
 EPS_CAP = 1.0
