@@ -26,6 +26,7 @@ from planner.inputs import (
     EPS_MIN,
     Accounting,
     Query,
+    at_point,
     check_choice,
     check_query,
     with_setting,
@@ -286,6 +287,8 @@ _Remembered = TypeVar("_Remembered")
 _MULTIPLIERS: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
 _SIZES: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
 _GAPS: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
+_RUNS: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
+_LEAST: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
 _REMEMBERED_MAX = 1 << 16
 
 
@@ -305,6 +308,20 @@ def _remembered(
         memory.clear()
     memory[key] = (constant, value)
     return value
+
+
+def _query_values(query: Query) -> tuple[Any, ...]:
+    """Every field of ``query`` but its setting and warnings, as a key (``Query`` equality
+    without hashing the dataclass)."""
+    return (
+        query.k,
+        query.alpha,
+        query.eps1,
+        query.eps2,
+        query.delta,
+        query.beta,
+        query.accounting,
+    )
 
 
 def _point_key(
@@ -496,7 +513,7 @@ def plan(
                 points.insert(0, point)
         runs = []
         for point in points:
-            lowered = replace(query, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha)
+            lowered = at_point(query, point.eps1, point.eps2, point.alpha)
             run, run_notes = _cheapest_protocol(lowered, table, fallback)
             if run.coverage is Coverage.CALIBRATED:
                 runs.append((point, run, run_notes))
@@ -528,13 +545,13 @@ def plan(
         if split is Split.FEWEST:
             made = _split_by_variance(made, best)
     else:
-        lowered = replace(query, eps1=best_point.eps1, eps2=best_point.eps2, alpha=best_point.alpha)
+        lowered = at_point(query, best_point.eps1, best_point.eps2, best_point.alpha)
         made = best.plan(lowered, table, best_notes, split)
         asked_users = asked.total_users
         if split is Split.FEWEST:
             made, asked_users = _split_by_variance(made, best), _fewest_users(asked)
         note = _lowered_note(query, best_point, made, asked, asked_users)
-        made = replace(
+        made = _replaced(
             made,
             query=query,
             tester_point=best_point,
@@ -553,7 +570,7 @@ def plan(
     if made.repetition.method is RepetitionMethod.MAJORITY_VOTE:
         hints.append(_larger_k_hint(query, made, best.constant, table, fallback))
     shown = tuple(hint for hint in hints if hint)
-    return replace(made, warnings=(*made.warnings, *shown)) if shown else made
+    return _replaced(made, warnings=(*made.warnings, *shown)) if shown else made
 
 
 SPLIT_HINT_SHARE = 0.8
@@ -639,9 +656,13 @@ def _variance_sizes(run: _ProtocolRun) -> tuple[int, int] | None:
 
 
 def _fewest_users(run: _ProtocolRun) -> int:
-    """Users in all by the default split (:func:`_variance_sizes` in the local model)."""
-    sizes = _variance_sizes(run)
-    return run.total_users if sizes is None else sum(sizes)
+    """Users in all by the default split (:func:`_variance_sizes` in the local model),
+    kept on the run (a plan compares it at every point)."""
+    fewest = run.fewest
+    if fewest < 0:
+        sizes = _variance_sizes(run)
+        fewest = run.fewest = run.total_users if sizes is None else sum(sizes)
+    return fewest
 
 
 def _split_by_variance(made: Plan, run: _ProtocolRun) -> Plan:
@@ -651,7 +672,7 @@ def _split_by_variance(made: Plan, run: _ProtocolRun) -> Plan:
     if sizes is None:
         return made
     n1, n2 = sizes
-    groups = (replace(made.groups[0], n_users=n1), replace(made.groups[1], n_users=n2))
+    groups = (_replaced(made.groups[0], n_users=n1), _replaced(made.groups[1], n_users=n2))
     gamma1, gamma2 = debias_factor(run.query.eps1), debias_factor(run.query.eps2)
     note = (
         f"split by the tester's variance: n_g ∝ γ_g (γ1 = {gamma1:.4g}, γ2 = {gamma2:.4g}) "
@@ -661,7 +682,7 @@ def _split_by_variance(made: Plan, run: _ProtocolRun) -> Plan:
     # the lines about a group above the baseline, for these sizes
     kept = tuple(w for w in made.warnings if ABOVE_BASELINE not in w)
     above = tuple(_above_baseline_line(g) for g in groups if g.saving_users < 0)
-    return replace(made, groups=groups, warnings=(*kept, *above, note))
+    return _replaced(made, groups=groups, warnings=(*kept, *above, note))
 
 
 def _homogeneous_plan(query: Query, table: ConstantTable, fallback: bool) -> Plan:
@@ -670,7 +691,7 @@ def _homogeneous_plan(query: Query, table: ConstantTable, fallback: bool) -> Pla
     weak = min(query.eps1, query.eps2)
     inner = plan(replace(query, eps1=weak, eps2=weak), table, fallback=fallback)
     if query.eps1 == query.eps2:
-        return replace(inner, split=Split.HOMOGENEOUS)
+        return _replaced(inner, split=Split.HOMOGENEOUS)
     point = inner.tester_point or LoweredPoint(weak, weak, query.alpha)
     same = point.eps1 == point.eps2
     where = f"ε = {point.eps1:g}" if same else f"ε1 = {point.eps1:g}, ε2 = {point.eps2:g}"
@@ -684,10 +705,10 @@ def _homogeneous_plan(query: Query, table: ConstantTable, fallback: bool) -> Pla
     # about its own point (its totals, its vote) are not this query's
     roles = (1, 2) if query.eps1 >= query.eps2 else (2, 1)
     groups = tuple(
-        replace(group, paper_role=role) for group, role in zip(inner.groups, roles, strict=True)
+        _replaced(group, paper_role=role) for group, role in zip(inner.groups, roles, strict=True)
     )
     kept = tuple(line for line in inner.warnings if not line.startswith("the tester runs at"))
-    return replace(
+    return _replaced(
         inner,
         query=query,
         tester_point=point,
@@ -709,7 +730,7 @@ def _lower_bounds_at_the_query(
     for group, eps in zip(groups, (query.eps1, query.eps2), strict=True):
         value = _bound_value(lower.key, (("k", query.k), ("alpha", query.alpha), ("eps", eps)))
         gap = group.optimality_gap * group.lower_bound / value
-        redone.append(replace(group, lower_bound=value, optimality_gap=gap))
+        redone.append(_replaced(group, lower_bound=value, optimality_gap=gap))
     return redone[0], redone[1]
 
 
@@ -784,6 +805,12 @@ def _least_users(query: Query, protocol: Protocol, table: ConstantTable) -> floa
     ``MIN_USERS``), a vote runs at least once and a direct run's multiplier is C × the
     factor, and the weak group's users are ≥ 0."""
     constant = table.for_setting(protocol.key)
+    key = (id(constant), protocol.key, *_query_values(query))
+    return _remembered(_LEAST, constant, key, lambda: _least_users_of(query, protocol, constant))
+
+
+def _least_users_of(query: Query, protocol: Protocol, constant: SettingConstant) -> float:
+    """:func:`_least_users` with the protocol's constant."""
     eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
     factor = 1.0
     if query.beta < PER_RUN_ERROR:
@@ -967,11 +994,25 @@ class _ProtocolRun:
     coverage: Coverage
     outside: tuple[tuple[str, float, float, float], ...]
     """The covered ranges the point lies outside of (``coverage_gaps``)."""
+    total_users: int
+    """n1 + n2 of the plan this run gives."""
+    named_users: tuple[int, int]
+    """(n1, n2) of the plan this run gives (the larger ε plays the paper's group 1)."""
+    fewest: int = -1
+    """``_fewest_users``, once asked (-1 before): a plan compares it at every point."""
 
     @classmethod
     def size(cls, asked: Query, protocol: Setting, table: ConstantTable) -> _ProtocolRun:
-        query = with_setting(asked, protocol)
+        """``protocol`` sized at ``asked``, remembered per constant and point (its sizes,
+        multiplier and coverage gaps are: a plan sizes its query again at the homogeneous
+        and larger-k plans, a compare or an allocation its points again)."""
         constant = table.for_setting(protocol.key)
+        key = (id(constant), protocol.key, asked.setting.key, *_query_values(asked))
+        return _remembered(_RUNS, constant, key, lambda: cls._sized(asked, protocol, constant))
+
+    @classmethod
+    def _sized(cls, asked: Query, protocol: Setting, constant: SettingConstant) -> _ProtocolRun:
+        query = with_setting(asked, protocol)
         eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
         compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
         repetition, main = _repetition(
@@ -994,6 +1035,8 @@ class _ProtocolRun:
             coverage = Coverage.NONE
         else:
             coverage = Coverage.EXTRAPOLATED if outside else Coverage.CALIBRATED
+        runs = repetition.runs
+        strong, weak = runs * main.n_strong, runs * main.n_weak
         return cls(
             query,
             protocol,
@@ -1005,19 +1048,9 @@ class _ProtocolRun:
             main,
             coverage,
             outside,
+            strong + weak,
+            (strong, weak) if query.eps1 >= query.eps2 else (weak, strong),
         )
-
-    @property
-    def total_users(self) -> int:
-        """n1 + n2 of the plan this run gives."""
-        return self.repetition.runs * (self.main.n_strong + self.main.n_weak)
-
-    @property
-    def named_users(self) -> tuple[int, int]:
-        """(n1, n2) of the plan this run gives (the larger ε plays the paper's group 1)."""
-        runs = self.repetition.runs
-        strong, weak = runs * self.main.n_strong, runs * self.main.n_weak
-        return (strong, weak) if self.query.eps1 >= self.query.eps2 else (weak, strong)
 
     def plan(
         self,
@@ -1173,6 +1206,12 @@ def _made(cls: type[_Frozen], **values: Any) -> _Frozen:
     made = object.__new__(cls)
     made.__dict__.update(values)
     return made
+
+
+def _replaced(made: _Frozen, **changes: Any) -> _Frozen:
+    """``dataclasses.replace(made, **changes)`` for a ``Plan`` or ``GroupPlan``, built as
+    :func:`_made` builds them."""
+    return _made(type(made), **{**made.__dict__, **changes})
 
 
 def _repetition(
