@@ -749,6 +749,7 @@ def _cheapest_protocol(
     own = protocol_for(query.setting)
     private = private_coin_protocol(own)
     source = table.for_setting(own.key).source
+    values = _query_values(query)
     for other_protocol in (*((private,) if private else ()), *other_mechanisms(own)):
         # only a protocol sized the same way (calibrated, the proofs' or the orders'
         # constants) may displace the query's own: ``--constants proof`` plans by proofs
@@ -762,7 +763,7 @@ def _cheapest_protocol(
         if (
             _PRUNE_CANDIDATES
             and chosen.coverage is not Coverage.EXTRAPOLATED
-            and _least_users(query, other_protocol, table) >= chosen.total_users
+            and _least_users(query, other_protocol, table, values) >= chosen.total_users
         ):
             continue
         other = _ProtocolRun.size(query, other_protocol.setting, table)
@@ -796,16 +797,22 @@ _LEAST_MARGIN = 1.0 - 1e-9
 logs, then ``exp``) may land a few ulps below its least corner's C."""
 
 
-def _least_users(query: Query, protocol: Protocol, table: ConstantTable) -> float:
+def _least_users(
+    query: Query, protocol: Protocol, table: ConstantTable, values: tuple[Any, ...] | None = None
+) -> float:
     """A lower limit on ``_ProtocolRun.size(query, protocol.setting, table).total_users``,
     without sizing it: the strong group's C = 1 size at the query (``strong_order_size``,
     the ``base_strong`` the multiplier multiplies, whatever the multiplier) times the
     least multiplier, times the direct factor at β when that is below 1. Every protocol
     rounds its strong group's users up from multiplier × base_strong (k-RR to at least
     ``MIN_USERS``), a vote runs at least once and a direct run's multiplier is C × the
-    factor, and the weak group's users are ≥ 0."""
+    factor, and the weak group's users are ≥ 0. Remembered per constant and point
+    (``values``: the query's ``_query_values``, when the caller has them)."""
     constant = table.for_setting(protocol.key)
-    key = (id(constant), protocol.key, *_query_values(query))
+    key = (id(constant), protocol.key, *(values or _query_values(query)))
+    known = _LEAST.get(key)
+    if known is not None and known[0] is constant:
+        return known[1]
     return _remembered(_LEAST, constant, key, lambda: _least_users_of(query, protocol, constant))
 
 
@@ -896,13 +903,15 @@ def _tester_points(
         caps.append((math.inf, covered_alpha))
     points: list[LoweredPoint] = []
     asked = (query.eps1, query.eps2, query.alpha)
+    seen = {asked}  # (ε1, ε2, α): a point's equality, without its dataclass __eq__
     for rung in rungs:
         for top_eps, top_alpha in caps:
             strong, weak = min(rung, top_eps), min(eps_weak, top_eps)
             eps1, eps2 = (strong, weak) if strong_is_1 else (weak, strong)
-            point = LoweredPoint(eps1, eps2, min(query.alpha, top_alpha))
-            if (point.eps1, point.eps2, point.alpha) != asked and point not in points:
-                points.append(point)
+            values = (eps1, eps2, min(query.alpha, top_alpha))
+            if values not in seen:
+                seen.add(values)
+                points.append(LoweredPoint(*values))
     return points
 
 
@@ -1210,8 +1219,16 @@ def _made(cls: type[_Frozen], **values: Any) -> _Frozen:
 
 def _replaced(made: _Frozen, **changes: Any) -> _Frozen:
     """``dataclasses.replace(made, **changes)`` for a ``Plan`` or ``GroupPlan``, built as
-    :func:`_made` builds them."""
-    return _made(type(made), **{**made.__dict__, **changes})
+    :func:`_made` builds them (``made`` has every field: only the changes are checked)."""
+    cls = type(made)
+    names = _FIELD_NAMES.get(cls)
+    if names is None or not changes.keys() <= names:
+        return _made(cls, **{**made.__dict__, **changes})
+    copied = object.__new__(cls)
+    fields = copied.__dict__
+    fields.update(made.__dict__)
+    fields.update(changes)
+    return copied
 
 
 def _repetition(
