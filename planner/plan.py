@@ -290,6 +290,9 @@ _GAPS: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
 _RUNS: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
 _LEAST: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
 _REMEMBERED_MAX = 1 << 16
+_RUNS_MAX = 1 << 12
+"""Sized protocols remembered (``_ProtocolRun.size``): each holds its query and repetition
+besides the sizes ``_SIZES`` holds, and a plan sizes a handful."""
 
 
 def _remembered(
@@ -297,17 +300,26 @@ def _remembered(
     constant: SettingConstant,
     key: tuple[Any, ...],
     make: Callable[[], _Remembered],
+    limit: int = _REMEMBERED_MAX,
 ) -> _Remembered:
     """``make()``, remembered in ``memory`` per constant and ``key`` (a point); ``key``
-    starts with ``id(constant)``, and the entry keeps its constant alive."""
+    starts with ``id(constant)``, and the entry keeps its constant alive. Past ``limit``
+    entries the memory starts again."""
     known = memory.get(key)
     if known is not None and known[0] is constant:
         return known[1]
     value = make()
-    if len(memory) >= _REMEMBERED_MAX:
+    if len(memory) >= limit:
         memory.clear()
     memory[key] = (constant, value)
     return value
+
+
+def _compression(constant: SettingConstant) -> tuple[int, int]:
+    """(L, hashes) of the constant's tester, read each time: part of every remembered
+    point's key, as a caller may set them in the constant in place (a test does)."""
+    extra = constant.extra
+    return int(extra.get("L", 2)), int(extra.get("hashes", 1))
 
 
 def _query_values(query: Query) -> tuple[Any, ...]:
@@ -809,7 +821,7 @@ def _least_users(
     factor, and the weak group's users are ≥ 0. Remembered per constant and point
     (``values``: the query's ``_query_values``, when the caller has them)."""
     constant = table.for_setting(protocol.key)
-    key = (id(constant), protocol.key, *(values or _query_values(query)))
+    key = (id(constant), protocol.key, *(values or _query_values(query)), _compression(constant))
     known = _LEAST.get(key)
     if known is not None and known[0] is constant:
         return known[1]
@@ -835,7 +847,7 @@ def _least_users_of(query: Query, protocol: Protocol, constant: SettingConstant)
         eps_weak,
         delta,
         accounting,
-        (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1))),
+        _compression(constant),
         constant.bound,
     )
     return _LEAST_MARGIN * factor * constant.least_multiplier * base
@@ -1014,16 +1026,26 @@ class _ProtocolRun:
     def size(cls, asked: Query, protocol: Setting, table: ConstantTable) -> _ProtocolRun:
         """``protocol`` sized at ``asked``, remembered per constant and point (its sizes,
         multiplier and coverage gaps are: a plan sizes its query again at the homogeneous
-        and larger-k plans, a compare or an allocation its points again)."""
+        and larger-k plans, a compare or an allocation its points again). The constant's
+        tables are read once per point, as its grid's are; its L and hashes are part of the
+        key (``_compression``)."""
         constant = table.for_setting(protocol.key)
-        key = (id(constant), protocol.key, asked.setting.key, *_query_values(asked))
-        return _remembered(_RUNS, constant, key, lambda: cls._sized(asked, protocol, constant))
+        key = (
+            id(constant),
+            protocol.key,
+            asked.setting.key,
+            *_query_values(asked),
+            _compression(constant),
+        )
+        return _remembered(
+            _RUNS, constant, key, lambda: cls._sized(asked, protocol, constant), _RUNS_MAX
+        )
 
     @classmethod
     def _sized(cls, asked: Query, protocol: Setting, constant: SettingConstant) -> _ProtocolRun:
         query = with_setting(asked, protocol)
         eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
-        compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
+        compression = _compression(constant)
         repetition, main = _repetition(
             query,
             constant,
