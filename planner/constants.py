@@ -92,6 +92,18 @@ class SettingConstant:
                 )
         return corners
 
+    @functools.cached_property
+    def least_multiplier(self) -> float:
+        """The least C a point's multiplier can take (``planner.plan.calibrated_multiplier``):
+        the scalar C without a grid; with one, the least node's C (with the margin), as the
+        multiplier is at least the geometric mean of its corners' C, weighted by
+        :meth:`grid_corners`' weights (≥ 0, summing to 1). A lower limit for pruning."""
+        grid = self._parsed_grid
+        if grid is None:
+            return self.multiplier
+        _, _, values, margin = grid
+        return margin * float(values.min())
+
     def grid_corner_arrays(
         self, k: Any, alpha: Any, eps_strong: Any, eps_weak: Any
     ) -> list[GridCorner] | None:

@@ -312,3 +312,20 @@ def with_setting(query: Query, setting: Setting) -> Query:
     if not query.warnings and (setting is query.setting or setting == query.setting):
         return query  # already that query
     return _restore_query({**query.__dict__, "setting": setting, "warnings": ()})
+
+
+def at_point(query: Query, eps1: float, eps2: float, alpha: float) -> Query:
+    """``dataclasses.replace(query, eps1=eps1, eps2=eps2, alpha=alpha)`` without checking
+    the query again when the three are floats in the accepted ranges (what ``Query``
+    keeps as given; its other fields and δ's rule do not depend on them): a plan asks for
+    each tester point below its query."""
+    if (
+        type(eps1) is float
+        and type(eps2) is float
+        and type(alpha) is float
+        and EPS_MIN <= eps1 <= EPS_MAX
+        and EPS_MIN <= eps2 <= EPS_MAX
+        and ALPHA_MIN <= alpha <= 1.0
+    ):
+        return _restore_query({**query.__dict__, "eps1": eps1, "eps2": eps2, "alpha": alpha})
+    return dataclasses.replace(query, eps1=eps1, eps2=eps2, alpha=alpha)

@@ -26,6 +26,7 @@ from planner.inputs import (
     EPS_MIN,
     Accounting,
     Query,
+    at_point,
     check_choice,
     check_query,
     with_setting,
@@ -33,6 +34,7 @@ from planner.inputs import (
 from planner.limits import SIMULATION_N_MAX
 from planner.protocols import (
     AllocationFamily,
+    Protocol,
     other_mechanisms,
     private_coin_protocol,
     protocol_for,
@@ -285,7 +287,12 @@ _Remembered = TypeVar("_Remembered")
 _MULTIPLIERS: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
 _SIZES: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
 _GAPS: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
+_RUNS: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
+_LEAST: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
 _REMEMBERED_MAX = 1 << 16
+_RUNS_MAX = 1 << 12
+"""Sized protocols remembered (``_ProtocolRun.size``): each holds its query and repetition
+besides the sizes ``_SIZES`` holds, and a plan sizes a handful."""
 
 
 def _remembered(
@@ -293,17 +300,40 @@ def _remembered(
     constant: SettingConstant,
     key: tuple[Any, ...],
     make: Callable[[], _Remembered],
+    limit: int = _REMEMBERED_MAX,
 ) -> _Remembered:
     """``make()``, remembered in ``memory`` per constant and ``key`` (a point); ``key``
-    starts with ``id(constant)``, and the entry keeps its constant alive."""
+    starts with ``id(constant)``, and the entry keeps its constant alive. Past ``limit``
+    entries the memory starts again."""
     known = memory.get(key)
     if known is not None and known[0] is constant:
         return known[1]
     value = make()
-    if len(memory) >= _REMEMBERED_MAX:
+    if len(memory) >= limit:
         memory.clear()
     memory[key] = (constant, value)
     return value
+
+
+def _compression(constant: SettingConstant) -> tuple[int, int]:
+    """(L, hashes) of the constant's tester, read each time: part of every remembered
+    point's key, as a caller may set them in the constant in place (a test does)."""
+    extra = constant.extra
+    return int(extra.get("L", 2)), int(extra.get("hashes", 1))
+
+
+def _query_values(query: Query) -> tuple[Any, ...]:
+    """Every field of ``query`` but its setting and warnings, as a key (``Query`` equality
+    without hashing the dataclass)."""
+    return (
+        query.k,
+        query.alpha,
+        query.eps1,
+        query.eps2,
+        query.delta,
+        query.beta,
+        query.accounting,
+    )
 
 
 def _point_key(
@@ -497,7 +527,7 @@ def plan(
                 points.insert(0, point)
         runs = []
         for point in points:
-            lowered = replace(query, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha)
+            lowered = at_point(query, point.eps1, point.eps2, point.alpha)
             run, run_notes = _cheapest_protocol(lowered, table, fallback)
             if run.coverage is Coverage.CALIBRATED:
                 runs.append((point, run, run_notes))
@@ -529,13 +559,13 @@ def plan(
         if split is Split.FEWEST:
             made = _split_by_variance(made, best)
     else:
-        lowered = replace(query, eps1=best_point.eps1, eps2=best_point.eps2, alpha=best_point.alpha)
+        lowered = at_point(query, best_point.eps1, best_point.eps2, best_point.alpha)
         made = best.plan(lowered, table, best_notes, split)
         asked_users = asked.total_users
         if split is Split.FEWEST:
             made, asked_users = _split_by_variance(made, best), _fewest_users(asked)
         note = _lowered_note(query, best_point, made, asked, asked_users)
-        made = replace(
+        made = _replaced(
             made,
             query=query,
             tester_point=best_point,
@@ -554,7 +584,7 @@ def plan(
     if made.repetition.method is RepetitionMethod.MAJORITY_VOTE:
         hints.append(_larger_k_hint(query, made, best.constant, table, fallback))
     shown = tuple(hint for hint in hints if hint)
-    return replace(made, warnings=(*made.warnings, *shown)) if shown else made
+    return _replaced(made, warnings=(*made.warnings, *shown)) if shown else made
 
 
 SPLIT_HINT_SHARE = 0.8
@@ -640,9 +670,13 @@ def _variance_sizes(run: _ProtocolRun) -> tuple[int, int] | None:
 
 
 def _fewest_users(run: _ProtocolRun) -> int:
-    """Users in all by the default split (:func:`_variance_sizes` in the local model)."""
-    sizes = _variance_sizes(run)
-    return run.total_users if sizes is None else sum(sizes)
+    """Users in all by the default split (:func:`_variance_sizes` in the local model),
+    kept on the run (a plan compares it at every point)."""
+    fewest = run.fewest
+    if fewest < 0:
+        sizes = _variance_sizes(run)
+        fewest = run.fewest = run.total_users if sizes is None else sum(sizes)
+    return fewest
 
 
 def _split_by_variance(made: Plan, run: _ProtocolRun) -> Plan:
@@ -652,7 +686,7 @@ def _split_by_variance(made: Plan, run: _ProtocolRun) -> Plan:
     if sizes is None:
         return made
     n1, n2 = sizes
-    groups = (replace(made.groups[0], n_users=n1), replace(made.groups[1], n_users=n2))
+    groups = (_replaced(made.groups[0], n_users=n1), _replaced(made.groups[1], n_users=n2))
     gamma1, gamma2 = debias_factor(run.query.eps1), debias_factor(run.query.eps2)
     note = (
         f"split by the tester's variance: n_g ∝ γ_g (γ1 = {gamma1:.4g}, γ2 = {gamma2:.4g}) "
@@ -662,7 +696,7 @@ def _split_by_variance(made: Plan, run: _ProtocolRun) -> Plan:
     # the lines about a group above the baseline, for these sizes
     kept = tuple(w for w in made.warnings if ABOVE_BASELINE not in w)
     above = tuple(_above_baseline_line(g) for g in groups if g.saving_users < 0)
-    return replace(made, groups=groups, warnings=(*kept, *above, note))
+    return _replaced(made, groups=groups, warnings=(*kept, *above, note))
 
 
 def _homogeneous_plan(query: Query, table: ConstantTable, fallback: bool) -> Plan:
@@ -671,7 +705,7 @@ def _homogeneous_plan(query: Query, table: ConstantTable, fallback: bool) -> Pla
     weak = min(query.eps1, query.eps2)
     inner = plan(replace(query, eps1=weak, eps2=weak), table, fallback=fallback)
     if query.eps1 == query.eps2:
-        return replace(inner, split=Split.HOMOGENEOUS)
+        return _replaced(inner, split=Split.HOMOGENEOUS)
     point = inner.tester_point or LoweredPoint(weak, weak, query.alpha)
     same = point.eps1 == point.eps2
     where = f"ε = {point.eps1:g}" if same else f"ε1 = {point.eps1:g}, ε2 = {point.eps2:g}"
@@ -685,10 +719,10 @@ def _homogeneous_plan(query: Query, table: ConstantTable, fallback: bool) -> Pla
     # about its own point (its totals, its vote) are not this query's
     roles = (1, 2) if query.eps1 >= query.eps2 else (2, 1)
     groups = tuple(
-        replace(group, paper_role=role) for group, role in zip(inner.groups, roles, strict=True)
+        _replaced(group, paper_role=role) for group, role in zip(inner.groups, roles, strict=True)
     )
     kept = tuple(line for line in inner.warnings if not line.startswith("the tester runs at"))
-    return replace(
+    return _replaced(
         inner,
         query=query,
         tester_point=point,
@@ -710,7 +744,7 @@ def _lower_bounds_at_the_query(
     for group, eps in zip(groups, (query.eps1, query.eps2), strict=True):
         value = _bound_value(lower.key, (("k", query.k), ("alpha", query.alpha), ("eps", eps)))
         gap = group.optimality_gap * group.lower_bound / value
-        redone.append(replace(group, lower_bound=value, optimality_gap=gap))
+        redone.append(_replaced(group, lower_bound=value, optimality_gap=gap))
     return redone[0], redone[1]
 
 
@@ -729,12 +763,21 @@ def _cheapest_protocol(
     own = protocol_for(query.setting)
     private = private_coin_protocol(own)
     source = table.for_setting(own.key).source
+    values = _query_values(query)
     for other_protocol in (*((private,) if private else ()), *other_mechanisms(own)):
         # only a protocol sized the same way (calibrated, the proofs' or the orders'
         # constants) may displace the query's own: ``--constants proof`` plans by proofs
         if other_protocol is not private and (
             not table.has_setting(other_protocol.key)
             or table.for_setting(other_protocol.key).source is not source
+        ):
+            continue
+        # a covered (or unclaimed) plan is displaced only by fewer users: a candidate that
+        # cannot need fewer is not sized (``_least_users``; the choice is the same)
+        if (
+            _PRUNE_CANDIDATES
+            and chosen.coverage is not Coverage.EXTRAPOLATED
+            and _least_users(query, other_protocol, table, values) >= chosen.total_users
         ):
             continue
         other = _ProtocolRun.size(query, other_protocol.setting, table)
@@ -757,6 +800,59 @@ def _cheapest_protocol(
                     f"{own.title}: a local randomizer's reports are private in every model",
                 )
     return chosen, notes
+
+
+_PRUNE_CANDIDATES = True
+"""Skip a candidate protocol whose least possible users cannot beat the chosen plan's
+(``_cheapest_protocol``); off, every candidate is sized (the tests compare both)."""
+
+_LEAST_MARGIN = 1.0 - 1e-9
+"""The least users are scaled by this: the multiplier's interpolation (a weighted mean of
+logs, then ``exp``) may land a few ulps below its least corner's C."""
+
+
+def _least_users(
+    query: Query, protocol: Protocol, table: ConstantTable, values: tuple[Any, ...] | None = None
+) -> float:
+    """A lower limit on ``_ProtocolRun.size(query, protocol.setting, table).total_users``,
+    without sizing it: the strong group's C = 1 size at the query (``strong_order_size``,
+    the ``base_strong`` the multiplier multiplies, whatever the multiplier) times the
+    least multiplier, times the direct factor at β when that is below 1. Every protocol
+    rounds its strong group's users up from multiplier × base_strong (k-RR to at least
+    ``MIN_USERS``), a vote runs at least once and a direct run's multiplier is C × the
+    factor, and the weak group's users are ≥ 0. Remembered per constant and point
+    (``values``: the query's ``_query_values``, when the caller has them)."""
+    constant = table.for_setting(protocol.key)
+    key = (id(constant), protocol.key, *(values or _query_values(query)), _compression(constant))
+    known = _LEAST.get(key)
+    if known is not None and known[0] is constant:
+        return known[1]
+    return _remembered(_LEAST, constant, key, lambda: _least_users_of(query, protocol, constant))
+
+
+def _least_users_of(query: Query, protocol: Protocol, constant: SettingConstant) -> float:
+    """:func:`_least_users` with the protocol's constant."""
+    eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
+    factor = 1.0
+    if query.beta < PER_RUN_ERROR:
+        direct = constant.direct_factor(query.beta, query.k, eps_strong, query.alpha)
+        if direct is not None:
+            factor = min(1.0, direct)
+    delta, accounting = query.delta, query.accounting
+    if not protocol.needs_delta:  # as ``with_setting`` leaves them for such a protocol
+        delta, accounting = None, Accounting.EXACT
+    base = strong_order_size(
+        protocol.setting,
+        query.k,
+        query.alpha,
+        eps_strong,
+        eps_weak,
+        delta,
+        accounting,
+        _compression(constant),
+        constant.bound,
+    )
+    return _LEAST_MARGIN * factor * constant.least_multiplier * base
 
 
 EPS_CAP = 1.0
@@ -821,13 +917,15 @@ def _tester_points(
         caps.append((math.inf, covered_alpha))
     points: list[LoweredPoint] = []
     asked = (query.eps1, query.eps2, query.alpha)
+    seen = {asked}  # (ε1, ε2, α): a point's equality, without its dataclass __eq__
     for rung in rungs:
         for top_eps, top_alpha in caps:
             strong, weak = min(rung, top_eps), min(eps_weak, top_eps)
             eps1, eps2 = (strong, weak) if strong_is_1 else (weak, strong)
-            point = LoweredPoint(eps1, eps2, min(query.alpha, top_alpha))
-            if (point.eps1, point.eps2, point.alpha) != asked and point not in points:
-                points.append(point)
+            values = (eps1, eps2, min(query.alpha, top_alpha))
+            if values not in seen:
+                seen.add(values)
+                points.append(LoweredPoint(*values))
     return points
 
 
@@ -919,13 +1017,37 @@ class _ProtocolRun:
     coverage: Coverage
     outside: tuple[tuple[str, float, float, float], ...]
     """The covered ranges the point lies outside of (``coverage_gaps``)."""
+    total_users: int
+    """n1 + n2 of the plan this run gives."""
+    named_users: tuple[int, int]
+    """(n1, n2) of the plan this run gives (the larger ε plays the paper's group 1)."""
+    fewest: int = -1
+    """``_fewest_users``, once asked (-1 before): a plan compares it at every point."""
 
     @classmethod
     def size(cls, asked: Query, protocol: Setting, table: ConstantTable) -> _ProtocolRun:
-        query = with_setting(asked, protocol)
+        """``protocol`` sized at ``asked``, remembered per constant and point (its sizes,
+        multiplier and coverage gaps are: a plan sizes its query again at the homogeneous
+        and larger-k plans, a compare or an allocation its points again). The constant's
+        tables are read once per point, as its grid's are; its L and hashes are part of the
+        key (``_compression``)."""
         constant = table.for_setting(protocol.key)
+        key = (
+            id(constant),
+            protocol.key,
+            asked.setting.key,
+            *_query_values(asked),
+            _compression(constant),
+        )
+        return _remembered(
+            _RUNS, constant, key, lambda: cls._sized(asked, protocol, constant), _RUNS_MAX
+        )
+
+    @classmethod
+    def _sized(cls, asked: Query, protocol: Setting, constant: SettingConstant) -> _ProtocolRun:
+        query = with_setting(asked, protocol)
         eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
-        compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
+        compression = _compression(constant)
         repetition, main = _repetition(
             query,
             constant,
@@ -946,6 +1068,8 @@ class _ProtocolRun:
             coverage = Coverage.NONE
         else:
             coverage = Coverage.EXTRAPOLATED if outside else Coverage.CALIBRATED
+        runs = repetition.runs
+        strong, weak = runs * main.n_strong, runs * main.n_weak
         return cls(
             query,
             protocol,
@@ -957,19 +1081,9 @@ class _ProtocolRun:
             main,
             coverage,
             outside,
+            strong + weak,
+            (strong, weak) if query.eps1 >= query.eps2 else (weak, strong),
         )
-
-    @property
-    def total_users(self) -> int:
-        """n1 + n2 of the plan this run gives."""
-        return self.repetition.runs * (self.main.n_strong + self.main.n_weak)
-
-    @property
-    def named_users(self) -> tuple[int, int]:
-        """(n1, n2) of the plan this run gives (the larger ε plays the paper's group 1)."""
-        runs = self.repetition.runs
-        strong, weak = runs * self.main.n_strong, runs * self.main.n_weak
-        return (strong, weak) if self.query.eps1 >= self.query.eps2 else (weak, strong)
 
     def plan(
         self,
@@ -1125,6 +1239,20 @@ def _made(cls: type[_Frozen], **values: Any) -> _Frozen:
     made = object.__new__(cls)
     made.__dict__.update(values)
     return made
+
+
+def _replaced(made: _Frozen, **changes: Any) -> _Frozen:
+    """``dataclasses.replace(made, **changes)`` for a ``Plan`` or ``GroupPlan``, built as
+    :func:`_made` builds them (``made`` has every field: only the changes are checked)."""
+    cls = type(made)
+    names = _FIELD_NAMES.get(cls)
+    if names is None or not changes.keys() <= names:
+        return _made(cls, **{**made.__dict__, **changes})
+    copied = object.__new__(cls)
+    fields = copied.__dict__
+    fields.update(made.__dict__)
+    fields.update(changes)
+    return copied
 
 
 def _repetition(

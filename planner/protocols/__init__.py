@@ -8,6 +8,8 @@ sizing, tester, allocation family, colour). To add a protocol: its bound in
 
 from __future__ import annotations
 
+import functools
+
 from planner.formulas.settings import Coin, Model, Setting
 from planner.protocols import (
     central,
@@ -58,6 +60,7 @@ under a more trusted one too (a curator or a shuffler may run users' local rando
 pass their reports on: the output is a post-processing of ε-LDP reports)."""
 
 
+@functools.cache
 def other_mechanisms(protocol: Protocol) -> tuple[Protocol, ...]:
     """The protocols a query of ``protocol``'s setting may run instead, each as private as
     the query asks, in :data:`PROTOCOLS` order: the other mechanisms of its model, and the
@@ -67,7 +70,7 @@ def other_mechanisms(protocol: Protocol) -> tuple[Protocol, ...]:
     (ε, δ) protocol serves only a query that gives δ. The public-coin protocol's own
     private-coin twin is not listed (``private_coin_protocol``). The plan runs whichever
     needs the fewest users (``planner.plan``), so a more trusted model never needs more
-    users than a less trusted one."""
+    users than a less trusted one. Remembered per protocol (a plan asks at every point)."""
     setting = protocol.setting
     if setting.mechanism:
         return ()

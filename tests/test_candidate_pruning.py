@@ -1,0 +1,123 @@
+"""Pruning the candidate protocols (``planner.plan._least_users``) changes no plan.
+
+A plan sizes every protocol its query may run at each tester point; one whose least
+possible users cannot beat the plan chosen so far is skipped. These tests plan random
+queries with the pruning on and off and require the very same plan, field by field.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+
+import pytest
+
+from planner.api import SETTING_KEYS
+from planner.constants import ConstantSource, constants_with_source, default_constants
+from planner.formulas.settings import Model, Setting
+from planner.inputs import Accounting, Query
+from planner.plan import Split, plan
+from planner.protocols import PROTOCOLS
+
+PLAN_MODULE = sys.modules["planner.plan"]  # ``planner.plan`` the attribute is the function
+
+
+def _random_queries(count: int, seed: int) -> list[Query]:
+    rng = random.Random(seed)
+
+    def log_uniform(low: float, high: float) -> float:
+        return math.exp(rng.uniform(math.log(low), math.log(high)))
+
+    queries = []
+    for index in range(count):
+        setting = Setting.from_key(SETTING_KEYS[index % len(SETTING_KEYS)])
+        shuffle = setting.model is Model.SHUFFLE
+        k, alpha, eps1 = int(log_uniform(2, 1e6)), log_uniform(0.01, 1), log_uniform(0.01, 20)
+        queries.append(
+            Query(
+                setting,
+                k,
+                alpha,
+                eps1,
+                eps1 if index % 7 == 0 else log_uniform(0.01, 20),  # now and then equal ε
+                10 ** rng.uniform(-10, -3) if shuffle else None,
+                log_uniform(0.01, 1 / 3) if index % 3 == 1 else 1 / 3,
+                Accounting.PAPER if shuffle and index % 4 == 3 else Accounting.EXACT,
+            )
+        )
+    return queries
+
+
+def _planned(query: Query, **options: object) -> str:
+    """The whole plan, every field (the query's warnings too), or the error it raises."""
+    try:
+        return repr(plan(query, **options))  # type: ignore[arg-type]
+    except Exception as error:  # the same refusal either way
+        return f"{type(error).__name__}: {error}"
+
+
+def _both_ways(monkeypatch: pytest.MonkeyPatch, query: Query, **options: object) -> None:
+    monkeypatch.setattr(PLAN_MODULE, "_PRUNE_CANDIDATES", True)
+    pruned = _planned(query, **options)
+    monkeypatch.setattr(PLAN_MODULE, "_PRUNE_CANDIDATES", False)
+    full = _planned(query, **options)
+    assert pruned == full, (query, options)
+
+
+def test_pruning_changes_no_plan_over_random_queries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """200 random queries over the accepted range, every setting, β at 1/3 and below,
+    both accountings, each split: the same plan with and without the pruning."""
+    splits = tuple(Split)
+    for index, query in enumerate(_random_queries(200, 20261128)):
+        _both_ways(monkeypatch, query, split=splits[index % len(splits)])
+
+
+@pytest.mark.parametrize("source", [ConstantSource.PROOF, ConstantSource.ORDER])
+def test_pruning_changes_no_plan_with_other_constants(
+    monkeypatch: pytest.MonkeyPatch, source: ConstantSource
+) -> None:
+    table = constants_with_source(source)
+    for query in _random_queries(30, 7):
+        _both_ways(monkeypatch, query, constants=table)
+
+
+def test_pruning_skips_candidates_at_the_benchmark_queries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """It does prune: at k = 1000, α = 0.1, ε = (1, 0.25) (``benchmarks/bench_planner.py``)
+    the five settings' plans sized 19 protocols at their points, against 51 without it
+    (2026-11-28's constants): fewer than half."""
+    sized: list[str] = []
+    original = PLAN_MODULE._ProtocolRun.size.__func__
+
+    def counting(cls, asked, protocol, table):  # type: ignore[no-untyped-def]
+        sized.append(protocol.key)
+        return original(cls, asked, protocol, table)
+
+    monkeypatch.setattr(PLAN_MODULE._ProtocolRun, "size", classmethod(counting))
+    counts = []
+    for prune in (True, False):
+        monkeypatch.setattr(PLAN_MODULE, "_PRUNE_CANDIDATES", prune)
+        sized.clear()
+        for key in SETTING_KEYS:
+            setting = Setting.from_key(key)
+            delta = 1e-6 if setting.model is Model.SHUFFLE else None
+            plan(Query(setting, 1000, 0.1, 1.0, 0.25, delta))
+        counts.append(len(sized))
+    assert 2 * counts[0] < counts[1]
+
+
+def test_least_users_is_below_every_candidates_users() -> None:
+    """The lower limit itself, for every protocol at random queries."""
+    table = default_constants()
+    checked = 0
+    for query in _random_queries(100, 11):
+        for protocol in PROTOCOLS:
+            if protocol.needs_delta and query.delta is None:
+                continue
+            least = PLAN_MODULE._least_users(query, protocol, table)
+            run = PLAN_MODULE._ProtocolRun.size(query, protocol.setting, table)
+            assert least <= run.total_users, (query, protocol.key)
+            checked += 1
+    assert checked > 400
