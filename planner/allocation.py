@@ -40,7 +40,6 @@ from enum import StrEnum
 import numpy as np
 
 from planner.constants import ConstantTable, SettingConstant, default_constants
-from planner.formulas.hadamard import debias_factor
 from planner.inputs import InputError, Query, check_integer, check_number
 from planner.plan import (
     ABOVE_BASELINE,
@@ -262,7 +261,9 @@ def _no_dearer_than(
 def _variance_budget(plan: Plan) -> tuple[float, float, float]:
     """A local plan's γ1, γ2 (at its tester's ε) and its variance W = γ1²/n1 + γ2²/n2."""
     tester = plan.tester_query
-    gamma1, gamma2 = debias_factor(tester.eps1), debias_factor(tester.eps2)
+    weight = protocol_for(plan.protocol).variance_weight
+    assert weight is not None
+    gamma1, gamma2 = weight(tester.k, tester.eps1), weight(tester.k, tester.eps2)
     return gamma1, gamma2, gamma1**2 / plan.n_users_group1 + gamma2**2 / plan.n_users_group2
 
 
@@ -274,9 +275,10 @@ def _variance_family_sizes(
     n1 that keeps W (``fixed-n2``; None when n2 ≤ γ2²/W, which alone uses up W)."""
     gamma1, gamma2, budget = _variance_budget(plan)
     own = (plan.n_users_group1, plan.n_users_group2)
+    least_users = protocol_for(plan.protocol).min_users * plan.runs
     if rule is AllocationRule.COST:
         exact = variance_split(*own, gamma1, gamma2, cost1, cost2)
-        sizes = (math.ceil(exact[0]), math.ceil(exact[1]))
+        sizes = (max(least_users, math.ceil(exact[0])), max(least_users, math.ceil(exact[1])))
         # the plan's own sizes are a member: rounding up never makes the rule dearer
         own_cost, cost = (cost1 * n[0] + cost2 * n[1] for n in (own, sizes))
         return own if own_cost <= cost else sizes
@@ -284,7 +286,7 @@ def _variance_family_sizes(
     remaining = budget - gamma2**2 / n2
     if remaining <= 0:
         return (own[0], n2) if own[1] <= n2 else None
-    least = math.ceil(gamma1**2 / remaining)
+    least = max(least_users, math.ceil(gamma1**2 / remaining))
     return (min(least, own[0]) if own[1] <= n2 else least), n2
 
 

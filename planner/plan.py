@@ -17,7 +17,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
-from planner.formulas.hadamard import debias_factor
 from planner.formulas.registry import BOUNDS
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import Setting
@@ -33,7 +32,6 @@ from planner.inputs import (
 )
 from planner.limits import SIMULATION_N_MAX
 from planner.protocols import (
-    AllocationFamily,
     Protocol,
     other_mechanisms,
     private_coin_protocol,
@@ -403,7 +401,7 @@ def _calibrated_multiplier(
     interpolated_constant = math.exp(
         sum(corner.weight * math.log(corner.multiplier) for corner in corners)
     )
-    if protocol_for(query.setting).interpolates_constant:
+    if protocol_for(query.setting).coupled_groups:
         return interpolated_constant
     log_n = sum(
         corner.weight
@@ -511,7 +509,7 @@ def plan(
         split = Split.PAPER  # no other point is weighed: the paper's split at the query
     if split is Split.HOMOGENEOUS:
         return _homogeneous_plan(query, table, fallback)
-    asked, notes = _cheapest_protocol(query, table, fallback)
+    asked, notes = _cheapest_protocol(query, table, fallback, split)
     best, best_notes, best_point = asked, notes, None
     reference = asked
     paper = asked  # the paper split's plan (``Split.PAPER``), for the lines comparing both
@@ -528,7 +526,7 @@ def plan(
         runs = []
         for point in points:
             lowered = at_point(query, point.eps1, point.eps2, point.alpha)
-            run, run_notes = _cheapest_protocol(lowered, table, fallback)
+            run, run_notes = _cheapest_protocol(lowered, table, fallback, split)
             if run.coverage is Coverage.CALIBRATED:
                 runs.append((point, run, run_notes))
         # ε above 1 (outside the theorems' range), or at β < 1/3 α above direct
@@ -658,15 +656,24 @@ def variance_split(
 def _variance_sizes(run: _ProtocolRun) -> tuple[int, int] | None:
     """A local run's named groups resized by :func:`variance_split`, run by run, when that
     needs fewer users in all (else None, as for the other models)."""
-    if protocol_for(run.protocol).allocation_family is not AllocationFamily.VARIANCE:
-        return None
+    protocol = protocol_for(run.protocol)
+    if protocol.variance_weight is None or protocol.coupled_groups:
+        return None  # not a variance family, or sized by its variance already
     runs = run.repetition.runs
     n1, n2 = run.named_users
     exact1, exact2 = variance_split(
-        n1 // runs, n2 // runs, debias_factor(run.query.eps1), debias_factor(run.query.eps2)
+        n1 // runs,
+        n2 // runs,
+        protocol.variance_weight(run.query.k, run.query.eps1),
+        protocol.variance_weight(run.query.k, run.query.eps2),
     )
     sizes = runs * math.ceil(exact1), runs * math.ceil(exact2)
     return sizes if sum(sizes) < n1 + n2 else None
+
+
+def _total_users(run: _ProtocolRun) -> int:
+    """Users in all of a run as sized (the paper's split)."""
+    return run.total_users
 
 
 def _fewest_users(run: _ProtocolRun) -> int:
@@ -687,7 +694,9 @@ def _split_by_variance(made: Plan, run: _ProtocolRun) -> Plan:
         return made
     n1, n2 = sizes
     groups = (_replaced(made.groups[0], n_users=n1), _replaced(made.groups[1], n_users=n2))
-    gamma1, gamma2 = debias_factor(run.query.eps1), debias_factor(run.query.eps2)
+    weight = protocol_for(run.protocol).variance_weight
+    assert weight is not None
+    gamma1, gamma2 = weight(run.query.k, run.query.eps1), weight(run.query.k, run.query.eps2)
     note = (
         f"split by the tester's variance: n_g ∝ γ_g (γ1 = {gamma1:.4g}, γ2 = {gamma2:.4g}) "
         f"keeps its null variance with {n1 + n2:,} users in all, where the paper's n_g ∝ "
@@ -749,10 +758,11 @@ def _lower_bounds_at_the_query(
 
 
 def _cheapest_protocol(
-    query: Query, table: ConstantTable, fallback: bool
+    query: Query, table: ConstantTable, fallback: bool, split: Split = Split.PAPER
 ) -> tuple[_ProtocolRun, tuple[str, ...]]:
     """The query's protocol sized, or, with ``fallback``, whichever of the protocols it may
-    run instead needs fewer users (a covered plan first): a public-coin protocol's
+    run instead needs fewer users (a covered plan first; counted as ``split`` splits
+    them, :func:`_fewest_users` under the default): a public-coin protocol's
     private-coin twin, its model's other mechanisms and every less trusted model's
     protocols (``planner.protocols.other_mechanisms``, sized by constants of the same
     source), with the note that says which runs."""
@@ -764,6 +774,7 @@ def _cheapest_protocol(
     private = private_coin_protocol(own)
     source = table.for_setting(own.key).source
     values = _query_values(query)
+    users = _fewest_users if split is Split.FEWEST else _total_users
     for other_protocol in (*((private,) if private else ()), *other_mechanisms(own)):
         # only a protocol sized the same way (calibrated, the proofs' or the orders'
         # constants) may displace the query's own: ``--constants proof`` plans by proofs
@@ -777,14 +788,19 @@ def _cheapest_protocol(
         if (
             _PRUNE_CANDIDATES
             and chosen.coverage is not Coverage.EXTRAPOLATED
-            and _least_users(query, other_protocol, table, values) >= chosen.total_users
+            and _least_users(query, other_protocol, table, values) >= users(chosen)
         ):
             continue
         other = _ProtocolRun.size(query, other_protocol.setting, table)
-        # a covered plan beats an extrapolated one; between equals, the fewer users
-        if (other.coverage is Coverage.EXTRAPOLATED, other.total_users) < (
-            chosen.coverage is Coverage.EXTRAPOLATED,
-            chosen.total_users,
+        # a covered plan beats an extrapolated one, and between covered plans the fewer
+        # users in all as the default plan splits them (a local run by its tester's
+        # variance); an extrapolated one displaces the query's own only if it is its
+        # private-coin twin (the same tester, the same covered range), else the query's
+        # own is simulated or refused by its own covered range
+        other_out = other.coverage is Coverage.EXTRAPOLATED
+        chosen_out = chosen.coverage is Coverage.EXTRAPOLATED
+        if (other_out, users(other)) < (chosen_out, users(chosen)) and (
+            not other_out or other_protocol is private
         ):
             chosen = other
             if other_protocol is private:

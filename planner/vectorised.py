@@ -28,7 +28,6 @@ import numpy as np
 
 from planner.constants import ConstantSource, ConstantTable, SettingConstant
 from planner.formulas.accounting import DELTA_FLOOR
-from planner.formulas.hadamard import debias_factor
 from planner.formulas.registry import BOUNDS
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import Setting
@@ -42,7 +41,6 @@ from planner.plan import (
 )
 from planner.protocols import (
     PROTOCOLS,
-    AllocationFamily,
     Protocol,
     other_mechanisms,
     private_coin_protocol,
@@ -107,7 +105,7 @@ def plan_columns(
     beta = np.where(valid, beta, stand_in["beta"])
     points = _Points(k, alpha, eps1, eps2, delta, beta, accounting)
 
-    columns = _cheapest_protocol_columns(points, setting, table)
+    columns = _cheapest_protocol_columns(points, setting, table, split)
     tester = np.full((2, points.k.shape[0]), np.nan)
     if table.for_setting(setting.key).source is ConstantSource.CALIBRATED:
         columns, tester = _lowered(points, setting, table, columns, split)
@@ -135,18 +133,35 @@ def plan_columns(
 
 
 def _cheapest_protocol_columns(
-    points: _Points, setting: Setting, table: ConstantTable, light: bool = False
+    points: _Points,
+    setting: Setting,
+    table: ConstantTable,
+    split: Split,
+    light: bool = False,
 ) -> tuple:
-    """The setting's columns, or its model's private-coin protocol's on the rows where a
-    public-coin query is cheaper that way (``plan``'s fallback); ``light``: see
-    :func:`_protocol_columns`."""
+    """The setting's columns, or on each row the protocol it may run instead that needs
+    fewer users in all (``plan``'s fallback; by the default split's count under
+    ``Split.FEWEST``, ``plan._fewest_users``); ``light``: see :func:`_protocol_columns`."""
+    by_variance = split is Split.FEWEST and _by_variance(setting, table)
+
+    def users(sizes: Sequence[np.ndarray]) -> np.ndarray:
+        if not by_variance:
+            return sizes[0] + sizes[1]
+        split1, split2 = _split_by_variance(
+            sizes[0], sizes[1], points, np.full((2, 1), np.nan), sizes[-2]
+        )
+        return split1 + split2
+
     columns = _protocol_columns(points, setting, table, light)
     for other in _alternatives(setting, table):
         private = _protocol_columns(points, other.setting, table, light)
-        # a covered plan beats an extrapolated one; between equals, the fewer users
+        # a covered plan beats an extrapolated one, and between covered plans the fewer
+        # users; an extrapolated one displaces only as the private-coin twin (``plan``)
         own_out, other_out = columns[-1] != 0, private[-1] != 0
-        fewer = private[0] + private[1] < columns[0] + columns[1]
+        fewer = users(private) < users(columns)
         cheaper = (other_out < own_out) | ((other_out == own_out) & fewer)
+        if other.key != protocol_for(setting).private_coin_key:
+            cheaper &= ~other_out
         columns = tuple(
             # the lower bounds stay the asked setting's, whichever protocol runs (``plan``)
             own if index in _QUERY_LOWER_BOUNDS else np.where(cheaper, other, own)
@@ -204,14 +219,14 @@ def _lowered(
             ),
             capped,
         )
-        candidate = _cheapest_protocol_columns(at_cap, setting, table, light=True)
+        candidate = _cheapest_protocol_columns(at_cap, setting, table, split, light=True)
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_keys)
         cheaper = covered & (users(candidate, at_cap) < best_users[capped])
         if fewest:  # a covered point beats an uncovered query (``plan``)
             cheaper |= covered & (best[-1][capped] != 0)
         chosen = np.flatnonzero(capped)[cheaper]
         best_users[chosen] = users(candidate, at_cap)[cheaper]
-        _take(best, tester, chosen, at_cap, cheaper, setting, table)
+        _take(best, tester, chosen, at_cap, cheaper, setting, table, split)
     reference1, reference2 = best[0].copy(), best[1].copy()  # the reference: no group above it
     if not laddered.any():
         return tuple(best), tester
@@ -231,7 +246,7 @@ def _lowered(
             ),
             rows,
         )
-        candidate = _cheapest_protocol_columns(at_rung, setting, table, light=True)
+        candidate = _cheapest_protocol_columns(at_rung, setting, table, split, light=True)
         c1, c2 = candidate[0], candidate[1]
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_keys)
         candidate_users = users(candidate, at_rung)
@@ -242,7 +257,7 @@ def _lowered(
             better &= (c1 <= reference1[rows]) & (c2 <= reference2[rows])
         chosen = np.flatnonzero(rows)[better]
         best_users[chosen] = candidate_users[better]
-        _take(best, tester, chosen, at_rung, better, setting, table)
+        _take(best, tester, chosen, at_rung, better, setting, table, split)
     return tuple(best), tester
 
 
@@ -255,9 +270,15 @@ def _split_by_variance(
     runs = _vote_runs(points.beta)
     eps1 = np.where(np.isnan(tester[0]), points.eps1, tester[0])
     eps2 = np.where(np.isnan(tester[1]), points.eps2, tester[1])
-    gamma = np.frompyfunc(debias_factor, 1, 1)
-    gamma1 = np.asarray(gamma(eps1), dtype=np.float64)
-    gamma2 = np.asarray(gamma(eps2), dtype=np.float64)
+    gamma1 = np.ones(n1.shape)
+    gamma2 = np.ones(n1.shape)
+    for key in _VARIANCE_KEYS:  # γ from each protocol's own scalar function
+        rows = protocol == key
+        if rows.any():
+            function: Any = protocol_for(key).variance_weight
+            weight: Any = np.frompyfunc(function, 2, 1)
+            gamma1[rows] = np.asarray(weight(points.k[rows], eps1[rows]), dtype=np.float64)
+            gamma2[rows] = np.asarray(weight(points.k[rows], eps2[rows]), dtype=np.float64)
     with np.errstate(all="ignore"):  # rows far past exact counts are left to ``plan``
         exact1, exact2 = variance_split(n1 // runs, n2 // runs, gamma1, gamma2)
         split1, split2 = runs * np.ceil(exact1), runs * np.ceil(exact2)
@@ -274,6 +295,7 @@ def _take(
     taken: np.ndarray,
     setting: Setting,
     table: ConstantTable,
+    split: Split,
 ) -> None:
     """Rows ``chosen`` of ``best`` become the candidates' ``taken`` rows, every column
     computed in full but the lower bounds (those stay the query's own); ``tester`` records
@@ -282,7 +304,7 @@ def _take(
         return
     tester[0][chosen] = candidates.eps1[taken]
     tester[1][chosen] = candidates.eps2[taken]
-    full = _cheapest_protocol_columns(_subset(candidates, taken), setting, table)
+    full = _cheapest_protocol_columns(_subset(candidates, taken), setting, table, split)
     for index, (column, new) in enumerate(zip(best, full, strict=True)):
         if index not in _QUERY_LOWER_BOUNDS:
             column[chosen] = new
@@ -461,8 +483,10 @@ def _by_variance(setting: Setting, table: ConstantTable) -> bool:
 _VARIANCE_KEYS = frozenset(
     protocol.key
     for protocol in PROTOCOLS
-    if protocol.allocation_family is AllocationFamily.VARIANCE
+    if protocol.variance_weight is not None and not protocol.coupled_groups
 )
+"""The protocols the default plan splits again by their statistic's variance (a channel
+per group is sized so already)."""
 
 
 def _reads_grid_elsewhere(protocol: Setting, accounting: Accounting) -> bool:
@@ -518,7 +542,7 @@ def _calibrated_multiplier(
         log_n = log_n + corner.weight * np.log(corner.multiplier * corner_unit)
         log_constant = log_constant + corner.weight * np.log(corner.multiplier)
     here = _run_sizes(points, protocol, eps_s, eps_w, None, constant.bound, accounting, compression)
-    if protocol_for(protocol).interpolates_constant:
+    if protocol_for(protocol).coupled_groups:
         return np.exp(log_constant), here
     return np.maximum(np.exp(log_n) / here, np.exp(log_constant)), here
 

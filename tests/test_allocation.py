@@ -7,16 +7,29 @@ import math
 import pytest
 
 from planner.allocation import AllocationRule, allocate
+from planner.constants import ConstantTable, default_constants
 from planner.formulas.hadamard import debias_factor
 from planner.plan import Split, plan
 from planner.validate import validate
 from tests.conftest import make_query
 
 
+def _hadamard_only() -> ConstantTable:
+    """The packaged constants of the Hadamard-response protocols alone: a local query then
+    runs the paper's tester, never a channel per group (``plan``'s candidates)."""
+    table = default_constants()
+    return ConstantTable(table.version, {key: table.settings[key] for key in HADAMARD_KEYS})
+
+
+HADAMARD_KEYS = ("local-private", "local-public")
+
+
 def test_local_cost_optimal_matches_the_closed_form_and_saves_about_forty_percent() -> None:
+    """On the Hadamard tester's variance family (the constants of its protocols alone)."""
+    table = _hadamard_only()
     query = make_query("local-private", k=1000, alpha=0.1, eps1=1.0, eps2=0.1)
-    paper = plan(query, split=Split.PAPER)
-    cheap = allocate(paper, AllocationRule.COST)
+    paper = plan(query, table, split=Split.PAPER)
+    cheap = allocate(paper, AllocationRule.COST, constants=table)
     g1, g2 = debias_factor(1.0), debias_factor(0.1)
     budget = g1**2 / paper.n_users_group1 + g2**2 / paper.n_users_group2
     assert cheap.n_users_group1 == math.ceil(g1 * (g1 + g2) / budget)
@@ -26,7 +39,7 @@ def test_local_cost_optimal_matches_the_closed_form_and_saves_about_forty_percen
     saving = 1 - cheap.cost / (paper.n_users_group1 + paper.n_users_group2)
     assert 0.35 < saving < 0.5
     # the default (fewest users in all) is that split, with the line that says so
-    fewest = plan(query)
+    fewest = plan(query, table)
     assert (fewest.n_users_group1, fewest.n_users_group2) == (
         cheap.n_users_group1,
         cheap.n_users_group2,
@@ -259,9 +272,11 @@ def test_the_local_default_and_paper_plans_name_each_other_with_their_own_sizes(
     lines speak of its own sizes (a second review: it said group 2 needs more users than
     the homogeneous protocol, from the paper split's sizes, while it needs 44 % fewer);
     the paper-split plan names the default's split (0.61× its users) with the default's
-    numbers."""
+    numbers. On the Hadamard protocols' constants alone (a channel per group, which both
+    splits may run, is split by its variance already)."""
+    table = _hadamard_only()
     query = make_query(f"local-{coin}", k=1000, alpha=0.1, eps1=1.0, eps2=0.1)
-    fewest, paper = plan(query), plan(query, split=Split.PAPER)
+    fewest, paper = plan(query, table), plan(query, table, split=Split.PAPER)
     assert fewest.total_users <= 0.8 * paper.total_users
     for group in fewest.groups:
         above = [w for w in fewest.warnings if w.startswith(f"{group.name} needs")]

@@ -1110,3 +1110,37 @@ def test_a_foreign_checkpoint_is_read_safely_or_refused(tmp_path, capsys) -> Non
     assert main([*command, "-o", str(tmp_path / "b.json")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "invalid checkpoint" in err and "not a regular file" in err
+
+
+@pytest.mark.parametrize("setting", ["local-private+k-rr", "local-private+channels"])
+def test_a_mechanisms_floor_node_is_reproduced_and_stored_where_its_floor_binds(
+    setting: str,
+) -> None:
+    """The cheapest node of each local mechanism's grid (smallest k, α = 0.95, ε_strong = 20,
+    ratio 1) passes with the 10-user floor: a fresh search with the recorded seed and trials
+    gives the shipped C back, which is the largest C that still runs 10 users a group (just
+    above it the plan grows), not the search's smallest passing C."""
+    from planner.calibration.grid import GridPoint, calibrate_point
+    from planner.calibration.search import table_with
+    from planner.constants import default_constants
+
+    entry = default_constants().for_setting(setting)
+    grid, provenance = entry.extra["grid"], entry.extra["provenance"]
+    axes = grid["axes"]
+    point = GridPoint(
+        setting, int(axes["k"][0]), axes["alpha"][-1], axes["eps_strong"][-1], axes["eps_ratio"][-1]
+    )
+    result = calibrate_point(
+        point, provenance["trials_per_family"], provenance["seed"], entry.tester_extras
+    )
+    shape = [len(axes[name]) for name in axes]
+    last = tuple(size - 1 for size in shape)
+    shipped = grid["raw_multipliers"][int(np.ravel_multi_index((0, *last[1:]), shape))]
+    assert result.multiplier == pytest.approx(shipped, rel=1e-9)
+
+    def sizes(multiplier: float) -> tuple[int, int]:
+        made = plan(point.query(), table_with(setting, multiplier), fallback=False)
+        return made.n_users_group1, made.n_users_group2
+
+    assert sizes(shipped) == (10, 10)
+    assert sizes(shipped * (1 + 1e-6)) != (10, 10)

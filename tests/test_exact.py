@@ -108,6 +108,7 @@ def test_exact_sizes_are_certified_by_the_operating_look_and_a_smaller_plan_is_n
             trials=OPERATING_TRIALS,
             seed=seed,
             split=Split.PAPER,
+            fallback=False,  # the search's own protocol, not a mechanism the plan may run
         )
         outcomes = [o for o in report.verification.outcomes if o.applicable]
         return all(

@@ -63,3 +63,20 @@ def test_at_high_privacy_no_plan_is_larger_than_the_one_bit_plan(k: int, eps: fl
     for eps2 in (eps, eps / 4):
         query = Query.build("local", "private", k, 0.1, eps, eps2)
         assert plan(query).total_users <= plan(query, fallback=False).total_users
+
+
+def test_costs_move_users_on_the_channels_variance_family() -> None:
+    """k = 1000, α = 0.1, ε = (8, 0.5): with group 2's users ten times dearer the cost
+    allocation keeps the statistic's null variance Σ_g w_g/n_g (γ_g = √w_g) and costs less
+    than the plan's own split, moving users into group 1."""
+    from planner.allocation import AllocationRule, allocate
+
+    made = plan(Query.build("local", "private", 1000, 0.1, 8.0, 0.5))
+    assert made.protocol == "local-private+channels"
+    cheap = allocate(made, AllocationRule.COST, cost1=1.0, cost2=10.0)
+    w1, w2 = channel_noise(1000.0, 8.0), channel_noise(1000.0, 0.5)
+    budget = w1 / made.n_users_group1 + w2 / made.n_users_group2
+    assert w1 / cheap.n_users_group1 + w2 / cheap.n_users_group2 <= budget * (1 + 1e-9)
+    assert cheap.n_users_group1 > made.n_users_group1
+    assert cheap.n_users_group2 < made.n_users_group2
+    assert cheap.cost < made.n_users_group1 + 10 * made.n_users_group2

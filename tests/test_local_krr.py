@@ -211,7 +211,10 @@ def test_every_run_has_at_least_ten_users_a_group() -> None:
 
     made = plan(Query.build("local", "private", 3, 0.9, 15.0, 15.0))
     assert made.protocol == "local-private+k-rr"
-    assert made.n_users_group1 == made.n_users_group2 == 10
+    # 10 at the k = 2 and k = 8 nodes (their C is stored where that floor binds), a few
+    # more between them, where the grid interpolates
+    assert made.n_users_group1 == made.n_users_group2
+    assert 10 <= made.n_users_group1 <= 15
 
 
 def test_the_page_and_the_json_name_the_mechanism_the_cli_prints(capsys, tmp_path) -> None:

@@ -20,7 +20,7 @@ from planner.formulas.settings import Setting
 from planner.inputs import Accounting, Query
 from planner.plan import run_sizes, strong_order_size
 from planner.protocols import PROTOCOLS, protocol_for
-from planner.protocols.base import DEFAULT_GRID_AXES, AllocationFamily
+from planner.protocols.base import DEFAULT_GRID_AXES
 from planner.statistics import operating_error
 
 DEFAULT_AXES = DEFAULT_GRID_AXES
@@ -163,24 +163,25 @@ def calibrate_point(
     worst = max(
         (o for o in search.verification.outcomes if o.applicable), key=lambda o: o.error_rate
     )
-    multiplier = search.multiplier
-    if multiplier <= low:  # every C below passes too: a protocol's least users decide
-        multiplier = same_sizes_multiplier(point.query(), low, high, extra)
+    multiplier = floor_aware_multiplier(point.query(), search.multiplier, low, high, extra)
     return PointResult(
         point, multiplier, worst.family, search.verification.n1, search.verification.n2
     )
 
 
-def same_sizes_multiplier(
-    query: Query, multiplier: float, high: float, extra: dict[str, Any]
+def floor_aware_multiplier(
+    query: Query, multiplier: float, low: float, high: float, extra: dict[str, Any]
 ) -> float:
-    """The largest C up to ``high`` whose plan runs the same sizes as ``multiplier``'s.
+    """A node's C as stored: the smallest passing C, or where the sizes do not move with C
+    (a protocol's least users a group, ``Protocol.min_users``, set them: the search's
+    lowest C, or 3 % less, runs the very same sizes), the largest C that runs them.
 
-    A node that passes at the search's lowest C is one where a protocol's least users a
-    group (``local_krr.MIN_USERS``) set the sizes, not C: any C up to this one runs the
-    very run that passed. Storing the lowest C instead would pull the interpolated C of
-    every point near the node down to that end of the range, far below what its neighbours
-    need (k = 16, α = 0.95, ε = 5: 0.05 against 0.98 here). Pure arithmetic: no trial."""
+    Storing the smallest C there would pull the interpolated C of every point near the
+    node far below what its neighbours need: k-RR at k = 2, α = 0.95, ε = 8 passed at
+    C = 0.31 with its floor of 10 users, so a plan at α = 0.29 between it and the α = 0.15
+    node interpolated C ≈ 0.7 and ran 20 users a group, where its tester erred 0.35 (a
+    hold-out, 2026-11-28); the channels' k = 16, α = 0.95, ε = 5 node passed at the search's
+    lowest C, 0.05, and runs the same 10 users up to C = 0.98. Pure arithmetic: no trial."""
     from planner.calibration.search import table_with
     from planner.plan import plan
 
@@ -189,6 +190,9 @@ def same_sizes_multiplier(
         return made.n_users_group1, made.n_users_group2
 
     ran = sizes(multiplier)
+    below = max(low, multiplier * (1.0 - GRID_REL_TOL))
+    if multiplier > low and sizes(below) != ran:
+        return multiplier  # C decides the sizes here: the search's answer stands
     if sizes(high) == ran:
         return high
     low = multiplier
@@ -246,7 +250,7 @@ def monotone_envelope(
     n never decreases towards harder nodes: larger k, smaller α, smaller ε_strong, larger
     ε_weak/ε_strong (the directions in which the paper's group 1 needs more users); outside
     the shuffle model it is taken constant along ε_weak/ε_strong, except for a protocol
-    whose groups' sizes each depend on both ε (``AllocationFamily.FIXED``, a channel per
+    whose groups' sizes each depend on both ε (``Protocol.coupled_groups``, a channel per
     group), where the total users never fall towards smaller ε_weak/ε_strong. The
     running maximum is taken on n at the nodes and turned back into C; between nodes the
     plan interpolates log n (``planner.plan.calibrated_multiplier``), so it stays monotone.
@@ -279,7 +283,7 @@ def monotone_envelope(
         )
     users = np.asarray(multipliers, dtype=float).reshape(shape) * order
     total_per_strong = np.ones(shape)  # n_total / n1 at each node
-    both_eps = record.allocation_family is AllocationFamily.FIXED
+    both_eps = record.coupled_groups
     if both_eps:
         # each group's size depends on both ε (a channel per group): the total is what must
         # not fall towards harder nodes, and a smaller ε_weak/ε_strong is the harder one

@@ -169,9 +169,6 @@ class AllocationFamily(StrEnum):
     """The stronger group's noise is raised towards the weaker's (shuffle)."""
     SUBSAMPLING = "subsampling"
     """The tester runs at a smaller ε′ on a subsample of the weaker group (central)."""
-    FIXED = "fixed"
-    """Each group's size is already the cheapest for the statistic's variance (a channel
-    per group, n_g ∝ √w_g): nothing to trade (local channels)."""
     EQUAL = "equal"
     """Both groups report through one channel at the weaker ε: equal sizes are the
     cheapest, and there is nothing to trade (local k-RR)."""
@@ -231,12 +228,21 @@ class Protocol:
     """Its tester runs both groups at ε_weak (one channel): a point (ε_strong, ε_weak)
     tests as (ε_weak, ε_weak), and reads its constant and coverage there
     (``plan.grid_position``), so its grid needs no ratio axis."""
-    interpolates_constant: bool = False
-    """Its grid's C is interpolated (geometrically) and multiplies this point's own bound,
-    instead of the chord of log n between the corners: where each group's size moves
-    steeply with the other group's ε (a channel per group), the corners' n lie on a
-    different curve than the point's, and their chord ran 2× above a C that hardly varies
-    (0.43 – 0.53 across the channels grid; k = 1000, α = 0.1, ε = (8, 0.5): 1.04)."""
+    variance_weight: Callable[[int, float], float] | None = None
+    """(k, ε_g) → γ_g, a group's weight in the statistic's null variance Σ_g γ_g²/n_g: what
+    the ``VARIANCE`` family keeps fixed while users move between the groups
+    (``planner.plan.variance_split``, the allocations); None for the other families."""
+    coupled_groups: bool = False
+    """Each group's size moves with the other group's ε (a channel per group: its sizing is
+    already the variance split n_g ∝ γ_g, so the default plan does not split it again).
+    Its grid's C is interpolated (geometrically) and multiplies this point's own bound,
+    instead of the chord of log n between the corners: the corners' n lie on other curves
+    than the point's, and their chord ran 2× above a C that hardly varies (0.43 – 0.53
+    across the channels grid; k = 1000, α = 0.1, ε = (8, 0.5): 1.04). Its calibration
+    envelope keeps the total monotone along ε_weak/ε_strong
+    (``planner.calibration.grid.monotone_envelope``)."""
+    min_users: int = 1
+    """Each group's least users in a run, also where an allocation moves users."""
     thresholds_for_beta: Callable[[dict[str, Any], float], dict[str, Any]] | None = None
     """Tester constants tuned at β = 1/3 adapted to one run held to a smaller β (central's
     thresholds leave a null-error floor); None: the constants stay."""

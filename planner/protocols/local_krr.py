@@ -127,6 +127,7 @@ PROTOCOL = Protocol(
     display_bound_key=BOUND_KEY,
     lower_bound_key="lower-local-private",
     allocation_family=AllocationFamily.EQUAL,
+    min_users=MIN_USERS,
     weak_eps_only=True,
     thresholds_for_beta=thresholds_for_beta,
     size_run=krr_sizes,

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.formulas.hadamard import hadamard_order
+from planner.formulas.hadamard import debias_factor, hadamard_order
 from planner.formulas.registry import BOUNDS
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Accounting, Query
@@ -127,6 +127,12 @@ def local_sizes_arrays(
     return np.ceil(multiplier * shaped[0]), np.ceil(multiplier * shaped[1])
 
 
+def hadamard_variance_weight(k: int, eps: float) -> float:
+    """γ_g = (e^ε + 1)/(e^ε − 1): the Hadamard tester's null variance per block is
+    Σ_g γ_g²/(4 m_g) (``theo:l2_mean_flip``)."""
+    return float(debias_factor(eps))
+
+
 def _tester(query: Query, parameters: dict[str, Any], L: int | None, hashes: int) -> Any:
     from planner.validators.local_private import LocalPrivateTester
 
@@ -145,6 +151,7 @@ PROTOCOL = Protocol(
     display_bound_key="local-private",
     lower_bound_key="lower-local-private",
     allocation_family=AllocationFamily.VARIANCE,
+    variance_weight=hadamard_variance_weight,
     size_run=partial(local_sizes, order_key="local-private", hashed=False),
     size_run_arrays=partial(local_sizes_arrays, order_key="local-private"),
     build_tester=_tester,
