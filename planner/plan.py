@@ -398,11 +398,11 @@ def _calibrated_multiplier(
     corners = constant.grid_corners(query.k, query.alpha, eps_strong, eps_weak)
     if corners is None:
         return constant.multiplier
+    if protocol_for(query.setting).coupled_groups:
+        return max(corner.multiplier for corner in corners if corner.weight > 0)
     interpolated_constant = math.exp(
         sum(corner.weight * math.log(corner.multiplier) for corner in corners)
     )
-    if protocol_for(query.setting).coupled_groups:
-        return interpolated_constant
     log_n = sum(
         corner.weight
         * math.log(

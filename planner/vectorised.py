@@ -542,8 +542,11 @@ def _calibrated_multiplier(
         log_n = log_n + corner.weight * np.log(corner.multiplier * corner_unit)
         log_constant = log_constant + corner.weight * np.log(corner.multiplier)
     here = _run_sizes(points, protocol, eps_s, eps_w, None, constant.bound, accounting, compression)
-    if protocol_for(protocol).coupled_groups:
-        return np.exp(log_constant), here
+    if protocol_for(protocol).coupled_groups:  # the largest C of the point's cell (``plan``)
+        largest = np.zeros(points.k.shape)
+        for corner in corners:
+            largest = np.maximum(largest, np.where(corner.weight > 0, corner.multiplier, 0.0))
+        return largest, here
     return np.maximum(np.exp(log_n) / here, np.exp(log_constant)), here
 
 

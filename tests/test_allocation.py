@@ -48,18 +48,24 @@ def test_local_cost_optimal_matches_the_closed_form_and_saves_about_forty_percen
 
 
 def test_costs_move_users_towards_the_cheaper_group() -> None:
-    paper = plan(make_query("local-private", k=200, alpha=0.2, eps1=1.0, eps2=0.5))
-    group2_cheap = allocate(paper, AllocationRule.COST, cost1=10.0, cost2=1.0)
-    group1_cheap = allocate(paper, AllocationRule.COST, cost1=1.0, cost2=10.0)
+    """On the Hadamard tester's variance family (a channel per group keeps its sizes)."""
+    table = _hadamard_only()
+    paper = plan(make_query("local-private", k=200, alpha=0.2, eps1=1.0, eps2=0.5), table)
+    group2_cheap = allocate(paper, AllocationRule.COST, cost1=10.0, cost2=1.0, constants=table)
+    group1_cheap = allocate(paper, AllocationRule.COST, cost1=1.0, cost2=10.0, constants=table)
     assert group2_cheap.n_users_group2 > group1_cheap.n_users_group2
     assert group2_cheap.n_users_group1 < group1_cheap.n_users_group1
 
 
 def test_fixed_n2_needs_fewer_group1_users_when_group2_is_larger() -> None:
-    paper = plan(make_query("local-private", k=200, alpha=0.2, eps1=1.0, eps2=0.5))
-    more = allocate(paper, AllocationRule.FIXED_N2, n2=3 * paper.n_users_group2)
+    """On the Hadamard tester's variance family (a channel per group keeps its sizes)."""
+    table = _hadamard_only()
+    paper = plan(make_query("local-private", k=200, alpha=0.2, eps1=1.0, eps2=0.5), table)
+    more = allocate(paper, AllocationRule.FIXED_N2, n2=3 * paper.n_users_group2, constants=table)
     assert more.n_users_group1 < paper.n_users_group1
-    too_few = allocate(paper, AllocationRule.FIXED_N2, n2=paper.n_users_group2 // 3)
+    too_few = allocate(
+        paper, AllocationRule.FIXED_N2, n2=paper.n_users_group2 // 3, constants=table
+    )
     assert not too_few.feasible and "budget" in too_few.reason
 
 

@@ -218,6 +218,17 @@ def closeness_statistic(
     return studentized_statistic(counts1, n1, channel1, counts2, n2, channel2)[0]
 
 
+def studentized_decision(
+    z: np.ndarray, sd: np.ndarray, threshold_sd: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(the statistic over its threshold κ·σ̂, 1 at it; reject Z > κ·σ̂): a studentized
+    tester's decision, 0 and no rejection where σ̂ = 0 (nothing seen twice)."""
+    threshold = threshold_sd * sd
+    rejects = (z > threshold) & (sd > 0)
+    ratio = np.where(sd > 0, z / np.where(threshold > 0, threshold, 1.0), 0.0)
+    return ratio, rejects
+
+
 def best_channel(k: int, eps: float) -> AffineChannel:
     """The channel a group at ε runs: k-RR, optimized unary encoding or bit flipping,
     whichever has the least per-user noise (``formulas.bounds.channel_noise``); on a tie
@@ -284,12 +295,6 @@ class ChannelsTester:
     def channels(self) -> tuple[AffineChannel, AffineChannel]:
         return best_channel(self.k, self.eps1), best_channel(self.k, self.eps2)
 
-    def _decide(self, z: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        threshold = self.threshold_sd * sd
-        rejects = (z > threshold) & (sd > 0)
-        ratio = np.where(threshold > 0, z / np.where(threshold > 0, threshold, 1.0), 0.0)
-        return ratio, rejects
-
     def run(
         self, samples1: np.ndarray, samples2: np.ndarray, rng: np.random.Generator
     ) -> TestResult:
@@ -302,7 +307,7 @@ class ChannelsTester:
             len(samples2),
             two,
         )
-        ratio, rejects = self._decide(z, sd)
+        ratio, rejects = studentized_decision(z, sd, self.threshold_sd)
         return TestResult(float(ratio), bool(rejects))
 
     def simulate_fast(
@@ -317,7 +322,7 @@ class ChannelsTester:
             n2,
             two,
         )
-        ratio, rejects = self._decide(z, sd)
+        ratio, rejects = studentized_decision(z, sd, self.threshold_sd)
         return TrialBatch(ratio, rejects)
 
 
@@ -328,5 +333,6 @@ __all__ = [
     "TwoChannelTester",
     "best_channel",
     "closeness_statistic",
+    "studentized_decision",
     "studentized_statistic",
 ]

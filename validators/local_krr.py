@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.validators.local_channels import AffineChannel, Randomizer
+from planner.validators.local_channels import AffineChannel, Randomizer, studentized_decision
 from planner.validators.protocol import TestResult, TrialBatch
 
 
@@ -89,13 +89,6 @@ class KRRTester:
         """The one channel both groups report through."""
         return AffineChannel(Randomizer.K_RR, self.k, min(self.eps1, self.eps2))
 
-    def _decide(self, z: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        threshold = self.threshold_sd * sd
-        rejects = (z > threshold) & (sd > 0)
-        # the statistic over its threshold (1 at the threshold); 0 where nothing was seen twice
-        ratio = np.where(sd > 0, z / np.where(threshold > 0, threshold, 1.0), 0.0)
-        return ratio, rejects
-
     def run(
         self, samples1: np.ndarray, samples2: np.ndarray, rng: np.random.Generator
     ) -> TestResult:
@@ -103,7 +96,7 @@ class KRRTester:
         counts1 = channel.randomize(samples1, rng)
         counts2 = channel.randomize(samples2, rng)
         z, sd = studentized_statistic(counts1, len(samples1), counts2, len(samples2))
-        ratio, rejects = self._decide(z, sd)
+        ratio, rejects = studentized_decision(z, sd, self.threshold_sd)
         return TestResult(float(ratio), bool(rejects))
 
     def simulate_fast(
@@ -113,7 +106,7 @@ class KRRTester:
         counts1 = channel.fast_counts(p, n1, trials, rng)
         counts2 = channel.fast_counts(q, n2, trials, rng)
         z, sd = studentized_statistic(counts1, n1, counts2, n2)
-        ratio, rejects = self._decide(z, sd)
+        ratio, rejects = studentized_decision(z, sd, self.threshold_sd)
         return TrialBatch(ratio, rejects)
 
 

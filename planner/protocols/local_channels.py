@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from planner.formulas.bounds import channel_noise
 from planner.formulas.registry import BOUNDS
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Accounting, Query
@@ -93,12 +92,6 @@ def _tester(query: Query, parameters: dict[str, Any], L: int | None, hashes: int
     return ChannelsTester(query.k, query.alpha, query.eps1, query.eps2, **parameters)
 
 
-def _variance_weight(k: int, eps: float) -> float:
-    """γ_g = √w_g: the statistic's null variance is about (2/k)·(w1/n1 + w2/n2)²·…, a
-    function of Σ_g w_g/n_g (``formulas.bounds.local_channels``)."""
-    return math.sqrt(float(channel_noise(float(k), float(eps))))
-
-
 def _bins(k: int) -> int:
     return k
 
@@ -124,8 +117,7 @@ PROTOCOL = Protocol(
     upper_bound_key=BOUND_KEY,
     display_bound_key=BOUND_KEY,
     lower_bound_key="lower-local-private",
-    allocation_family=AllocationFamily.VARIANCE,
-    variance_weight=_variance_weight,
+    allocation_family=AllocationFamily.FIXED,
     coupled_groups=True,
     min_users=MIN_USERS,
     thresholds_for_beta=thresholds_for_beta,
