@@ -145,10 +145,10 @@ PROTOCOL = Protocol(
             # 10¹⁵ (k = 4096, α = 0.03, ε = 0.125: 3·10¹³ at C = 1)
             "alpha": [0.03, 0.15, 0.95],
             # the tester sees ε_weak only (``weak_eps_only``): no ratio axis
-            # 4 and 12: where e^ε passes k (ln k = 4.2 – 8.3 for k = 64 – 4096) C falls from
+            # 4, 6 and 12: where e^ε passes k (ln k = 4.2 – 8.3 for k = 64 – 4096) C falls from
             # about 0.9 to 0.3, and the log-ε interpolation between 2 and 8 fell short (a
             # hold-out at k = 4025, α = 0.87, ε = 5.6: 13,467 a group where 19,000 are needed)
-            "eps_strong": [0.125, 0.5, 2.0, 4.0, 8.0, 12.0, 20.0],
+            "eps_strong": [0.125, 0.5, 2.0, 4.0, 6.0, 8.0, 12.0, 20.0],
             "eps_ratio": [1.0],
         },
         grid_at_operating_point=True,
