@@ -390,12 +390,17 @@ def _allocate(
             cost1,
             cost2,
         )
-        if by_variance:
-            return _local_allocation(plan, rule, cost1, cost2, n2, table, refused)
         fixed = n2 if rule is AllocationRule.FIXED_N2 else None
+        if by_variance:
+            local = _local_allocation(plan, rule, cost1, cost2, n2, table, refused)
+            return _no_dearer_than_own_plans(plan, local, table, fixed)
         return _no_dearer_than_own_plans(plan, refused, table, fixed)
     if by_variance:
-        return _local_allocation(plan, rule, cost1, cost2, n2, table)
+        # the default and homogeneous plans' own sizes too, where they run a protocol
+        # without a variance family (a channel per group)
+        local = _local_allocation(plan, rule, cost1, cost2, n2, table)
+        fixed = n2 if rule is AllocationRule.FIXED_N2 else None
+        return _no_dearer_than_own_plans(plan, local, table, fixed)
     members = [(*paper, PAPER_RULE), *_family(plan, table)]  # a tie: the paper's rule
     if rule is AllocationRule.COST:
         n1_best, n2_best, how = min(members, key=lambda m: (cost1 * m[0] + cost2 * m[1], m[0]))

@@ -762,7 +762,8 @@ def _cheapest_protocol(
 ) -> tuple[_ProtocolRun, tuple[str, ...]]:
     """The query's protocol sized, or, with ``fallback``, whichever of the protocols it may
     run instead needs fewer users (a covered plan first; counted as ``split`` splits
-    them, :func:`_fewest_users` under the default): a public-coin protocol's
+    them, :func:`_fewest_users` under the default; under ``Split.PAPER`` never a protocol
+    with ``coupled_groups``): a public-coin protocol's
     private-coin twin, its model's other mechanisms and every less trusted model's
     protocols (``planner.protocols.other_mechanisms``, sized by constants of the same
     source), with the note that says which runs."""
@@ -782,6 +783,10 @@ def _cheapest_protocol(
             not table.has_setting(other_protocol.key)
             or table.for_setting(other_protocol.key).source is not source
         ):
+            continue
+        if split is Split.PAPER and other_protocol.coupled_groups:
+            # a channel per group has its own split, not the theorems' trade-off between
+            # the groups, which ``paper`` and the allocations that start there keep
             continue
         # a covered (or unclaimed) plan is displaced only by fewer users: a candidate that
         # cannot need fewer is not sized (``_least_users``; the choice is the same)

@@ -154,6 +154,8 @@ def _cheapest_protocol_columns(
 
     columns = _protocol_columns(points, setting, table, light)
     for other in _alternatives(setting, table):
+        if split is Split.PAPER and other.coupled_groups:  # its own split (``plan``)
+            continue
         private = _protocol_columns(points, other.setting, table, light)
         # a covered plan beats an extrapolated one, and between covered plans the fewer
         # users; an extrapolated one displaces only as the private-coin twin (``plan``)

@@ -256,10 +256,13 @@ def test_validation_query_takes_the_allocated_sizes() -> None:
     _, n1, n2, split = api.validation_query(
         model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, allocation="cost"
     )
-    assert split is Split.PAPER  # the tester the allocation was sized for
     document = api.plan_document(
         model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, allocation="cost"
     )
+    # the tester the allocation was sized for: here the default's own (a channel per
+    # group, cheaper than every member of the paper split's variance family)
+    assert split.value == document["allocation"]["split"] == "fewest"
+    assert document["protocol"] == "local-private+channels"
     assert (n1, n2) == (
         document["allocation"]["n_users_group1"],
         document["allocation"]["n_users_group2"],

@@ -65,16 +65,17 @@ def test_at_high_privacy_no_plan_is_larger_than_the_one_bit_plan(k: int, eps: fl
         assert plan(query).total_users <= plan(query, fallback=False).total_users
 
 
-def test_an_allocation_keeps_the_channels_own_sizes() -> None:
-    """A channel per group has no family to trade along (``AllocationFamily.FIXED``): its
-    sizes are already its variance split, and a lopsided split at the same variance missed
-    more where reports per bin are few. A cost allocation keeps them."""
+def test_allocations_start_from_the_papers_split_and_never_cost_more_than_the_default() -> None:
+    """A channel per group is the default plan (its own split, n_g ∝ √w_g), never the
+    paper split's, where the allocations start (the Hadamard tester's variance family,
+    on which users can move). A cost allocation weighs the default's own sizes too, so it
+    never costs more than them."""
     from planner.allocation import AllocationRule, allocate
 
-    made = plan(Query.build("local", "private", 1000, 0.1, 8.0, 0.5), split=Split.PAPER)
-    assert made.protocol == "local-private+channels"
-    cheap = allocate(made, AllocationRule.COST, cost1=1.0, cost2=10.0)
-    assert (cheap.n_users_group1, cheap.n_users_group2) == (
-        made.n_users_group1,
-        made.n_users_group2,
-    )
+    query = Query.build("local", "private", 1000, 0.1, 8.0, 0.5)
+    default, paper = plan(query), plan(query, split=Split.PAPER)
+    assert default.protocol == "local-private+channels"
+    assert paper.protocol == "local-private"
+    for cost2 in (0.1, 1.0, 10.0):
+        cheap = allocate(paper, AllocationRule.COST, cost1=1.0, cost2=cost2)
+        assert cheap.cost <= default.n_users_group1 + cost2 * default.n_users_group2

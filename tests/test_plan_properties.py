@@ -317,9 +317,11 @@ def test_solve_round_trips(key, k, alpha, eps_strong, ratio, delta) -> None:
 
 def test_solve_reports_infeasible_asks() -> None:
     query = make_query("local-private", k=100, alpha=0.2)
-    needed = plan(query)
-    # a group 2 a little short of the default's is made up by more group-1 users (the
-    # local tester's variance γ1²/n1 + γ2²/n2); one user in group 2 never is
+    # a group 2 a little short of the paper split's is made up by more group-1 users (the
+    # Hadamard tester's variance γ1²/n1 + γ2²/n2: the allocations start from the paper's
+    # split, which never runs a channel per group); one user in group 2 never is
+    needed = plan(query, split=Split.PAPER)
+    assert needed.protocol == "local-private"
     short = solve(query, Unknown.N1, n2=needed.n_users_group2 * 9 // 10)
     assert short.feasible and short.value > needed.n_users_group1
     too_few = solve(query, Unknown.N1, n2=1)
