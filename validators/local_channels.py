@@ -54,6 +54,7 @@ independent across bins: O(k) per trial either way.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -229,6 +230,7 @@ def studentized_decision(
     return ratio, rejects
 
 
+@functools.lru_cache(maxsize=4096)
 def best_channel(k: int, eps: float) -> AffineChannel:
     """The channel a group at ε runs: k-RR, optimized unary encoding or bit flipping,
     whichever has the least per-user noise (``formulas.bounds.channel_noise``); on a tie
