@@ -307,13 +307,21 @@ def _total_cells(document: dict[str, Any]) -> list[str]:
     return total_text(int(document["total_users"]), int(document["baseline"]["total_users"]))
 
 
+def _setting_cell(setting: str, values: dict[str, str]) -> str:
+    """A compare row's name: a link that plans that setting, or for a mechanism alone
+    (``local-private+k-rr``, which the form does not offer) its key as text."""
+    if "+" in setting:
+        return escape(setting)
+    link = "/?" + urlencode({**values, "setting": setting})
+    return f'<a href="{escape(link)}">{escape(setting)}</a>'
+
+
 def _compare_section(document: dict[str, Any], values: dict[str, str]) -> str:
     rows = []
     for item in document["plans"]:
-        link = "/?" + urlencode({**values, "setting": item["setting"]})
         rows.append(
             f'<tr data-setting="{escape(item["setting"])}">'
-            f'<th scope="row"><a href="{escape(link)}">{escape(item["setting"])}</a></th>'
+            f'<th scope="row">{_setting_cell(item["setting"], values)}</th>'
             f'<td data-field="users" data-group="1">{_count(item["n_users_group1"])}</td>'
             f'<td data-field="users" data-group="2">{_count(item["n_users_group2"])}</td>'
             f'<td data-field="total">{_count(item["total_users"])}</td>'
@@ -322,10 +330,9 @@ def _compare_section(document: dict[str, Any], values: dict[str, str]) -> str:
             f"<td><code>{escape(item['bound']['reference'])}</code></td></tr>"
         )
     for item in document.get("not_covered", []):
-        link = "/?" + urlencode({**values, "setting": item["setting"]})
         rows.append(
             f'<tr data-setting="{escape(item["setting"])}"><th scope="row">'
-            f'<a href="{escape(link)}">{escape(item["setting"])}</a></th>'
+            f"{_setting_cell(item['setting'], values)}</th>"
             f'<td colspan="6" class="note">not covered: {page_words(item["reason"])}</td></tr>'
         )
     # each setting's lines under its name, in the plans' order (its links plan that setting)
