@@ -12,6 +12,7 @@ protocol (README), ``delta`` the shuffle model's δ, ``L`` the compressed domain
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -165,6 +166,28 @@ def channel_noise(k: Any, eps: Any, ops: Ops = NUMPY) -> Any:
         ops.minimum(krr_noise(k, eps, ops), unary_noise(k, eps, ops)),
         bit_flipping_noise(k, eps, ops),
     )
+
+
+CHANNEL_NOISES: tuple[tuple[str, Callable[..., Any]], ...] = (
+    ("k-rr", krr_noise),
+    ("oue", unary_noise),
+    ("unary", bit_flipping_noise),
+)
+"""Each local channel's key (``validators.local_channels.Randomizer``) and noise, in the
+order a tie is broken (k-RR sends the fewest bits)."""
+
+
+def channel_bits(key: str, k: int) -> int:
+    """Bits of one user's report through the channel ``key`` over [k]: ⌈log₂ k⌉ for k-RR's
+    one value, k for unary encoding's k bits."""
+    return max(1, math.ceil(math.log2(k))) if key == "k-rr" else k
+
+
+def least_noise_channel(k: float, eps: float) -> str:
+    """The key of the channel :func:`channel_noise` takes at (k, ε): the first of
+    :data:`CHANNEL_NOISES` with the least noise."""
+    noises = [float(noise(float(k), float(eps))) for _, noise in CHANNEL_NOISES]
+    return CHANNEL_NOISES[noises.index(min(noises))][0]
 
 
 def local_channels(k: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops = NUMPY) -> Terms:

@@ -62,7 +62,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from planner.formulas.bounds import bit_flipping_noise, krr_noise, unary_noise
+from planner.formulas.bounds import channel_bits, least_noise_channel
 from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
 
 
@@ -108,20 +108,9 @@ class AffineChannel:
         return 1.0 - 2.0 * self.flip, self.flip
 
     @property
-    def title(self) -> str:
-        """The randomizer in words, as a plan names it."""
-        return {
-            Randomizer.K_RR: "k-ary randomized response",
-            Randomizer.UNARY: "bit flipping (symmetric unary encoding)",
-            Randomizer.OPTIMIZED_UNARY: "optimized unary encoding",
-        }[self.randomizer]
-
-    @property
     def bits_per_user(self) -> int:
-        """Each user's report, in bits."""
-        if self.randomizer is Randomizer.K_RR:
-            return max(1, math.ceil(math.log2(self.k)))
-        return self.k
+        """Each user's report, in bits (``formulas.bounds.channel_bits``)."""
+        return channel_bits(self.randomizer.value, self.k)
 
     def report_probabilities(self, value: int) -> dict[tuple[int, ...], float]:
         """Every report a user holding ``value`` can send, with its probability (for the
@@ -235,18 +224,50 @@ def best_channel(k: int, eps: float) -> AffineChannel:
     """The channel a group at ε runs: k-RR, optimized unary encoding or bit flipping,
     whichever has the least per-user noise (``formulas.bounds.channel_noise``); on a tie
     the first of those (k-RR sends the fewest bits)."""
-    noises = (
-        (float(krr_noise(float(k), float(eps))), Randomizer.K_RR),
-        (float(unary_noise(float(k), float(eps))), Randomizer.OPTIMIZED_UNARY),
-        (float(bit_flipping_noise(float(k), float(eps))), Randomizer.UNARY),
-    )
-    least = min(noise for noise, _ in noises)
-    randomizer = next(randomizer for noise, randomizer in noises if noise == least)
-    return AffineChannel(randomizer, k, eps)
+    return AffineChannel(Randomizer(least_noise_channel(k, eps)), k, eps)
+
+
+class ChannelPairTester:
+    """A tester whose groups report through a pair of channels (``channels``) and whose
+    analyser reads only the two groups' per-bin counts: ``statistic`` maps them to
+    (Z, σ̂), ``decide`` to (Z over its threshold, rejects). Both simulation paths in one
+    place; each group's reports are drawn in the same order on both (group 1, then 2)."""
+
+    @property
+    def channels(self) -> tuple[AffineChannel, AffineChannel]:
+        raise NotImplementedError
+
+    def statistic(
+        self, counts1: np.ndarray, n1: int, counts2: np.ndarray, n2: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def decide(self, z: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def run(
+        self, samples1: np.ndarray, samples2: np.ndarray, rng: np.random.Generator
+    ) -> TestResult:
+        one, two = self.channels
+        counts1 = one.randomize(samples1, rng)
+        counts2 = two.randomize(samples2, rng)
+        z, sd = self.statistic(counts1, len(samples1), counts2, len(samples2))
+        ratio, rejects = self.decide(z, sd)
+        return TestResult(float(ratio), bool(rejects))
+
+    def simulate_fast(
+        self, p: np.ndarray, q: np.ndarray, n1: int, n2: int, trials: int, rng: np.random.Generator
+    ) -> TrialBatch:
+        one, two = self.channels
+        counts1 = one.fast_counts(p, n1, trials, rng)
+        counts2 = two.fast_counts(q, n2, trials, rng)
+        z, sd = self.statistic(counts1, n1, counts2, n2)
+        ratio, rejects = self.decide(z, sd)
+        return TrialBatch(ratio, rejects)
 
 
 @dataclass(frozen=True)
-class TwoChannelTester:
+class TwoChannelTester(ChannelPairTester):
     """Closeness of p (group 1, ``channel1``) and q (group 2, ``channel2``): reject when
     Z > ``threshold_fraction`` · 4α²/k, the least mean of Z when TV(p, q) ≥ α."""
 
@@ -260,29 +281,21 @@ class TwoChannelTester:
     def threshold(self) -> float:
         return self.threshold_fraction * 4.0 * self.alpha**2 / self.k
 
-    def run(
-        self, samples1: np.ndarray, samples2: np.ndarray, rng: np.random.Generator
-    ) -> TestResult:
-        counts1 = self.channel1.randomize(samples1, rng)
-        counts2 = self.channel2.randomize(samples2, rng)
-        z = float(
-            closeness_statistic(
-                counts1, len(samples1), self.channel1, counts2, len(samples2), self.channel2
-            )
-        )
-        return TestResult(z / self.threshold, z > self.threshold)
+    @property
+    def channels(self) -> tuple[AffineChannel, AffineChannel]:
+        return self.channel1, self.channel2
 
-    def simulate_fast(
-        self, p: np.ndarray, q: np.ndarray, n1: int, n2: int, trials: int, rng: np.random.Generator
-    ) -> TrialBatch:
-        counts1 = self.channel1.fast_counts(p, n1, trials, rng)
-        counts2 = self.channel2.fast_counts(q, n2, trials, rng)
-        z = closeness_statistic(counts1, n1, self.channel1, counts2, n2, self.channel2)
-        return TrialBatch(z / self.threshold, z > self.threshold)
+    def statistic(
+        self, counts1: np.ndarray, n1: int, counts2: np.ndarray, n2: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return studentized_statistic(counts1, n1, self.channel1, counts2, n2, self.channel2)
+
+    def decide(self, z: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return z / self.threshold, z > self.threshold
 
 
 @dataclass(frozen=True)
-class ChannelsTester:
+class ChannelsTester(ChannelPairTester):
     """Closeness of p (group 1) and q (group 2), each group through its own best channel
     at its own ε (:func:`best_channel`); rejects when Z > ``threshold_sd``·σ̂ (module
     docstring). The planner's ``local-private+channels`` protocol."""
@@ -297,39 +310,19 @@ class ChannelsTester:
     def channels(self) -> tuple[AffineChannel, AffineChannel]:
         return best_channel(self.k, self.eps1), best_channel(self.k, self.eps2)
 
-    def run(
-        self, samples1: np.ndarray, samples2: np.ndarray, rng: np.random.Generator
-    ) -> TestResult:
+    def statistic(
+        self, counts1: np.ndarray, n1: int, counts2: np.ndarray, n2: int
+    ) -> tuple[np.ndarray, np.ndarray]:
         one, two = self.channels
-        z, sd = studentized_statistic(
-            one.randomize(samples1, rng),
-            len(samples1),
-            one,
-            two.randomize(samples2, rng),
-            len(samples2),
-            two,
-        )
-        ratio, rejects = studentized_decision(z, sd, self.threshold_sd)
-        return TestResult(float(ratio), bool(rejects))
+        return studentized_statistic(counts1, n1, one, counts2, n2, two)
 
-    def simulate_fast(
-        self, p: np.ndarray, q: np.ndarray, n1: int, n2: int, trials: int, rng: np.random.Generator
-    ) -> TrialBatch:
-        one, two = self.channels
-        z, sd = studentized_statistic(
-            one.fast_counts(p, n1, trials, rng),
-            n1,
-            one,
-            two.fast_counts(q, n2, trials, rng),
-            n2,
-            two,
-        )
-        ratio, rejects = studentized_decision(z, sd, self.threshold_sd)
-        return TrialBatch(ratio, rejects)
+    def decide(self, z: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return studentized_decision(z, sd, self.threshold_sd)
 
 
 __all__ = [
     "AffineChannel",
+    "ChannelPairTester",
     "ChannelsTester",
     "Randomizer",
     "TwoChannelTester",

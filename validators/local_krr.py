@@ -37,8 +37,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.validators.local_channels import AffineChannel, Randomizer, studentized_decision
-from planner.validators.protocol import TestResult, TrialBatch
+from planner.validators.local_channels import (
+    AffineChannel,
+    ChannelPairTester,
+    Randomizer,
+    studentized_decision,
+)
 
 
 def studentized_statistic(
@@ -74,7 +78,7 @@ def studentized_statistic(
 
 
 @dataclass(frozen=True)
-class KRRTester:
+class KRRTester(ChannelPairTester):
     """Closeness of p (group 1) and q (group 2), both groups through k-RR at min(ε1, ε2);
     rejects when Z > ``threshold_sd``·σ̂ (module docstring)."""
 
@@ -89,25 +93,17 @@ class KRRTester:
         """The one channel both groups report through."""
         return AffineChannel(Randomizer.K_RR, self.k, min(self.eps1, self.eps2))
 
-    def run(
-        self, samples1: np.ndarray, samples2: np.ndarray, rng: np.random.Generator
-    ) -> TestResult:
-        channel = self.channel
-        counts1 = channel.randomize(samples1, rng)
-        counts2 = channel.randomize(samples2, rng)
-        z, sd = studentized_statistic(counts1, len(samples1), counts2, len(samples2))
-        ratio, rejects = studentized_decision(z, sd, self.threshold_sd)
-        return TestResult(float(ratio), bool(rejects))
+    @property
+    def channels(self) -> tuple[AffineChannel, AffineChannel]:
+        return self.channel, self.channel
 
-    def simulate_fast(
-        self, p: np.ndarray, q: np.ndarray, n1: int, n2: int, trials: int, rng: np.random.Generator
-    ) -> TrialBatch:
-        channel = self.channel
-        counts1 = channel.fast_counts(p, n1, trials, rng)
-        counts2 = channel.fast_counts(q, n2, trials, rng)
-        z, sd = studentized_statistic(counts1, n1, counts2, n2)
-        ratio, rejects = studentized_decision(z, sd, self.threshold_sd)
-        return TrialBatch(ratio, rejects)
+    def statistic(
+        self, counts1: np.ndarray, n1: int, counts2: np.ndarray, n2: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return studentized_statistic(counts1, n1, counts2, n2)
+
+    def decide(self, z: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return studentized_decision(z, sd, self.threshold_sd)
 
 
 __all__ = ["KRRTester", "studentized_statistic"]

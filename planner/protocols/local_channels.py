@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from planner.formulas.bounds import channel_bits, least_noise_channel
 from planner.formulas.registry import BOUNDS
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Accounting, Query
@@ -96,16 +97,24 @@ def _bins(k: int) -> int:
     return k
 
 
-def _mechanism(query: Query, bins: int) -> str:
-    from planner.validators.local_channels import best_channel
+CHANNEL_TITLES = {
+    "k-rr": "k-ary randomized response",
+    "oue": "optimized unary encoding",
+    "unary": "bit flipping (symmetric unary encoding)",
+}
+"""Each channel (``formulas.bounds.CHANNEL_NOISES``) in words, as a plan names it."""
 
+
+def _mechanism(query: Query, bins: int) -> str:
+    """Each group's channel and bits, from ``formulas`` alone (a plan imports no
+    validator)."""
     parts = []
     for group, eps in ((1, query.eps1), (2, query.eps2)):
-        channel = best_channel(query.k, eps)
-        bits = channel.bits_per_user
+        key = least_noise_channel(query.k, eps)
+        bits = channel_bits(key, query.k)
         parts.append(
-            f"group {group}: {channel.title} at ε = {eps:g}, {bits} bit{'s' if bits > 1 else ''} "
-            "a user"
+            f"group {group}: {CHANNEL_TITLES[key]} at ε = {eps:g}, "
+            f"{bits} bit{'s' if bits > 1 else ''} a user"
         )
     return "; ".join(parts)
 
