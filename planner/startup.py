@@ -5,8 +5,8 @@ that, while Python imports numpy, sympy, typer and the planner (about 0.3 s), a 
 would print a KeyboardInterrupt traceback from whichever import it landed in. The
 package installs :func:`abort_while_starting` for SIGINT first thing when the process
 is the ``planner`` command (or ``python -m planner``; it imports only what Python has
-loaded before any script runs), and ``main`` puts Python's own
-handler back (:func:`started`). Nothing is open or written before ``main``, so ending
+loaded before any script runs), and ``main`` puts Python's
+KeyboardInterrupt back, remembering that it came (:func:`started`, :func:`interrupted`). Nothing is open or written before ``main``, so ending
 the process at once loses nothing. Any other process (a script, a test, the service)
 importing the package keeps its handler.
 """
@@ -35,7 +35,26 @@ def starting_command_line() -> None:
         signal.signal(signal.SIGINT, abort_while_starting)
 
 
+_interrupted: list[int] = []
+"""The SIGINTs the running command line received (see :func:`interrupted`)."""
+
+
+def interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGINT while ``main`` runs: Python's KeyboardInterrupt, remembered."""
+    _interrupted.append(signum)
+    signal.default_int_handler(signum, frame)
+
+
+def interrupted() -> bool:
+    """Did the command line receive Ctrl-C? A KeyboardInterrupt raised inside a library
+    can reach ``main`` as another exception (a C extension's SystemError "returned a
+    result with an exception set", a broken worker pool, a generator's RuntimeError); the
+    CLI reports those as the Ctrl-C they are."""
+    return bool(_interrupted)
+
+
 def started() -> None:
-    """``main`` runs: Python's KeyboardInterrupt again (the CLI reports it itself)."""
-    if signal.getsignal(signal.SIGINT) is abort_while_starting:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    """``main`` runs: KeyboardInterrupt again (the CLI reports it itself), remembered."""
+    _interrupted.clear()
+    if signal.getsignal(signal.SIGINT) in (abort_while_starting, signal.default_int_handler):
+        signal.signal(signal.SIGINT, interrupt)

@@ -385,8 +385,37 @@ def test_ctrl_c_prints_the_aborted_line() -> None:
     wait_for_cpu_seconds(process.pid, 2.0)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=30)
-    assert process.returncode == 130
-    assert err.strip().splitlines()[-1] == "aborted" and "Traceback" not in err
+    assert process.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "aborted" and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("turned_into", [SystemError, RuntimeError, SystemExit])
+def test_a_ctrl_c_a_library_turns_into_another_exception_is_still_aborted(
+    turned_into: type[BaseException], monkeypatch, capsys
+) -> None:
+    """A KeyboardInterrupt raised inside a C extension can surface as SystemError
+    ("returned a result with an exception set"), inside a generator's cleanup as
+    RuntimeError: Ctrl-C all the same, so "aborted" and 130, not a traceback and 1."""
+    import planner.cli as cli
+
+    def interrupted_command(args: list[str]) -> int:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5.0)  # the handler raises KeyboardInterrupt at once
+        except KeyboardInterrupt as error:
+            raise turned_into("returned a result with an exception set") from error
+        raise AssertionError("SIGINT raised no KeyboardInterrupt")
+
+    monkeypatch.setattr(cli, "_run_command", interrupted_command)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert cli.main(["plan"]) == 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert capsys.readouterr().err == "aborted\n"
+    # the next command starts with no Ctrl-C on record
+    monkeypatch.setattr(cli, "_run_command", lambda args: 0)
+    assert cli.main(["plan"]) == 0
 
 
 # --- output ------------------------------------------------------------------------------
@@ -610,7 +639,8 @@ def test_ctrl_c_while_the_command_line_starts_prints_the_aborted_line() -> None:
     """Between importing the package and ``main`` (numpy, sympy, typer: a third of a
     second), Ctrl-C to the ``planner`` command ends it with the CLI's line and exit code,
     no traceback; once ``main`` runs, Python's KeyboardInterrupt is back for the CLI to
-    report. A process that is not the command line keeps its own handler."""
+    report (remembered, :func:`planner.startup.interrupted`). A process that is not the
+    command line keeps its own handler."""
     starting = _python(
         "import os, signal, sys, time\n"
         "sys.argv[0] = '/usr/local/bin/planner'\n"
@@ -626,7 +656,8 @@ def test_ctrl_c_while_the_command_line_starts_prints_the_aborted_line() -> None:
         "assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler\n"
         "from planner.cli import main\n"
         "main(['--version'])\n"
-        "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
+        "from planner.startup import interrupt\n"
+        "assert signal.getsignal(signal.SIGINT) is interrupt\n"
     )
     assert running.returncode == 0, running.stderr
     library = _python(

@@ -39,7 +39,7 @@ from planner.cli import (
 )
 from planner.inputs import InputError
 from planner.pipes import EXIT_CODES_HELP
-from planner.startup import started
+from planner.startup import interrupted, started
 
 _USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
 """click's UsageError, from wherever this typer takes click (vendored or not)."""
@@ -154,6 +154,20 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     started()  # from here on, Ctrl-C is this function's KeyboardInterrupt
     try:
+        code = _run_command(args)
+    except (Exception, SystemExit):
+        if not interrupted():
+            raise
+        code = 130  # a Ctrl-C a library turned into another exception: still Ctrl-C
+    if code == 130 or interrupted():
+        sys.stderr.write("aborted\n")
+        return 130
+    return code
+
+
+def _run_command(args: list[str]) -> int:
+    """Run the command; every input error is one line (exit 2), Ctrl-C is 130."""
+    try:
         # what ``app(...)`` does (its exception hook only prettifies, and that is off)
         command = _command()
         refuse_repeated_options(command, args)
@@ -179,7 +193,6 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Exit as error:
         return error.exit_code
     except (typer.Abort, KeyboardInterrupt):
-        sys.stderr.write("aborted\n")
         return 130
     return result if isinstance(result, int) else 0
 
