@@ -195,6 +195,13 @@ class SettingConstant:
             )
         return corners
 
+    def grid_axis(self, name: str) -> tuple[float, ...]:
+        """One axis of the calibration grid (a :data:`GRID_AXES` name); empty without one."""
+        grid = self._parsed_grid
+        if grid is None:
+            return ()
+        return tuple(grid[0][GRID_AXES.index(name)])
+
     def grid_nodes(self) -> tuple[np.ndarray, ...] | None:
         """Every grid node's (k, α, ε_strong, ε_weak), arrays of the grid's shape."""
         grid = self._parsed_grid

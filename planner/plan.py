@@ -14,7 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+import numpy as np
 
 from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
 from planner.formulas.registry import BOUNDS
@@ -37,7 +39,7 @@ from planner.protocols import (
     private_coin_protocol,
     protocol_for,
 )
-from planner.protocols.base import Compression, RunSizes, mixing_scale
+from planner.protocols.base import AllocationFamily, Compression, RunSizes, mixing_scale
 from planner.protocols.base import bound_terms as _bound_terms
 from planner.protocols.base import bound_value as _bound_value
 
@@ -440,25 +442,168 @@ def _calibrated_multiplier(
 
 LADDER_STEP = 2.0
 """The rungs a plan weighs below the query's ε_strong are the powers of 2 between ε_weak
-and ε_strong, and ε_weak itself (the homogeneous protocol)."""
+and ε_strong, the grid kinks (:func:`grid_kinks`), and ε_weak itself (the homogeneous
+protocol)."""
 
 
-def strong_eps_ladder(eps_strong: float, eps_weak: float) -> tuple[float, ...]:
+def strong_eps_ladder(
+    eps_strong: float, eps_weak: float, kinks: GridKinks | None = None
+) -> tuple[float, ...]:
     """The ladder's ε_strong values, largest first, ending at ε_weak (none when the groups'
-    ε are equal). The rungs are one grid for every query, so a plan run at a rung finds no
-    rung below it that the query itself did not weigh: planning that point again gives the
-    same plan. :mod:`planner.vectorised` uses the same grid (:func:`ladder_exponents`)."""
+    ε are equal): :func:`strong_eps_rungs` for one query. The rungs are one grid for every
+    query, so a plan run at a rung finds no rung below it that the query itself did not
+    weigh: planning that point again gives the same plan. :mod:`planner.vectorised` weighs
+    the same rungs, row by row."""
     if eps_strong <= eps_weak:
         return ()
-    low, high = ladder_exponents(eps_weak, eps_strong)
-    rungs = [LADDER_STEP**i for i in range(high, low - 1, -1)]
-    return (*(rung for rung in rungs if eps_weak < rung < eps_strong), eps_weak)
+    # the scalar twin of ``strong_eps_rungs`` (the same values, tested equal), in plain
+    # Python for the one-plan latency
+    step, strong_nodes, ratio_nodes, _ = kinks or GridKinks(LADDER_STEP)
+    low, high = ladder_exponents(eps_weak, eps_strong, step)
+    values = {step**i for i in range(high, low - 1, -1)}
+    values.update(strong_nodes)
+    values.update(_on_ratio_node(eps_weak, ratio) for ratio in ratio_nodes)
+    return (*sorted((v for v in values if eps_weak < v < eps_strong), reverse=True), eps_weak)
 
 
-def ladder_exponents(low: float, high: float) -> tuple[int, int]:
-    """Exponents i of the powers of 2 a ladder between ``low`` and ``high`` may hold (a
-    rung outside the open interval is dropped by the caller)."""
-    return math.floor(math.log(low, LADDER_STEP)), math.ceil(math.log(high, LADDER_STEP))
+def _on_ratio_node(eps_weak: float, ratio: float) -> float:
+    """:func:`on_ratio_node` for one ε_weak."""
+    eps_strong = eps_weak / ratio
+    for _ in range(2):
+        if eps_weak / eps_strong < ratio:
+            eps_strong = math.nextafter(eps_strong, 0.0)
+        if eps_weak / eps_strong > ratio:
+            eps_strong = math.nextafter(eps_strong, math.inf)
+    return eps_strong
+
+
+def strong_eps_rungs(eps_strong: np.ndarray, eps_weak: np.ndarray, kinks: GridKinks) -> np.ndarray:
+    """Each row's rungs strictly between its ε_weak and ε_strong, largest first, padded with
+    NaN (rows × rungs): the powers of the kinks' ladder step, the grids' ε_strong nodes, and
+    the ε_strong at which ε_weak/ε_strong is a grid's ratio node (exactly, so that the
+    point sits on that node). One function for one query and for a sweep's rows, so both
+    weigh the same points in the same order."""
+    step, strong_nodes, ratio_nodes, _ = kinks
+    low, _ = ladder_exponents(float(eps_weak.min()), 1.0, step)
+    _, high = ladder_exponents(1.0, float(eps_strong.max()), step)
+    columns = [np.full(eps_strong.shape, step**i) for i in range(high, low - 1, -1)]
+    columns += [np.full(eps_strong.shape, node) for node in strong_nodes]
+    columns += [on_ratio_node(eps_weak, ratio) for ratio in ratio_nodes]
+    if not columns:
+        return np.empty((eps_strong.shape[0], 0))
+    rungs = np.stack(columns, axis=1)
+    return _largest_first(rungs, (rungs > eps_weak[:, None]) & (rungs < eps_strong[:, None]))
+
+
+def _largest_first(rungs: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    """Each row's ``inside`` values, distinct, largest first, padded with NaN."""
+    rungs = -np.sort(-np.where(inside, rungs, -np.inf), axis=1)  # largest first, out last
+    repeated = np.zeros(rungs.shape, dtype=bool)
+    repeated[:, 1:] = rungs[:, 1:] == rungs[:, :-1]
+    return np.where(np.isfinite(rungs) & ~repeated, rungs, np.nan)
+
+
+def weak_eps_ladder(eps_weak: float, kinks: GridKinks) -> tuple[float, ...]:
+    """The weaker group's rungs below its ε, largest first: the powers of the step and the
+    grids' ε_strong nodes from ``kinks.weak_from`` up (none below it). The scalar twin of
+    :func:`weak_eps_rungs` (tested equal)."""
+    if eps_weak <= kinks.weak_from:
+        return ()
+    low, high = ladder_exponents(kinks.weak_from, eps_weak, LADDER_STEP)
+    values = {LADDER_STEP**i for i in range(high, low - 1, -1)}
+    values.update(kinks.strong_nodes)
+    return tuple(sorted((v for v in values if kinks.weak_from <= v < eps_weak), reverse=True))
+
+
+def weak_eps_rungs(eps_weak: np.ndarray, kinks: GridKinks) -> np.ndarray:
+    """:func:`weak_eps_ladder` for each row (rows × rungs, largest first, NaN padded)."""
+    if not np.isfinite(kinks.weak_from) or not (eps_weak > kinks.weak_from).any():
+        return np.empty((eps_weak.shape[0], 0))
+    low, high = ladder_exponents(kinks.weak_from, float(eps_weak.max()), LADDER_STEP)
+    values = [LADDER_STEP**i for i in range(high, low - 1, -1)] + list(kinks.strong_nodes)
+    rungs = np.stack([np.full(eps_weak.shape, value) for value in values], axis=1)
+    return _largest_first(rungs, (rungs >= kinks.weak_from) & (rungs < eps_weak[:, None]))
+
+
+def on_ratio_node(eps_weak: np.ndarray, ratio: float) -> np.ndarray:
+    """The ε_strong at which ε_weak/ε_strong is ``ratio`` as the grid computes it (the
+    quotient ε_weak/ratio, moved by the last bit where rounding puts it beside the node)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eps_strong = eps_weak / ratio
+        for _ in range(2):
+            eps_strong = np.where(
+                eps_weak / eps_strong < ratio, np.nextafter(eps_strong, 0.0), eps_strong
+            )
+            eps_strong = np.where(
+                eps_weak / eps_strong > ratio, np.nextafter(eps_strong, np.inf), eps_strong
+            )
+    return eps_strong
+
+
+class GridKinks(NamedTuple):
+    """Where a setting's plans weigh running a group lower (:func:`grid_kinks`)."""
+
+    step: float
+    """The ladder's step: its rungs are the powers of it."""
+    strong_nodes: tuple[float, ...] = ()
+    """The calibration grids' ε_strong nodes."""
+    ratio_nodes: tuple[float, ...] = ()
+    """The calibration grids' ε_weak/ε_strong nodes below 1."""
+    weak_from: float = math.inf
+    """The weaker group is run lower too, at the rungs and nodes from this ε up."""
+
+
+WEAK_LADDER_FROM = 1.0
+"""Where the shuffle model's weaker group is also weighed lower: above ε ≈ 1 its noise
+grows small and its constant C grows with ε, so a plan can need more users in all as the
+weaker group's ε rises (k = 907, α = 0.114, ε2 = 4.17: 15,876 at ε1 = 2.61, 16,208 at
+3.92, before). Below it C falls with ε (docs/coverage.md) and lowering cannot help."""
+NOISE_LADDER_STEP = 2.0**0.5
+"""The ladder's step where the stronger group's noise can be raised towards the weaker's
+(``AllocationFamily.NOISE``, the shuffle model): the paper's split
+n_weak = (μ_w/μ_s)·n_strong grows as μ_s falls, so the users in all are least at an
+ε_strong between the powers of 2 (k = 200, α = 0.1, ε = (1, 0.5): 16,930 at
+ε_strong ≈ 0.7 against 17,333 at 1). A step of 2^¼ halves what is left between two rungs
+(at most 0.8 % → 0.24 %) for twice the shuffle sweeps' time."""
+_KINKS: dict[tuple[Setting, int], tuple[ConstantTable, GridKinks]] = {}
+
+
+def grid_kinks(setting: Setting, table: ConstantTable) -> GridKinks:
+    """The ladder's step, and the ε_strong nodes and ratio nodes of the calibration grids
+    of the protocols a query of ``setting`` may run within its own model (itself, its
+    private-coin twin, its model's other mechanisms). Where ε_strong crosses a node, the
+    interpolated constant turns (a channel per group's largest C steps): a plan's users can
+    be least there, so the plan weighs each as a rung, and relaxing ε does not cost users
+    for that. The step is :data:`NOISE_LADDER_STEP` where a protocol trades noise between
+    the groups, else :data:`LADDER_STEP`."""
+    known = _KINKS.get((setting, id(table)))
+    if known is not None and known[0] is table:
+        return known[1]
+    own = protocol_for(setting)
+    private = private_coin_protocol(own)
+    same_model = [other for other in other_mechanisms(own) if other.setting.model is setting.model]
+    strong: set[float] = set()
+    ratios: set[float] = set()
+    step, weak_from = LADDER_STEP, math.inf
+    for protocol in (own, *((private,) if private else ()), *same_model):
+        if protocol.allocation_family is AllocationFamily.NOISE:
+            step, weak_from = NOISE_LADDER_STEP, WEAK_LADDER_FROM
+        if not table.has_setting(protocol.key) or protocol.weak_eps_only:
+            continue  # a tester run at ε_weak alone does not move with ε_strong
+        constant = table.for_setting(protocol.key)
+        strong.update(constant.grid_axis("eps_strong"))
+        ratios.update(ratio for ratio in constant.grid_axis("eps_ratio") if ratio < 1.0)
+    kinks = GridKinks(step, tuple(sorted(strong)), tuple(sorted(ratios)), weak_from)
+    if len(_KINKS) >= 256:
+        _KINKS.clear()
+    _KINKS[(setting, id(table))] = (table, kinks)
+    return kinks
+
+
+def ladder_exponents(low: float, high: float, step: float = LADDER_STEP) -> tuple[int, int]:
+    """Exponents i of the powers of ``step`` a ladder between ``low`` and ``high`` may hold
+    (a rung outside the open interval is dropped by the caller)."""
+    return math.floor(math.log(low, step)), math.ceil(math.log(high, step))
 
 
 def plan(
@@ -519,13 +664,26 @@ def plan(
         covered = table.for_setting(query.setting.key).covered
         covered_alpha = covered["alpha"][1] if "alpha" in covered else math.inf
         capped = _capped_points(query, regions, covered_alpha)
-        points = _tester_points(query, regions, covered_alpha)
+        points = _tester_points(query, regions, grid_kinks(query.setting, table), covered_alpha)
         for point in reversed(capped):
             if point not in points:
                 points.insert(0, point)
         runs = []
+        # a point none of whose protocols can need fewer users than the query's own plan
+        # (``_least_users``) can be chosen by no rule below: it is not sized
+        unbeatable = (
+            max(_fewest_users(asked), asked.total_users)
+            if _PRUNE_CANDIDATES and asked.coverage is Coverage.CALIBRATED
+            else None
+        )
+        weighed = _protocols_weighed(query.setting, table, fallback)
         for point in points:
             lowered = at_point(query, point.eps1, point.eps2, point.alpha)
+            if unbeatable is not None and point not in capped:
+                values = _query_values(lowered)
+                least = min(_least_users(lowered, other, table, values) for other in weighed)
+                if least >= unbeatable:
+                    continue
             run, run_notes = _cheapest_protocol(lowered, table, fallback, split)
             if run.coverage is Coverage.CALIBRATED:
                 runs.append((point, run, run_notes))
@@ -757,6 +915,20 @@ def _lower_bounds_at_the_query(
     return redone[0], redone[1]
 
 
+def _protocols_weighed(setting: Setting, table: ConstantTable, fallback: bool) -> list[Protocol]:
+    """Every protocol :func:`_cheapest_protocol` may size for a query of ``setting`` (a
+    superset: the least users over them is a lower limit on its choice's)."""
+    own = protocol_for(setting)
+    if not fallback:
+        return [own]
+    private = private_coin_protocol(own)
+    return [
+        protocol
+        for protocol in (own, *((private,) if private else ()), *other_mechanisms(own))
+        if table.has_setting(protocol.key)
+    ]
+
+
 def _cheapest_protocol(
     query: Query, table: ConstantTable, fallback: bool, split: Split = Split.PAPER
 ) -> tuple[_ProtocolRun, tuple[str, ...]]:
@@ -924,24 +1096,33 @@ def _capped_points(
 
 
 def _tester_points(
-    query: Query, regions: list[tuple[float, float]], covered_alpha: float = math.inf
+    query: Query,
+    regions: list[tuple[float, float]],
+    kinks: GridKinks,
+    covered_alpha: float = math.inf,
 ) -> list[LoweredPoint]:
     """Where below the query its tester may run (see ``plan``), nearest first: the strong
-    ε down :func:`strong_eps_ladder`; at a β < 1/3 and k direct calibration is measured
-    at, also the query and each rung with ε and α capped at each region's tops, and with α
-    at the covered region's top (as ``_capped_points``)."""
+    ε down :func:`strong_eps_ladder` (with the grids' ``kinks``), then each rung of
+    :func:`weak_eps_ladder` with the strong ε at the query and down its ladder; at a
+    β < 1/3 and k direct calibration is measured at, also the query and each of those with
+    ε and α capped at each region's tops, and with α at the covered region's top (as
+    ``_capped_points``)."""
     strong_is_1 = query.eps1 >= query.eps2
     eps_strong, eps_weak = (query.eps1, query.eps2) if strong_is_1 else (query.eps2, query.eps1)
-    rungs = [eps_strong, *strong_eps_ladder(eps_strong, eps_weak)]
+    rungs = [eps_strong, *strong_eps_ladder(eps_strong, eps_weak, kinks)]
     caps = [(math.inf, math.inf), *regions]
     if regions and query.alpha > covered_alpha:
         caps.append((math.inf, covered_alpha))
     points: list[LoweredPoint] = []
     asked = (query.eps1, query.eps2, query.alpha)
     seen = {asked}  # (ε1, ε2, α): a point's equality, without its dataclass __eq__
-    for rung in rungs:
+    pairs = [(rung, eps_weak) for rung in rungs]
+    for weak in weak_eps_ladder(eps_weak, kinks):  # the weaker group run lower too
+        pairs.append((eps_strong, weak))
+        pairs.extend((rung, weak) for rung in strong_eps_ladder(eps_strong, weak, kinks))
+    for rung, eps_w in pairs:
         for top_eps, top_alpha in caps:
-            strong, weak = min(rung, top_eps), min(eps_weak, top_eps)
+            strong, weak = min(rung, top_eps), min(eps_w, top_eps)
             eps1, eps2 = (strong, weak) if strong_is_1 else (weak, strong)
             values = (eps1, eps2, min(query.alpha, top_alpha))
             if values not in seen:

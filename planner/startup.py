@@ -6,7 +6,8 @@ would print a KeyboardInterrupt traceback from whichever import it landed in. Th
 package installs :func:`abort_while_starting` for SIGINT first thing when the process
 is the ``planner`` command (or ``python -m planner``; it imports only what Python has
 loaded before any script runs), and ``main`` puts Python's
-KeyboardInterrupt back, remembering that it came (:func:`started`, :func:`interrupted`). Nothing is open or written before ``main``, so ending
+KeyboardInterrupt back, remembering that it came (:func:`started`,
+:func:`interrupted`). Nothing is open or written before ``main``, so ending
 the process at once loses nothing. Any other process (a script, a test, the service)
 importing the package keeps its handler.
 """

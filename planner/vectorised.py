@@ -34,10 +34,11 @@ from planner.formulas.settings import Setting
 from planner.inputs import ALPHA_MIN, EPS_MAX, EPS_MIN, K_MAX, Accounting
 from planner.plan import (
     EPS_CAP,
-    LADDER_STEP,
     Split,
-    ladder_exponents,
+    grid_kinks,
+    strong_eps_rungs,
     variance_split,
+    weak_eps_rungs,
 )
 from planner.protocols import (
     PROTOCOLS,
@@ -189,7 +190,6 @@ def _lowered(
     strong_is_1 = points.eps1 >= points.eps2
     eps_strong = np.maximum(points.eps1, points.eps2)
     eps_weak = np.minimum(points.eps1, points.eps2)
-    laddered = eps_strong > eps_weak
     calibrated_keys = [
         key
         for key in _keys_run(setting, table)
@@ -230,21 +230,17 @@ def _lowered(
         best_users[chosen] = users(candidate, at_cap)[cheaper]
         _take(best, tester, chosen, at_cap, cheaper, setting, table, split)
     reference1, reference2 = best[0].copy(), best[1].copy()  # the reference: no group above it
-    if not laddered.any():
-        return tuple(best), tester
-    low, _ = ladder_exponents(float(eps_weak[laddered].min()), 1.0)
-    _, high = ladder_exponents(1.0, float(eps_strong[laddered].max()))
-    rungs: list[float | None] = [LADDER_STEP**i for i in range(high, low - 1, -1)]
-    for value in [*rungs, None]:  # None: the last rung, ε_weak itself
-        rung = eps_weak if value is None else np.full(eps_weak.shape, value)
-        rows = laddered & (rung < eps_strong) & ((value is None) | (rung > eps_weak))
+    kinks = grid_kinks(setting, table)
+
+    def weigh(rows: np.ndarray, strong: np.ndarray, weak: np.ndarray) -> None:
+        """Weigh the tester run at (``strong``, ``weak``) on ``rows`` (as ``plan`` does)."""
         if not rows.any():
-            continue
+            return
         at_rung = _subset(
             replace(
                 points,
-                eps1=np.where(strong_is_1, rung, points.eps1),
-                eps2=np.where(strong_is_1, points.eps2, rung),
+                eps1=np.where(strong_is_1, strong, weak),
+                eps2=np.where(strong_is_1, weak, strong),
             ),
             rows,
         )
@@ -260,6 +256,27 @@ def _lowered(
         chosen = np.flatnonzero(rows)[better]
         best_users[chosen] = candidate_users[better]
         _take(best, tester, chosen, at_rung, better, setting, table, split)
+
+    def weigh_ladder(rows: np.ndarray, weak: np.ndarray) -> None:
+        """The stronger group down its rungs to ``weak`` (``plan.strong_eps_ladder``),
+        each row's largest first, the last at ``weak`` itself."""
+        rows = rows & (weak < eps_strong)
+        if not rows.any():
+            return
+        rungs = strong_eps_rungs(np.where(rows, eps_strong, 1.0), np.where(rows, weak, 1.0), kinks)
+        for column in rungs.T:
+            weigh(rows & ~np.isnan(column), np.where(np.isnan(column), weak, column), weak)
+        weigh(rows, weak, weak)
+
+    weigh_ladder(np.ones(eps_weak.shape, dtype=bool), eps_weak)
+    # the weaker group run lower too (``plan.weak_eps_ladder``): at each of its rungs, the
+    # stronger group at its own ε, then down its ladder
+    weak_rungs = weak_eps_rungs(eps_weak, kinks)
+    for column in weak_rungs.T:
+        rows = ~np.isnan(column)
+        weak = np.where(rows, column, eps_weak)
+        weigh(rows, eps_strong, weak)
+        weigh_ladder(rows, weak)
     return tuple(best), tester
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 from typer.testing import CliRunner
 
 from planner.cli import app, main
 from planner.exact import exact_plan
-from planner.plan import Split
+from planner.plan import Split, plan
 from planner.statistics import OPERATING_TRIALS, operating_error
 from planner.validate import validate
 from planner.validators.stats import (
@@ -139,9 +140,16 @@ def test_a_public_coin_exact_search_keeps_the_private_coin_protocol_when_it_is_s
     """At β = 0.1 one hashed run of the public-coin shuffle tester needs four to seven times
     the users of one at β = 1/3 (its direct factor in the constants file), the private-coin
     tester about twice: the default plan runs the private-coin protocol, and
-    so must the exact search, whose plan is then the private-coin twin's own exact plan."""
-    query = make_query("shuffle-public", k=16, alpha=0.5, eps1=1.0, eps2=0.5, beta=0.1)
-    twin = make_query("shuffle-private", k=16, alpha=0.5, eps1=1.0, eps2=0.5, beta=0.1)
+    so must the exact search, whose plan is then the private-coin twin's own exact plan.
+    The CLI searches where the default plan's tester runs (group 1 at ε = 2^-½ here), so
+    the API's searches below are run there too."""
+    asked = make_query("shuffle-public", k=16, alpha=0.5, eps1=1.0, eps2=0.5, beta=0.1)
+    point = plan(asked).tester_point
+    assert point is not None
+    query = replace(asked, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha)
+    twin = make_query(
+        "shuffle-private", k=16, alpha=point.alpha, eps1=point.eps1, eps2=point.eps2, beta=0.1
+    )
     found, private = exact_plan(query, trials=300, seed=5), exact_plan(twin, trials=300, seed=5)
     assert found.plan is not None and private.plan is not None
     assert found.plan.protocol == "shuffle-private"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from planner.constants import default_constants
 from planner.formulas.compression import integer_argmin
 from planner.formulas.registry import BOUNDS
-from planner.plan import RepetitionMethod, Split, plan
+from planner.plan import RepetitionMethod, Split, grid_kinks, plan, strong_eps_ladder
 from planner.protocols.shuffle_private import noise_mu
 from planner.solve import Unknown, fitting_plan, solve
 from tests.conftest import SETTING_KEYS, make_query, order_table
@@ -488,10 +488,11 @@ def test_a_public_coin_plan_never_needs_more_users_than_the_private_coin_plan() 
 
 def test_the_default_takes_the_split_with_far_fewer_users_and_names_the_papers() -> None:
     """Shuffle, k = 19, α = 0.011, ε = (0.0222, 1.162), β = 1/3: the paper's split gives
-    group 1 (ε = 0.022) 26.9 million users and group 2 26,103. With group 2 run at
-    ε = 0.03125 (a ladder rung) the split is about 265,000 + 138,000: 66× fewer in all,
-    but more in group 2. The default takes it and names the paper's split (the trade-off
-    ``--allocation paper`` keeps); the paper-split plan names the default's."""
+    group 1 (ε = 0.022) 26.6 million users and group 2 26,162. With group 2 run at
+    ε = 0.03 (a rung: a node of the calibration grid's ε_strong axis) the split is about
+    253,000 + 145,000: 67× fewer in all, but more in group 2. The default takes it and
+    names the paper's split (the trade-off ``--allocation paper`` keeps); the paper-split
+    plan names the default's."""
     query = make_query(
         "shuffle-private",
         k=19,
@@ -501,7 +502,8 @@ def test_the_default_takes_the_split_with_far_fewer_users_and_names_the_papers()
         beta=1 / 3,
     )
     fewest, paper = plan(query), plan(query, split=Split.PAPER)
-    assert fewest.tester_point is not None and fewest.tester_point.eps2 == 0.03125
+    assert fewest.tester_point is not None and fewest.tester_point.eps2 == 0.03
+    assert 0.03 in strong_eps_ladder(query.eps2, query.eps1, grid_kinks(query.setting, CALIBRATED))
     assert 50 * fewest.total_users < paper.total_users
     assert fewest.n_users_group2 > paper.n_users_group2  # another trade-off
     homogeneous = plan(replace(query, eps2=query.eps1))
