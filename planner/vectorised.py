@@ -291,13 +291,17 @@ def _split_by_variance(
     eps2 = np.where(np.isnan(tester[1]), points.eps2, tester[1])
     gamma1 = np.ones(n1.shape)
     gamma2 = np.ones(n1.shape)
-    for key in _VARIANCE_KEYS:  # γ from each protocol's own scalar function
+    for key in _VARIANCE_KEYS:  # γ from each protocol's own scalar function, once per (k, ε)
         rows = protocol == key
         if rows.any():
             function: Any = protocol_for(key).variance_weight
-            weight: Any = np.frompyfunc(function, 2, 1)
-            gamma1[rows] = np.asarray(weight(points.k[rows], eps1[rows]), dtype=np.float64)
-            gamma2[rows] = np.asarray(weight(points.k[rows], eps2[rows]), dtype=np.float64)
+            k = points.k[rows].astype(np.float64)  # exact: k ≤ K_MAX < 2^53
+
+            def weight(k_value: float, eps: float, function: Any = function) -> float:
+                return float(function(int(k_value), eps))
+
+            gamma1[rows] = per_distinct_pairs(k, eps1[rows], weight)
+            gamma2[rows] = per_distinct_pairs(k, eps2[rows], weight)
     with np.errstate(all="ignore"):  # rows far past exact counts are left to ``plan``
         exact1, exact2 = variance_split(n1 // runs, n2 // runs, gamma1, gamma2)
         split1, split2 = runs * np.ceil(exact1), runs * np.ceil(exact2)
