@@ -16,6 +16,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from planner.formulas.ops import NUMPY, Ops
 
 Terms = tuple[Any, ...]
@@ -203,6 +205,57 @@ def local_channels(k: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops = NUMPY) -
     root1 = ops.sqrt(channel_noise(k, eps1, ops))
     root2 = ops.sqrt(channel_noise(k, eps2, ops))
     return (ops.sqrt(k) * root1 * (root1 + root2) / alpha**2,)
+
+
+HASHED_BUCKETS_MIN = 16
+"""The fewest buckets a shared hash maps [k] into (``hashed_buckets``): with fewer, one hash
+merges a pair's difference too often (two buckets lose the difference of a
+perturbed-uniform pair's halves about a quarter of the time), and the
+ten-odd-bucket optimum the noise alone would pick at ε ≈ 2 validated worse than 16
+(docs/method.md, "A shared hash, then a channel per group")."""
+
+
+def hashed_channels(k: Any, K: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops = NUMPY) -> Terms:
+    """Group 1's users when a shared (public-coin) hash maps [k] onto K buckets and each
+    group reports its bucket through its own channel (docs/method.md, "A shared hash, then
+    a channel per group"): k·√w1·(√w1 + √w2)/(√K·(1 − 1/K)·α²), w_g = :func:`channel_noise`
+    at (K, ε_g).
+
+    A uniformly random hash keeps ‖p − q‖²₂'s mean up to the factor 1 − 1/K (a pair of
+    elements shares a bucket w.p. 1/K, and the differences sum to 0), so the least mean is
+    4α²(1 − 1/K)/k, while the noise is that of K bins: the statistic's null s.d. is about
+    √(2/K)·(w1/n1 + w2/n2). The fewest users in all are n_g ∝ √w_g, as for
+    :func:`local_channels`; with K = k and no hash it is that bound over 1 − 1/k."""
+    root1 = ops.sqrt(channel_noise(K, eps1, ops))
+    root2 = ops.sqrt(channel_noise(K, eps2, ops))
+    return (k * root1 * (root1 + root2) / (ops.sqrt(K) * (1 - 1 / K) * alpha**2),)
+
+
+def hashed_buckets(k: Any, eps1: Any, eps2: Any) -> Any:
+    """The shared hash's buckets K for a pair of groups (``hashed_channels``): the power of
+    2 in [``HASHED_BUCKETS_MIN``, k/2] with the fewest users in all,
+    (√w1 + √w2)²/(√K·(1 − 1/K)); ``HASHED_BUCKETS_MIN`` where k/2 is below it, and never
+    more than k. Elementwise over numpy arrays; the first such K on a tie."""
+    k_arr, eps1_arr, eps2_arr = np.broadcast_arrays(
+        np.asarray(k, dtype=np.float64),
+        np.asarray(eps1, dtype=np.float64),
+        np.asarray(eps2, dtype=np.float64),
+    )
+    top = max(HASHED_BUCKETS_MIN, int(np.max(k_arr)) // 2) if k_arr.size else HASHED_BUCKETS_MIN
+    best_k = np.full(k_arr.shape, float(HASHED_BUCKETS_MIN))
+    best_cost = np.full(k_arr.shape, np.inf)
+    buckets = HASHED_BUCKETS_MIN
+    while buckets <= top:
+        allowed = (buckets <= k_arr / 2) | (buckets == HASHED_BUCKETS_MIN)
+        root1 = np.sqrt(channel_noise(float(buckets), eps1_arr))
+        root2 = np.sqrt(channel_noise(float(buckets), eps2_arr))
+        cost = (root1 + root2) ** 2 / (math.sqrt(buckets) * (1 - 1 / buckets))
+        better = allowed & (cost < best_cost)
+        best_k = np.where(better, float(buckets), best_k)
+        best_cost = np.where(better, cost, best_cost)
+        buckets *= 2
+    result = np.minimum(best_k, np.maximum(k_arr, 2.0)).astype(np.int64)
+    return int(result) if result.ndim == 0 else result
 
 
 def local_public_tester(k: Any, alpha: Any, eps: Any, ops: Ops = NUMPY) -> Terms:

@@ -188,6 +188,20 @@ BOUNDS: dict[str, Bound] = {
             ),
         ),
         Bound(
+            key="local-hashed-channels",
+            title="Local DP, public coin: a shared hash onto K buckets, a channel per group",
+            reference="a shared hash, then a channel per group (docs/method.md)",
+            parameters=("k", "K", "alpha", "eps1", "eps2"),
+            term_labels=("k·√w1·(√w1 + √w2)/(√K·(1 − 1/K)·α²)",),
+            combine=Combine.SUM,
+            function=bounds.hashed_channels,
+            validity=(
+                "group 1's users (group 2's: ε1 and ε2 exchanged); k ≥ 2, 2 ≤ K ≤ k, "
+                "α ∈ (0, 1], ε_g > 0; w_g = the least channel noise over K bins at ε_g; "
+                "K from hashed_buckets"
+            ),
+        ),
+        Bound(
             key="local-public-tester",
             title="Local DP, public coin, in the tester's shape for every ε",
             reference="theo:ldp_public_ns",

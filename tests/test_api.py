@@ -152,6 +152,7 @@ def test_compare_is_every_covered_setting_cheapest_first(capsys) -> None:
         "central",
         "local-private+k-rr",
         "local-private+channels",
+        "local-public+hashed",
     }
 
 

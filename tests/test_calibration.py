@@ -1117,9 +1117,10 @@ def test_a_mechanisms_floor_node_is_reproduced_and_stored_where_its_floor_binds(
     setting: str,
 ) -> None:
     """The cheapest node of each local mechanism's grid (smallest k, α = 0.95, ε_strong = 20,
-    ratio 1) passes with the 10-user floor: a fresh search with the recorded seed and trials
-    gives the shipped C back, which is the largest C that still runs 10 users a group (just
-    above it the plan grows), not the search's smallest passing C."""
+    ratio 1) passes with the 10-user floor (a shared hash's, at k = 64, runs 18 users a
+    group: its floor does not bind, so it is not here): a fresh search with the recorded
+    seed and trials gives the shipped C back, which is the largest C that still runs 10
+    users a group (just above it the plan grows), not the search's smallest passing C."""
     from planner.calibration.grid import GridPoint, calibrate_point
     from planner.calibration.search import table_with
     from planner.constants import default_constants

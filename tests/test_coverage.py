@@ -132,7 +132,11 @@ def test_compare_lists_uncovered_settings_without_numbers(capsys) -> None:
     listed = {p["setting"] for p in document["plans"]} | {
         n["setting"] for n in document["not_covered"]
     }
-    assert listed == set(SETTING_KEYS) | {"local-private+k-rr", "local-private+channels"}
+    assert listed == set(SETTING_KEYS) | {
+        "local-private+k-rr",
+        "local-private+channels",
+        "local-public+hashed",
+    }
     assert all(p["coverage"] == "calibrated" for p in document["plans"])
     assert all("outside the covered range" in n["reason"] for n in document["not_covered"])
 

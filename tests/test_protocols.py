@@ -100,7 +100,12 @@ def test_one_record_per_setting_in_the_settings_order() -> None:
         assert protocol.needs_delta is (protocol.setting.model is Model.SHUFFLE)
         twin = private_coin_protocol(protocol)
         if protocol.setting.coin is Coin.PUBLIC:
-            assert twin is not None and twin.setting == Setting(protocol.setting.model, "private")
+            # the setting's own private-coin protocol; a public-coin mechanism names the
+            # private-coin mechanism it extends (a shared hash: a channel per group)
+            assert twin is not None and twin.setting.coin is Coin.PRIVATE
+            assert twin.setting.model is protocol.setting.model
+            if not protocol.setting.mechanism:
+                assert twin.setting == Setting(protocol.setting.model, "private")
             assert twin.allocation_family is protocol.allocation_family
         else:
             assert twin is None

@@ -14,6 +14,7 @@ from planner.formulas.settings import Coin, Model, Setting
 from planner.protocols import (
     central,
     local_channels,
+    local_hashed,
     local_krr,
     local_private,
     local_public,
@@ -30,6 +31,7 @@ PROTOCOLS: tuple[Protocol, ...] = (
     central.PROTOCOL,
     local_krr.PROTOCOL,
     local_channels.PROTOCOL,
+    local_hashed.PROTOCOL,
 )
 """Every protocol, in the order the planner lists them (``compare``, tables, plots)."""
 

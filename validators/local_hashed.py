@@ -1,0 +1,127 @@
+"""A shared hash, then a channel per group: the local public-coin tester for ε above 1.
+
+The public coin is a seed both groups and the analyser share. From it every run draws one
+hash h: [k] → [K], uniform and independent per element. Each user maps its item x to the
+bucket h(x) and reports that bucket through its own group's channel over K bins
+(:func:`planner.validators.local_channels.best_channel` at (K, ε_g): k-RR or optimized
+unary encoding). The analyser reads each group's per-bucket counts and runs the two-channel
+statistic of :mod:`planner.validators.local_channels` on them, studentized (Z > κ·σ̂).
+
+Privacy: h is public and fixed before any user reports, and the channel is ε_g-LDP over
+its K inputs, so a user's report distribution given x is the channel's at h(x): for any
+two items the likelihood ratio of every report is at most e^ε_g (1 where h(x) = h(x′)).
+The hash is pre-processing of each user's own item, not of anyone else's.
+
+Why it needs fewer users (docs/method.md, "A shared hash, then a channel per group"):
+the hashed pair's ‖H(p − q)‖²₂ has mean (1 − 1/K)·‖p − q‖²₂ over the hash, while each
+channel's noise is that of K bins, not k. The statistic's null mean is exactly 0 for every
+p and every hash (it is the two-channel statistic of the hashed pair), so the error under
+the null does not depend on the hash; under the alternative one hash may merge a pair's
+difference, which K ≥ 16 buckets keep rare (``formulas.bounds.HASHED_BUCKETS_MIN``) and
+the calibration's 12 families measure.
+
+Fast path: a trial draws its own hash, pushes each pmf through it (per-bucket sums), and
+draws each group's counts from its channel exactly as the user path does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.validators.local_channels import (
+    AffineChannel,
+    ChannelPairTester,
+    best_channel,
+    studentized_decision,
+    studentized_statistic,
+)
+from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
+
+HASH_CHUNK_CELLS = 1 << 22
+"""Trials × k cells one block of hashed pmfs holds (the fast path hashes trials in blocks)."""
+
+
+def hashed_pmfs(pmf: np.ndarray, hashes: np.ndarray, buckets: int) -> np.ndarray:
+    """(trials, K): each trial's pmf (one pmf, or one per trial) summed per bucket of its
+    hash (``hashes``: (trials, k) bucket numbers)."""
+    trials = hashes.shape[0]
+    stack = as_trial_stack(pmf, trials)
+    offsets = (np.arange(trials, dtype=np.int64) * buckets)[:, None]
+    flat = np.bincount(
+        (hashes + offsets).ravel(),
+        weights=np.ascontiguousarray(stack).ravel(),
+        minlength=trials * buckets,
+    )
+    return flat.reshape(trials, buckets)
+
+
+@dataclass(frozen=True)
+class HashedChannelsTester(ChannelPairTester):
+    """Closeness of p (group 1) and q (group 2) over [k]: a hash onto ``buckets`` drawn
+    from the shared seed (the run's ``rng``), then each group through its own best channel
+    over the buckets at its own ε; rejects when Z > ``threshold_sd``·σ̂. The planner's
+    ``local-public+hashed`` protocol."""
+
+    k: int
+    alpha: float
+    eps1: float
+    eps2: float
+    buckets: int
+    threshold_sd: float = 0.7
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.buckets <= self.k:
+            raise ValueError(f"buckets must be in [2, k] (buckets={self.buckets}, k={self.k})")
+
+    @property
+    def channels(self) -> tuple[AffineChannel, AffineChannel]:
+        return best_channel(self.buckets, self.eps1), best_channel(self.buckets, self.eps2)
+
+    def statistic(
+        self, counts1: np.ndarray, n1: int, counts2: np.ndarray, n2: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        one, two = self.channels
+        return studentized_statistic(counts1, n1, one, counts2, n2, two)
+
+    def decide(self, z: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return studentized_decision(z, sd, self.threshold_sd)
+
+    def draw_hash(self, rng: np.random.Generator, trials: int = 1) -> np.ndarray:
+        """(trials, k) bucket numbers: one uniform hash per run, from the shared seed."""
+        return rng.integers(0, self.buckets, size=(trials, self.k))
+
+    def run(
+        self, samples1: np.ndarray, samples2: np.ndarray, rng: np.random.Generator
+    ) -> TestResult:
+        hash_ = self.draw_hash(rng)[0]  # the public coin, before any user reports
+        one, two = self.channels
+        counts1 = one.randomize(hash_[np.asarray(samples1, dtype=np.int64)], rng)
+        counts2 = two.randomize(hash_[np.asarray(samples2, dtype=np.int64)], rng)
+        z, sd = self.statistic(counts1, len(samples1), counts2, len(samples2))
+        ratio, rejects = self.decide(z, sd)
+        return TestResult(float(ratio), bool(rejects))
+
+    def simulate_fast(
+        self, p: np.ndarray, q: np.ndarray, n1: int, n2: int, trials: int, rng: np.random.Generator
+    ) -> TrialBatch:
+        one, two = self.channels
+        ratios, rejects = [], []
+        block = max(1, HASH_CHUNK_CELLS // self.k)
+        p_stack, q_stack = as_trial_stack(p, trials), as_trial_stack(q, trials)
+        for start in range(0, trials, block):
+            stop = min(trials, start + block)
+            hashes = self.draw_hash(rng, stop - start)
+            p_hashed = hashed_pmfs(p_stack[start:stop], hashes, self.buckets)
+            q_hashed = hashed_pmfs(q_stack[start:stop], hashes, self.buckets)
+            counts1 = one.fast_counts(p_hashed, n1, stop - start, rng)
+            counts2 = two.fast_counts(q_hashed, n2, stop - start, rng)
+            z, sd = self.statistic(counts1, n1, counts2, n2)
+            ratio, reject = self.decide(z, sd)
+            ratios.append(np.atleast_1d(ratio))
+            rejects.append(np.atleast_1d(reject))
+        return TrialBatch(np.concatenate(ratios), np.concatenate(rejects))
+
+
+__all__ = ["HASH_CHUNK_CELLS", "HashedChannelsTester", "hashed_pmfs"]
