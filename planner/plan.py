@@ -1103,7 +1103,8 @@ def _tester_points(
 ) -> list[LoweredPoint]:
     """Where below the query its tester may run (see ``plan``), nearest first: the strong
     ε down :func:`strong_eps_ladder` (with the grids' ``kinks``), then each rung of
-    :func:`weak_eps_ladder` with the strong ε at the query and down its ladder; at a
+    :func:`weak_eps_ladder` with the strong ε at the query and down its ladder (both groups
+    at the rung where the query's ε are equal: a homogeneous plan stays homogeneous); at a
     β < 1/3 and k direct calibration is measured at, also the query and each of those with
     ε and α capped at each region's tops, and with α at the covered region's top (as
     ``_capped_points``)."""
@@ -1118,6 +1119,9 @@ def _tester_points(
     seen = {asked}  # (ε1, ε2, α): a point's equality, without its dataclass __eq__
     pairs = [(rung, eps_weak) for rung in rungs]
     for weak in weak_eps_ladder(eps_weak, kinks):  # the weaker group run lower too
+        if eps_strong == eps_weak:  # equal ε: both groups together (homogeneous stays so)
+            pairs.append((weak, weak))
+            continue
         pairs.append((eps_strong, weak))
         pairs.extend((rung, weak) for rung in strong_eps_ladder(eps_strong, weak, kinks))
     for rung, eps_w in pairs:

@@ -272,11 +272,13 @@ def _lowered(
     # the weaker group run lower too (``plan.weak_eps_ladder``): at each of its rungs, the
     # stronger group at its own ε, then down its ladder
     weak_rungs = weak_eps_rungs(eps_weak, kinks)
+    equal = eps_strong == eps_weak  # both groups at the rung: a homogeneous plan stays so
     for column in weak_rungs.T:
         rows = ~np.isnan(column)
         weak = np.where(rows, column, eps_weak)
-        weigh(rows, eps_strong, weak)
-        weigh_ladder(rows, weak)
+        weigh(rows & equal, weak, weak)
+        weigh(rows & ~equal, eps_strong, weak)
+        weigh_ladder(rows & ~equal, weak)
     return tuple(best), tester
 
 
