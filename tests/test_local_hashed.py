@@ -58,7 +58,7 @@ def test_the_null_statistic_has_mean_zero_whatever_the_hash() -> None:
     k, n = 200, 3000
     p = 1.0 / np.arange(1, k + 1)
     p /= p.sum()
-    tester = HashedChannelsTester(k, 0.2, 2.0, 0.7, 16)
+    tester = HashedChannelsTester(k, 0.2, 2.0, 0.7, buckets=16)
     rng = np.random.default_rng(11)
     one, two = tester.channels
     z_values = []
@@ -78,7 +78,7 @@ def test_user_level_and_fast_paths_reject_at_the_same_rate() -> None:
     k, alpha = 64, 0.3
     p = np.full(k, 1.0 / k)
     q = p * (1 + 2 * alpha * np.where(np.arange(k) % 2 == 0, 1.0, -1.0))
-    tester = HashedChannelsTester(k, alpha, 6.0, 0.5, 16)
+    tester = HashedChannelsTester(k, alpha, 6.0, 0.5, buckets=16)
     assert {c.randomizer.value for c in tester.channels} == {"k-rr", "oue"}
     rng = np.random.default_rng(5)
     rates = [
@@ -122,9 +122,9 @@ def test_the_bound_is_the_channels_bound_on_the_buckets() -> None:
 
 def test_a_tester_refuses_buckets_outside_the_domain() -> None:
     with pytest.raises(ValueError, match="buckets"):
-        HashedChannelsTester(10, 0.1, 1.0, 1.0, 11)
+        HashedChannelsTester(10, 0.1, 1.0, 1.0, buckets=11)
     with pytest.raises(ValueError, match="buckets"):
-        HashedChannelsTester(10, 0.1, 1.0, 1.0, 1)
+        HashedChannelsTester(10, 0.1, 1.0, 1.0, buckets=1)
 
 
 def test_a_public_coin_local_plan_hashes_where_that_needs_far_fewer_users() -> None:

@@ -307,8 +307,13 @@ class ChannelsTester(ChannelPairTester):
     threshold_sd: float = 0.7
 
     @property
+    def bins(self) -> int:
+        """The values each group's channel reports over: the domain's k."""
+        return self.k
+
+    @property
     def channels(self) -> tuple[AffineChannel, AffineChannel]:
-        return best_channel(self.k, self.eps1), best_channel(self.k, self.eps2)
+        return best_channel(self.bins, self.eps1), best_channel(self.bins, self.eps2)
 
     def statistic(
         self, counts1: np.ndarray, n1: int, counts2: np.ndarray, n2: int

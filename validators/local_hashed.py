@@ -26,17 +26,12 @@ draws each group's counts from its channel exactly as the user path does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner.validators.local_channels import (
-    AffineChannel,
-    ChannelPairTester,
-    best_channel,
-    studentized_decision,
-    studentized_statistic,
-)
+from planner.formulas.bounds import HASHED_BUCKETS_MIN
+from planner.validators.local_channels import ChannelsTester
 from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
 
 HASH_CHUNK_CELLS = 1 << 22
@@ -58,35 +53,22 @@ def hashed_pmfs(pmf: np.ndarray, hashes: np.ndarray, buckets: int) -> np.ndarray
 
 
 @dataclass(frozen=True)
-class HashedChannelsTester(ChannelPairTester):
+class HashedChannelsTester(ChannelsTester):
     """Closeness of p (group 1) and q (group 2) over [k]: a hash onto ``buckets`` drawn
-    from the shared seed (the run's ``rng``), then each group through its own best channel
-    over the buckets at its own ε; rejects when Z > ``threshold_sd``·σ̂. The planner's
-    ``local-public+hashed`` protocol."""
+    from the shared seed (the run's ``rng``), then :class:`ChannelsTester` on the buckets:
+    each group through its own best channel over them at its own ε; rejects when
+    Z > ``threshold_sd``·σ̂. The planner's ``local-public+hashed`` protocol."""
 
-    k: int
-    alpha: float
-    eps1: float
-    eps2: float
-    buckets: int
-    threshold_sd: float = 0.7
+    buckets: int = field(default=HASHED_BUCKETS_MIN, kw_only=True)
 
     def __post_init__(self) -> None:
         if not 2 <= self.buckets <= self.k:
             raise ValueError(f"buckets must be in [2, k] (buckets={self.buckets}, k={self.k})")
 
     @property
-    def channels(self) -> tuple[AffineChannel, AffineChannel]:
-        return best_channel(self.buckets, self.eps1), best_channel(self.buckets, self.eps2)
-
-    def statistic(
-        self, counts1: np.ndarray, n1: int, counts2: np.ndarray, n2: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        one, two = self.channels
-        return studentized_statistic(counts1, n1, one, counts2, n2, two)
-
-    def decide(self, z: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return studentized_decision(z, sd, self.threshold_sd)
+    def bins(self) -> int:
+        """Each group's channel reports a bucket."""
+        return self.buckets
 
     def draw_hash(self, rng: np.random.Generator, trials: int = 1) -> np.ndarray:
         """(trials, k) bucket numbers: one uniform hash per run, from the shared seed."""

@@ -35,6 +35,53 @@ from planner.protocols.local_krr import MIN_USERS, thresholds_for_beta
 BOUND_KEY = "local-channels"
 
 
+def paired_sizes(
+    bound_key: str,
+    shared: tuple[tuple[str, Any], ...],
+    eps_strong: float,
+    eps_weak: float,
+    multiplier: float,
+) -> RunSizes:
+    """Each group C·bound(its ε, the other's) users, at least ``MIN_USERS``: a protocol
+    whose bound gives group 1's users at (ε1, ε2) with the ``shared`` parameters (k, α,
+    …), and group 2's with the two ε exchanged (a channel per group, a shared hash)."""
+    strong = (*shared, ("eps1", eps_strong), ("eps2", eps_weak))
+    weak = (*shared, ("eps1", eps_weak), ("eps2", eps_strong))
+    order_strong = bound_value(bound_key, strong)
+    order_weak = bound_value(bound_key, weak)
+    return RunSizes(
+        n_strong=max(MIN_USERS, math.ceil(multiplier * order_strong)),
+        n_weak=max(MIN_USERS, math.ceil(multiplier * order_weak)),
+        order_strong=order_strong,
+        order_weak=order_weak,
+        bound=BOUNDS[bound_key],
+        bound_values=dict(strong),
+    )
+
+
+def paired_sizes_arrays(
+    bound_key: str,
+    shared: dict[str, Any],
+    eps_s: np.ndarray,
+    eps_w: np.ndarray,
+    multiplier: np.ndarray | None,
+    unit_strong: np.ndarray | None = None,
+) -> Any:
+    """:func:`paired_sizes` elementwise: the strong group's C = 1 size when ``multiplier``
+    is None, else (n_strong, n_weak)."""
+    bound = BOUNDS[bound_key]
+    unit = (
+        unit_strong if unit_strong is not None else bound.evaluate(**shared, eps1=eps_s, eps2=eps_w)
+    )
+    if multiplier is None:
+        return unit
+    weak = bound.evaluate(**shared, eps1=eps_w, eps2=eps_s)
+    return (
+        np.maximum(MIN_USERS, np.ceil(multiplier * unit)),
+        np.maximum(MIN_USERS, np.ceil(multiplier * weak)),
+    )
+
+
 def channels_sizes(
     query: Query,
     eps_strong: float,
@@ -45,18 +92,8 @@ def channels_sizes(
     compression: tuple[int, int],
 ) -> RunSizes:
     """Each group C·bound(its ε, the other's) users, at least ``MIN_USERS``."""
-    strong = (("k", query.k), ("alpha", query.alpha), ("eps1", eps_strong), ("eps2", eps_weak))
-    weak = (("k", query.k), ("alpha", query.alpha), ("eps1", eps_weak), ("eps2", eps_strong))
-    order_strong = bound_value(BOUND_KEY, strong)
-    order_weak = bound_value(BOUND_KEY, weak)
-    return RunSizes(
-        n_strong=max(MIN_USERS, math.ceil(multiplier * order_strong)),
-        n_weak=max(MIN_USERS, math.ceil(multiplier * order_weak)),
-        order_strong=order_strong,
-        order_weak=order_weak,
-        bound=BOUNDS[BOUND_KEY],
-        bound_values=dict(strong),
-    )
+    shared = (("k", query.k), ("alpha", query.alpha))
+    return paired_sizes(BOUND_KEY, shared, eps_strong, eps_weak, multiplier)
 
 
 def channels_sizes_arrays(
@@ -72,19 +109,8 @@ def channels_sizes_arrays(
     unit_strong: np.ndarray | None = None,
 ) -> Any:
     """:func:`channels_sizes` elementwise (``Protocol.size_run_arrays``)."""
-    bound = BOUNDS[BOUND_KEY]
-    unit = (
-        unit_strong
-        if unit_strong is not None
-        else bound.evaluate(k=k, alpha=alpha, eps1=eps_s, eps2=eps_w)
-    )
-    if multiplier is None:
-        return unit
-    weak = bound.evaluate(k=k, alpha=alpha, eps1=eps_w, eps2=eps_s)
-    return (
-        np.maximum(MIN_USERS, np.ceil(multiplier * unit)),
-        np.maximum(MIN_USERS, np.ceil(multiplier * weak)),
-    )
+    shared = {"k": k, "alpha": alpha}
+    return paired_sizes_arrays(BOUND_KEY, shared, eps_s, eps_w, multiplier, unit_strong)
 
 
 def _tester(query: Query, parameters: dict[str, Any], L: int | None, hashes: int) -> Any:

@@ -14,23 +14,15 @@ channels (small k, or e^ε of order k), a plan runs those instead.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from planner.formulas.bounds import channel_bits, hashed_buckets, least_noise_channel
-from planner.formulas.registry import BOUNDS
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Accounting, Query
-from planner.protocols.base import (
-    AllocationFamily,
-    CalibrationDesign,
-    Protocol,
-    RunSizes,
-    bound_value,
-)
-from planner.protocols.local_channels import CHANNEL_TITLES
+from planner.protocols.base import AllocationFamily, CalibrationDesign, Protocol, RunSizes
+from planner.protocols.local_channels import CHANNEL_TITLES, paired_sizes, paired_sizes_arrays
 from planner.protocols.local_krr import MIN_USERS, thresholds_for_beta
 
 BOUND_KEY = "local-hashed-channels"
@@ -48,18 +40,7 @@ def hashed_sizes(
     """Each group C·bound(its ε, the other's) users at the pair's K, at least ``MIN_USERS``."""
     buckets = hashed_buckets(query.k, eps_strong, eps_weak)
     shared = (("k", query.k), ("K", buckets), ("alpha", query.alpha))
-    strong = (*shared, ("eps1", eps_strong), ("eps2", eps_weak))
-    weak = (*shared, ("eps1", eps_weak), ("eps2", eps_strong))
-    order_strong = bound_value(BOUND_KEY, strong)
-    order_weak = bound_value(BOUND_KEY, weak)
-    return RunSizes(
-        n_strong=max(MIN_USERS, math.ceil(multiplier * order_strong)),
-        n_weak=max(MIN_USERS, math.ceil(multiplier * order_weak)),
-        order_strong=order_strong,
-        order_weak=order_weak,
-        bound=BOUNDS[BOUND_KEY],
-        bound_values=dict(strong),
-    )
+    return paired_sizes(BOUND_KEY, shared, eps_strong, eps_weak, multiplier)
 
 
 def hashed_sizes_arrays(
@@ -75,27 +56,17 @@ def hashed_sizes_arrays(
     unit_strong: np.ndarray | None = None,
 ) -> Any:
     """:func:`hashed_sizes` elementwise (``Protocol.size_run_arrays``)."""
-    bound = BOUNDS[BOUND_KEY]
-    buckets = hashed_buckets(k, eps_s, eps_w)
-    unit = (
-        unit_strong
-        if unit_strong is not None
-        else bound.evaluate(k=k, K=buckets, alpha=alpha, eps1=eps_s, eps2=eps_w)
-    )
-    if multiplier is None:
-        return unit
-    weak = bound.evaluate(k=k, K=buckets, alpha=alpha, eps1=eps_w, eps2=eps_s)
-    return (
-        np.maximum(MIN_USERS, np.ceil(multiplier * unit)),
-        np.maximum(MIN_USERS, np.ceil(multiplier * weak)),
-    )
+    shared = {"k": k, "K": hashed_buckets(k, eps_s, eps_w), "alpha": alpha}
+    return paired_sizes_arrays(BOUND_KEY, shared, eps_s, eps_w, multiplier, unit_strong)
 
 
 def _tester(query: Query, parameters: dict[str, Any], L: int | None, hashes: int) -> Any:
     from planner.validators.local_hashed import HashedChannelsTester
 
     buckets = hashed_buckets(query.k, query.eps1, query.eps2)
-    return HashedChannelsTester(query.k, query.alpha, query.eps1, query.eps2, buckets, **parameters)
+    return HashedChannelsTester(
+        query.k, query.alpha, query.eps1, query.eps2, buckets=buckets, **parameters
+    )
 
 
 def _bins(k: int) -> int:
