@@ -143,3 +143,19 @@ def test_a_public_coin_local_plan_hashes_where_that_needs_far_fewer_users() -> N
     private = plan(make_query("local-private", k=1000, alpha=0.1, eps1=4.0, eps2=4.0))
     assert private.protocol != "local-public+hashed"
     assert private.total_users >= public.total_users
+
+
+@pytest.mark.parametrize("coin", ["public", "private"])
+def test_validating_one_user_a_group_fails_instead_of_crashing(coin: str, capsys) -> None:
+    """A fresh user's review: ``planner validate … --n1 1 --n2 1`` through a channel per
+    group or the shared hash was a ValueError traceback and exit 1 (the variance estimate
+    needs two users a group). With one user nothing can be estimated: the tester never
+    rejects, so every far family errs and the verdict is FAIL (exit 1), no traceback."""
+    from planner.cli import main
+
+    args = ["validate", "--model", "local", "--coin", coin, "-k", "64", "--alpha", "0.5"]
+    args += ["--eps1", "3", "--eps2", "0.5", "--trials", "100", "--n1", "1", "--n2", "1"]
+    code = main(args)
+    captured = capsys.readouterr()
+    assert code == 1 and "Traceback" not in captured.err
+    assert "verdict: FAIL" in captured.out

@@ -208,6 +208,23 @@ def closeness_statistic(
     return studentized_statistic(counts1, n1, channel1, counts2, n2, channel2)[0]
 
 
+def paired_statistic(
+    counts1: np.ndarray,
+    n1: int,
+    channel1: AffineChannel,
+    counts2: np.ndarray,
+    n2: int,
+    channel2: AffineChannel,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`studentized_statistic` as a tester reads it: with fewer than 2 users in a
+    group nothing can be estimated (the variance estimate needs two), so Z = σ̂ = 0 and
+    the tester does not reject (``planner validate --n1 1`` measures that, and fails)."""
+    if n1 < 2 or n2 < 2:
+        shape = np.shape(counts1)[:-1]
+        return np.zeros(shape), np.zeros(shape)
+    return studentized_statistic(counts1, n1, channel1, counts2, n2, channel2)
+
+
 def studentized_decision(
     z: np.ndarray, sd: np.ndarray, threshold_sd: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -288,7 +305,7 @@ class TwoChannelTester(ChannelPairTester):
     def statistic(
         self, counts1: np.ndarray, n1: int, counts2: np.ndarray, n2: int
     ) -> tuple[np.ndarray, np.ndarray]:
-        return studentized_statistic(counts1, n1, self.channel1, counts2, n2, self.channel2)
+        return paired_statistic(counts1, n1, self.channel1, counts2, n2, self.channel2)
 
     def decide(self, z: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return z / self.threshold, z > self.threshold
@@ -319,7 +336,7 @@ class ChannelsTester(ChannelPairTester):
         self, counts1: np.ndarray, n1: int, counts2: np.ndarray, n2: int
     ) -> tuple[np.ndarray, np.ndarray]:
         one, two = self.channels
-        return studentized_statistic(counts1, n1, one, counts2, n2, two)
+        return paired_statistic(counts1, n1, one, counts2, n2, two)
 
     def decide(self, z: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return studentized_decision(z, sd, self.threshold_sd)
@@ -333,6 +350,7 @@ __all__ = [
     "TwoChannelTester",
     "best_channel",
     "closeness_statistic",
+    "paired_statistic",
     "studentized_decision",
     "studentized_statistic",
 ]

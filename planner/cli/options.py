@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from planner.inputs import ALLOWED, InputError
+from planner.protocols import PROTOCOLS
 
 # one query's options (plan, compare, solve, validate, explain)
 Model = Annotated[
@@ -91,8 +92,9 @@ SettingsOpt = Annotated[
         "--setting",
         "-s",
         metavar="KEY",
-        help="A setting to sweep (repeat for several): local-private, local-public, "
-        "shuffle-private, shuffle-public, central. Default: all (shuffle ones need --delta).",
+        help="A setting or a local mechanism alone to sweep (repeat for several): "
+        + ", ".join(protocol.key for protocol in PROTOCOLS)
+        + ". Default: the five settings (shuffle ones need --delta).",
     ),
 ]
 SPEC_HELP = " One value, a list a,b,c, or a range start:stop:count[log]."
