@@ -57,6 +57,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -262,12 +263,27 @@ class ChannelPairTester:
     def decide(self, z: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
+    def reported_values(
+        self, samples1: np.ndarray, samples2: np.ndarray, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The values each group's channel randomizes, user by user: their own items (a
+        shared hash maps them to buckets first)."""
+        return samples1, samples2
+
+    def reported_pmfs(
+        self, p: np.ndarray, q: np.ndarray, trials: int, rng: np.random.Generator
+    ) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
+        """(group 1's pmf, group 2's, trials) per block of trials over what the channels
+        see: here one block of the pmfs themselves (a shared hash yields hashed ones)."""
+        yield p, q, trials
+
     def run(
         self, samples1: np.ndarray, samples2: np.ndarray, rng: np.random.Generator
     ) -> TestResult:
+        values1, values2 = self.reported_values(samples1, samples2, rng)
         one, two = self.channels
-        counts1 = one.randomize(samples1, rng)
-        counts2 = two.randomize(samples2, rng)
+        counts1 = one.randomize(values1, rng)
+        counts2 = two.randomize(values2, rng)
         z, sd = self.statistic(counts1, len(samples1), counts2, len(samples2))
         ratio, rejects = self.decide(z, sd)
         return TestResult(float(ratio), bool(rejects))
@@ -276,11 +292,15 @@ class ChannelPairTester:
         self, p: np.ndarray, q: np.ndarray, n1: int, n2: int, trials: int, rng: np.random.Generator
     ) -> TrialBatch:
         one, two = self.channels
-        counts1 = one.fast_counts(p, n1, trials, rng)
-        counts2 = two.fast_counts(q, n2, trials, rng)
-        z, sd = self.statistic(counts1, n1, counts2, n2)
-        ratio, rejects = self.decide(z, sd)
-        return TrialBatch(ratio, rejects)
+        ratios, rejects = [], []
+        for p_block, q_block, block in self.reported_pmfs(p, q, trials, rng):
+            counts1 = one.fast_counts(p_block, n1, block, rng)
+            counts2 = two.fast_counts(q_block, n2, block, rng)
+            z, sd = self.statistic(counts1, n1, counts2, n2)
+            ratio, reject = self.decide(z, sd)
+            ratios.append(np.atleast_1d(ratio))
+            rejects.append(np.atleast_1d(reject))
+        return TrialBatch(np.concatenate(ratios), np.concatenate(rejects))
 
 
 @dataclass(frozen=True)

@@ -26,13 +26,14 @@ draws each group's counts from its channel exactly as the user path does.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from planner.formulas.bounds import HASHED_BUCKETS_MIN
 from planner.validators.local_channels import ChannelsTester
-from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
+from planner.validators.protocol import as_trial_stack
 
 HASH_CHUNK_CELLS = 1 << 22
 """Trials × k cells one block of hashed pmfs holds (the fast path hashes trials in blocks)."""
@@ -74,36 +75,30 @@ class HashedChannelsTester(ChannelsTester):
         """(trials, k) bucket numbers: one uniform hash per run, from the shared seed."""
         return rng.integers(0, self.buckets, size=(trials, self.k))
 
-    def run(
+    def reported_values(
         self, samples1: np.ndarray, samples2: np.ndarray, rng: np.random.Generator
-    ) -> TestResult:
+    ) -> tuple[np.ndarray, np.ndarray]:
         hash_ = self.draw_hash(rng)[0]  # the public coin, before any user reports
-        one, two = self.channels
-        counts1 = one.randomize(hash_[np.asarray(samples1, dtype=np.int64)], rng)
-        counts2 = two.randomize(hash_[np.asarray(samples2, dtype=np.int64)], rng)
-        z, sd = self.statistic(counts1, len(samples1), counts2, len(samples2))
-        ratio, rejects = self.decide(z, sd)
-        return TestResult(float(ratio), bool(rejects))
+        return (
+            hash_[np.asarray(samples1, dtype=np.int64)],
+            hash_[np.asarray(samples2, dtype=np.int64)],
+        )
 
-    def simulate_fast(
-        self, p: np.ndarray, q: np.ndarray, n1: int, n2: int, trials: int, rng: np.random.Generator
-    ) -> TrialBatch:
-        one, two = self.channels
-        ratios, rejects = [], []
+    def reported_pmfs(
+        self, p: np.ndarray, q: np.ndarray, trials: int, rng: np.random.Generator
+    ) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
+        """Blocks of trials, each trial with its own hash and the pmfs summed per bucket
+        (blocks of at most ``HASH_CHUNK_CELLS`` trial × item cells)."""
         block = max(1, HASH_CHUNK_CELLS // self.k)
         p_stack, q_stack = as_trial_stack(p, trials), as_trial_stack(q, trials)
         for start in range(0, trials, block):
             stop = min(trials, start + block)
             hashes = self.draw_hash(rng, stop - start)
-            p_hashed = hashed_pmfs(p_stack[start:stop], hashes, self.buckets)
-            q_hashed = hashed_pmfs(q_stack[start:stop], hashes, self.buckets)
-            counts1 = one.fast_counts(p_hashed, n1, stop - start, rng)
-            counts2 = two.fast_counts(q_hashed, n2, stop - start, rng)
-            z, sd = self.statistic(counts1, n1, counts2, n2)
-            ratio, reject = self.decide(z, sd)
-            ratios.append(np.atleast_1d(ratio))
-            rejects.append(np.atleast_1d(reject))
-        return TrialBatch(np.concatenate(ratios), np.concatenate(rejects))
+            yield (
+                hashed_pmfs(p_stack[start:stop], hashes, self.buckets),
+                hashed_pmfs(q_stack[start:stop], hashes, self.buckets),
+                stop - start,
+            )
 
 
 __all__ = ["HASH_CHUNK_CELLS", "HashedChannelsTester", "hashed_pmfs"]
