@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.constants import ConstantSource, ConstantTable, SettingConstant
+from planner.constants import COVERAGE_AXES, ConstantSource, ConstantTable, SettingConstant
 from planner.formulas.accounting import DELTA_FLOOR
 from planner.formulas.registry import BOUNDS
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
@@ -117,7 +117,7 @@ def plan_columns(
     regular = valid & exact & ~_may_calibrate_directly(points, setting, table)
     blank = np.where(regular, 1.0, np.nan)
     return PlanColumns(
-        protocol=np.where(regular, protocol, ""),
+        protocol=np.array((*_KEYS, ""), dtype=object)[np.where(regular, protocol, len(_KEYS))],
         n_users_group1=n1 * blank,
         n_users_group2=n2 * blank,
         baseline_n_users_group1=base1 * blank,
@@ -157,7 +157,23 @@ def _cheapest_protocol_columns(
     for other in _alternatives(setting, table):
         if split is Split.PAPER and other.coupled_groups:  # its own split (``plan``)
             continue
-        private = _protocol_columns(points, other.setting, table, light)
+        # a row whose own plan is covered is displaced only by fewer users: where the
+        # other's least possible users cannot be fewer, it is not sized (``plan``)
+        sized = columns[-1] != 0
+        if _PRUNE_CANDIDATES:
+            sized |= users(least_sizes(points, other, table)) < users(columns)
+        else:
+            sized |= True
+        if not sized.any():
+            continue
+        if sized.all():
+            private = _protocol_columns(points, other.setting, table, light)
+        else:
+            private = _scattered(
+                _protocol_columns(_subset(points, sized), other.setting, table, light),
+                sized,
+                columns,
+            )
         # a covered plan beats an extrapolated one, and between covered plans the fewer
         # users; an extrapolated one displaces only as the private-coin twin (``plan``)
         own_out, other_out = columns[-1] != 0, private[-1] != 0
@@ -195,6 +211,7 @@ def _lowered(
         for key in _keys_run(setting, table)
         if table.for_setting(key).source is ConstantSource.CALIBRATED
     ]
+    calibrated_codes = [_CODE[key] for key in calibrated_keys]
     best = [np.array(column, copy=True) for column in columns]  # some are read-only views
     tester = np.full((2, points.k.shape[0]), np.nan)
     fewest = split is Split.FEWEST
@@ -222,31 +239,58 @@ def _lowered(
             capped,
         )
         candidate = _cheapest_protocol_columns(at_cap, setting, table, split, light=True)
-        covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_keys)
+        covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_codes)
         cheaper = covered & (users(candidate, at_cap) < best_users[capped])
         if fewest:  # a covered point beats an uncovered query (``plan``)
             cheaper |= covered & (best[-1][capped] != 0)
         chosen = np.flatnonzero(capped)[cheaper]
         best_users[chosen] = users(candidate, at_cap)[cheaper]
-        _take(best, tester, chosen, at_cap, cheaper, setting, table, split)
+        _take(best, tester, chosen, at_cap, cheaper, candidate)
     reference1, reference2 = best[0].copy(), best[1].copy()  # the reference: no group above it
     kinks = grid_kinks(setting, table)
+    weighed = [protocol_for(key) for key in _keys_run(setting, table)]
+    # a row outside every calibrated protocol's covered k, α or δ stays outside at every
+    # lower ε: no tester point of it can be chosen (each must be covered)
+    coverable = np.zeros(points.k.shape, dtype=bool)
+    for key in calibrated_keys:
+        coverable |= (
+            table.for_setting(key).uncovered_axes(
+                points.k,
+                points.alpha,
+                1.0,
+                1.0,
+                points.delta if protocol_for(key).needs_delta else np.nan,
+            )
+            & _EPS_FREE_AXES
+        ) == 0
 
     def weigh(rows: np.ndarray, strong: np.ndarray, weak: np.ndarray) -> None:
-        """Weigh the tester run at (``strong``, ``weak``) on ``rows`` (as ``plan`` does)."""
+        """Weigh the tester run at (``strong``, ``weak``) on ``rows`` (as ``plan`` does):
+        not on rows whose best so far is covered and that no protocol can beat there
+        (:func:`least_sizes`; the choice is the same)."""
+        rows = rows & coverable
         if not rows.any():
             return
-        at_rung = _subset(
-            replace(
-                points,
-                eps1=np.where(strong_is_1, strong, weak),
-                eps2=np.where(strong_is_1, weak, strong),
-            ),
-            rows,
+        at_point = replace(
+            points,
+            eps1=np.where(strong_is_1, strong, weak),
+            eps2=np.where(strong_is_1, weak, strong),
         )
+        if _PRUNE_CANDIDATES:
+            indices = np.flatnonzero(rows)
+            at_rows = _subset(at_point, rows)
+            least = np.min(
+                [users(least_sizes(at_rows, other, table), at_rows) for other in weighed], axis=0
+            )
+            beaten = (best[-1][rows] == 0) & (least >= best_users[rows])
+            if beaten.all():
+                return
+            rows = rows.copy()
+            rows[indices[beaten]] = False
+        at_rung = _subset(at_point, rows)
         candidate = _cheapest_protocol_columns(at_rung, setting, table, split, light=True)
         c1, c2 = candidate[0], candidate[1]
-        covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_keys)
+        covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_codes)
         candidate_users = users(candidate, at_rung)
         better = covered & (candidate_users < best_users[rows])
         if fewest:  # a covered point beats an uncovered query (``plan``)
@@ -255,7 +299,7 @@ def _lowered(
             better &= (c1 <= reference1[rows]) & (c2 <= reference2[rows])
         chosen = np.flatnonzero(rows)[better]
         best_users[chosen] = candidate_users[better]
-        _take(best, tester, chosen, at_rung, better, setting, table, split)
+        _take(best, tester, chosen, at_rung, better, candidate)
 
     def weigh_ladder(rows: np.ndarray, weak: np.ndarray) -> None:
         """The stronger group down its rungs to ``weak`` (``plan.strong_eps_ladder``),
@@ -279,6 +323,14 @@ def _lowered(
         weigh(rows & equal, weak, weak)
         weigh(rows & ~equal, eps_strong, weak)
         weigh_ladder(rows & ~equal, weak)
+    # the rows run below their query, every column in full at their tester points at once
+    taken = ~np.isnan(tester[0])
+    if taken.any():
+        at_tester = _subset(replace(points, eps1=tester[0], eps2=tester[1]), taken)
+        full = _cheapest_protocol_columns(at_tester, setting, table, split)
+        for index, (column, new) in enumerate(zip(best, full, strict=True)):
+            if index not in _QUERY_LOWER_BOUNDS:
+                column[taken] = new
     return tuple(best), tester
 
 
@@ -291,10 +343,13 @@ def _split_by_variance(
     runs = _vote_runs(points.beta)
     eps1 = np.where(np.isnan(tester[0]), points.eps1, tester[0])
     eps2 = np.where(np.isnan(tester[1]), points.eps2, tester[1])
+    resized = np.isin(protocol, _VARIANCE_CODES)
+    if not resized.any():
+        return n1, n2
     gamma1 = np.ones(n1.shape)
     gamma2 = np.ones(n1.shape)
     for key in _VARIANCE_KEYS:  # γ from each protocol's own scalar function, once per (k, ε)
-        rows = protocol == key
+        rows = protocol == _CODE[key]
         if rows.any():
             function: Any = protocol_for(key).variance_weight
             k = points.k[rows].astype(np.float64)  # exact: k ≤ K_MAX < 2^53
@@ -308,7 +363,7 @@ def _split_by_variance(
         exact1, exact2 = variance_split(n1 // runs, n2 // runs, gamma1, gamma2)
         split1, split2 = runs * np.ceil(exact1), runs * np.ceil(exact2)
     fewer = np.isfinite(split1 + split2) & (split1 + split2 < n1 + n2)
-    fewer &= np.isin(protocol, list(_VARIANCE_KEYS))
+    fewer &= resized
     return np.where(fewer, split1, n1), np.where(fewer, split2, n2)
 
 
@@ -318,21 +373,78 @@ def _take(
     chosen: np.ndarray,
     candidates: _Points,
     taken: np.ndarray,
-    setting: Setting,
-    table: ConstantTable,
-    split: Split,
+    light: tuple,
 ) -> None:
-    """Rows ``chosen`` of ``best`` become the candidates' ``taken`` rows, every column
-    computed in full but the lower bounds (those stay the query's own); ``tester`` records
-    the candidates' (ε1, ε2)."""
+    """Rows ``chosen`` of ``best`` take the ``taken`` rows of the candidates' ``light``
+    columns (the sizes, protocol and coverage; :func:`_lowered` computes the rest once, at
+    the end); ``tester`` records the candidates' (ε1, ε2)."""
     if not taken.any():
         return
     tester[0][chosen] = candidates.eps1[taken]
     tester[1][chosen] = candidates.eps2[taken]
-    full = _cheapest_protocol_columns(_subset(candidates, taken), setting, table, split)
-    for index, (column, new) in enumerate(zip(best, full, strict=True)):
-        if index not in _QUERY_LOWER_BOUNDS:
-            column[chosen] = new
+    for index in (0, 1, len(best) - 2, len(best) - 1):
+        best[index][chosen] = light[index][taken]
+
+
+_EPS_FREE_AXES = sum(
+    1 << bit for bit, name in enumerate(COVERAGE_AXES) if name in ("k", "alpha", "delta")
+)
+"""The ``uncovered_axes`` bits no lower ε changes."""
+
+_PRUNE_CANDIDATES = True
+"""Skip sizing where a protocol's least possible users cannot beat the row's best so far
+(as ``planner.plan`` does; off, everything is sized: the tests compare both)."""
+
+_LEAST_MARGIN = 1.0 - 1e-9
+"""As ``planner.plan``'s: the multiplier's interpolation may land a few ulps below its least
+corner's C."""
+
+
+def least_sizes(points: _Points, protocol: Protocol, table: ConstantTable) -> tuple:
+    """Lower limits on the (n1, n2, …, protocol key, uncovered) columns of ``protocol``
+    sized at each point (``_protocol_columns``' order, for a ``users`` count): its run
+    sizes at the least multiplier of its constant. Every protocol's run sizes grow with
+    the multiplier, the multiplier is at least the least C of its grid cell
+    (``planner.plan._least_users``), and a vote runs at least once; a count of users in all
+    (the sum, or the variance split where it needs fewer) grows with each group's users.
+    Rows ``plan`` may calibrate directly (a factor below 1) are answered by ``plan``, not
+    here."""
+    constant = table.for_setting(protocol.key)
+    compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
+    strong = np.maximum(points.eps1, points.eps2)
+    weak = np.minimum(points.eps1, points.eps2)
+    least = np.full(points.k.shape, _LEAST_MARGIN * constant.least_multiplier)
+    n_strong, n_weak = _run_sizes(
+        points,
+        protocol.setting,
+        strong,
+        weak,
+        least,
+        constant.bound,
+        points.accounting,
+        compression,
+    )
+    strong_is_group1 = points.eps1 >= points.eps2
+    zeros = np.zeros(points.k.shape)
+    return (
+        np.where(strong_is_group1, n_strong, n_weak),
+        np.where(strong_is_group1, n_weak, n_strong),
+        np.full(points.k.shape, _CODE[protocol.key]),
+        zeros,
+    )
+
+
+def _scattered(subset: tuple, rows: np.ndarray, like: tuple) -> tuple:
+    """Columns sized on ``rows`` only, spread to every row (the others: +inf users, so
+    they are never chosen; the other columns copied from ``like``)."""
+    spread = []
+    for index, (column, template) in enumerate(zip(subset, like, strict=True)):
+        full = np.array(template, copy=True)
+        if index < 2:
+            full = np.full(full.shape, np.inf)
+        full[rows] = column
+        spread.append(full)
+    return tuple(spread)
 
 
 def _subset(points: _Points, rows: np.ndarray) -> _Points:
@@ -446,7 +558,7 @@ def _protocol_columns(
         *by_group(runs * main_strong, runs * main_weak),
         *by_group(runs * base_strong, runs * base_weak),
         *by_group(np.asarray(lower_strong, float), np.asarray(lower_weak, float)),
-        np.full(points.k.shape, protocol.key, dtype=object),
+        np.full(points.k.shape, _CODE[protocol.key]),
         np.broadcast_to(uncovered, points.k.shape),
     )
 
@@ -512,6 +624,11 @@ _VARIANCE_KEYS = frozenset(
 )
 """The protocols the default plan splits again by their statistic's variance (a channel
 per group is sized so already)."""
+
+_KEYS = tuple(protocol.key for protocol in PROTOCOLS)
+_CODE = {key: code for code, key in enumerate(_KEYS)}
+"""The protocol column's code for each key (a key per row costs object arrays)."""
+_VARIANCE_CODES = np.array(sorted(_CODE[key] for key in _VARIANCE_KEYS))
 
 
 def _reads_grid_elsewhere(protocol: Setting, accounting: Accounting) -> bool:

@@ -7,12 +7,15 @@ queries with the pruning on and off and require the very same plan, field by fie
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import sys
 
+import numpy as np
 import pytest
 
+import planner.vectorised as vectorised
 from planner.api import SETTING_KEYS
 from planner.constants import ConstantSource, constants_with_source, default_constants
 from planner.formulas.settings import Model, Setting
@@ -121,3 +124,72 @@ def test_least_users_is_below_every_candidates_users() -> None:
             assert least <= run.total_users, (query, protocol.key)
             checked += 1
     assert checked > 400
+
+
+def _pooled(rng: np.random.Generator, low: float, high: float, rows: int) -> np.ndarray:
+    """``rows`` draws from 16 log-uniform values in [low, high] (the shuffle model's exact μ
+    is one root-find per distinct ε and δ: a pool keeps the test fast)."""
+    return rng.choice(np.exp(rng.uniform(np.log(low), np.log(high), 16)), rows)
+
+
+def _random_columns(seed: int, rows: int = 80) -> list[dict]:
+    """Random rows of every setting over the accepted range, both splits, planned at once
+    (``planner.vectorised.plan_columns``)."""
+    rng = np.random.default_rng(seed)
+    table = default_constants()
+    results = []
+    for key in SETTING_KEYS:
+        setting = Setting.from_key(key)
+        k = np.floor(np.exp(rng.uniform(np.log(2), np.log(1e6), rows)))
+        alpha = np.exp(rng.uniform(np.log(0.01), 0, rows))
+        eps1 = _pooled(rng, 0.01, 20, rows)
+        eps2 = np.where(rng.random(rows) < 0.15, eps1, _pooled(rng, 0.01, 20, rows))
+        delta = _pooled(rng, 1e-10, 1e-3, rows) if setting.model is Model.SHUFFLE else np.nan
+        beta = np.where(
+            rng.random(rows) < 0.3, np.exp(rng.uniform(np.log(0.01), np.log(1 / 3), rows)), 1 / 3
+        )
+        for accounting, split in itertools.product(Accounting, (Split.FEWEST, Split.PAPER)):
+            columns = vectorised.plan_columns(
+                setting, k, alpha, eps1, eps2, delta, beta, accounting, table, split
+            )
+            results.append({name: np.asarray(value) for name, value in vars(columns).items()})
+    return results
+
+
+def test_vectorised_pruning_changes_no_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweeps' pruning (``planner.vectorised.least_sizes``, rows no lower ε can bring
+    into the covered region) gives every column of every row bit for bit as sizing
+    everything does: 80 random rows per setting, accounting and split (each row's
+    ladder has its own ε, each a root-find of μ in the shuffle model: a heavy test)."""
+    monkeypatch.setattr(vectorised, "_PRUNE_CANDIDATES", True)
+    pruned = _random_columns(20261129)
+    monkeypatch.setattr(vectorised, "_PRUNE_CANDIDATES", False)
+    full = _random_columns(20261129)
+    for one, other in zip(pruned, full, strict=True):
+        for name in one:
+            np.testing.assert_array_equal(one[name], other[name], err_msg=name)
+
+
+def test_least_sizes_are_below_every_protocols_sizes() -> None:
+    """The lower limits themselves: each protocol's least (n1, n2) at random points are at
+    most its sizes there (``planner.vectorised.least_sizes`` against
+    ``_protocol_columns``)."""
+    rng = np.random.default_rng(5)
+    table = default_constants()
+    rows = 2000
+    points = vectorised._Points(
+        np.floor(np.exp(rng.uniform(np.log(2), np.log(1e6), rows))).astype(np.int64),
+        np.exp(rng.uniform(np.log(0.01), 0, rows)),
+        _pooled(rng, 0.01, 20, rows),
+        _pooled(rng, 0.01, 20, rows),
+        _pooled(rng, 1e-10, 1e-3, rows),
+        np.full(rows, 1 / 3),
+        Accounting.EXACT,
+    )
+    for protocol in PROTOCOLS:
+        least = vectorised.least_sizes(points, protocol, table)
+        sized = vectorised._protocol_columns(points, protocol.setting, table, light=True)
+        finite = np.isfinite(sized[0]) & np.isfinite(sized[1])
+        assert finite.mean() > 0.9, protocol.key
+        assert (least[0][finite] <= sized[0][finite]).all(), protocol.key
+        assert (least[1][finite] <= sized[1][finite]).all(), protocol.key

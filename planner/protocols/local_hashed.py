@@ -21,7 +21,13 @@ import numpy as np
 from planner.formulas.bounds import channel_bits, hashed_buckets, least_noise_channel
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Accounting, Query
-from planner.protocols.base import AllocationFamily, CalibrationDesign, Protocol, RunSizes
+from planner.protocols.base import (
+    AllocationFamily,
+    CalibrationDesign,
+    Protocol,
+    RunSizes,
+    distinct_rows,
+)
 from planner.protocols.local_channels import CHANNEL_TITLES, paired_sizes, paired_sizes_arrays
 from planner.protocols.local_krr import MIN_USERS, thresholds_for_beta
 
@@ -55,8 +61,12 @@ def hashed_sizes_arrays(
     compression: tuple[int, int],
     unit_strong: np.ndarray | None = None,
 ) -> Any:
-    """:func:`hashed_sizes` elementwise (``Protocol.size_run_arrays``)."""
-    shared = {"k": k, "K": hashed_buckets(k, eps_s, eps_w), "alpha": alpha}
+    """:func:`hashed_sizes` elementwise (``Protocol.size_run_arrays``): K once per distinct
+    (k, ε_strong, ε_weak), as it does not depend on α."""
+    columns = np.broadcast_arrays(k, eps_s, eps_w)
+    representatives, inverse = distinct_rows(*columns)
+    buckets = hashed_buckets(*(column.flat[representatives] for column in columns))
+    shared = {"k": k, "K": np.asarray(buckets)[inverse].reshape(columns[0].shape), "alpha": alpha}
     return paired_sizes_arrays(BOUND_KEY, shared, eps_s, eps_w, multiplier, unit_strong)
 
 
