@@ -75,6 +75,10 @@ and the others run their tester at α = 0.5 or take the vote; use it with ``--be
 LOW_PRIVACY = {**COVERED, "k": (2, 4096), "alpha": (0.03, 0.95), "eps": (2.0, 20.0)}
 """``--region low-privacy``: both groups' ε from [2, 20] and k up to 4096, where the local
 plans run k-ary randomized response (its covered region, ``local-private+k-rr``)."""
+LOW_PRIVACY_LARGE_K = {**LOW_PRIVACY, "k": (4096, 10**5)}
+"""``--region low-privacy-large-k``: both groups' ε from [2, 20] above the grids' top k, where
+k-RR reads its constant at the ε of the same e^ε/k at k = 4096 and the shared hash keeps
+at most 2048 buckets (docs/coverage.md, k above the grid)."""
 SMALL_K = {**COVERED, "k": (2, 15), "alpha": (0.03, 0.95), "eps": (0.01, 20.0)}
 """``--region small-k``: k from 2 to 15 (yes/no questions, Likert scales), below the
 paper protocols' grids, where k-RR is calibrated and every model may run it."""
@@ -92,6 +96,7 @@ REGIONS = {
     "small-alpha": SMALL_ALPHA,
     "large-alpha": LARGE_ALPHA,
     "low-privacy": LOW_PRIVACY,
+    "low-privacy-large-k": LOW_PRIVACY_LARGE_K,
     "small-k": SMALL_K,
     "channels": CHANNELS,
 }

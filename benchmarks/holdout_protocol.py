@@ -7,7 +7,8 @@ query runs), this checks a mechanism that plans choose only now and then, e.g.
 ``local-private+channels``, at β = 1/3.
 
 Run: python benchmarks/holdout_protocol.py --setting local-private+channels --queries 40
-     --seed 71 --output /tmp/holdout-protocol.jsonl
+     --seed 71 --output /tmp/holdout-protocol.jsonl [--k-range 4096 100000]
+     [--eps-range 4 20] [--ratio-range 0.5 1]
 """
 
 from __future__ import annotations
@@ -39,6 +40,30 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--delta", type=float, default=1e-6, help="for (ε, δ) protocols")
     parser.add_argument("--output", type=Path, default=Path("holdout-protocol.jsonl"))
+    parser.add_argument(
+        "--k-range",
+        type=float,
+        nargs=2,
+        default=None,
+        metavar=("LOW", "HIGH"),
+        help="draw k from this part of the covered range (e.g. above the grid's largest k)",
+    )
+    parser.add_argument(
+        "--eps-range",
+        type=float,
+        nargs=2,
+        default=None,
+        metavar=("LOW", "HIGH"),
+        help="draw the larger ε from this part of the covered range",
+    )
+    parser.add_argument(
+        "--ratio-range",
+        type=float,
+        nargs=2,
+        default=None,
+        metavar=("LOW", "HIGH"),
+        help="draw ε_weak/ε_strong from this range (default: the covered one, from 1e-3)",
+    )
     args = parser.parse_args()
     setting = Setting.from_key(args.setting)
     covered = default_constants().for_setting(args.setting).covered
@@ -46,11 +71,11 @@ def main() -> None:
     records = []
     with args.output.open("a") as out:
         for index in range(args.queries):
-            k = round(log_uniform(rng, *covered["k"]))
+            k = round(log_uniform(rng, *(args.k_range or covered["k"])))
             alpha = log_uniform(rng, *covered["alpha"])
-            eps_strong = log_uniform(rng, *covered["eps_strong"])
+            eps_strong = log_uniform(rng, *(args.eps_range or covered["eps_strong"]))
             low_ratio = max(covered.get("eps_ratio", (1e-3, 1.0))[0], 1e-3)
-            eps_weak = eps_strong * log_uniform(rng, low_ratio, 1.0)
+            eps_weak = eps_strong * log_uniform(rng, *(args.ratio_range or (low_ratio, 1.0)))
             eps1, eps2 = (eps_strong, eps_weak) if rng.random() < 0.5 else (eps_weak, eps_strong)
             delta = args.delta if setting.model.needs_delta else None
             query = Query(setting, k, alpha, eps1, eps2, delta)

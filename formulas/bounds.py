@@ -231,17 +231,26 @@ def hashed_channels(k: Any, K: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops =
     return (k * root1 * (root1 + root2) / (ops.sqrt(K) * (1 - 1 / K) * alpha**2),)
 
 
+HASHED_BUCKETS_MAX = 2048
+"""The most buckets a shared hash maps [k] into (``hashed_buckets``): the largest K its
+calibration measured (k/2 at the grid's k = 4096). K near k/2 at a larger k leaves a few
+hundred users over thousands of buckets, where the calibrated constant does not hold: at
+k = 16,384, α = 0.95, ε = 20, K = 8,192 and 396 users a group erred 0.403 on
+paninski-symmetric (docs/method.md, "A shared hash, then a channel per group")."""
+
+
 def hashed_buckets(k: Any, eps1: Any, eps2: Any) -> Any:
     """The shared hash's buckets K for a pair of groups (``hashed_channels``): the power of
-    2 in [``HASHED_BUCKETS_MIN``, k/2] with the fewest users in all,
-    (√w1 + √w2)²/(√K·(1 − 1/K)); ``HASHED_BUCKETS_MIN`` where k/2 is below it, and never
-    more than k. Elementwise over numpy arrays; the first such K on a tie."""
+    2 in [``HASHED_BUCKETS_MIN``, min(k/2, ``HASHED_BUCKETS_MAX``)] with the fewest users
+    in all, (√w1 + √w2)²/(√K·(1 − 1/K)); ``HASHED_BUCKETS_MIN`` where k/2 is below it, and
+    never more than k. Elementwise over numpy arrays; the first such K on a tie."""
     k_arr, eps1_arr, eps2_arr = np.broadcast_arrays(
         np.asarray(k, dtype=np.float64),
         np.asarray(eps1, dtype=np.float64),
         np.asarray(eps2, dtype=np.float64),
     )
     top = max(HASHED_BUCKETS_MIN, int(np.max(k_arr)) // 2) if k_arr.size else HASHED_BUCKETS_MIN
+    top = min(top, HASHED_BUCKETS_MAX)
     best_k = np.full(k_arr.shape, float(HASHED_BUCKETS_MIN))
     best_cost = np.full(k_arr.shape, np.inf)
     buckets = HASHED_BUCKETS_MIN

@@ -260,7 +260,11 @@ def strong_order_size(
 
 
 def grid_position(
-    query: Query, eps_strong: float, eps_weak: float, accounting: Accounting
+    query: Query,
+    eps_strong: float,
+    eps_weak: float,
+    accounting: Accounting,
+    constant: SettingConstant,
 ) -> tuple[float, float, Accounting]:
     """Where a point sits on the calibration grid (which was fitted with exact accounting).
 
@@ -268,10 +272,14 @@ def grid_position(
     that exact accounting gives at the smaller ε′ = the exact privacy of that μ. So a
     ``paper``-accounting plan reads its constant at ε′, not at ε (to 0.1 %: a grid
     position, not a privacy guarantee). A protocol whose tester runs both groups at ε_weak
-    (``Protocol.weak_eps_only``) reads it at (ε_weak, ε_weak).
+    (``Protocol.weak_eps_only``) reads it at (ε_weak, ε_weak), and one whose regime is set
+    by e^ε/k (``Protocol.noise_matched_above_grid``) above its grid's top k at the ε of the
+    same ratio there (:func:`noise_matched_eps`; ``constant``: the grid read).
     """
     protocol = protocol_for(query.setting)
     if protocol.weak_eps_only:
+        if protocol.noise_matched_above_grid:
+            eps_weak = float(noise_matched_eps(query.k, eps_weak, constant))
         return eps_weak, eps_weak, accounting
     exact_privacy = protocol.exact_privacy
     if exact_privacy is None or accounting is Accounting.EXACT:
@@ -281,6 +289,20 @@ def grid_position(
         max(EPS_MIN, exact_privacy(eps, query.delta, accounting)) for eps in (eps_strong, eps_weak)
     )
     return strong, weak, Accounting.EXACT
+
+
+def noise_matched_eps(k: Any, eps: Any, constant: SettingConstant) -> Any:
+    """ε − ln(k/k_top) above the grid's top k (k_top), floored at the grid's least ε (an ε
+    already below it stays: it is not covered); ε itself at or below k_top
+    (``Protocol.noise_matched_above_grid``). Scalars or arrays, with numpy's log either
+    way (a sweep's rows equal plans)."""
+    ks, eps_nodes = constant.grid_axis("k"), constant.grid_axis("eps_strong")
+    if not ks or not eps_nodes:
+        return eps
+    top = float(ks[-1])
+    shift = np.log(np.maximum(np.asarray(k, dtype=np.float64), top) / top)
+    floor = np.minimum(eps, float(eps_nodes[0]))
+    return np.where(shift > 0, np.maximum(eps - shift, floor), eps)
 
 
 _Remembered = TypeVar("_Remembered")
@@ -396,7 +418,9 @@ def _calibrated_multiplier(
     dip. Where the bound is not log-convex (the local tester's k·√K), the interpolated C
     times the bound here is used when larger. Without a grid the scalar constant is used.
     """
-    eps_strong, eps_weak, accounting = grid_position(query, eps_strong, eps_weak, accounting)
+    eps_strong, eps_weak, accounting = grid_position(
+        query, eps_strong, eps_weak, accounting, constant
+    )
     corners = constant.grid_corners(query.k, query.alpha, eps_strong, eps_weak)
     if corners is None:
         return constant.multiplier
@@ -1261,7 +1285,9 @@ class _ProtocolRun:
                 query, constant, compression, eps_strong, eps_weak, query.accounting, factor
             ),
         )
-        grid_strong, grid_weak, _ = grid_position(query, eps_strong, eps_weak, query.accounting)
+        grid_strong, grid_weak, _ = grid_position(
+            query, eps_strong, eps_weak, query.accounting, constant
+        )
         outside = _remembered(
             _GAPS,
             constant,

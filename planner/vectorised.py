@@ -9,8 +9,9 @@ chosen rows in full), and its rows equal single ``plan`` calls (tested on random
 every setting). What costs a root-find — the exact Poisson noise μ(ε, δ), the
 majority-vote runs r(β) — is computed once per distinct value. ``plan`` stays scalar
 because one plan must cost microseconds; this is for sweeps (10⁵ rows at ε = (1, 0.25):
-about 0.6–2 s, two ladder rungs beside the query's own point; 0.3–0.7 s before the ladder;
-see ``benchmarks/bench_planner.py``).
+about 1.2–9 s with eight protocols and the ladder's rungs, each rung sized only on the rows
+it could win (:func:`least_sizes`) and the chosen rows' full columns once at the end; see
+``benchmarks/bench_planner.py``).
 
 Columns are float64: counts are exact integers below 2^53 users. Rows outside that, with
 invalid inputs, or with a β < 1/3 at which ``plan`` weighs direct calibration against the
@@ -36,6 +37,7 @@ from planner.plan import (
     EPS_CAP,
     Split,
     grid_kinks,
+    noise_matched_eps,
     strong_eps_rungs,
     variance_split,
     weak_eps_rungs,
@@ -542,7 +544,9 @@ def _protocol_columns(
             np.where(strong_is_group1, for_weak, for_strong),
         )
 
-    grid_strong, grid_weak, _ = _grid_position(points, protocol, strong, weak, points.accounting)
+    grid_strong, grid_weak, _ = _grid_position(
+        points, protocol, strong, weak, points.accounting, constant
+    )
     uncovered = (
         constant.uncovered_axes(
             points.k,
@@ -632,7 +636,10 @@ _VARIANCE_CODES = np.array(sorted(_CODE[key] for key in _VARIANCE_KEYS))
 
 
 def _reads_grid_elsewhere(protocol: Setting, accounting: Accounting) -> bool:
-    """The lemma's μ reads its constant at another ε (``plan.grid_position``)."""
+    """The lemma's μ, or a k above the grid (``Protocol.noise_matched_above_grid``), reads
+    its constant at another ε (``plan.grid_position``)."""
+    if protocol_for(protocol).noise_matched_above_grid:
+        return True
     return protocol_for(protocol).exact_privacy is not None and accounting is Accounting.PAPER
 
 
@@ -642,10 +649,13 @@ def _grid_position(
     eps_s: np.ndarray,
     eps_w: np.ndarray,
     accounting: Accounting,
+    constant: SettingConstant,
 ) -> tuple[np.ndarray, np.ndarray, Accounting]:
     """``planner.plan.grid_position``, elementwise: the lemma's μ read at the exact
     privacy it buys."""
     if protocol_for(protocol).weak_eps_only:
+        if protocol_for(protocol).noise_matched_above_grid:
+            eps_w = noise_matched_eps(points.k, eps_w, constant)
         return eps_w, eps_w, accounting
     exact_privacy = protocol_for(protocol).exact_privacy
     if exact_privacy is None or accounting is not Accounting.PAPER:
@@ -673,7 +683,7 @@ def _calibrated_multiplier(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """``planner.plan.calibrated_multiplier``, elementwise (the same log-n chord), and the
     strong group's C = 1 size at the grid position (None without a grid)."""
-    eps_s, eps_w, accounting = _grid_position(points, protocol, eps_s, eps_w, accounting)
+    eps_s, eps_w, accounting = _grid_position(points, protocol, eps_s, eps_w, accounting, constant)
     corners = constant.grid_corner_arrays(points.k, points.alpha, eps_s, eps_w)
     if corners is None:
         return np.full(points.k.shape, constant.multiplier), None

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from planner.formulas.bounds import (
+    HASHED_BUCKETS_MAX,
     HASHED_BUCKETS_MIN,
     channel_noise,
     hashed_buckets,
@@ -101,8 +102,13 @@ def test_the_bucket_count_against_hand_computed_values() -> None:
     assert hashed_buckets(20, 6.0, 6.0) == 16
     assert hashed_buckets(5, 6.0, 6.0) == 5
     assert hashed_buckets(200, 20.0, 20.0) == 64  # no more than k/2 = 100 allows
-    ks = np.array([1000, 1000, 200, 4096])
-    eps = np.array([6.0, 4.0, 20.0, 3.0])
+    # at ε = 20 the least is near K = (e^20 − 1)/3 ≈ 1.6e8: capped at 2,048, the most the
+    # calibration measured (k/2 at k = 4,096), whatever k
+    assert hashed_buckets(4096, 20.0, 20.0) == HASHED_BUCKETS_MAX == 2048
+    assert hashed_buckets(10**5, 20.0, 20.0) == 2048
+    assert hashed_buckets(10**5, 4.0, 4.0) == 16  # K follows ε, not k
+    ks = np.array([1000, 1000, 200, 4096, 65536])
+    eps = np.array([6.0, 4.0, 20.0, 3.0, 20.0])
     one_by_one = [hashed_buckets(int(a), b, b) for a, b in zip(ks, eps, strict=True)]
     np.testing.assert_array_equal(hashed_buckets(ks, eps, eps), one_by_one)
 

@@ -95,6 +95,27 @@ def test_sweep_rows_equal_single_plan_calls(setting: Setting) -> None:
         assert {name: row[name] for name in expected} == expected, row
 
 
+@pytest.mark.parametrize("coin", [Coin.PRIVATE, Coin.PUBLIC])
+def test_low_privacy_rows_above_the_grids_top_k_equal_plan(coin: Coin) -> None:
+    """Above k = 4096 at large ε the local plans run k-RR, whose constant is read at the ε
+    of the same e^ε/k at the grid's top (``Protocol.noise_matched_above_grid``), or the
+    shared hash: rows equal plans there too."""
+    setting = Setting(Model.LOCAL, coin)
+    result = sweep(
+        [setting],
+        k=[4096, 5000, 20000, 65536, 100000],
+        alpha=[0.05, 0.3, 0.9],
+        eps1=[3.0, 8.0, 14.0],
+        eps2=[0.5, 8.0, 14.0],
+    )
+    rows = result.rows()
+    protocols = {row["protocol"] for row in rows}
+    assert "local-private+k-rr" in protocols
+    for row in rows:
+        expected = _expected_row(setting, row, Accounting.EXACT)
+        assert {name: row[name] for name in expected} == expected, row
+
+
 def test_paper_accounting_and_public_fallback_rows_equal_plan() -> None:
     setting = Setting(Model.SHUFFLE, Coin.PUBLIC)
     result = sweep(

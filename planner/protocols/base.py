@@ -234,6 +234,13 @@ class Protocol:
     """Its tester runs both groups at ε_weak (one channel): a point (ε_strong, ε_weak)
     tests as (ε_weak, ε_weak), and reads its constant and coverage there
     (``plan.grid_position``), so its grid needs no ratio axis."""
+    noise_matched_above_grid: bool = False
+    """With ``weak_eps_only``: above its grid's largest k, the constant is read at
+    ε_weak − ln(k/k_top), floored at the grid's least ε: the ε at which e^ε/k is what it is
+    here, at the grid's top k_top. For
+    k-ary randomized response that ratio sets how much of a report is noise, and with it
+    the constant (``planner.plan.grid_position``); at the query's own ε a larger k would
+    read a less noisy regime's smaller C."""
     variance_weight: Callable[[int, float], float] | None = None
     """(k, ε_g) → γ_g, a group's weight in the statistic's null variance Σ_g γ_g²/n_g: what
     the ``VARIANCE`` family keeps fixed while users move between the groups

@@ -129,6 +129,7 @@ PROTOCOL = Protocol(
     allocation_family=AllocationFamily.EQUAL,
     min_users=MIN_USERS,
     weak_eps_only=True,
+    noise_matched_above_grid=True,
     thresholds_for_beta=thresholds_for_beta,
     size_run=krr_sizes,
     size_run_arrays=krr_sizes_arrays,
