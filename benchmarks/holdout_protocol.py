@@ -40,30 +40,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--delta", type=float, default=1e-6, help="for (ε, δ) protocols")
     parser.add_argument("--output", type=Path, default=Path("holdout-protocol.jsonl"))
-    parser.add_argument(
-        "--k-range",
-        type=float,
-        nargs=2,
-        default=None,
-        metavar=("LOW", "HIGH"),
-        help="draw k from this part of the covered range (e.g. above the grid's largest k)",
-    )
-    parser.add_argument(
-        "--eps-range",
-        type=float,
-        nargs=2,
-        default=None,
-        metavar=("LOW", "HIGH"),
-        help="draw the larger ε from this part of the covered range",
-    )
-    parser.add_argument(
-        "--ratio-range",
-        type=float,
-        nargs=2,
-        default=None,
-        metavar=("LOW", "HIGH"),
-        help="draw ε_weak/ε_strong from this range (default: the covered one, from 1e-3)",
-    )
+    for option, what in (
+        ("--k-range", "draw k from this part of the covered range (e.g. above the grid's top k)"),
+        ("--eps-range", "draw the larger ε from this part of the covered range"),
+        (
+            "--ratio-range",
+            "draw ε_weak/ε_strong from this range (default: the covered one, from 1e-3)",
+        ),
+    ):
+        parser.add_argument(
+            option, type=float, nargs=2, default=None, metavar=("LOW", "HIGH"), help=what
+        )
     args = parser.parse_args()
     setting = Setting.from_key(args.setting)
     covered = default_constants().for_setting(args.setting).covered
