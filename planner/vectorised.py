@@ -161,11 +161,10 @@ def _cheapest_protocol_columns(
             continue
         # a row whose own plan is covered is displaced only by fewer users: where the
         # other's least possible users cannot be fewer, it is not sized (``plan``)
-        sized = columns[-1] != 0
         if _PRUNE_CANDIDATES:
-            sized |= users(least_sizes(points, other, table)) < users(columns)
+            sized = (columns[-1] != 0) | (users(least_sizes(points, other, table)) < users(columns))
         else:
-            sized |= True
+            sized = np.ones(points.k.shape, dtype=bool)
         if not sized.any():
             continue
         if sized.all():
