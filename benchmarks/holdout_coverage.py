@@ -74,7 +74,8 @@ coin's plans at β < 1/3 read the factors measured above α = 0.5 (``direct_larg
 and the others run their tester at α = 0.5 or take the vote; use it with ``--beta``."""
 LOW_PRIVACY = {**COVERED, "k": (2, 4096), "alpha": (0.03, 0.95), "eps": (2.0, 20.0)}
 """``--region low-privacy``: both groups' ε from [2, 20] and k up to 4096, where the local
-plans run k-ary randomized response (its covered region, ``local-private+k-rr``)."""
+plans run k-ary randomized response (its grid, ``local-private+k-rr``; above it, the
+next region)."""
 LOW_PRIVACY_LARGE_K = {**LOW_PRIVACY, "k": (4096, 10**5)}
 """``--region low-privacy-large-k``: both groups' ε from [2, 20] above the grids' top k, where
 k-RR reads its constant at the ε of the same e^ε/k at k = 4096 and the shared hash keeps
