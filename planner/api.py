@@ -41,7 +41,7 @@ from planner.inputs import (
     check_choice,
     check_integer,
 )
-from planner.plan import Plan, Split
+from planner.plan import Coverage, Plan, Split
 from planner.plan import plan as make_plan
 from planner.protocols import ASKED_PROTOCOLS, PROTOCOLS
 
@@ -282,16 +282,21 @@ def compare_answer(
             beta,
             accounting,
         )
-        if setting.mechanism:  # the mechanism alone, as the plan of a local query weighs it
+        if setting.mechanism:
+            # the mechanism alone, as the plan of a local query weighs it: no other protocol
+            # runs in its place, and only where it is covered (never simulated)
             query = replace(query, setting=setting)
+            alone = make_plan(query, table, fallback=False)
+            if alone.coverage is Coverage.EXTRAPOLATED:
+                refused.append((setting.key, "; ".join(alone.coverage_gaps)))
+            else:
+                plans.append(alone)
+            continue
         try:
             plans.append(covered(query))
         except NotCoveredError as error:
             why = "; ".join(error.gaps)
-            # a mechanism's plan is weighed only where it is covered, never simulated
-            refused.append(
-                (setting.key, why if setting.mechanism else f"{why} (planner plan simulates it)")
-            )
+            refused.append((setting.key, f"{why} (planner plan simulates it within its budget)"))
     plans.sort(key=lambda item: item.total_users)
     return CompareAnswer(plans, refused, query)
 

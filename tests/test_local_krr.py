@@ -177,7 +177,7 @@ def test_low_privacy_local_plans_run_k_rr_within_1_5_times_central() -> None:
     """Where both groups have ε ≥ ln k + 2, the local plan runs k-RR, in both groups (one
     channel: equal groups) or as each group's channel, and needs at most 1.5× the central
     plan's users (issue's target; measured at most 1.31× on this grid), above the grid's
-    k = 4096 too (its covered k reaches 10⁵: 1.28× at k = 10⁵, α = 0.05)."""
+    k = 4096 too (its covered k reaches 10⁵: 1.36× at k = 10⁵, α = 0.05)."""
     from planner import Query
     from planner.plan import Coverage, plan
 

@@ -923,7 +923,8 @@ def test_the_page_words_warnings_for_the_page_and_offers_their_choices(idle_clie
     # a compare row that is not covered links to its setting's page (which simulates it)
     wide = {"k": "10000000", "alpha": "0.1", "eps1": "1", "eps2": "0.25", "delta": "1e-6"}
     compared = idle_client.get("/", params=wide)
-    assert "not covered" in compared.text and "(its own page simulates it)" in compared.text
+    assert "not covered" in compared.text
+    assert "(its own page simulates it within its budget)" in compared.text
     assert "planner plan" not in compared.text
     assert re.search(r'<th scope="row"><a href="/\?setting=central&amp;k=10000000', compared.text)
 

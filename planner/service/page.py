@@ -174,7 +174,10 @@ PAGE_PHRASES = (
         re.compile(r"simulating it is off \(a budget of 0 s: --simulation-budget\)"),
         "the page does not simulate while it answers: “Simulate this query” runs it as a job",
     ),
-    (re.compile(r"\(planner plan simulates it\)"), "(its own page simulates it)"),
+    (
+        re.compile(r"\(planner plan simulates it within its budget\)"),
+        "(its own page simulates it within its budget)",
+    ),
     (re.compile(r"planner validate\b"), "“Verify this plan”"),
     (re.compile(r"planner plan\b"), "this page"),
 )
