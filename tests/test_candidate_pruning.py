@@ -178,7 +178,7 @@ def test_least_sizes_are_below_every_protocols_sizes() -> None:
     ``_protocol_columns``)."""
     rng = np.random.default_rng(5)
     table = default_constants()
-    rows = 2000
+    rows = 500
     points = vectorised._Points(
         np.floor(np.exp(rng.uniform(np.log(2), np.log(1e6), rows))).astype(np.int64),
         np.exp(rng.uniform(np.log(0.01), 0, rows)),
