@@ -232,7 +232,6 @@ def run_sizes(
     )
 
 
-@lru_cache(maxsize=65536)
 def strong_order_size(
     setting: Setting,
     k: int,
@@ -251,7 +250,38 @@ def strong_order_size(
     ratio 1 ÷ ratio 1 gave 20.000000000000004, refused as an input): it is held in the
     accepted range (below it, such a plan is outside the covered region anyway, and never
     printed).
+
+    Remembered per point under plain keys (the setting's key, the accounting's value): a
+    cache entry that held the ``Setting`` itself would stay a tracked object for the
+    garbage collector's every full pass (``_remembered``).
     """
+    return _strong_order_size(
+        setting.key,
+        k,
+        alpha,
+        eps_strong,
+        eps_weak,
+        delta,
+        str(accounting),
+        compression,
+        bound_key,
+    )
+
+
+@lru_cache(maxsize=65536)
+def _strong_order_size(
+    setting_key: str,
+    k: int,
+    alpha: float,
+    eps_strong: float,
+    eps_weak: float,
+    delta: float | None,
+    accounting_value: str,
+    compression: tuple[int, int],
+    bound_key: str | None,
+) -> float:
+    """:func:`strong_order_size` by plain keys."""
+    setting, accounting = Setting.from_key(setting_key), Accounting(accounting_value)
     eps_strong, eps_weak = (min(max(eps, EPS_MIN), EPS_MAX) for eps in (eps_strong, eps_weak))
     point = Query(setting, k, alpha, eps_strong, eps_weak, delta, accounting=accounting)
     return run_sizes(
@@ -306,34 +336,56 @@ def noise_matched_eps(k: Any, eps: Any, constant: SettingConstant) -> Any:
 
 
 _Remembered = TypeVar("_Remembered")
-_MULTIPLIERS: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
-_SIZES: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
-_GAPS: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
-_RUNS: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
-_LEAST: dict[tuple[Any, ...], tuple[SettingConstant, Any]] = {}
+_MULTIPLIERS: dict[tuple[Any, ...], Any] = {}
+_SIZES: dict[tuple[Any, ...], Any] = {}
+_GAPS: dict[tuple[Any, ...], Any] = {}
+_RUNS: dict[tuple[Any, ...], Any] = {}
+_LEAST: dict[tuple[Any, ...], Any] = {}
+_MEMORIES = (_MULTIPLIERS, _SIZES, _GAPS, _RUNS, _LEAST)
+_PINNED: dict[int, SettingConstant] = {}
+"""Every constant a remembered entry's key names by ``id``, kept alive so that no other
+object takes its id while the entry stands (``_remembered``)."""
+_PINNED_MAX = 64
 _REMEMBERED_MAX = 1 << 16
 _RUNS_MAX = 1 << 12
 """Sized protocols remembered (``_ProtocolRun.size``): each holds its query and repetition
 besides the sizes ``_SIZES`` holds, and a plan sizes a handful."""
+_SIZES_MAX = 1 << 13
+"""Run sizes remembered (``_sizes``): each is a tracked object the garbage collector walks
+on every full pass, about seven a distinct plan; this many keep a pass near 15 ms."""
 
 
 def _remembered(
-    memory: dict[tuple[Any, ...], tuple[SettingConstant, Any]],
+    memory: dict[tuple[Any, ...], Any],
     constant: SettingConstant,
     key: tuple[Any, ...],
     make: Callable[[], _Remembered],
     limit: int = _REMEMBERED_MAX,
 ) -> _Remembered:
     """``make()``, remembered in ``memory`` per constant and ``key`` (a point); ``key``
-    starts with ``id(constant)``, and the entry keeps its constant alive. Past ``limit``
-    entries the memory starts again."""
+    starts with ``id(constant)``, and ``_PINNED`` keeps the constant alive, so the id names
+    it for as long as the entry stands. Past ``limit`` entries the memory starts again;
+    past ``_PINNED_MAX`` constants (tests build tables by the hundred) every memory does.
+
+    The garbage collector's view: a full collection walks every tracked object, so a
+    service's memories of thousands of distinct plans made each full collection of a
+    worker pause 100–300 ms (and longer as they grew). So an entry holds no tracked
+    wrapper: the value alone (no (constant, value) pair), under a key of plain numbers and
+    strings (settings by ``Setting.key``, accountings by their value), which the collector
+    stops tracking after its first pass."""
     known = memory.get(key)
-    if known is not None and known[0] is constant:
-        return known[1]
+    if known is not None:
+        return known
     value = make()
+    if _PINNED.get(key[0]) is not constant:
+        if len(_PINNED) >= _PINNED_MAX:
+            for each in _MEMORIES:
+                each.clear()
+            _PINNED.clear()
+        _PINNED[key[0]] = constant
     if len(memory) >= limit:
         memory.clear()
-    memory[key] = (constant, value)
+    memory[key] = value
     return value
 
 
@@ -354,7 +406,7 @@ def _query_values(query: Query) -> tuple[Any, ...]:
         query.eps2,
         query.delta,
         query.beta,
-        query.accounting,
+        str(query.accounting),
     )
 
 
@@ -369,13 +421,13 @@ def _point_key(
     """What a point's remembered multiplier and sizes depend on (with the constant's id)."""
     return (
         id(constant),
-        query.setting,
+        query.setting.key,
         query.k,
         query.alpha,
         query.delta,
         eps_strong,
         eps_weak,
-        accounting,
+        str(accounting),
         compression,
     )
 
@@ -1042,8 +1094,8 @@ def _least_users(
     constant = table.for_setting(protocol.key)
     key = (id(constant), protocol.key, *(values or _query_values(query)), _compression(constant))
     known = _LEAST.get(key)
-    if known is not None and known[0] is constant:
-        return known[1]
+    if known is not None:
+        return known
     return _remembered(_LEAST, constant, key, lambda: _least_users_of(query, protocol, constant))
 
 
@@ -1436,7 +1488,7 @@ def _sizes(
         )
 
     key = (*_point_key(query, constant, eps_strong, eps_weak, accounting, compression), factor)
-    return _remembered(_SIZES, constant, key, made)
+    return _remembered(_SIZES, constant, key, made, _SIZES_MAX)
 
 
 def _describe_gap(axis: str, value: float, low: float, high: float, strong_is_1: bool) -> str:

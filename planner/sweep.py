@@ -85,11 +85,14 @@ COUNT_COLUMNS = (
 def parse_values(name: str, spec: str) -> list[float]:
     """The values a spec names: ``1000``, ``64,256,1024``, ``0.1:0.5:5`` or ``0.05:1:20log``.
 
-    Ranges include both ends. Integer parameters (k) are rounded, duplicates dropped.
+    Ranges include both ends. An integer parameter's (k's) range points are rounded,
+    duplicates dropped; its listed values stay as written, so ``-k 2.5`` is refused as
+    ``planner plan -k 2.5`` is (a single value in one line, a listed one in its row).
     """
     text = str(spec).strip()
+    ranged = ":" in text
     try:
-        if ":" in text:
+        if ranged:
             start, stop, count = text.split(":")
             geometric = count.lower().endswith("log")
             points = int(count[:-3] if geometric else count)
@@ -109,7 +112,8 @@ def parse_values(name: str, spec: str) -> list[float]:
     if name in INTEGER_PARAMETERS:  # NaN and ±inf stay: their rows say they are invalid
         values = list(
             dict.fromkeys(
-                float(round(value)) if math.isfinite(value) else value for value in values
+                float(round(value)) if ranged and math.isfinite(value) else value
+                for value in values
             )
         )
     return values

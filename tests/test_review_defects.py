@@ -605,6 +605,8 @@ def test_setting_takes_the_command_lines_spellings() -> None:
     ("args", "line"),
     [
         (["-k", "nan"], "error: invalid k = nan: must be an integer in [2, 1e+12]\n"),
+        # a fresh user's find: ``sweep -k 2.5`` had planned k = 2 where ``plan`` refuses
+        (["-k", "2.5"], "error: invalid k = 2.5: must be an integer in [2, 1e+12]\n"),
         (
             ["-k", "100", "--beta", "0.7"],
             "error: invalid beta = 0.7: must be a number in (0, 0.5)\n",

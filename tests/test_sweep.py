@@ -181,6 +181,8 @@ def test_value_specs() -> None:
     assert parse_values("eps2", "0.01:1:3log") == pytest.approx([0.01, 0.1, 1.0])
     assert parse_values("alpha", "0.1,0.2") == [0.1, 0.2]
     assert parse_values("k", "10:20:30") == [float(v) for v in range(10, 21)]  # rounded, unique
+    # a listed k stays as written: refused as ``planner plan -k 2.5`` refuses it
+    assert parse_values("k", "8,2.5,8") == [8.0, 2.5]
     for bad in ("1:2", "a,b", "0:1:5log", "1:2:0", "1:inf:3"):
         with pytest.raises(InputError, match="start:stop:count"):
             parse_values("eps2", bad)
