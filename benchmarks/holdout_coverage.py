@@ -87,6 +87,10 @@ CHANNELS = {**COVERED, "k": (2, 1024), "alpha": (0.03, 0.95), "eps": (0.125, 20.
 """``--region channels``: each group's ε drawn alone from [0.125, 20] and k up to 1024, where
 local plans (and any model's) may give each group its own channel (its covered region,
 ``local-private+channels``)."""
+CHANNELS_LARGE_K = {**CHANNELS, "k": (1025, 10**5)}
+"""``--region channels-large-k``: the same above the channels' grid (k from 1025 to 10⁵),
+where they keep their edge's constant when the smaller ε is at most 5 and a larger one is
+run at 5 (docs/coverage.md, k above the grid)."""
 REGIONS = {
     "accepted": ACCEPTED,
     "covered": COVERED,
@@ -100,6 +104,7 @@ REGIONS = {
     "low-privacy-large-k": LOW_PRIVACY_LARGE_K,
     "small-k": SMALL_K,
     "channels": CHANNELS,
+    "channels-large-k": CHANNELS_LARGE_K,
 }
 SETTINGS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
 ALLOCATIONS = ("fewest", "paper", "cost", "fixed-n2")

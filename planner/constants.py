@@ -409,6 +409,15 @@ class SettingConstant:
             return {}
         return {name: (min(grid["axes"][name]), max(grid["axes"][name])) for name in GRID_AXES}
 
+    @functools.cached_property
+    def covered_above_grid(self) -> tuple[float, dict[str, tuple[float, float]]]:
+        """(the grid's top k, ranges that also hold above it): the entry's
+        ``covered_above_grid`` (e.g. ``{"eps_weak": [0, 5]}``: above the grid's k, only
+        where the smaller ε is at most 5), else no further range."""
+        ranges = self.extra.get("covered_above_grid") or {}
+        top = max(self.grid_axis("k"), default=math.inf) if ranges else math.inf
+        return top, {name: (float(low), float(high)) for name, (low, high) in ranges.items()}
+
     def uncovered_axes(self, k: Any, alpha: Any, eps_strong: Any, eps_weak: Any, delta: Any) -> Any:
         """Elementwise twin of :meth:`coverage_gaps`: a bit per ``COVERAGE_AXES`` axis the
         point lies outside of (0: covered). NaN δ (not given) is not checked."""
@@ -418,17 +427,20 @@ class SettingConstant:
             "eps_strong": np.asarray(eps_strong, dtype=np.float64),
             "eps_ratio": np.asarray(eps_weak, dtype=np.float64) / np.asarray(eps_strong),
             "delta": np.asarray(delta, dtype=np.float64),
+            "eps_weak": np.asarray(eps_weak, dtype=np.float64),
         }
         shape = np.broadcast_shapes(*(value.shape for value in point.values()))
         bits = np.zeros(shape, dtype=np.int64)
+        top, above = self.covered_above_grid
         for bit, name in enumerate(COVERAGE_AXES):
-            if name not in self.covered:
-                continue
-            low, high = self.covered[name]
-            value = point[name]
-            with np.errstate(invalid="ignore"):
-                outside = (value < low * (1 - 1e-9)) | (value > high * (1 + 1e-9))
-            bits |= np.where(outside, 1 << bit, 0)
+            for ranges, where in ((self.covered, True), (above, point["k"] > top)):
+                if name not in ranges:
+                    continue
+                low, high = ranges[name]
+                value = point[name]
+                with np.errstate(invalid="ignore"):
+                    outside = (value < low * (1 - 1e-9)) | (value > high * (1 + 1e-9))
+                bits |= np.where(outside & where, 1 << bit, 0)
         return bits
 
     def coverage_gaps(
@@ -438,9 +450,12 @@ class SettingConstant:
         point = dict(zip(GRID_AXES, _grid_point(k, alpha, eps_strong, eps_weak), strict=True))
         if delta is not None:
             point["delta"] = delta
+        point["eps_weak"] = eps_weak
+        top, above = self.covered_above_grid
+        ranges = [*self.covered.items(), *(above.items() if k > top else ())]
         return [
             (name, point[name], low, high)
-            for name, (low, high) in self.covered.items()
+            for name, (low, high) in ranges
             if name in point and not low * (1 - 1e-9) <= point[name] <= high * (1 + 1e-9)
         ]
 
@@ -534,8 +549,9 @@ def _grid_point(k: int, alpha: float, eps_strong: float, eps_weak: float) -> lis
 
 GRID_AXES = ("k", "alpha", "eps_strong", "eps_ratio")
 """Axes of a calibration grid: domain size, distance, the larger ε, and ε_weak/ε_strong."""
-COVERAGE_AXES = (*GRID_AXES, "delta")
-"""Axes a covered region may restrict: the grid's, and the shuffle model's δ."""
+COVERAGE_AXES = (*GRID_AXES, "delta", "eps_weak")
+"""Axes a covered region may restrict: the grid's, the shuffle model's δ, and the smaller ε
+where a constant's ``covered_above_grid`` restricts it above the grid's top k."""
 TESTER_EXTRAS = ("tester", "L", "hashes")
 """Entries of a setting's constant that configure its tester (not the multiplier)."""
 NODE_TABLES_MEMO = 4096

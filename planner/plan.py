@@ -534,7 +534,7 @@ def strong_eps_ladder(
         return ()
     # the scalar twin of ``strong_eps_rungs`` (the same values, tested equal), in plain
     # Python for the one-plan latency
-    step, strong_nodes, ratio_nodes, _ = kinks or GridKinks(LADDER_STEP)
+    step, strong_nodes, ratio_nodes, *_ = kinks or GridKinks(LADDER_STEP)
     low, high = ladder_exponents(eps_weak, eps_strong, step)
     values = {step**i for i in range(high, low - 1, -1)}
     values.update(strong_nodes)
@@ -559,7 +559,7 @@ def strong_eps_rungs(eps_strong: np.ndarray, eps_weak: np.ndarray, kinks: GridKi
     the ε_strong at which ε_weak/ε_strong is a grid's ratio node (exactly, so that the
     point sits on that node). One function for one query and for a sweep's rows, so both
     weigh the same points in the same order."""
-    step, strong_nodes, ratio_nodes, _ = kinks
+    step, strong_nodes, ratio_nodes, *_ = kinks
     low, _ = ladder_exponents(float(eps_weak.min()), 1.0, step)
     _, high = ladder_exponents(1.0, float(eps_strong.max()), step)
     columns = [np.full(eps_strong.shape, step**i) for i in range(high, low - 1, -1)]
@@ -581,24 +581,35 @@ def _largest_first(rungs: np.ndarray, inside: np.ndarray) -> np.ndarray:
 
 def weak_eps_ladder(eps_weak: float, kinks: GridKinks) -> tuple[float, ...]:
     """The weaker group's rungs below its ε, largest first: the powers of the step and the
-    grids' ε_strong nodes from ``kinks.weak_from`` up (none below it). The scalar twin of
+    grids' ε_strong nodes from ``kinks.weak_from`` up (none below it), and the edges of
+    covered ranges of the smaller ε (``kinks.weak_caps``) at any ε. The scalar twin of
     :func:`weak_eps_rungs` (tested equal)."""
-    if eps_weak <= kinks.weak_from:
-        return ()
-    low, high = ladder_exponents(kinks.weak_from, eps_weak, LADDER_STEP)
-    values = {LADDER_STEP**i for i in range(high, low - 1, -1)}
-    values.update(kinks.strong_nodes)
-    return tuple(sorted((v for v in values if kinks.weak_from <= v < eps_weak), reverse=True))
+    values = {cap for cap in kinks.weak_caps if cap < eps_weak}
+    if eps_weak > kinks.weak_from:
+        low, high = ladder_exponents(kinks.weak_from, eps_weak, LADDER_STEP)
+        ladder = {LADDER_STEP**i for i in range(high, low - 1, -1)}
+        ladder.update(kinks.strong_nodes)
+        values.update(v for v in ladder if kinks.weak_from <= v < eps_weak)
+    return tuple(sorted(values, reverse=True))
 
 
 def weak_eps_rungs(eps_weak: np.ndarray, kinks: GridKinks) -> np.ndarray:
     """:func:`weak_eps_ladder` for each row (rows × rungs, largest first, NaN padded)."""
-    if not np.isfinite(kinks.weak_from) or not (eps_weak > kinks.weak_from).any():
+    blocks: list[tuple[np.ndarray, np.ndarray]] = []
+    if np.isfinite(kinks.weak_from) and (eps_weak > kinks.weak_from).any():
+        low, high = ladder_exponents(kinks.weak_from, float(eps_weak.max()), LADDER_STEP)
+        values = [LADDER_STEP**i for i in range(high, low - 1, -1)] + list(kinks.strong_nodes)
+        rungs = np.stack([np.full(eps_weak.shape, value) for value in values], axis=1)
+        blocks.append((rungs, (rungs >= kinks.weak_from) & (rungs < eps_weak[:, None])))
+    if kinks.weak_caps:
+        caps = np.stack([np.full(eps_weak.shape, cap) for cap in kinks.weak_caps], axis=1)
+        blocks.append((caps, caps < eps_weak[:, None]))
+    if not blocks:
         return np.empty((eps_weak.shape[0], 0))
-    low, high = ladder_exponents(kinks.weak_from, float(eps_weak.max()), LADDER_STEP)
-    values = [LADDER_STEP**i for i in range(high, low - 1, -1)] + list(kinks.strong_nodes)
-    rungs = np.stack([np.full(eps_weak.shape, value) for value in values], axis=1)
-    return _largest_first(rungs, (rungs >= kinks.weak_from) & (rungs < eps_weak[:, None]))
+    return _largest_first(
+        np.concatenate([rungs for rungs, _ in blocks], axis=1),
+        np.concatenate([inside for _, inside in blocks], axis=1),
+    )
 
 
 def on_ratio_node(eps_weak: np.ndarray, ratio: float) -> np.ndarray:
@@ -627,6 +638,10 @@ class GridKinks(NamedTuple):
     """The calibration grids' ε_weak/ε_strong nodes below 1."""
     weak_from: float = math.inf
     """The weaker group is run lower too, at the rungs and nodes from this ε up."""
+    weak_caps: tuple[float, ...] = ()
+    """The tops of the smaller ε's covered ranges (``SettingConstant.covered_above_grid``):
+    the weaker group is run there too, whatever its ε, so a plan just above such an edge
+    is never dearer than the one at it (a group run at a smaller ε is still private)."""
 
 
 WEAK_LADDER_FROM = 1.0
@@ -660,16 +675,23 @@ def grid_kinks(setting: Setting, table: ConstantTable) -> GridKinks:
     same_model = [other for other in other_mechanisms(own) if other.setting.model is setting.model]
     strong: set[float] = set()
     ratios: set[float] = set()
+    caps: set[float] = set()
     step, weak_from = LADDER_STEP, math.inf
     for protocol in (own, *((private,) if private else ()), *same_model):
         if protocol.allocation_family is AllocationFamily.NOISE:
             step, weak_from = NOISE_LADDER_STEP, WEAK_LADDER_FROM
-        if not table.has_setting(protocol.key) or protocol.weak_eps_only:
-            continue  # a tester run at ε_weak alone does not move with ε_strong
+        if not table.has_setting(protocol.key):
+            continue
         constant = table.for_setting(protocol.key)
+        if "eps_weak" in constant.covered_above_grid[1]:
+            caps.add(constant.covered_above_grid[1]["eps_weak"][1])
+        if protocol.weak_eps_only:
+            continue  # a tester run at ε_weak alone does not move with ε_strong
         strong.update(constant.grid_axis("eps_strong"))
         ratios.update(ratio for ratio in constant.grid_axis("eps_ratio") if ratio < 1.0)
-    kinks = GridKinks(step, tuple(sorted(strong)), tuple(sorted(ratios)), weak_from)
+    kinks = GridKinks(
+        step, tuple(sorted(strong)), tuple(sorted(ratios)), weak_from, tuple(sorted(caps))
+    )
     if len(_KINKS) >= 256:
         _KINKS.clear()
     _KINKS[(setting, id(table))] = (table, kinks)
@@ -1497,6 +1519,7 @@ def _describe_gap(axis: str, value: float, low: float, high: float, strong_is_1:
     name = {
         "eps_strong": f"{strong} (the larger ε)",
         "eps_ratio": f"{weak}/{strong}",
+        "eps_weak": f"{weak} (the smaller ε) at this k",
     }.get(axis, axis)
     shown = f"{value:.6g}" if axis != "k" else f"{value:,.0f}"
     return f"{name} = {shown} is outside the covered range [{low:g}, {high:g}]"

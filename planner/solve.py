@@ -342,7 +342,7 @@ def solve(
             return _paper_plan(query_at(value), constants).coverage is not Coverage.EXTRAPOLATED
 
         # outside on an axis the unknown does not move (k, δ): no value of it is covered
-        movable = {"alpha"} if unknown is Unknown.ALPHA else {"eps_strong", "eps_ratio"}
+        movable = {"alpha"} if unknown is Unknown.ALPHA else {"eps_strong", "eps_ratio", "eps_weak"}
         reachable = set(solution.plan.coverage_axes) <= movable
         scan = [float(v) for v in np.geomspace(solution.value, top, COVERED_SCAN_POINTS)]
         for below, value in itertools.pairwise(scan if reachable else []):

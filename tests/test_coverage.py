@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 from planner.allocation import AllocationRule, allocate, split_for
 from planner.cli import main
 from planner.constants import (
+    COVERAGE_AXES,
     ConstantSource,
     ConstantTable,
     constants_with_source,
@@ -46,6 +48,47 @@ def test_inside_the_region_the_plan_is_calibrated_and_outside_it_is_not(key: str
     assert (
         f"k = 200,000 is outside the covered range [{low:g}, {high:g}]" in outside.coverage_gaps[0]
     )
+
+
+def test_a_channel_per_group_is_covered_above_its_grid_where_the_smaller_eps_is_at_most_5() -> None:
+    """Above the grid's k = 1024 the channels' constant is kept only where the weaker group's
+    channel is noisy (ε ≤ 5): both groups at a large ε, the edge's C failed (k = 4096,
+    α = 0.95, ε = (20, 20): 0.616). The scalar gaps and the sweeps' bits agree."""
+    constant = default_constants().for_setting("local-private+channels")
+    assert constant.covered_above_grid == (1024.0, {"eps_weak": (0.0, 5.0)})
+    assert constant.coverage_gaps(4096, 0.1, 8.0, 0.5, None) == []
+    assert constant.coverage_gaps(1024, 0.1, 20.0, 20.0, None) == []  # on the grid
+    assert constant.coverage_gaps(4096, 0.1, 20.0, 20.0, None) == [("eps_weak", 20.0, 0.0, 5.0)]
+    rng = np.random.default_rng(5)
+    k = np.round(np.exp(rng.uniform(np.log(16), np.log(2e5), 400)))
+    alpha = np.exp(rng.uniform(np.log(0.01), 0.0, 400))
+    eps_strong = np.exp(rng.uniform(np.log(0.1), np.log(20), 400))
+    eps_weak = eps_strong * np.exp(rng.uniform(np.log(0.01), 0.0, 400))
+    bits = constant.uncovered_axes(k, alpha, eps_strong, eps_weak, np.nan)
+    for i in range(400):
+        gaps = constant.coverage_gaps(int(k[i]), alpha[i], eps_strong[i], eps_weak[i], None)
+        assert bits[i] == sum(1 << COVERAGE_AXES.index(gap[0]) for gap in gaps), i
+    assert any(gap == "eps_weak" for i in range(400) for gap in _names(bits[i]))
+
+    chosen = plan(make_query("local-private", k=4096, alpha=0.1, eps1=8, eps2=0.5))
+    assert chosen.protocol == "local-private+channels"
+    assert chosen.coverage is Coverage.CALIBRATED
+    # both groups at a large ε, the channels alone run the weaker group at ε = 5, where
+    # they are covered (spending less of the budget is still private)
+    query = make_query("local-private+channels", k=4096, alpha=0.1, eps1=10, eps2=20)
+    alone = plan(query, fallback=False)
+    assert alone.coverage is Coverage.CALIBRATED and alone.tester_point is not None
+    assert min(alone.tester_point.eps1, alone.tester_point.eps2) <= 5
+    # at the paper's split it runs at the query's own ε: outside, and the gap says why
+    paper = plan(query, fallback=False, split=Split.PAPER)
+    assert paper.coverage is Coverage.EXTRAPOLATED and paper.coverage_axes == ("eps_weak",)
+    assert paper.coverage_gaps == (
+        "eps1 (the smaller ε) at this k = 10 is outside the covered range [0, 5]",
+    )
+
+
+def _names(bits: int) -> list[str]:
+    return [name for bit, name in enumerate(COVERAGE_AXES) if bits & (1 << bit)]
 
 
 def test_order_constants_make_no_claim_and_are_not_gated() -> None:

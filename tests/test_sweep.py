@@ -99,11 +99,12 @@ def test_sweep_rows_equal_single_plan_calls(setting: Setting) -> None:
 def test_low_privacy_rows_above_the_grids_top_k_equal_plan(coin: Coin) -> None:
     """Above k = 4096 at large ε the local plans run k-RR, whose constant is read at the ε
     of the same e^ε/k at the grid's top (``Protocol.noise_matched_above_grid``), or the
-    shared hash: rows equal plans there too."""
+    shared hash, and above k = 1024 a channel per group where the smaller ε is at most 5
+    (``covered_above_grid``): rows equal plans there too."""
     setting = Setting(Model.LOCAL, coin)
     result = sweep(
         [setting],
-        k=[4096, 20000, 100000],
+        k=[2000, 4096, 20000, 100000],
         alpha=[0.05, 0.9],
         eps1=[3.0, 14.0],
         eps2=[0.5, 8.0, 14.0],
@@ -111,6 +112,8 @@ def test_low_privacy_rows_above_the_grids_top_k_equal_plan(coin: Coin) -> None:
     rows = result.rows()
     protocols = {row["protocol"] for row in rows}
     assert "local-private+k-rr" in protocols
+    if coin is Coin.PRIVATE:
+        assert "local-private+channels" in protocols
     for row in rows:
         expected = _expected_row(setting, row, Accounting.EXACT)
         assert {name: row[name] for name in expected} == expected, row
