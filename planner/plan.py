@@ -268,6 +268,12 @@ def strong_order_size(
     )
 
 
+@lru_cache(maxsize=64)
+def _setting_of(key: str) -> Setting:
+    """``Setting.from_key``, once per key (a handful of protocols)."""
+    return Setting.from_key(key)
+
+
 @lru_cache(maxsize=65536)
 def _strong_order_size(
     setting_key: str,
@@ -281,7 +287,7 @@ def _strong_order_size(
     bound_key: str | None,
 ) -> float:
     """:func:`strong_order_size` by plain keys."""
-    setting, accounting = Setting.from_key(setting_key), Accounting(accounting_value)
+    setting, accounting = _setting_of(setting_key), Accounting(accounting_value)
     eps_strong, eps_weak = (min(max(eps, EPS_MIN), EPS_MAX) for eps in (eps_strong, eps_weak))
     point = Query(setting, k, alpha, eps_strong, eps_weak, delta, accounting=accounting)
     return run_sizes(
