@@ -91,6 +91,10 @@ CHANNELS_LARGE_K = {**CHANNELS, "k": (1025, 10**5)}
 """``--region channels-large-k``: the same above the channels' grid (k from 1025 to 10⁵),
 where they keep their edge's constant when the smaller ε is at most 5 and a larger one is
 run at 5 (docs/coverage.md, k above the grid)."""
+ALPHA_ABOVE_TOPS = {**COVERED, "alpha": (0.5, 1.0)}
+"""``--region alpha-above-tops``: α from [0.5, 1], above the shuffle public coin's covered
+top (0.5) and up to 1, above every setting's (0.95): the plan also runs its tester at a top
+(docs/coverage.md, α)."""
 REGIONS = {
     "accepted": ACCEPTED,
     "covered": COVERED,
@@ -105,6 +109,7 @@ REGIONS = {
     "small-k": SMALL_K,
     "channels": CHANNELS,
     "channels-large-k": CHANNELS_LARGE_K,
+    "alpha-above-tops": ALPHA_ABOVE_TOPS,
 }
 SETTINGS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
 ALLOCATIONS = ("fewest", "paper", "cost", "fixed-n2")

@@ -765,10 +765,9 @@ def plan(
     fewest: tuple[LoweredPoint | None, _ProtocolRun] = (None, asked)  # the default's choice
     if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
         regions = _direct_regions(query, table, fallback)
-        covered = table.for_setting(query.setting.key).covered
-        covered_alpha = covered["alpha"][1] if "alpha" in covered else math.inf
-        capped = _capped_points(query, regions, covered_alpha)
-        points = _tester_points(query, regions, grid_kinks(query.setting, table), covered_alpha)
+        tops = alpha_tops(query.setting, table, fallback)
+        capped = _capped_points(query, regions, tops)
+        points = _tester_points(query, regions, grid_kinks(query.setting, table), tops)
         for point in reversed(capped):
             if point not in points:
                 points.insert(0, point)
@@ -1175,19 +1174,31 @@ def _direct_regions(
     return regions
 
 
+def alpha_tops(setting: Setting, table: ConstantTable, fallback: bool) -> tuple[float, ...]:
+    """The covered α tops of the calibrated protocols a query of ``setting`` may run (its
+    own, or with ``fallback`` every one :func:`_protocols_weighed` lists), below 1,
+    largest first: a query above one is weighed at it too (``_capped_points``)."""
+    tops = set()
+    for protocol in _protocols_weighed(setting, table, fallback):
+        constant = table.for_setting(protocol.key)
+        if constant.source is ConstantSource.CALIBRATED and "alpha" in constant.covered:
+            tops.add(constant.covered["alpha"][1])
+    return tuple(sorted((top for top in tops if top < 1.0), reverse=True))
+
+
 def _capped_points(
-    query: Query, regions: list[tuple[float, float]], covered_alpha: float = math.inf
+    query: Query, regions: list[tuple[float, float]], alpha_tops: tuple[float, ...] = ()
 ) -> list[LoweredPoint]:
     """The query with each ε capped at :data:`EPS_CAP`; where direct calibration may hold
     at (β, k), instead per region it covers (``_direct_regions``) each ε capped at the
     larger of 1 and the region's ε_strong top and α at its α top: a smaller ε or α only
-    costs users where the factors hold. There also ε at 1 with α at the covered region's
-    top (``covered_alpha``): above it the query is not covered, and its neighbour just
-    inside must not be the dearer plan. The points that change the query, first the
-    direct points' own region."""
+    costs users where the factors hold. Above the covered α of a protocol the query may
+    run (``alpha_tops``, :func:`alpha_tops`), also ε at 1 with α at that top: above it
+    that protocol is not covered, and the query must not be dearer than its neighbour
+    just inside (a tester for a smaller α rejects every pair farther apart). The points
+    that change the query, first the direct points' own region."""
     caps = [(EPS_CAP, math.inf)] if not regions else [(max(EPS_CAP, e), a) for e, a in regions]
-    if regions and query.alpha > covered_alpha:
-        caps.append((EPS_CAP, covered_alpha))
+    caps.extend((EPS_CAP, top) for top in alpha_tops if query.alpha > top)
     points: list[LoweredPoint] = []
     for eps_cap, alpha_cap in caps:
         point = LoweredPoint(
@@ -1203,21 +1214,21 @@ def _tester_points(
     query: Query,
     regions: list[tuple[float, float]],
     kinks: GridKinks,
-    covered_alpha: float = math.inf,
+    alpha_tops: tuple[float, ...] = (),
 ) -> list[LoweredPoint]:
     """Where below the query its tester may run (see ``plan``), nearest first: the strong
     ε down :func:`strong_eps_ladder` (with the grids' ``kinks``), then each rung of
     :func:`weak_eps_ladder` with the strong ε at the query and down its ladder (both groups
     at the rung where the query's ε are equal: a homogeneous plan stays homogeneous); at a
     β < 1/3 and k direct calibration is measured at, also the query and each of those with
-    ε and α capped at each region's tops, and with α at the covered region's top (as
-    ``_capped_points``)."""
+    ε and α capped at each region's tops; and above the covered region's α top, each with
+    α at that top (as ``_capped_points``: a tester for a smaller α rejects every pair
+    farther apart)."""
     strong_is_1 = query.eps1 >= query.eps2
     eps_strong, eps_weak = (query.eps1, query.eps2) if strong_is_1 else (query.eps2, query.eps1)
     rungs = [eps_strong, *strong_eps_ladder(eps_strong, eps_weak, kinks)]
     caps = [(math.inf, math.inf), *regions]
-    if regions and query.alpha > covered_alpha:
-        caps.append((math.inf, covered_alpha))
+    caps.extend((math.inf, top) for top in alpha_tops if query.alpha > top)
     points: list[LoweredPoint] = []
     asked = (query.eps1, query.eps2, query.alpha)
     seen = {asked}  # (ε1, ε2, α): a point's equality, without its dataclass __eq__

@@ -36,6 +36,7 @@ from planner.inputs import ALPHA_MIN, EPS_MAX, EPS_MIN, K_MAX, Accounting
 from planner.plan import (
     EPS_CAP,
     Split,
+    alpha_tops,
     grid_kinks,
     noise_matched_eps,
     strong_eps_rungs,
@@ -109,7 +110,7 @@ def plan_columns(
     points = _Points(k, alpha, eps1, eps2, delta, beta, accounting)
 
     columns = _cheapest_protocol_columns(points, setting, table, split)
-    tester = np.full((2, points.k.shape[0]), np.nan)
+    tester = np.full((3, points.k.shape[0]), np.nan)
     if table.for_setting(setting.key).source is ConstantSource.CALIBRATED:
         columns, tester = _lowered(points, setting, table, columns, split)
     n1, n2, base1, base2, lower1, lower2, protocol, uncovered = columns
@@ -129,7 +130,7 @@ def plan_columns(
         runs=_vote_runs(points.beta) * blank,
         tester_eps1=tester[0] * blank,
         tester_eps2=tester[1] * blank,
-        tester_alpha=np.where(np.isnan(tester[0]), np.nan, points.alpha) * blank,
+        tester_alpha=tester[2] * blank,
         regular=regular,
         uncovered=np.where(regular, uncovered, 0),
     )
@@ -201,8 +202,10 @@ def _lowered(
     needs fewer users in all (the reference then), and its ladder of the stronger group's
     ε (:func:`planner.plan.strong_eps_ladder`, largest first): of the covered rungs, the
     one with the fewest users in all (``Split.PAPER``: of those needing no more users in
-    either group than the reference). (The α cap ``plan`` also weighs at β < 1/3 matters
-    only on rows left to it.) Returns the columns and the (ε1, ε2) each row's tester runs
+    either group than the reference). A row above the covered region's α top is weighed
+    at that α as well, at the capped point and on every rung (``plan._capped_points`` and
+    ``_tester_points``; the caps by direct calibration's regions at β < 1/3 matter only on
+    rows left to ``plan``). Returns the columns and the (ε1, ε2, α) each row's tester runs
     at (NaN: the query's)."""
     strong_is_1 = points.eps1 >= points.eps2
     eps_strong = np.maximum(points.eps1, points.eps2)
@@ -214,8 +217,14 @@ def _lowered(
     ]
     calibrated_codes = [_CODE[key] for key in calibrated_keys]
     best = [np.array(column, copy=True) for column in columns]  # some are read-only views
-    tester = np.full((2, points.k.shape[0]), np.nan)
+    tester = np.full((3, points.k.shape[0]), np.nan)
     fewest = split is Split.FEWEST
+    # each covered α top below a row's α: the row is weighed at it as well
+    tops = [
+        (high, np.where(high, top, points.alpha))
+        for top in alpha_tops(setting, table, fallback=True)
+        if (high := points.alpha > top).any()
+    ]
     by_variance = fewest and _by_variance(setting, table)
 
     def users(sizes: Sequence[np.ndarray], at: _Points) -> np.ndarray:
@@ -228,54 +237,74 @@ def _lowered(
         return split1 + split2
 
     best_users = users(best, points)
-    # ε above EPS_CAP: the capped point is the reference where it needs fewer users in all
+    # ε above EPS_CAP, and α above the covered top: each capped point is the reference
+    # where it needs fewer users in all
     capped = (points.eps1 > EPS_CAP) | (points.eps2 > EPS_CAP)
-    if capped.any():
+    for rows, alpha in ((capped, points.alpha), *tops):
+        if not rows.any():
+            continue
         at_cap = _subset(
             replace(
                 points,
                 eps1=np.minimum(points.eps1, EPS_CAP),
                 eps2=np.minimum(points.eps2, EPS_CAP),
+                alpha=alpha,
             ),
-            capped,
+            rows,
         )
         candidate = _cheapest_protocol_columns(at_cap, setting, table, split, light=True)
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_codes)
-        cheaper = covered & (users(candidate, at_cap) < best_users[capped])
+        cheaper = covered & (users(candidate, at_cap) < best_users[rows])
         if fewest:  # a covered point beats an uncovered query (``plan``)
-            cheaper |= covered & (best[-1][capped] != 0)
-        chosen = np.flatnonzero(capped)[cheaper]
+            cheaper |= covered & (best[-1][rows] != 0)
+        chosen = np.flatnonzero(rows)[cheaper]
         best_users[chosen] = users(candidate, at_cap)[cheaper]
         _take(best, tester, chosen, at_cap, cheaper, candidate)
     reference1, reference2 = best[0].copy(), best[1].copy()  # the reference: no group above it
     kinks = grid_kinks(setting, table)
     weighed = [protocol_for(key) for key in _keys_run(setting, table)]
+
     # a row outside every calibrated protocol's covered k, α or δ stays outside at every
     # lower ε: no tester point of it can be chosen (each must be covered)
-    coverable = np.zeros(points.k.shape, dtype=bool)
-    for key in calibrated_keys:
-        coverable |= (
-            table.for_setting(key).uncovered_axes(
-                points.k,
-                points.alpha,
-                1.0,
-                1.0,
-                points.delta if protocol_for(key).needs_delta else np.nan,
-            )
-            & _EPS_FREE_AXES
-        ) == 0
+    def coverable_at(alpha: np.ndarray) -> np.ndarray:
+        coverable = np.zeros(points.k.shape, dtype=bool)
+        for key in calibrated_keys:
+            coverable |= (
+                table.for_setting(key).uncovered_axes(
+                    points.k,
+                    alpha,
+                    1.0,
+                    1.0,
+                    points.delta if protocol_for(key).needs_delta else np.nan,
+                )
+                & _EPS_FREE_AXES
+            ) == 0
+        return coverable
 
-    def weigh(rows: np.ndarray, strong: np.ndarray, weak: np.ndarray) -> None:
-        """Weigh the tester run at (``strong``, ``weak``) on ``rows`` (as ``plan`` does):
-        not on rows whose best so far is covered and that no protocol can beat there
-        (:func:`least_sizes`; the choice is the same)."""
-        rows = rows & coverable
+    coverable = coverable_at(points.alpha)
+    coverable_tops = [(coverable_at(alpha) & high, alpha) for high, alpha in tops]
+
+    def weigh(
+        rows: np.ndarray, strong: np.ndarray, weak: np.ndarray, query_alpha: bool = True
+    ) -> None:
+        """Weigh the tester run at (``strong``, ``weak``) on ``rows`` (as ``plan`` does) at
+        the query's α (unless ``query_alpha`` is off), then on the rows above each covered
+        α top at that top, as ``plan`` lists them (``_tester_points``)."""
+        if query_alpha:
+            weigh_at(rows & coverable, strong, weak, points.alpha)
+        for coverable_top, alpha in coverable_tops:
+            weigh_at(rows & coverable_top, strong, weak, alpha)
+
+    def weigh_at(rows: np.ndarray, strong: np.ndarray, weak: np.ndarray, alpha: np.ndarray) -> None:
+        """Weigh one tester point: not on rows whose best so far is covered and that no
+        protocol can beat there (:func:`least_sizes`; the choice is the same)."""
         if not rows.any():
             return
         at_point = replace(
             points,
             eps1=np.where(strong_is_1, strong, weak),
             eps2=np.where(strong_is_1, weak, strong),
+            alpha=alpha,
         )
         if _PRUNE_CANDIDATES:
             indices = np.flatnonzero(rows)
@@ -313,6 +342,9 @@ def _lowered(
             weigh(rows & ~np.isnan(column), np.where(np.isnan(column), weak, column), weak)
         weigh(rows, weak, weak)
 
+    # above the covered α top, the query's own ε at that α (a tester point where ε is
+    # above EPS_CAP; else it is the capped point, weighed above)
+    weigh(capped, eps_strong, eps_weak, query_alpha=False)
     weigh_ladder(np.ones(eps_weak.shape, dtype=bool), eps_weak)
     # the weaker group run lower too (``plan.weak_eps_ladder``): at each of its rungs, the
     # stronger group at its own ε, then down its ladder
@@ -327,7 +359,7 @@ def _lowered(
     # the rows run below their query, every column in full at their tester points at once
     taken = ~np.isnan(tester[0])
     if taken.any():
-        at_tester = _subset(replace(points, eps1=tester[0], eps2=tester[1]), taken)
+        at_tester = _subset(replace(points, eps1=tester[0], eps2=tester[1], alpha=tester[2]), taken)
         full = _cheapest_protocol_columns(at_tester, setting, table, split)
         for index, (column, new) in enumerate(zip(best, full, strict=True)):
             if index not in _QUERY_LOWER_BOUNDS:
@@ -378,11 +410,12 @@ def _take(
 ) -> None:
     """Rows ``chosen`` of ``best`` take the ``taken`` rows of the candidates' ``light``
     columns (the sizes, protocol and coverage; :func:`_lowered` computes the rest once, at
-    the end); ``tester`` records the candidates' (ε1, ε2)."""
+    the end); ``tester`` records the candidates' (ε1, ε2, α)."""
     if not taken.any():
         return
     tester[0][chosen] = candidates.eps1[taken]
     tester[1][chosen] = candidates.eps2[taken]
+    tester[2][chosen] = candidates.alpha[taken]
     for index in (0, 1, len(best) - 2, len(best) - 1):
         best[index][chosen] = light[index][taken]
 

@@ -17,7 +17,7 @@ from planner.formulas.compression import integer_argmin
 from planner.formulas.registry import BOUNDS
 from planner.formulas.settings import ALL_SETTINGS, Coin, Model, Setting
 from planner.inputs import Accounting, InputError, Query
-from planner.plan import Coverage, plan
+from planner.plan import Coverage, Split, plan
 from planner.solve import Unknown, solve
 from planner.sweep import (
     COLUMNS,
@@ -27,6 +27,7 @@ from planner.sweep import (
     sweep,
     sweep_to_csv,
 )
+from planner.vectorised import plan_columns
 
 
 def _expected_row(setting: Setting, row: dict, accounting: Accounting) -> dict:
@@ -521,3 +522,51 @@ def test_a_batch_over_its_cost_limits_is_refused_before_any_row_runs(tmp_path, c
     plans.write_text("model,k,alpha,eps1,eps2\n" + "central,64,0.5,1,1\n" * 201)
     assert main(["batch", str(plans), "--validate"]) == 2
     assert f"at most {BATCH_VALIDATED_MAX:,} rows to validate" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("split", [Split.FEWEST, Split.PAPER])
+def test_rows_above_a_covered_alpha_top_equal_plan(split: Split) -> None:
+    """Above a covered α top (0.5 for the shuffle public coin, 0.95 for the rest) a plan
+    also weighs its tester at that top (a tester for a smaller α rejects every pair
+    farther apart); the sweeps' columns weigh the same points, row for row."""
+    table = default_constants()
+    alphas, ks, eps_pairs = (0.45, 0.55, 0.8, 0.97, 1.0), (16, 300, 5000), ((0.5, 0.2), (3, 0.7))
+    grid = [(a, k, e1, e2) for a in alphas for k in ks for e1, e2 in eps_pairs]
+    alpha, k, eps1, eps2 = (
+        np.array(column, dtype=np.float64) for column in zip(*grid, strict=True)
+    )
+    for setting in ALL_SETTINGS:
+        delta = np.full(alpha.shape, 1e-6 if setting.model is Model.SHUFFLE else np.nan)
+        columns = plan_columns(
+            setting, k, alpha, eps1, eps2, delta, 1 / 3, Accounting.EXACT, table, split
+        )
+        lowered_alpha = 0
+        for row, (a, k_row, e1, e2) in enumerate(grid):
+            query = Query(
+                setting, k_row, a, e1, e2, 1e-6 if setting.model is Model.SHUFFLE else None
+            )
+            expected = plan(query, split=split)
+            if not columns.regular[row] or expected.coverage is Coverage.EXTRAPOLATED:
+                continue
+            point = expected.tester_point
+            assert (
+                columns.n_users_group1[row],
+                columns.n_users_group2[row],
+                columns.protocol[row],
+                np.nan_to_num(columns.tester_alpha[row], nan=-1.0),
+            ) == (
+                expected.n_users_group1,
+                expected.n_users_group2,
+                expected.protocol,
+                -1.0 if point is None else point.alpha,
+            ), (setting.key, split, grid[row])
+            lowered_alpha += point is not None and point.alpha < a
+        # some rows ran at a covered top: under the paper's split only where that needs
+        # fewer users in all (the shuffle public coin at 0.5, against its private coin)
+        if split is Split.FEWEST or setting.key == "shuffle-public":
+            assert lowered_alpha > 0, setting.key
+    # the public coin above 0.5 is never dearer than at 0.5 itself
+    public = Setting(Model.SHUFFLE, Coin.PUBLIC)
+    at_top = plan(Query(public, 5000, 0.5, 0.5, 0.2, 1e-6), split=split)
+    above = plan(Query(public, 5000, 0.55, 0.5, 0.2, 1e-6), split=split)
+    assert above.total_users <= at_top.total_users
