@@ -39,6 +39,7 @@ from planner.plan import (
     alpha_tops,
     grid_kinks,
     noise_matched_eps,
+    ratio_node_rungs,
     strong_eps_rungs,
     variance_split,
     weak_eps_rungs,
@@ -356,6 +357,10 @@ def _lowered(
         weigh(rows & equal, weak, weak)
         weigh(rows & ~equal, eps_strong, weak)
         weigh_ladder(rows & ~equal, weak)
+    # the weaker group at its largest ratio node below (``plan.ratio_node_below``)
+    at_node = ratio_node_rungs(eps_strong, eps_weak, kinks.ratio_nodes)
+    rows = ~np.isnan(at_node)
+    weigh(rows, eps_strong, np.where(rows, at_node, eps_weak))
     # the rows run below their query, every column in full at their tester points at once
     taken = ~np.isnan(tester[0])
     if taken.any():

@@ -27,6 +27,8 @@ from planner.plan import (
     grid_kinks,
     on_ratio_node,
     plan,
+    ratio_node_below,
+    ratio_node_rungs,
     strong_eps_ladder,
     strong_eps_rungs,
     weak_eps_ladder,
@@ -118,6 +120,10 @@ def test_the_scalar_rungs_are_the_array_rungs() -> None:
             expected = tuple(float(v) for v in row if not np.isnan(v))
             assert weak_eps_ladder(float(w), kinks) == expected
             assert all(kinks.weak_from <= v < w or v in kinks.weak_caps for v in expected)
+        at_node = ratio_node_rungs(strong, weak, kinks.ratio_nodes)
+        for value, s, w in zip(at_node, strong, weak, strict=True):
+            node = ratio_node_below(float(w), float(s), kinks.ratio_nodes)
+            assert (np.isnan(value) and node is None) or value == node * float(s)
     shuffle = Setting.from_key("shuffle-private")
     assert weak_eps_ladder(5.0, grid_kinks(shuffle, table))  # the shuffle model has some
     # a local query's weaker group is run at the edge of the channels' covered ε above
@@ -136,3 +142,17 @@ def test_a_ratio_node_rung_sits_exactly_on_the_node() -> None:
     assert ratios >= {1 / 32, 1 / 4, 1 / 2}
     for ratio in ratios:
         assert np.all(weak / on_ratio_node(weak, ratio) == ratio)
+
+
+@pytest.mark.parametrize(
+    ("k", "alpha", "eps1", "eps2", "raised"),
+    [(20000, 0.3, 12.0, 3.0, 3.05), (4096, 0.1, 8.0, 2.0, 2.05), (64, 0.7, 4.0, 1.0, 1.02)],
+)
+def test_a_ratio_just_above_a_grid_node_is_never_dearer(k, alpha, eps1, eps2, raised) -> None:
+    """A channel per group reads the largest C of its grid cell: a ratio ε2/ε1 just above
+    the node 1/4 read the next cell's (38 %, 10 % and 66 % more users in all than ε2 on the
+    node, a fresh user's find); the weaker group run at the node answers it."""
+    on_node = plan(make_query("local-private", k=k, alpha=alpha, eps1=eps1, eps2=eps2))
+    above = plan(make_query("local-private", k=k, alpha=alpha, eps1=eps1, eps2=raised))
+    assert above.coverage is Coverage.CALIBRATED
+    assert above.total_users <= on_node.total_users
