@@ -182,5 +182,5 @@ def power_title(query: Any) -> str:
     shown = f"k = {query.k:g}, α = {query.alpha:g} (TV distance), ε1 = {query.eps1:g}, "
     shown += f"ε2 = {query.eps2:g}"
     if query.delta is not None:
-        shown += f", δ = {query.delta:g}"
+        shown += f", δ = {float(query.delta)!r}"
     return "Power against total users: " + shown

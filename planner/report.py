@@ -35,7 +35,7 @@ def plan_renderables(plan: Plan) -> list[Any]:
     title = (
         f"{query.setting.key}: k = {query.k:,}, α = {query.alpha:g}, "
         f"ε1 = {query.eps1:g}, ε2 = {query.eps2:g}"
-        + (f", δ = {query.delta:g}" if query.delta is not None else "")
+        + (f", δ = {float(query.delta)!r}" if query.delta is not None else "")  # as given
         + f", β = {query.beta:.4g}"
     )
     table = Table(title=title, title_justify="left")
@@ -110,7 +110,7 @@ def compare_renderable(
     """The settings' plans, cheapest first; then those refused (outside their coverage)."""
     from rich.table import Table
 
-    shown_delta = "—" if delta is None else f"{delta:g}"
+    shown_delta = "—" if delta is None else repr(float(delta))  # δ < 1: never rounded to 1
     table = Table(
         title=f"all settings, cheapest first: k = {query.k:,}, α = {query.alpha:g}, "
         f"ε1 = {query.eps1:g}, ε2 = {query.eps2:g}, δ = {shown_delta}, β = {query.beta:.4g}",

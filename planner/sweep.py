@@ -207,8 +207,13 @@ def sweep(
     return Sweep(varied, columns, exact_counts)
 
 
+def _as_typed(value: float) -> float | int:
+    """A whole number as an int (``k = 1``, not ``k = 1.0``, in a refusal), else itself."""
+    return int(value) if math.isfinite(value) and float(value).is_integer() else value
+
+
 _CHECKS: dict[str, Callable[[float], object]] = {
-    "k": lambda value: check_integer("k", value, 2, K_MAX),
+    "k": lambda value: check_integer("k", _as_typed(value), 2, K_MAX),
     "alpha": check_alpha,
     "eps1": lambda value: check_eps("eps1", value),
     "eps2": lambda value: check_eps("eps2", value),
@@ -332,7 +337,7 @@ def _answer_one(
     try:
         query = Query(
             setting,
-            check_integer("k", inputs["k"], 2, K_MAX),  # as Query checks it, first
+            check_integer("k", _as_typed(inputs["k"]), 2, K_MAX),  # as Query checks it
             inputs["alpha"],
             inputs["eps1"],
             inputs["eps2"],

@@ -646,3 +646,18 @@ def test_an_unknown_body_field_is_named_before_the_missing_one(idle_client) -> N
     }
     response = idle_client.post("/v1/plan", json=query)  # only missing: as before
     assert response.json() == {"error": "invalid eps2 = None: must be given", "parameter": "eps2"}
+
+
+def test_a_fixed_n2_beyond_what_validate_simulates_is_refused(capsys) -> None:
+    """A fresh user's find: ``--allocation fixed-n2 --n2 1e23`` printed a plan (a saving of
+    -1.8·10^17 %) and named a ``planner validate`` command that refuses that n2."""
+    args = ["plan", "--model", "local", "-k", "1000", "--alpha", "0.1", "--eps1", "1"]
+    code, out, err = run(
+        [*args, "--eps2", "0.5", "--allocation", "fixed-n2", "--n2", "99999999999999999999999"],
+        capsys,
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: invalid n2 = '99999999999999999999999': must be an integer in [1, 1e+15]"
+        " (planner validate's)\n"
+    )
