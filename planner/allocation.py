@@ -41,7 +41,6 @@ import numpy as np
 
 from planner.constants import ConstantTable, SettingConstant, default_constants
 from planner.inputs import InputError, Query, check_integer, check_number
-from planner.limits import SIMULATION_N_MAX
 from planner.plan import (
     ABOVE_BASELINE,
     Coverage,
@@ -378,10 +377,6 @@ def _allocate(
         if given_n2 is None:
             raise InputError("n2", None, "given with --allocation fixed-n2")
         n2 = check_integer("n2", given_n2, 1)
-        if n2 > SIMULATION_N_MAX:  # the plan names its check, which simulates at most this
-            raise InputError(
-                "n2", given_n2, f"an integer in [1, {SIMULATION_N_MAX:.0e}] (planner validate's)"
-            )
     by_variance = protocol_for(plan.protocol).allocation_family is AllocationFamily.VARIANCE
     if plan.coverage not in (Coverage.CALIBRATED, Coverage.NONE):
         # the paper split's plan is outside the covered region (or simulated): only

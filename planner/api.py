@@ -77,6 +77,15 @@ def _allocation(result: Plan, rule: object, cost1: object, cost2: object, n2: ob
     chosen = check_choice("allocation", rule, AllocationRule)
     if chosen in (AllocationRule.FEWEST, AllocationRule.PAPER):
         return None
+    if chosen is AllocationRule.FIXED_N2 and n2 is not None:
+        # a printed plan names its ``planner validate`` check, which simulates at most
+        # SIMULATION_N_MAX a group (a solve's search may try more: not checked there)
+        from planner.limits import SIMULATION_N_MAX
+
+        if check_integer("n2", n2, 1) > SIMULATION_N_MAX:
+            raise InputError(
+                "n2", n2, f"an integer in [1, {SIMULATION_N_MAX:.0e}] (planner validate's)"
+            )
     return allocate(result, chosen, cost1=cost1, cost2=cost2, n2=n2)
 
 
