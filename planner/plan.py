@@ -1248,11 +1248,10 @@ def _tester_points(
     :func:`weak_eps_ladder` with the strong ε at the query and down its ladder (both groups
     at the rung where the query's ε are equal: a homogeneous plan stays homogeneous), then
     the weaker group at the largest ratio node below the query's (:func:`ratio_node_below`,
-    the stronger at its own ε); at a
-    β < 1/3 and k direct calibration is measured at, also the query and each of those with
-    ε and α capped at each region's tops; and above the covered region's α top, each with
-    α at that top (as ``_capped_points``: a tester for a smaller α rejects every pair
-    farther apart)."""
+    the stronger at its own ε). At a β < 1/3 and k direct calibration is measured at, also
+    the query and each of those with ε and α capped at each region's tops; and above a
+    covered α top (``alpha_tops``), each with α at that top (as ``_capped_points``: a
+    tester for a smaller α rejects every pair farther apart)."""
     strong_is_1 = query.eps1 >= query.eps2
     eps_strong, eps_weak = (query.eps1, query.eps2) if strong_is_1 else (query.eps2, query.eps1)
     rungs = [eps_strong, *strong_eps_ladder(eps_strong, eps_weak, kinks)]
