@@ -347,10 +347,11 @@ _SIZES: dict[tuple[Any, ...], Any] = {}
 _GAPS: dict[tuple[Any, ...], Any] = {}
 _RUNS: dict[tuple[Any, ...], Any] = {}
 _LEAST: dict[tuple[Any, ...], Any] = {}
-_MEMORIES = (_MULTIPLIERS, _SIZES, _GAPS, _RUNS, _LEAST)
-_PINNED: dict[int, SettingConstant] = {}
-"""Every constant a remembered entry's key names by ``id``, kept alive so that no other
-object takes its id while the entry stands (``_remembered``)."""
+_CHEAPEST: dict[tuple[Any, ...], Any] = {}
+_MEMORIES = (_MULTIPLIERS, _SIZES, _GAPS, _RUNS, _LEAST, _CHEAPEST)
+_PINNED: dict[int, object] = {}
+"""Every constant (or table) a remembered entry's key names by ``id``, kept alive so that
+no other object takes its id while the entry stands (``_remembered``)."""
 _PINNED_MAX = 64
 _REMEMBERED_MAX = 1 << 16
 _RUNS_MAX = 1 << 12
@@ -363,10 +364,11 @@ on every full pass, about seven a distinct plan; this many keep a pass near 15 m
 
 def _remembered(
     memory: dict[tuple[Any, ...], Any],
-    constant: SettingConstant,
+    constant: object,
     key: tuple[Any, ...],
     make: Callable[[], _Remembered],
     limit: int = _REMEMBERED_MAX,
+    also_pinned: tuple[object, ...] = (),
 ) -> _Remembered:
     """``make()``, remembered in ``memory`` per constant and ``key`` (a point); ``key``
     starts with ``id(constant)``, and ``_PINNED`` keeps the constant alive, so the id names
@@ -378,17 +380,24 @@ def _remembered(
     worker pause 100–300 ms (and longer as they grew). So an entry holds no tracked
     wrapper: the value alone (no (constant, value) pair), under a key of plain numbers and
     strings (settings by ``Setting.key``, accountings by their value), which the collector
-    stops tracking after its first pass."""
+    stops tracking after its first pass.
+
+    ``also_pinned``: further objects the key names by ``id`` (a table's constants, when
+    ``constant`` is the table)."""
     known = memory.get(key)
     if known is not None:
         return known
     value = make()
-    if _PINNED.get(key[0]) is not constant:
-        if len(_PINNED) >= _PINNED_MAX:
-            for each in _MEMORIES:
-                each.clear()
+    named = (constant, *also_pinned)
+    unpinned = [each for each in named if _PINNED.get(id(each)) is not each]
+    if unpinned:
+        if len(_PINNED) + len(unpinned) > _PINNED_MAX:
+            for remembered in _MEMORIES:
+                remembered.clear()
             _PINNED.clear()
-        _PINNED[key[0]] = constant
+            unpinned = list(named)
+        for pinned in unpinned:
+            _PINNED[id(pinned)] = pinned
     if len(memory) >= limit:
         memory.clear()
     memory[key] = value
@@ -785,7 +794,8 @@ def plan(
         split = Split.PAPER  # no other point is weighed: the paper's split at the query
     if split is Split.HOMOGENEOUS:
         return _homogeneous_plan(query, table, fallback)
-    asked, notes = _cheapest_protocol(query, table, fallback, split)
+    weighing = _weighing(query.setting, table, fallback)
+    asked, notes = _cheapest_protocol(query, table, fallback, split, weighing)
     best, best_notes, best_point = asked, notes, None
     reference = asked
     paper = asked  # the paper split's plan (``Split.PAPER``), for the lines comparing both
@@ -806,15 +816,13 @@ def plan(
             if _PRUNE_CANDIDATES and asked.coverage is Coverage.CALIBRATED
             else None
         )
-        weighed = _protocols_weighed(query.setting, table, fallback)
         for point in points:
             lowered = at_point(query, point.eps1, point.eps2, point.alpha)
             if unbeatable is not None and point not in capped:
                 values = _query_values(lowered)
-                least = min(_least_users(lowered, other, table, values) for other in weighed)
-                if least >= unbeatable:
+                if _least_users_weighed(lowered, table, weighing, values) >= unbeatable:
                     continue
-            run, run_notes = _cheapest_protocol(lowered, table, fallback, split)
+            run, run_notes = _cheapest_protocol(lowered, table, fallback, split, weighing)
             if run.coverage is Coverage.CALIBRATED:
                 runs.append((point, run, run_notes))
         # ε above 1 (outside the theorems' range), or at β < 1/3 α above direct
@@ -1059,8 +1067,44 @@ def _protocols_weighed(setting: Setting, table: ConstantTable, fallback: bool) -
     ]
 
 
+@dataclass(frozen=True)
+class _Weighing:
+    """The protocols a plan of one setting weighs (``_protocols_weighed``), their constants,
+    and the key that names them in a memory: the table's and every constant's ``id`` with
+    its L and hashes (``_compression``, read once a plan)."""
+
+    protocols: tuple[Protocol, ...]
+    constants: tuple[SettingConstant, ...]
+    key: tuple[Any, ...]
+
+
+def _weighing(setting: Setting, table: ConstantTable, fallback: bool) -> _Weighing:
+    protocols = tuple(_protocols_weighed(setting, table, fallback))
+    constants = tuple(table.for_setting(protocol.key) for protocol in protocols)
+    named = tuple(value for c in constants for value in (id(c), *_compression(c)))
+    return _Weighing(protocols, constants, (id(table), setting.key, fallback, *named))
+
+
+def _least_users_weighed(
+    query: Query, table: ConstantTable, weighing: _Weighing, values: tuple[Any, ...]
+) -> float:
+    """The least of :func:`_least_users` over the weighed protocols at ``query`` (its
+    ``values``), remembered per point."""
+    return _remembered(
+        _LEAST,
+        table,
+        ("weighed", *weighing.key, *values),
+        lambda: min(_least_users(query, other, table, values) for other in weighing.protocols),
+        also_pinned=weighing.constants,
+    )
+
+
 def _cheapest_protocol(
-    query: Query, table: ConstantTable, fallback: bool, split: Split = Split.PAPER
+    query: Query,
+    table: ConstantTable,
+    fallback: bool,
+    split: Split = Split.PAPER,
+    weighing: _Weighing | None = None,
 ) -> tuple[_ProtocolRun, tuple[str, ...]]:
     """The query's protocol sized, or, with ``fallback``, whichever of the protocols it may
     run instead needs fewer users (a covered plan first; counted as ``split`` splits
@@ -1068,7 +1112,25 @@ def _cheapest_protocol(
     with ``coupled_groups``): a public-coin protocol's
     private-coin twin, its model's other mechanisms and every less trusted model's
     protocols (``planner.protocols.other_mechanisms``, sized by constants of the same
-    source), with the note that says which runs."""
+    source), with the note that says which runs. Remembered per point, split and
+    ``_PRUNE_CANDIDATES`` (the tests compare a pruned choice with one sized in full;
+    ``weighing``: the query setting's, when the caller has it)."""
+    weighing = weighing or _weighing(query.setting, table, fallback)
+    key = (*weighing.key, split.value, _PRUNE_CANDIDATES, *_query_values(query))
+    return _remembered(
+        _CHEAPEST,
+        table,
+        key,
+        lambda: _cheapest_protocol_of(query, table, fallback, split),
+        _RUNS_MAX,
+        weighing.constants,
+    )
+
+
+def _cheapest_protocol_of(
+    query: Query, table: ConstantTable, fallback: bool, split: Split
+) -> tuple[_ProtocolRun, tuple[str, ...]]:
+    """:func:`_cheapest_protocol`, not remembered."""
     chosen = _ProtocolRun.size(query, query.setting, table)
     if not fallback:
         return chosen, ()

@@ -101,6 +101,8 @@ def test_pruning_skips_candidates_at_the_benchmark_queries(
     counts = []
     for prune in (True, False):
         monkeypatch.setattr(PLAN_MODULE, "_PRUNE_CANDIDATES", prune)
+        for memory in PLAN_MODULE._MEMORIES:  # each way sizes its own choices afresh
+            memory.clear()
         sized.clear()
         for key in SETTING_KEYS:
             setting = Setting.from_key(key)
