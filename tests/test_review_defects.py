@@ -644,8 +644,64 @@ def test_an_unknown_body_field_is_named_before_the_missing_one(idle_client) -> N
         "error": "invalid eps_2, bogus: not fields of this request",
         "parameter": "eps_2",
     }
-    response = idle_client.post("/v1/plan", json=query)  # only missing: as before
-    assert response.json() == {"error": "invalid eps2 = None: must be given", "parameter": "eps2"}
+    response = idle_client.post("/v1/plan", json=query)  # only missing: named, with its range
+    assert response.json() == {
+        "error": "missing eps2: must be given (a number in [0.0001, 20])",
+        "parameter": "eps2",
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        (
+            {"k": 100, "alpha": 0.1, "eps1": 1, "eps2": 1},
+            "missing model: must be given (one of local, shuffle, central)",
+        ),
+        (
+            {"model": "local", "alpha": 0.1, "eps1": 1, "eps2": 1},
+            "missing k: must be given (an integer in [2, 1e+12])",
+        ),
+    ],
+)
+def test_a_missing_field_is_said_with_its_allowed_values(idle_client, body, line) -> None:
+    """It had read "invalid model = None: must be given", naming no allowed value."""
+    response = idle_client.post("/v1/plan", json=body)
+    assert response.status_code == 422 and response.json()["error"] == line
+
+
+@pytest.mark.parametrize(
+    ("content", "shown"),
+    [(b"model=local", '"model=local"'), ("model=lócal".encode("latin-1"), '"model=l\ufffdcal"')],
+)
+def test_a_body_that_is_not_json_is_shown_as_text(idle_client, content, shown) -> None:
+    """A form or plain-text body had been echoed as Python's bytes repr (``b'model=local'``)."""
+    response = idle_client.post(
+        "/v1/plan", content=content, headers={"content-type": "application/x-www-form-urlencoded"}
+    )
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error == f"invalid body = {shown}: must be a JSON object"
+    assert "b'" not in error
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["plan", "-k", "100"],
+            "error: missing --model: must be given (one of local, shuffle, central)\n",
+        ),
+        (
+            ["plan", "-m", "central", "--alpha", "0.1", "--eps1", "1", "--eps2", "1"],
+            "error: missing --k: must be given (an integer in [2, 1e+12])\n",
+        ),
+    ],
+)
+def test_a_missing_option_is_said_with_its_allowed_values(capsys, args, line) -> None:
+    """click's own line ("Missing option '--model' / '-m'.") named no allowed value."""
+    code, out, err = run(args, capsys)
+    assert (code, out, err) == (2, "", line)
 
 
 def test_a_fixed_n2_beyond_what_validate_simulates_is_refused(capsys) -> None:

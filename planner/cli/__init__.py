@@ -165,6 +165,19 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+def _usage_line(error: Any) -> str:
+    """click's line for a usage error; a missing option in the planner's own words, with
+    its allowed range (click's "Missing option '--model' / '-m'." names none)."""
+    param = getattr(error, "param", None)
+    if type(error).__name__ == "MissingParameter" and param is not None and param.opts:
+        from planner.inputs import ALLOWED
+
+        name = max(param.opts, key=len)
+        allowed = ALLOWED.get(name.lstrip("-"))
+        return f"missing {name}: must be given" + (f" ({allowed})" if allowed else "")
+    return str(error.format_message())
+
+
 def _run_command(args: list[str]) -> int:
     """Run the command; every input error is one line (exit 2), Ctrl-C is 130."""
     try:
@@ -188,7 +201,7 @@ def _run_command(args: list[str]) -> int:
         sys.stderr.write(f"error: cannot write {where}: {error.strerror or error}\n")
         return 2
     except _USAGE_ERROR as error:
-        sys.stderr.write(f"error: {error.format_message()}\n")  # type: ignore[attr-defined]
+        sys.stderr.write(f"error: {_usage_line(error)}\n")
         return 2
     except typer.Exit as error:
         return error.exit_code

@@ -100,6 +100,14 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _as_text(value: Any) -> Any:
+    """A body that is not JSON (form data, plain text) as the text it holds, not Python's
+    ``b'…'`` repr; bytes that are not UTF-8 with their undecodable bytes replaced."""
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", errors="replace")
+    return value
+
+
 def validation_line(error: RequestValidationError) -> tuple[str, str]:
     """The first pydantic error as ``invalid <field> = <value>: <reason>``; a field the
     request does not have comes first (``eps_2`` had been reported as ``eps2 = None:
@@ -120,12 +128,16 @@ def validation_line(error: RequestValidationError) -> tuple[str, str]:
     if kind == "json_invalid":
         return "body", "invalid body: must be a JSON object (it is not valid JSON)"
     if kind in ("model_attributes_type", "dict_type") or not location:
-        return "body", f"invalid body = {_shown(first.get('input'))}: must be a JSON object"
+        return (
+            "body",
+            f"invalid body = {_shown(_as_text(first.get('input')))}: must be a JSON object",
+        )
     name = location[0]
     if kind == "extra_forbidden":
         return name, f"invalid {name}: not a field of this request"
-    if kind == "missing":
-        return name, f"invalid {name} = None: must be given"
+    if kind == "missing":  # the CLI's words for a missing value, with the allowed range
+        allowed = {**ALLOWED, **SERVICE_ALLOWED}.get(name.replace("_", "-"))
+        return name, f"missing {name}: must be given" + (f" ({allowed})" if allowed else "")
     reason = str(first.get("msg", "invalid")).replace("Input should be", "must be")
     allowed = {**ALLOWED, **SERVICE_ALLOWED}.get(name.replace("_", "-"))
     too_long = [  # the field's own (a union names each member after the field)
