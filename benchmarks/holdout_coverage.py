@@ -187,7 +187,7 @@ def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
         repetition=result.repetition.method.value,
         tester_point=None
         if result.tester_point is None
-        else [result.tester_point.eps1, result.tester_point.eps2, result.tester_point.alpha],
+        else [*_tester_values(result.tester_point)],
     )
     n1, n2 = result.n_users_group1, result.n_users_group2
     if drawn.get("plan_only"):
@@ -214,9 +214,7 @@ def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
         if allocated.split is not result.split:  # the default's own sizes: its own tester
             result = covered_plan(query, budget_seconds=budget, split=allocated.split)
             record["tester_point"] = (
-                None
-                if result.tester_point is None
-                else [result.tester_point.eps1, result.tester_point.eps2, result.tester_point.alpha]
+                None if result.tester_point is None else [*_tester_values(result.tester_point)]
             )
     try:
         report = validate(query, n1=n1, n2=n2, seed=drawn["validation_seed"], checked_plan=result)
@@ -242,6 +240,12 @@ def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
         seconds=time.perf_counter() - start,
     )
     return record
+
+
+def _tester_values(point: Any) -> list[float]:
+    """(ε1, ε2, α) of a plan's tester point, and its domain k where that is larger."""
+    values = [point.eps1, point.eps2, point.alpha]
+    return values if point.k is None else [*values, point.k]
 
 
 def main() -> None:

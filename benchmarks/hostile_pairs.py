@@ -89,11 +89,20 @@ def error(
     n2: int,
     trials: int,
     rng: np.random.Generator,
+    domain: int = 0,
 ) -> float:
-    """The tester's error on the pair (a vote's through its runs, as validate does)."""
+    """The tester's error on the pair (a vote's through its runs, as validate does); a
+    tester on a larger domain than the pair's (``tester_point.k``) gets the pair padded
+    with empty bins, as ``planner validate`` pads its instances."""
     from planner.validators.protocol import SimulationPath, simulate
     from planner.validators.repetition import MajorityVoteTester
 
+    extra = domain - pair[0].size
+    if extra > 0:
+        pair = (
+            np.concatenate([pair[0], np.zeros(extra)]),
+            np.concatenate([pair[1], np.zeros(extra)]),
+        )
     runs, base, m1, m2 = 1, tester, n1, n2
     if isinstance(tester, MajorityVoteTester):
         runs, base = tester.runs, tester.base
@@ -147,6 +156,7 @@ def search(args: argparse.Namespace, query: Query, rng: np.random.Generator) -> 
     except (NotCoveredError, InputError) as refused:
         return {**record, "outcome": "refused", "reason": str(refused)}
     tester_query = made.tester_query
+    domain = tester_query.k  # the query's k, or a larger domain's (pairs padded)
     tester = build_tester(
         tester_query,
         L=made.compression.L if made.compression else None,
@@ -159,19 +169,19 @@ def search(args: argparse.Namespace, query: Query, rng: np.random.Generator) -> 
     for index in range(args.random):
         far = index % 2 == 1
         pair = far_pair(rng, query.k, query.alpha) if far else null_pair(rng, query.k)
-        scored.append((error(tester, pair, far, n1, n2, args.trials, rng), far, pair))
+        scored.append((error(tester, pair, far, n1, n2, args.trials, rng, domain), far, pair))
     scored.sort(key=lambda item: -item[0])
     best = scored[0]
     for start in scored[: args.climb_from]:
         current = start
         for _ in range(args.steps):
             candidate_pair = perturb(rng, current[2], current[1], query.alpha, 0.05)
-            value = error(tester, candidate_pair, current[1], n1, n2, args.trials, rng)
+            value = error(tester, candidate_pair, current[1], n1, n2, args.trials, rng, domain)
             if value > current[0]:
                 current = (value, current[1], candidate_pair)
         if current[0] > best[0]:
             best = current
-    confirmed = error(tester, best[2], best[1], n1, n2, args.confirm, rng)
+    confirmed = error(tester, best[2], best[1], n1, n2, args.confirm, rng, domain)
     failures = round(confirmed * args.confirm)
     low = (
         float(beta_distribution.ppf(0.01, failures, args.confirm - failures + 1))
@@ -179,6 +189,7 @@ def search(args: argparse.Namespace, query: Query, rng: np.random.Generator) -> 
         else 0.0
     )
     record.update(
+        domain=domain,
         outcome="fail" if low > query.beta else "pass",
         worst_kind="far" if best[1] else "null",
         worst_p=[round(float(x), 6) for x in best[2][0]],
@@ -215,7 +226,8 @@ def main() -> int:
         records.append(record)
         print(
             f"{record['setting']:15s} k={k} α={alpha:g} ε=({query.eps1:g}, {query.eps2:g}) "
-            f"{record.get('protocol', '-'):18s} {record['outcome']:7s} "
+            f"{record.get('protocol', '-'):18s} on {record.get('domain', k):>2} bins "
+            f"{record['outcome']:7s} "
             f"{record.get('confirmed_error', float('nan')):.3f}",
             flush=True,
         )

@@ -221,7 +221,7 @@ def plan_answer(
         searched = (
             query
             if point is None
-            else replace(query, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha)
+            else replace(result.tester_query, setting=query.setting, warnings=query.warnings)
         )
         exact_trials = check_integer("trials", trials, 50, 10**6)
         check_exact_cost(searched, exact_trials)
@@ -513,7 +513,7 @@ def sweep_result(
 
 
 def sweep_document(**inputs: Any) -> dict[str, Any]:
-    """``planner sweep --format json`` (schema ``planner.sweep/3``)."""
+    """``planner sweep --format json`` (schema ``planner.sweep/4``)."""
     return sweep_to_dict(sweep_result(**inputs))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from planner.constants import ConstantSource, ConstantTable
+from planner.constants import ConstantSource, ConstantTable, default_constants
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.inputs import InputError, Query, check_number
 from planner.plan import (
@@ -24,6 +24,7 @@ from planner.plan import (
     Split,
     hash_floor_line,
     plan,
+    plan_on_domain,
 )
 from planner.protocols import protocol_for
 from planner.simulation import SIMULATION_K_MIN, private_coin_twin
@@ -75,13 +76,50 @@ def covered_plan(
         query, constants, budget_seconds=budget_seconds, trials=trials, split=split
     )
     if result.coverage is not Coverage.EXTRAPOLATED:
-        return result
+        return _simulated_if_fewer(query, result, constants, budget_seconds, trials, seed, split)
     needed = simulation_seconds(query, trials)
     private = private_coin_twin(query)
     fallback = private is not None and needed + simulation_seconds(private, trials) <= (
         budget_seconds
     )
     return simulated_plan(query, result, trials=trials, seed=seed, fallback=fallback)
+
+
+def _simulated_if_fewer(
+    query: Query,
+    result: Plan,
+    constants: ConstantTable | None,
+    budget_seconds: float,
+    trials: int,
+    seed: int,
+    split: Split,
+) -> Plan:
+    """A plan whose tester runs on a larger domain (``Plan.tester_point.k``) where the
+    query's own domain is outside the covered region: that domain is simulated, as it was
+    before larger domains were weighed, within the budget, and the simulated plan is taken
+    when it needs fewer users in all (else, or where it cannot be simulated, the covered
+    plan on the larger domain stands)."""
+    point = result.tester_point
+    if point is None or point.k is None or query.k < SIMULATION_K_MIN:
+        return result
+    if split is Split.HOMOGENEOUS:  # its plan is the equal-ε query's, padded there
+        return result
+    table = constants or default_constants()
+    own = plan_on_domain(query, table, split=split)
+    if own.coverage is not Coverage.EXTRAPOLATED:
+        return result
+    needed = simulation_seconds(query, trials)
+    if needed > budget_seconds:
+        return result
+    private = private_coin_twin(query)
+    fallback = private is not None and needed + simulation_seconds(private, trials) <= (
+        budget_seconds
+    )
+    try:
+        simulated = simulated_plan(query, own, trials=trials, seed=seed, fallback=fallback)
+    except NotCoveredError:
+        return result
+    return simulated if simulated.total_users < result.total_users else result
 
 
 def coverable_plan(

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 PLAN_SCHEMA = "planner.plan/1"
 SOLUTION_SCHEMA = "planner.solve/1"
 COMPARE_SCHEMA = "planner.compare/1"
-SWEEP_SCHEMA = "planner.sweep/3"
+SWEEP_SCHEMA = "planner.sweep/4"
 BATCH_SCHEMA = "planner.batch/1"
 VALIDATE_SCHEMA = "planner.validate/3"
 EXPLAIN_SCHEMA = "planner.explain/1"
@@ -84,6 +84,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             "eps1": plan.tester_point.eps1,
             "eps2": plan.tester_point.eps2,
             "alpha": plan.tester_point.alpha,
+            "k": plan.tester_query.k,
         },
         "split": plan.split.value,
         "groups": groups,
@@ -189,7 +190,7 @@ def allocation_to_dict(allocation: Any) -> dict[str, Any]:
 
 def sweep_to_dict(result: Any) -> dict[str, Any]:
     """The sweep (a :class:`planner.sweep.Sweep`) as JSON-ready data (schema
-    ``planner.sweep/3``)."""
+    ``planner.sweep/4``)."""
     return {"schema": SWEEP_SCHEMA, "varied": list(result.varied), "rows": result.rows()}
 
 

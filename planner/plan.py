@@ -147,11 +147,15 @@ class Split(StrEnum):
 class LoweredPoint:
     """The (ε1, ε2, α) a plan's tester runs at when they are below the query's: a group
     whose mechanism runs at a smaller ε is still ε-DP, and a tester for a smaller α rejects
-    every pair farther apart, so the plan answers the query (``plan``)."""
+    every pair farther apart, so the plan answers the query (``plan``). ``k``: the domain
+    the tester runs on when it is larger than the query's (None: the query's): a k-bin
+    domain is a larger one whose other bins never occur, and total variation is the same
+    on both (``padded_domains``)."""
 
     eps1: float
     eps2: float
     alpha: float
+    k: int | None = None
 
 
 @dataclass(frozen=True)
@@ -193,6 +197,8 @@ class Plan:
         if self.tester_point is not None:
             point = self.tester_point
             changed |= {"eps1": point.eps1, "eps2": point.eps2, "alpha": point.alpha}
+            if point.k is not None:
+                changed["k"] = point.k
         return replace(self.query, **changed)
 
     @property
@@ -785,6 +791,14 @@ def plan(
     Either way the points are one grid for every query, so planning the chosen point
     again gives the same plan. With constants other than the calibrated ones only the
     query itself is weighed, and the plan says ``Split.PAPER``.
+
+    With calibrated constants the tester may also run on a larger domain than the
+    query's: the least covered k of each protocol the query may run, where that lies
+    above the query's k (:func:`padded_domains`). A k-bin domain is a larger one whose
+    other bins never occur, so such a tester answers the query (the central model at
+    k = 15 had run a local randomizer with 6,000× the users the central tester needs at
+    k = 16). The domain's plan is taken by the rule of the points above
+    (:func:`_padding_wins`); its tester point names the domain.
     """
     check_query(query)
     if not isinstance(split, Split):  # a hostile caller's split=3 is refused, not ignored
@@ -793,7 +807,90 @@ def plan(
     if table.for_setting(query.setting.key).source is not ConstantSource.CALIBRATED:
         split = Split.PAPER  # no other point is weighed: the paper's split at the query
     if split is Split.HOMOGENEOUS:
-        return _homogeneous_plan(query, table, fallback)
+        return _homogeneous_plan(query, table, fallback)  # its plan weighs larger domains
+    made = plan_on_domain(query, table, fallback, split)
+    if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
+        for domain in padded_domains(query.setting, query.k, table, fallback):
+            padded = plan_on_domain(replace(query, k=domain), table, fallback, split)
+            if _padding_wins(padded, made, split):
+                made = _on_padded_domain(padded, query, made)
+    return made
+
+
+def padded_domains(
+    setting: Setting, k: int, table: ConstantTable, fallback: bool
+) -> tuple[int, ...]:
+    """The larger domains a plan of ``setting`` at ``k`` weighs, ascending: the least
+    covered k of each calibrated protocol it may run (``_protocols_weighed``), where that
+    lies above ``k`` (16 for most protocols, 64 for the hashed channels)."""
+    domains = set()
+    for protocol in _protocols_weighed(setting, table, fallback):
+        constant = table.for_setting(protocol.key)
+        least = constant.covered.get("k", (0.0, 0.0))[0]
+        if constant.source is ConstantSource.CALIBRATED and least > k:
+            domains.add(math.ceil(least))
+    return tuple(sorted(domains))
+
+
+def _padding_wins(padded: Plan, made: Plan, split: Split) -> bool:
+    """Does the plan on a larger domain replace ``made``: a covered plan beats one outside
+    the covered region, and between covered plans the fewer users in all (under
+    ``Split.PAPER`` also no more in either group, as for a lower point)."""
+    if padded.coverage is not Coverage.CALIBRATED:
+        return False
+    if made.coverage is not Coverage.CALIBRATED:
+        return True
+    if padded.total_users >= made.total_users:
+        return False
+    return split is Split.FEWEST or (
+        padded.n_users_group1 <= made.n_users_group1
+        and padded.n_users_group2 <= made.n_users_group2
+    )
+
+
+def _on_padded_domain(padded: Plan, query: Query, made: Plan) -> Plan:
+    """``padded`` (the plan of ``query`` on a larger domain) as the query's plan: its
+    tester point names the domain, its lower bounds are the query's, and a line says
+    where it runs and what the query's own domain needed (``made``)."""
+    point = padded.tester_point
+    domain = padded.query.k
+    tester = LoweredPoint(
+        query.eps1 if point is None else point.eps1,
+        query.eps2 if point is None else point.eps2,
+        query.alpha if point is None else point.alpha,
+        domain,
+    )
+    there = f"{made.total_users:,}"
+    if made.coverage is not Coverage.CALIBRATED:
+        there += " (outside the covered region)"
+    compared = (
+        f"fewer than {there} on the asked domain"
+        if padded.total_users < made.total_users
+        else f"where the asked domain's plan ({there}) is not covered"
+    )
+    note = (
+        f"the tester runs on a domain of k = {domain:,} (asked {query.k:,}): "
+        f"{padded.total_users:,} users in all, {compared}; it answers this query (a "
+        f"{query.k:,}-bin domain is a {domain:,}-bin one whose other bins never occur, with "
+        "the same total variation)"
+    )
+    # a hint about another k speaks of the padded query's k: the plan says where it runs
+    kept = tuple(line for line in padded.warnings if not line.startswith(LARGER_K_HINT))
+    return _replaced(
+        padded,
+        query=query,
+        tester_point=tester,
+        groups=_lower_bounds_at_the_query(padded.groups, query, query.setting),
+        warnings=(*kept, note),
+    )
+
+
+def plan_on_domain(
+    query: Query, table: ConstantTable, fallback: bool = True, split: Split = Split.FEWEST
+) -> Plan:
+    """:func:`plan` on the query's own domain only (no larger domain weighed; the query
+    checked, ``split`` not ``HOMOGENEOUS``): what ``planner.coverage`` simulates when it
+    is outside the covered region."""
     weighing = _weighing(query.setting, table, fallback)
     asked, notes = _cheapest_protocol(query, table, fallback, split, weighing)
     best, best_notes, best_point = asked, notes, None
@@ -1353,6 +1450,7 @@ def _lowered(query: Query, point: LoweredPoint) -> list[tuple[str, str, float, f
             ("eps1", "ε1", point.eps1, query.eps1),
             ("eps2", "ε2", point.eps2, query.eps2),
             ("alpha", "α", point.alpha, query.alpha),
+            ("k", "k", query.k if point.k is None else point.k, query.k),
         )
         if value != asked
     ]
@@ -1386,6 +1484,10 @@ def _lowered_note(
     )
 
 
+LARGER_K_HINT = "fewer users with --k"
+"""How :func:`_larger_k_hint`'s line starts."""
+
+
 def _larger_k_hint(
     query: Query, made: Plan, constant: SettingConstant, table: ConstantTable, fallback: bool
 ) -> str | None:
@@ -1407,7 +1509,7 @@ def _larger_k_hint(
         return None
     tester = "" if within.tester_point is None else " (its tester at smaller ε or α, as it says)"
     return (
-        f"fewer users with --k {least_k}: direct calibration needs {within.total_users:,} "
+        f"{LARGER_K_HINT} {least_k}: direct calibration needs {within.total_users:,} "
         f"users in all (n1 = {within.n_users_group1:,}, n2 = {within.n_users_group2:,})"
         f"{tester}, fewer than this vote's {made.total_users:,}; that plan also answers "
         f"this query (a {query.k}-bin domain is a {least_k}-bin one with empty bins)"

@@ -182,9 +182,11 @@ def tester_point_words(plan: Plan) -> str:
         )
         if value != asked
     ]
+    domain = "" if point.k is None else f"on a domain of k = {point.k:,}"  # larger, not lower
     if not lowered:
-        return ""
-    return f"the tester runs at {', '.join(lowered)} (below the query; planner plan says why)"
+        return f"the tester runs {domain} (planner plan says why)" if domain else ""
+    at = f"{', '.join(lowered)}{' ' + domain if domain else ''}"
+    return f"the tester runs at {at} (below the query; planner plan says why)"
 
 
 def validation_renderable(report: Any) -> Any:
@@ -205,7 +207,9 @@ def validation_renderable(report: Any) -> Any:
     if point is not None:
         title += (
             f"; the plan's tester runs at ε1 = {point.eps1:g}, ε2 = {point.eps2:g}, "
-            f"α = {point.alpha:g}, on instances at the query's α"
+            f"α = {point.alpha:g}"
+            + ("" if point.k is None else f", k = {point.k:,} (the query's k bins and empty ones)")
+            + ", on instances at the query's α"
         )
     if v.vote_runs > 1:
         left_out = (v.n1 % v.vote_runs, v.n2 % v.vote_runs)
@@ -441,7 +445,8 @@ def _tester_cell(row: dict[str, Any]) -> str:
     """Where a sweep row's tester runs below its inputs ("—": at them)."""
     if row["tester_eps1"] is None:
         return "—"
-    return f"{row['tester_eps1']:.4g}, {row['tester_eps2']:.4g}, {row['tester_alpha']:g}"
+    cell = f"{row['tester_eps1']:.4g}, {row['tester_eps2']:.4g}, {row['tester_alpha']:g}"
+    return cell if row["tester_k"] is None else f"{cell}, k = {row['tester_k']:,}"
 
 
 def _asked_setting(row: dict[str, Any]) -> str:

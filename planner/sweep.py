@@ -57,6 +57,7 @@ NUMBER_COLUMNS = (
     "tester_eps1",
     "tester_eps2",
     "tester_alpha",
+    "tester_k",
 )
 """A row's numbers (empty where the row has no plan; the tester's also where it runs at
 the query)."""
@@ -68,10 +69,11 @@ COLUMNS = (
     "status",
     *NUMBER_COLUMNS,
 )
-"""Field names of a row, in order (stable within ``planner.sweep/3``; ``/2`` had no
-``tester_*``, ``/1`` no ``runs``)."""
-TESTER_COLUMNS = ("tester_eps1", "tester_eps2", "tester_alpha")
-"""``plan``'s ``tester_point`` per row (null: the tester runs at the row's inputs)."""
+"""Field names of a row, in order (stable within ``planner.sweep/4``; ``/3`` had no
+``tester_k``, ``/2`` no ``tester_*``, ``/1`` no ``runs``)."""
+TESTER_COLUMNS = ("tester_eps1", "tester_eps2", "tester_alpha", "tester_k")
+"""``plan``'s ``tester_point`` per row (null: the tester runs at the row's inputs;
+``tester_k`` null: on the row's own domain)."""
 COUNT_COLUMNS = (
     "n_users_group1",
     "n_users_group2",
@@ -146,6 +148,8 @@ class Sweep:
                     row[name] = None
             if row["k"] == row["k"] and float(row["k"]).is_integer():  # not NaN, whole
                 row["k"] = int(row["k"])
+            if row["tester_k"] is not None:  # a domain: a whole number of bins
+                row["tester_k"] = int(row["tester_k"])
             row.update(self.exact_counts.get(index, {}))
             if row["protocol"] == "":
                 row["protocol"] = None
@@ -293,6 +297,7 @@ def _setting_block(
         "tester_eps1": numbers.tester_eps1,
         "tester_eps2": numbers.tester_eps2,
         "tester_alpha": numbers.tester_alpha,
+        "tester_k": numbers.tester_k,
     }
     for code in np.unique(numbers.uncovered[numbers.uncovered != 0]):
         rows = numbers.uncovered == code
@@ -366,7 +371,7 @@ def _answer_one(
     columns["runs"][row] = float(result.runs)
     point = result.tester_point
     if point is not None:
-        values = (point.eps1, point.eps2, point.alpha)
+        values = (point.eps1, point.eps2, point.alpha, math.nan if point.k is None else point.k)
         for column, at in zip(TESTER_COLUMNS, values, strict=True):
             columns[column][row] = at
     columns["protocol"][row] = result.protocol

@@ -174,12 +174,13 @@ def validate(
                 f"at most {runs} × {SIMULATION_N_MAX:.0e} (a {runs}-run vote, each run "
                 f"simulated with at most {SIMULATION_N_MAX:.0e} users a group)",
             )
-    schedule = trial_schedule(trials, query.k, family_count, max_trials)
-    messages1, messages2 = trial_messages(checked, query.k, size1, size2)
+    domain = protocol_query.k  # the tester's k: the query's, or a larger domain's
+    schedule = trial_schedule(trials, domain, family_count, max_trials)
+    messages1, messages2 = trial_messages(checked, domain, size1, size2)
     simulated = resolve_path(path, messages1, messages2, schedule[-1])
     user_path = simulated is SimulationPath.USER
     check_validation(
-        query.k,
+        domain,
         schedule[-1],
         family_count,
         messages1,
@@ -200,6 +201,7 @@ def validate(
         extra=extra,
         stop_early=stop_early,
         progress=progress,
+        domain=protocol_query.k,  # a plan's tester on a larger domain: padded instances
     )
     return ValidationReport(
         query,

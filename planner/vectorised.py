@@ -39,6 +39,7 @@ from planner.plan import (
     alpha_tops,
     grid_kinks,
     noise_matched_eps,
+    padded_domains,
     ratio_node_rungs,
     strong_eps_rungs,
     variance_split,
@@ -76,6 +77,9 @@ class PlanColumns:
     at the query)."""
     tester_eps2: np.ndarray
     tester_alpha: np.ndarray
+    tester_k: np.ndarray
+    """The domain the tester runs on where it is larger than the query's (NaN: the query's;
+    ``planner.plan.padded_domains``)."""
     regular: np.ndarray
     """Valid inputs and exact counts: the row equals ``plan``'s. Others: ask ``plan``."""
     uncovered: np.ndarray
@@ -96,10 +100,117 @@ def plan_columns(
     split: Split = Split.FEWEST,
 ) -> PlanColumns:
     """``plan(Query(setting, k[i], alpha[i], …), split=split)``'s numbers for every i,
-    vectorised."""
+    vectorised: each row's plan on its own domain, then on each larger domain ``plan``
+    weighs (``padded_domains``), taken by the same rule (``_padding_wins``)."""
     k, alpha, eps1, eps2, delta, beta = np.broadcast_arrays(
         *(np.asarray(value, dtype=np.float64) for value in (k, alpha, eps1, eps2, delta, beta))
     )
+    made = _plan_columns_on_domain(
+        setting, k, alpha, eps1, eps2, delta, beta, accounting, table, split
+    )
+    if split is Split.HOMOGENEOUS or (
+        table.for_setting(setting.key).source is not ConstantSource.CALIBRATED
+    ):
+        return made
+    for domain in padded_domains(setting, 0, table, True):
+        rows = np.flatnonzero(made.regular & (k < domain))
+        if rows.size == 0:
+            continue
+        padded = _plan_columns_on_domain(
+            setting,
+            np.full(rows.size, float(domain)),
+            alpha[rows],
+            eps1[rows],
+            eps2[rows],
+            delta[rows],
+            beta[rows],
+            accounting,
+            table,
+            split,
+        )
+        made = _padded_rows(made, padded, rows, domain, (eps1, eps2, alpha), split)
+    return made
+
+
+def _padded_rows(
+    made: PlanColumns,
+    padded: PlanColumns,
+    rows: np.ndarray,
+    domain: int,
+    asked: tuple[np.ndarray, np.ndarray, np.ndarray],
+    split: Split,
+) -> PlanColumns:
+    """``made`` with the ``rows`` where ``padded`` (their plans on ``domain``) wins by
+    ``planner.plan._padding_wins``; a row that either leaves to ``plan`` is left to it."""
+    own_covered = made.uncovered[rows] == 0
+    padded_covered = padded.regular & (padded.uncovered == 0)
+    own_total = made.n_users_group1[rows] + made.n_users_group2[rows]
+    padded_total = padded.n_users_group1 + padded.n_users_group2
+    fewer = padded_total < own_total
+    if split is not Split.FEWEST:
+        fewer &= padded.n_users_group1 <= made.n_users_group1[rows]
+        fewer &= padded.n_users_group2 <= made.n_users_group2[rows]
+    wins = padded_covered & (~own_covered | fewer)
+    taken = rows[wins]
+    changed = {}
+    for name in (
+        "protocol",
+        "n_users_group1",
+        "n_users_group2",
+        "baseline_n_users_group1",
+        "baseline_n_users_group2",
+        "runs",
+        "uncovered",
+    ):
+        column = getattr(made, name).copy()
+        column[taken] = getattr(padded, name)[wins]
+        changed[name] = column
+    for name, values in zip(("tester_eps1", "tester_eps2", "tester_alpha"), asked, strict=True):
+        column = getattr(made, name).copy()
+        at = getattr(padded, name)[wins]
+        column[taken] = np.where(np.isnan(at), values[taken], at)
+        changed[name] = column
+    tester_k = made.tester_k.copy()
+    tester_k[taken] = float(domain)
+    regular = made.regular.copy()
+    regular[rows] &= padded.regular  # either plan left to ``plan``: the row is
+    blank = np.where(regular, 1.0, np.nan)
+    result = replace(made, **changed, tester_k=tester_k, regular=regular)
+    numbers = {
+        name: getattr(result, name) * blank
+        for name in (
+            "n_users_group1",
+            "n_users_group2",
+            "baseline_n_users_group1",
+            "baseline_n_users_group2",
+            "lower_bound_group1",
+            "lower_bound_group2",
+            "runs",
+            "tester_eps1",
+            "tester_eps2",
+            "tester_alpha",
+            "tester_k",
+        )
+    }
+    protocol = np.where(regular, result.protocol, "").astype(object)
+    return replace(
+        result, **numbers, protocol=protocol, uncovered=np.where(regular, result.uncovered, 0)
+    )
+
+
+def _plan_columns_on_domain(
+    setting: Setting,
+    k: np.ndarray,
+    alpha: np.ndarray,
+    eps1: np.ndarray,
+    eps2: np.ndarray,
+    delta: np.ndarray,
+    beta: np.ndarray,
+    accounting: Accounting,
+    table: ConstantTable,
+    split: Split,
+) -> PlanColumns:
+    """:func:`plan_columns` on each row's own domain."""
     valid = valid_rows(setting, k, alpha, eps1, eps2, delta, beta)
     # Invalid rows compute on harmless stand-ins and are flagged, never answered here.
     stand_in = {"k": 16.0, "alpha": 0.5, "eps": 1.0, "delta": 1e-6, "beta": PER_RUN_ERROR}
@@ -132,6 +243,7 @@ def plan_columns(
         tester_eps1=tester[0] * blank,
         tester_eps2=tester[1] * blank,
         tester_alpha=tester[2] * blank,
+        tester_k=np.full(regular.shape, np.nan),
         regular=regular,
         uncovered=np.where(regular, uncovered, 0),
     )

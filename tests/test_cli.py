@@ -286,7 +286,12 @@ def test_compare_and_solve_say_where_a_plan_runs_its_tester_below_the_query(caps
         ["plan", "--model", "central", *query, "--allocation", "paper", "--json"], capsys
     )
     paper = json.loads(out)
-    assert code == 0 and paper["tester_point"] == {"eps1": 1.0, "eps2": 0.01, "alpha": 0.15}
+    assert code == 0 and paper["tester_point"] == {
+        "eps1": 1.0,
+        "eps2": 0.01,
+        "alpha": 0.15,
+        "k": 256,
+    }
     n1, n2 = paper["groups"]
     code, out, _ = run(
         [

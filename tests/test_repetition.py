@@ -136,7 +136,12 @@ def test_direct_calibration_stops_at_the_top_of_its_epsilon_grid() -> None:
         lowered.n_users_group1,
         lowered.n_users_group2,
     )
-    assert plan(replace(high, k=15)).repetition.method is RepetitionMethod.MAJORITY_VOTE
+    from planner.constants import default_constants
+    from planner.plan import plan_on_domain
+
+    # below the direct points' k, on its own domain: the vote (``plan`` runs it on k = 16)
+    on_15 = plan_on_domain(replace(high, k=15), default_constants())
+    assert on_15.repetition.method is RepetitionMethod.MAJORITY_VOTE
     low = Query(private, 50, 0.2, 0.187, 0.631, 3e-5, 0.0118)
     assert plan(low).repetition.method is RepetitionMethod.DIRECT
 
@@ -292,6 +297,7 @@ def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> 
             "eps1": point.eps1,
             "eps2": point.eps2,
             "alpha": point.alpha,
+            "k": 256,  # the query's own domain
         }
     # no direct factor: α is not capped (the default may still run a lower ε on the ladder)
     below = plan(query(alpha=0.6, beta=0.0099), split=Split.PAPER)
@@ -313,14 +319,16 @@ def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> 
 
 
 def test_a_vote_plan_below_the_direct_points_k_names_the_direct_plan_at_their_least_k() -> None:
-    """The direct points start at k = 16: the computation at k = 15 takes the 47-run vote at
-    β = 0.01, about 9× the direct plan at k = 16, which also answers it (a 15-bin domain
-    is a 16-bin one with an empty bin); the vote plan names that plan. (No setting's
-    covered k starts below 16 now, so this plan is extrapolated: ``planner plan``
-    simulates or refuses the query, and the line stays for the raw computation. At ε = 0.1,
-    below the 0.125 where k-ary randomized response is covered, nothing else answers it.)"""
+    """The direct points start at k = 16: on its own domain, k = 15 takes the 47-run vote
+    at β = 0.01, about 9× the direct plan at k = 16, which also answers it (a 15-bin domain
+    is a 16-bin one with an empty bin); that computation names the direct plan. ``plan``
+    weighs the 16-bin domain itself (every protocol here is covered from k = 16): the
+    direct plan is the plan, its tester point names the domain, and no hint is left."""
+    from planner.constants import default_constants
+    from planner.plan import plan_on_domain
+
     asked = {"k": 15, "alpha": 0.15, "eps1": 0.1, "eps2": 0.1, "beta": 0.01}
-    voted = plan(make_query("central", **asked))
+    voted = plan_on_domain(make_query("central", **asked), default_constants())
     assert voted.repetition.method is RepetitionMethod.MAJORITY_VOTE
     assert voted.coverage is Coverage.EXTRAPOLATED
     direct = plan(make_query("central", **{**asked, "k": 16}))
@@ -330,6 +338,16 @@ def test_a_vote_plan_below_the_direct_points_k_names_the_direct_plan_at_their_le
     assert line.startswith("fewer users with --k 16: direct calibration")
     assert f"needs {direct.total_users:,} users in all" in line
     assert "a 15-bin domain is a 16-bin one with empty bins" in line
+    padded = plan(make_query("central", **asked))
+    assert padded.coverage is Coverage.CALIBRATED and padded.query.k == 15
+    assert padded.tester_point is not None and padded.tester_point.k == 16
+    assert (padded.n_users_group1, padded.n_users_group2) == (
+        direct.n_users_group1,
+        direct.n_users_group2,
+    )
+    assert not [w for w in padded.warnings if w.startswith("fewer users")]
+    (domain_line,) = [w for w in padded.warnings if w.startswith("the tester runs on a domain")]
+    assert f"k = 16 (asked 15): {padded.total_users:,} users in all" in domain_line
 
 
 def test_a_plan_run_at_lowered_eps_and_alpha_is_validated_with_that_tester() -> None:

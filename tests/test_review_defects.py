@@ -213,8 +213,15 @@ def test_the_deadline_stops_a_search_and_is_off_without_one() -> None:
             "not covered for local-private",
         ),
         (  # below the simulation floor
-            # ε = 0.05: below the 0.125 where k-RR (which central may run) is covered
-            {"kind": "plan", "model": "central", "k": 4, "alpha": 0.5, "eps1": 0.05, "eps2": 0.05},
+            # α = 0.005: below every protocol's covered α (on the 16-bin domain too)
+            {
+                "kind": "plan",
+                "model": "central",
+                "k": 4,
+                "alpha": 0.005,
+                "eps1": 0.05,
+                "eps2": 0.05,
+            },
             "k",
             "not simulated",
         ),

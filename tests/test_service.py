@@ -905,10 +905,10 @@ def test_the_page_words_warnings_for_the_page_and_offers_their_choices(idle_clie
     assert any("--allocation fewest" in line for line in document["warnings"])  # unchanged
 
     # outside the covered region: no --simulation-budget, a button that starts the job
-    # k = 12: below every paper protocol's covered k (16), and ε2 = 0.005 below the 0.125
-    # where k-ary randomized response is covered
-    outside = {"setting": "shuffle-public", "k": "12", "alpha": "0.3", "eps1": "1"}
-    outside |= {"eps2": "0.005", "delta": "1e-6", "allocation": "paper"}
+    # k = 12: below every paper protocol's covered k (16), and α = 0.005 below every
+    # protocol's covered α (so the 16-bin domain, which k = 12 may run on, is not covered)
+    outside = {"setting": "shuffle-public", "k": "12", "alpha": "0.005", "eps1": "1"}
+    outside |= {"eps2": "0.05", "delta": "1e-6", "allocation": "paper"}
     refused = idle_client.get("/", params=outside)
     assert refused.status_code == 422 and "not covered" in refused.text
     assert "--simulation-budget" not in refused.text and "Simulate this query" in refused.text

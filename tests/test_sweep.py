@@ -276,7 +276,7 @@ def test_cli_sweep_csv_and_json_are_the_api_rows(tmp_path, capsys) -> None:
     assert main(["sweep", *arguments, "--format", "json", "--output", str(target)]) == 0
     document = json.loads(target.read_text())
     assert document == json.loads(json.dumps(sweep_to_dict(api)))
-    assert document["schema"] == "planner.sweep/3" and document["varied"] == ["k", "eps2"]
+    assert document["schema"] == "planner.sweep/4" and document["varied"] == ["k", "eps2"]
     assert sweep_to_csv(api).count("\n") == len(api) + 1
 
 
@@ -456,7 +456,8 @@ def test_the_runs_column_shows_where_a_sweep_leaves_direct_calibration_for_the_v
     7-run vote (one public hash onto L = 4 buckets cannot hold one run to β: 1/L = 0.25 is
     above the 0.169 one run is held to), and the table shows a runs column then, and not
     when every row is one run. Central at β = 0.01 below k = 16 is no longer a vote row:
-    its covered k starts at 16 (the row below is not covered, with no numbers). Past the
+    its covered k starts at 16, and the row below runs on that 16-bin domain, with the
+    same numbers and its tester's k (``tester_k``). Past the
     direct points' top ε_strong = 1 there is no jump: the plan runs its tester at ε ≤ 1
     (no row above the one at ε1 = 1)."""
     from planner.report import sweep_renderable
@@ -465,8 +466,9 @@ def test_the_runs_column_shows_where_a_sweep_leaves_direct_calibration_for_the_v
     # ε = 0.1: below the 0.125 where k-RR (which every setting may run) is covered
     crossing = sweep([central], k=[15, 16], alpha=0.15, eps1=0.1, eps2=0.1, beta=0.01)
     below, above = crossing.rows()
-    assert (below["runs"], above["runs"]) == (None, 1)
-    assert below["status"].startswith("not covered: k outside the covered region")
+    assert (below["runs"], above["runs"]) == (1, 1)
+    assert (below["tester_k"], above["tester_k"]) == (16, None)
+    assert below["total_users"] == above["total_users"] and below["status"] == "ok"
     public = Setting.from_key("local-public")
     voted = sweep([public], k=[256, 512], alpha=0.3, eps1=1.0, eps2=0.5, beta=0.2)
     assert [row["runs"] for row in voted.rows()] == [7, 7]  # r(0.2) = 7 at a third a run

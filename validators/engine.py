@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -164,6 +164,20 @@ def count_errors(
     return errors, statistic_sum / trials
 
 
+def padded(instance: Instance | None, domain: int) -> Instance | None:
+    """``instance`` on ``domain`` ≥ its k bins: the bins it adds have probability 0."""
+    if instance is None:
+        return None
+    extra = domain - instance.p.size
+    if extra < 0:
+        raise ValueError(f"a domain of {domain} bins cannot hold an instance of {instance.p.size}")
+    return replace(
+        instance,
+        p=np.concatenate([instance.p, np.zeros(extra)]),
+        q=np.concatenate([instance.q, np.zeros(extra)]),
+    )
+
+
 def verify(
     tester: Tester,
     k: int,
@@ -180,8 +194,13 @@ def verify(
     extra: Sequence[Instance] = (),
     stop_early: bool = False,
     progress: Callable[[str], None] | None = None,
+    domain: int | None = None,
 ) -> Verification:
     """Error rates of ``tester`` with n1, n2 users on every family (and extra instances).
+
+    ``domain``: the tester's k when it is larger than the instances' ``k`` (a plan's tester
+    on a larger domain): each instance's p and q get bins of probability 0 up to it, which
+    changes neither their total variation nor what a user of the smaller domain holds.
 
     ``trials`` is a trial count (one look) or a schedule of cumulative counts (looks).
     At each look every undecided family runs up to the look's count, and gets exact
@@ -201,6 +220,8 @@ def verify(
     names = list(families if families is not None else FAMILIES)
     instances: list[tuple[str, Instance | None]] = [(name, build(name, k, alpha)) for name in names]
     instances += [(instance.family, instance) for instance in extra]
+    if domain is not None and domain != k:
+        instances = [(name, padded(instance, domain)) for name, instance in instances]
     applicable = sum(instance is not None for _, instance in instances)
     tail = (1 - confidence) / (len(schedule) * max(applicable, 1))
     runs = [_FamilyRun(name, instance, family_rng(seed, name)) for name, instance in instances]

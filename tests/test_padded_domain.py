@@ -1,0 +1,136 @@
+"""A plan on a larger domain than the query's (``planner.plan.padded_domains``).
+
+A k-bin domain is a larger one whose other bins never occur, with the same total variation
+between any two distributions, so a tester for 16 bins answers a query at k = 15. Below a
+protocol's least covered k (16; 64 for the shared hash) the plan weighs that domain: the
+central model at k = 15 had been planned with a local randomizer at 6,000× the users the
+central tester needs at k = 16.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from planner import Query, Setting
+from planner.api import SETTING_KEYS, plan_document
+from planner.constants import default_constants
+from planner.plan import Coverage, padded_domains, plan, plan_on_domain
+from planner.sweep import sweep
+from planner.validate import validate
+from planner.validators.engine import padded
+from planner.validators.instances import build
+
+
+def _query(key: str, k: int, alpha: float, eps1: float, eps2: float) -> Query:
+    setting = Setting.from_key(key)
+    return Query(setting, k, alpha, eps1, eps2, 1e-6 if setting.model.value == "shuffle" else None)
+
+
+def test_the_central_model_below_k_16_runs_its_own_tester_on_16_bins() -> None:
+    """The case the k scan found: 28,797,480 users by k-ary randomized response on the
+    query's 15 bins, 4,448 by the central tester on 16 — exactly the plan of k = 16."""
+    query = _query("central", 15, 0.0634, 0.127, 0.201)
+    own = plan_on_domain(query, default_constants())
+    made = plan(query)
+    at_16 = plan(_query("central", 16, 0.0634, 0.127, 0.201))
+    assert own.protocol == "local-private+k-rr" and own.total_users == 28_797_480
+    assert made.protocol == "central" and made.coverage is Coverage.CALIBRATED
+    assert made.tester_point is not None and made.tester_point.k == 16
+    assert made.tester_query.k == 16 and made.query.k == 15
+    assert (made.n_users_group1, made.n_users_group2) == (
+        at_16.n_users_group1,
+        at_16.n_users_group2,
+    )
+    assert made.total_users * 1000 < own.total_users
+    (line,) = [w for w in made.warnings if w.startswith("the tester runs on a domain")]
+    assert "k = 16 (asked 15): 4,448 users in all, fewer than 28,797,480" in line
+    document = plan_document(model="central", k=15, alpha=0.0634, eps1=0.127, eps2=0.201)
+    assert document["tester_point"]["k"] == 16 and document["total_users"] == 4_448
+
+
+@pytest.mark.parametrize("key", SETTING_KEYS)
+def test_no_k_below_a_least_covered_k_needs_more_users_than_that_domain(key: str) -> None:
+    """For every k from 2 to 15 (and 63 for the shared hash's 64), at points where the
+    larger domain is covered: the plan needs at most the plan on that domain."""
+    domains = padded_domains(Setting.from_key(key), 2, default_constants(), True)
+    assert 16 in domains
+    for alpha, eps1, eps2 in ((0.1, 1.0, 0.25), (0.3, 0.2, 0.2), (0.05, 4.0, 0.5)):
+        for domain in domains:
+            larger = plan(_query(key, domain, alpha, eps1, eps2))
+            assert larger.coverage is Coverage.CALIBRATED
+            for k in sorted({2, 3, 7, 8, 12, 15, domain - 1} - {domain}):
+                made = plan(_query(key, k, alpha, eps1, eps2))
+                assert made.coverage is Coverage.CALIBRATED, (key, k, alpha)
+                assert made.total_users <= larger.total_users, (key, k, domain, alpha)
+
+
+def test_a_local_public_coin_query_below_the_shared_hash_runs_on_64_bins() -> None:
+    """k = 63 had needed 1.6× k = 64, where the shared hash is covered from."""
+    below = plan(_query("local-public", 63, 0.2, 2.0, 1.0))
+    at_64 = plan(_query("local-public", 64, 0.2, 2.0, 1.0))
+    assert below.total_users <= at_64.total_users
+    own = plan_on_domain(_query("local-public", 63, 0.2, 2.0, 1.0), default_constants())
+    if own.total_users > at_64.total_users:  # then the 64-bin plan is taken
+        assert below.tester_point is not None and below.tester_point.k == 64
+
+
+def test_padding_keeps_the_instance_and_its_total_variation() -> None:
+    instance = build("paninski", 15, 0.2)
+    assert instance is not None
+    wide = padded(instance, 16)
+    assert wide is not None and wide.p.size == wide.q.size == 16
+    assert wide.p[15] == wide.q[15] == 0.0
+    np.testing.assert_array_equal(wide.p[:15], instance.p)
+    assert wide.tv == pytest.approx(instance.tv, abs=1e-15)
+    with pytest.raises(ValueError, match="cannot hold"):
+        padded(instance, 14)
+
+
+def test_validate_runs_the_padded_tester_on_the_query_s_instances() -> None:
+    """``planner validate`` of the k = 15 central plan: the 16-bin tester on the query's
+    15-bin families, padded (seeded; passes at β = 1/3, every family certified)."""
+    query = _query("central", 15, 0.0634, 0.127, 0.201)
+    report = validate(query, seed=3)
+    assert report.tester_point is not None and report.tester_point.k == 16
+    assert report.verdict.value == "pass", [
+        (o.family, o.error_rate) for o in report.verification.outcomes
+    ]
+
+
+@pytest.mark.parametrize("key", SETTING_KEYS)
+def test_sweep_rows_below_a_least_covered_k_equal_their_plans(key: str) -> None:
+    """Every row, padded or not, equals ``plan`` with its inputs: sizes, protocol and the
+    tester's domain (k from 2 to 70 crosses both 16 and 64)."""
+    setting = Setting.from_key(key)
+    delta = 1e-6 if setting.model.value == "shuffle" else None
+    rows = sweep(
+        [setting], k="2:70:69", alpha="0.05,0.6", eps1="0.2,3", eps2="0.5,8", delta=delta
+    ).rows()
+    padded_rows = 0
+    for row in rows:
+        made = plan(_query(key, row["k"], row["alpha"], row["eps1"], row["eps2"]))
+        if made.coverage is not Coverage.CALIBRATED:
+            assert row["total_users"] is None
+            continue
+        point = made.tester_point
+        expected = (
+            made.n_users_group1,
+            made.n_users_group2,
+            made.protocol,
+            None if point is None else point.k,
+            None if point is None else (point.eps1, point.eps2, point.alpha),
+        )
+        tester = (
+            None
+            if row["tester_eps1"] is None
+            else (
+                row["tester_eps1"],
+                row["tester_eps2"],
+                row["tester_alpha"],
+            )
+        )
+        got = (row["n_users_group1"], row["n_users_group2"], row["protocol"], row["tester_k"])
+        assert (*got, tester) == expected, row
+        padded_rows += row["tester_k"] is not None
+    assert padded_rows > 10
