@@ -1,7 +1,10 @@
 """Scan for plans that grow when the query gets easier: each random query of the accepted
 range planned as ``planner plan`` does (``covered_plan``, no simulation), then again with
-ε1, ε2 or α raised by 10 % (capped at 20 and 0.95); a raise that needs more than 1 % more
-users in all is listed, largest first.
+ε1, ε2 or α raised by 10 % (capped at 20 and 0.95), k lowered by 10 % (at least 2), β
+raised by 10 % (below 1/2) and, in the shuffle model, δ raised 10× (at most 10⁻³); a
+change that needs more than 1 % more users in all is listed, largest first. Every other
+query asks β below 1/3 (log-uniform from 0.01) and a shuffle query's δ is log-uniform in
+[10⁻¹⁰, 10⁻⁴].
 
 Run: python benchmarks/scan_monotone.py [--queries 4000] [--seed 1]
 """
@@ -46,28 +49,48 @@ def main() -> None:
         k = round(math.exp(rng.uniform(math.log(2), math.log(1e5))))
         alpha = math.exp(rng.uniform(math.log(0.01), math.log(0.95)))
         eps1, eps2 = (math.exp(rng.uniform(math.log(0.05), math.log(20))) for _ in range(2))
-        delta = 1e-6 if setting.model.needs_delta else None
-        query = Query(setting, k, alpha, eps1, eps2, delta)
+        log_delta = rng.uniform(math.log(1e-10), math.log(1e-4))
+        delta = math.exp(log_delta) if setting.model.needs_delta else None
+        log_beta = rng.uniform(math.log(0.01), math.log(1 / 3))
+        beta = math.exp(log_beta) if index % 2 else 1 / 3
+        query = Query(setting, k, alpha, eps1, eps2, delta, beta)
         before = users(query)
         if before is None:
             continue
         planned += 1
-        for name, easier in (
-            ("eps1", Query(setting, k, alpha, min(20.0, eps1 * 1.1), eps2, delta)),
-            ("eps2", Query(setting, k, alpha, eps1, min(20.0, eps2 * 1.1), delta)),
-            ("alpha", Query(setting, k, min(0.95, alpha * 1.1), eps1, eps2, delta)),
-        ):
+        changes = [
+            ("eps1", Query(setting, k, alpha, min(20.0, eps1 * 1.1), eps2, delta, beta)),
+            ("eps2", Query(setting, k, alpha, eps1, min(20.0, eps2 * 1.1), delta, beta)),
+            ("alpha", Query(setting, k, min(0.95, alpha * 1.1), eps1, eps2, delta, beta)),
+            ("k", Query(setting, max(2, math.floor(k / 1.1)), alpha, eps1, eps2, delta, beta)),
+            ("beta", Query(setting, k, alpha, eps1, eps2, delta, min(0.49, beta * 1.1))),
+        ]
+        if delta is not None:
+            changes.append(("delta", Query(setting, k, alpha, eps1, eps2, delta * 10, beta)))
+        for name, easier in changes:
             after = users(easier)
             if after is not None and after > before * 1.01:
                 found.append(
-                    (after / before, setting.key, k, alpha, eps1, eps2, name, before, after)
+                    (
+                        after / before,
+                        setting.key,
+                        k,
+                        alpha,
+                        eps1,
+                        eps2,
+                        delta,
+                        beta,
+                        name,
+                        before,
+                        after,
+                    )
                 )
     found.sort(reverse=True)
-    print(f"{planned} queries planned, {len(found)} raises needing more than 1 % more users")
-    for ratio, key, k, alpha, eps1, eps2, name, before, after in found[:25]:
+    print(f"{planned} queries planned, {len(found)} changes needing more than 1 % more users")
+    for ratio, key, k, alpha, eps1, eps2, delta, beta, name, before, after in found[:25]:
         print(
             f"  ×{ratio:.3f} {key} k={k} α={alpha:.4g} ε=({eps1:.4g}, {eps2:.4g}) "
-            f"{name} raised: {before:,} → {after:,}"
+            f"δ={delta} β={beta:.4g} {name} made easier: {before:,} → {after:,}"
         )
 
 

@@ -109,8 +109,13 @@ def _simulated_if_fewer(
     if own.coverage is not Coverage.EXTRAPOLATED:
         return result
     needed = simulation_seconds(query, trials)
-    if needed > budget_seconds:
-        return result
+    if needed > budget_seconds:  # not simulated here: the line says it could be
+        line = (
+            f"the query's own {query.k}-bin domain is outside the covered region: simulating "
+            f"it (about {max(needed, 1):,.0f} s; --simulation-budget, or a plan job in the "
+            "service) may need fewer users"
+        )
+        return replace(result, warnings=(*result.warnings, line))
     private = private_coin_twin(query)
     fallback = private is not None and needed + simulation_seconds(private, trials) <= (
         budget_seconds

@@ -134,3 +134,22 @@ def test_sweep_rows_below_a_least_covered_k_equal_their_plans(key: str) -> None:
         assert (*got, tester) == expected, row
         padded_rows += row["tester_k"] is not None
     assert padded_rows > 10
+
+
+def test_an_uncovered_own_domain_is_simulated_or_named_beside_the_larger_domain_s_plan() -> None:
+    """Shuffle public coin, k = 12, δ = 0.01 (above the shuffle settings' covered 10⁻³):
+    on 16 bins only a local randomizer at ε2 = 0.005 is covered (about 84 million users),
+    while simulating the query's own 12 bins needs about 18,000. ``planner plan``
+    simulates it within its budget and keeps the smaller; without a budget (the service's
+    /v1/plan) the larger-domain plan stands with a line that says a simulation may need
+    fewer users."""
+    from planner.coverage import covered_plan
+
+    query = Query(Setting.from_key("shuffle-public"), 12, 0.3, 1.0, 0.005, 0.01)
+    unsimulated = covered_plan(query, budget_seconds=0)
+    assert unsimulated.coverage is Coverage.CALIBRATED
+    assert unsimulated.tester_point is not None and unsimulated.tester_point.k == 16
+    assert any("own 12-bin domain is outside the covered region" in w for w in unsimulated.warnings)
+    simulated = covered_plan(query, budget_seconds=30)
+    assert simulated.coverage is Coverage.SIMULATED
+    assert simulated.total_users * 100 < unsimulated.total_users

@@ -553,10 +553,10 @@ def test_in_range_values_whose_numbers_overflow_are_422_not_500(idle_client) -> 
 
 def test_outside_the_covered_region_plan_refuses_and_a_plan_job_simulates(client, capsys) -> None:
     pytest.importorskip("planner.coverage")
-    # k = 12: below every paper protocol's covered k (16), and ε2 = 0.005 below the 0.125
-    # where k-ary randomized response (which a shuffle query may run) is covered
-    query = {"model": "shuffle", "coin": "public", "k": 12, "alpha": 0.3, "eps1": 1}
-    query |= {"eps2": 0.005, "delta": 1e-6, "allocation": "paper"}
+    # k = 12: below every paper protocol's covered k (16), and α = 0.005 below every
+    # protocol's covered α (so the 16-bin domain a k = 12 query may run on is not covered)
+    query = {"model": "shuffle", "coin": "public", "k": 12, "alpha": 0.005, "eps1": 1}
+    query |= {"eps2": 0.05, "delta": 1e-6, "allocation": "paper"}
     refused = client.post("/v1/plan", json=query)
     assert refused.status_code == 422
     assert refused.json()["parameter"] == "k"

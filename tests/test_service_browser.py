@@ -207,9 +207,9 @@ def test_the_permalink_round_trips_every_field(server, browser) -> None:
 
 def test_simulate_this_query_starts_a_job_and_links_to_it(server, browser) -> None:
     page = browser.new_page()
-    # k = 12, ε2 = 0.005: outside every covered region a shuffle query may run (the paper
-    # protocols' k ≥ 16, k-RR's ε ≥ 0.125), inside what may be simulated
-    query = "setting=shuffle-public&k=12&alpha=0.3&eps1=1&eps2=0.005&delta=1e-6&allocation=paper"
+    # k = 12, α = 0.005: outside every covered region a shuffle query may run (below every
+    # protocol's covered α, on its own 12 bins and on 16), inside what may be simulated
+    query = "setting=shuffle-public&k=12&alpha=0.005&eps1=1&eps2=0.05&delta=1e-6&allocation=paper"
     page.goto(f"{server}/?{query}")
     assert "--simulation-budget" not in page.content()
     page.get_by_role("button", name="Simulate this query").click()
