@@ -860,14 +860,13 @@ def _on_padded_domain(padded: Plan, query: Query, made: Plan) -> Plan:
         query.alpha if point is None else point.alpha,
         domain,
     )
-    there = f"{made.total_users:,}"
-    if made.coverage is not Coverage.CALIBRATED:
-        there += " (outside the covered region)"
-    compared = (
-        f"fewer than {there} on the asked domain"
-        if padded.total_users < made.total_users
-        else f"where the asked domain's plan ({there}) is not covered"
-    )
+    outside = made.coverage is not Coverage.CALIBRATED
+    if padded.total_users < made.total_users:
+        compared = f"fewer than {made.total_users:,} on the asked domain" + (
+            " (outside the covered region)" if outside else ""
+        )
+    else:  # taken because the asked domain's plan is not covered
+        compared = f"where the asked domain's {made.total_users:,} lie outside the covered region"
     note = (
         f"the tester runs on a domain of k = {domain:,} (asked {query.k:,}): "
         f"{padded.total_users:,} users in all, {compared}; it answers this query (a "
