@@ -109,6 +109,54 @@ def release(histogram: np.ndarray, eps: float, source: random.Random) -> np.ndar
 
 
 @dataclass(frozen=True)
+class HistogramChannel:
+    """A trusted curator's release of one group's histogram at ε: H + N, N_j i.i.d.
+    discrete Laplace (module docstring), as a channel of the closeness statistic for any
+    pair of channels (``planner.validators.local_channels.Channel``): the group's data
+    reach the analyser through it. Pure ε-DP for the group whatever the other group does
+    (a separate release on disjoint users; anything computed from it after is
+    post-processing).
+
+    Unbiased per bin, with s = v/n² the noise's variance in frequency units: p̂_j = Y_j/n
+    (the noise has mean 0), Var p̂_j = p_j(1 − p_j)/n + s, and
+    u_j = (p̂_j − p̂_j² + s)/(n − 1) + s has mean exactly that: E[p̂ − p̂²] =
+    p(1 − p)(1 − 1/n) − s."""
+
+    k: int
+    eps: float
+
+    def __post_init__(self) -> None:
+        if self.k < 2 or not (self.eps > 0 and math.isfinite(self.eps)):
+            raise ValueError(f"a release needs k ≥ 2 and a finite ε > 0 (k={self.k}, ε={self.eps})")
+
+    @property
+    def bits_per_user(self) -> int:
+        """What each user hands the curator: its item, ⌈log₂ k⌉ bits."""
+        return max(1, math.ceil(math.log2(self.k)))
+
+    def randomize(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The release of these users' items: their histogram plus exact discrete Laplace
+        noise (:func:`release`, seeded from ``rng``)."""
+        histogram = np.bincount(np.asarray(values, dtype=np.int64), minlength=self.k)
+        return release(histogram, self.eps, random.Random(int(rng.integers(2**63))))
+
+    def fast_counts(
+        self, pmf: np.ndarray, n_users: int, trials: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """(trials, k) releases with the distribution of :meth:`randomize` on n_users items
+        drawn from ``pmf`` (numpy's geometric sampler for the noise)."""
+        stack = as_trial_stack(pmf, trials)
+        counts = rng.multinomial(n_users, stack / stack.sum(axis=1, keepdims=True))
+        return counts + sample_noise(self.eps, counts.shape, rng)
+
+    def debiased(self, counts: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(p̂, u) of the class docstring."""
+        share = np.asarray(counts, dtype=np.float64) / n
+        noise = noise_variance(self.eps) / (n * n)
+        return share, (share - share * share + noise) / (n - 1) + noise
+
+
+@dataclass(frozen=True)
 class CuratorHistogramTester:
     """The closeness test on two discrete-Laplace histograms, each group at its own ε."""
 

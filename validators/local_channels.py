@@ -60,6 +60,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
 import numpy as np
 
@@ -168,29 +169,50 @@ class AffineChannel:
         true_counts = rng.multinomial(n_users, stack / stack.sum(axis=1, keepdims=True))
         return rng.binomial(true_counts, a + b) + rng.binomial(n_users - true_counts, b)
 
+    def debiased(self, counts: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(p̂, u): each bin's debiased frequency (c/n − b)/a and the unbiased estimate
+        π̂(1 − π̂)/((n − 1)·a²) of its variance."""
+        a, b = self.affine
+        share = np.asarray(counts, dtype=np.float64) / n
+        return (share - b) / a, share * (1.0 - share) / ((n - 1) * a * a)
 
-def _debiased(counts: np.ndarray, n: int, channel: AffineChannel) -> tuple[np.ndarray, np.ndarray]:
-    """(p̂, u): each bin's debiased frequency (c/n − b)/a and the unbiased estimate
-    π̂(1 − π̂)/((n − 1)·a²) of its variance."""
-    a, b = channel.affine
-    share = np.asarray(counts, dtype=np.float64) / n
-    return (share - b) / a, share * (1.0 - share) / ((n - 1) * a * a)
+
+class Channel(Protocol):
+    """What the closeness statistic needs of one group's release over k bins: per-bin
+    counts (user by user, or drawn with their exact distribution) and, from them, each
+    bin's unbiased frequency estimate with an unbiased estimate of its variance. An
+    :class:`AffineChannel` (a local randomizer) is one; so is a trusted curator's noisy
+    histogram (``planner.validators.curator_histogram.HistogramChannel``)."""
+
+    @property
+    def k(self) -> int: ...
+
+    @property
+    def eps(self) -> float: ...
+
+    def randomize(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
+
+    def fast_counts(
+        self, pmf: np.ndarray, n_users: int, trials: int, rng: np.random.Generator
+    ) -> np.ndarray: ...
+
+    def debiased(self, counts: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]: ...
 
 
 def studentized_statistic(
     counts1: np.ndarray,
     n1: int,
-    channel1: AffineChannel,
+    channel1: Channel,
     counts2: np.ndarray,
     n2: int,
-    channel2: AffineChannel,
+    channel2: Channel,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(Z, σ̂) per row of the counts: Z the unbiased estimate of ‖p − q‖²₂ (module
     docstring), σ̂² = 2·Σ_j (u1_j + u2_j)² the plug-in estimate of its null variance."""
     if n1 < 2 or n2 < 2:
         raise ValueError(f"the statistic needs at least 2 users a group (n1={n1}, n2={n2})")
-    estimate1, variance1 = _debiased(counts1, n1, channel1)
-    estimate2, variance2 = _debiased(counts2, n2, channel2)
+    estimate1, variance1 = channel1.debiased(counts1, n1)
+    estimate2, variance2 = channel2.debiased(counts2, n2)
     spread = variance1 + variance2
     z = ((estimate1 - estimate2) ** 2 - spread).sum(axis=-1)
     sd = np.sqrt(2.0 * (spread * spread).sum(axis=-1))
@@ -200,10 +222,10 @@ def studentized_statistic(
 def closeness_statistic(
     counts1: np.ndarray,
     n1: int,
-    channel1: AffineChannel,
+    channel1: Channel,
     counts2: np.ndarray,
     n2: int,
-    channel2: AffineChannel,
+    channel2: Channel,
 ) -> np.ndarray:
     """Z, the unbiased estimate of ‖p − q‖²₂ (module docstring), per row of the counts."""
     return studentized_statistic(counts1, n1, channel1, counts2, n2, channel2)[0]
@@ -212,10 +234,10 @@ def closeness_statistic(
 def paired_statistic(
     counts1: np.ndarray,
     n1: int,
-    channel1: AffineChannel,
+    channel1: Channel,
     counts2: np.ndarray,
     n2: int,
-    channel2: AffineChannel,
+    channel2: Channel,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`studentized_statistic` as a tester reads it: with fewer than 2 users in a
     group nothing can be estimated (the variance estimate needs two), so Z = σ̂ = 0 and
@@ -252,7 +274,7 @@ class ChannelPairTester:
     place; each group's reports are drawn in the same order on both (group 1, then 2)."""
 
     @property
-    def channels(self) -> tuple[AffineChannel, AffineChannel]:
+    def channels(self) -> tuple[Channel, Channel]:
         raise NotImplementedError
 
     def statistic(
@@ -364,6 +386,7 @@ class ChannelsTester(ChannelPairTester):
 
 __all__ = [
     "AffineChannel",
+    "Channel",
     "ChannelPairTester",
     "ChannelsTester",
     "Randomizer",

@@ -1,0 +1,83 @@
+"""Two groups under different trust models: each group's data reach the analyser through
+its own channel, and one closeness statistic reads any two of them.
+
+A group under the **local** model reports through the best local randomizer at its ε
+(:func:`planner.validators.local_channels.best_channel`: k-ary randomized response,
+optimized unary encoding or bit flipping). A group under the **central** model hands its
+items to a trusted curator, which releases the group's histogram with discrete Laplace
+noise at its ε (:class:`planner.validators.curator_histogram.HistogramChannel`; pure
+ε-DP, sensitivity 2 under replace-one neighbours). The analyser — the curator itself, or
+anyone: what it reads is already private — computes the studentized statistic of
+:mod:`planner.validators.local_channels` from the two releases: Z = Σ_j [(p̂_j − q̂_j)² −
+u1_j − u2_j], each group's (p̂, u) unbiased through its own channel, so E Z = ‖p − q‖²₂
+for every pair and every two channels, and rejects when Z > κ·σ̂.
+
+Privacy per group is its own model's guarantee: the local group's reports are ε1-LDP
+(``tests/test_channels.py`` enumerates them), the curator's release is ε2-DP
+(``tests/test_curator_baseline.py`` checks the likelihood ratio exactly); neither needs δ.
+The curator is trusted by its own group only; the local group trusts nobody.
+
+This is the tester of a mixed pair. The planner does not size it yet (no calibrated
+constant, no protocol module): ``benchmarks/bench_mixed_trust.py`` measures by
+simulation what it saves against putting both groups under the local model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.validators.curator_histogram import HistogramChannel
+from planner.validators.local_channels import (
+    Channel,
+    ChannelPairTester,
+    best_channel,
+    paired_statistic,
+    studentized_decision,
+)
+
+MODELS = ("local", "central")
+"""The trust models a group of a mixed pair may be under here."""
+
+
+def group_channel(model: str, k: int, eps: float) -> Channel:
+    """The channel a group under ``model`` at ε reports through over k bins."""
+    if model == "local":
+        return best_channel(k, eps)
+    if model == "central":
+        return HistogramChannel(k, eps)
+    raise ValueError(f"model must be one of {', '.join(MODELS)}, not {model!r}")
+
+
+@dataclass(frozen=True)
+class MixedChannelsTester(ChannelPairTester):
+    """Closeness of p (group 1, under ``model1`` at ε1) and q (group 2, ``model2`` at ε2);
+    rejects when Z > ``threshold_sd``·σ̂ (as the local channels' tester)."""
+
+    k: int
+    alpha: float
+    eps1: float
+    eps2: float
+    model1: str = "local"
+    model2: str = "central"
+    threshold_sd: float = 0.7
+
+    @property
+    def channels(self) -> tuple[Channel, Channel]:
+        return (
+            group_channel(self.model1, self.k, self.eps1),
+            group_channel(self.model2, self.k, self.eps2),
+        )
+
+    def statistic(
+        self, counts1: np.ndarray, n1: int, counts2: np.ndarray, n2: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        one, two = self.channels
+        return paired_statistic(counts1, n1, one, counts2, n2, two)
+
+    def decide(self, z: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return studentized_decision(z, sd, self.threshold_sd)
+
+
+__all__ = ["MODELS", "MixedChannelsTester", "group_channel"]
