@@ -55,9 +55,12 @@ SIMULATION_N_MAX = 10**15
 """Largest group size a simulation takes (counts are int64, exact in float64)."""
 USER_PATH_MESSAGES_MAX = 2 * 10**7
 """trials × (n1 + n2) on the user path, which holds every trial's messages at once."""
-SWEEP_SINGLE_ROWS_MAX = 300
+SWEEP_SINGLE_ROWS_MAX = 500
 """Valid sweep rows the vectorised path leaves to ``plan`` one by one (β < 1/3 with direct
-calibration, counts ≥ 2^53): ~45 ms each."""
+calibration, counts ≥ 2^53): 1–11 ms each on one core (2026-11-29: a 1,000-row shuffle
+public-coin sweep below k = 16, 100 values of ε2 at β = 0.1, took 11 s; 300 at ~45 ms each
+before). Rows below k = 16 at β < 1/3 come here too, as their 16-bin plans may take a
+direct factor."""
 ROOT_FIND_COST_MAX = 10**8
 """Summed cost of the exact-noise root-finds one sweep may need, in terms of the sums of
 :func:`planner.formulas.accounting.poisson_histogram_delta` (~0.1 µs a term, ~1000 terms of

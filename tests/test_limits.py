@@ -184,7 +184,7 @@ def test_too_many_rows_planned_one_by_one_are_refused() -> None:
         sweep(
             [ALL_SETTINGS[0]],
             k="16:4096:40",
-            alpha="0.05:0.5:10",
+            alpha="0.05:0.5:40",
             eps1=1.0,
             eps2=0.5,
             beta=0.1,
