@@ -469,6 +469,6 @@ def allocated_plan(
         if ABOVE_BASELINE not in w
         and not w.startswith(("the default split", "the paper's split needs"))
         # its totals are the base plan's own sizes: the JSON tester_point keeps where it runs
-        and not (sizes_changed and w.startswith("the tester runs at"))
+        and not (sizes_changed and w.startswith(("the tester runs at", "the tester runs on")))
     )
     return replace(base, groups=groups, warnings=(*kept, note))

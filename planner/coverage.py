@@ -124,7 +124,17 @@ def _simulated_if_fewer(
         simulated = simulated_plan(query, own, trials=trials, seed=seed, fallback=fallback)
     except NotCoveredError:
         return result
-    return simulated if simulated.total_users < result.total_users else result
+    if simulated.total_users < result.total_users:
+        line = (
+            f"the covered plan on a domain of k = {point.k:,} needs "
+            f"{result.total_users:,} users in all: more than this simulation of the asked one"
+        )
+        return replace(simulated, warnings=(*simulated.warnings, line))
+    line = (
+        f"simulating the asked {query.k}-bin domain needed {simulated.total_users:,} users "
+        "in all: more than this plan"
+    )
+    return replace(result, warnings=(*result.warnings, line))
 
 
 def coverable_plan(

@@ -156,6 +156,7 @@ def exact_to_dict(exact: Any, default: Plan) -> dict[str, Any]:
             "eps1": exact.query.eps1,
             "eps2": exact.query.eps2,
             "alpha": exact.query.alpha,
+            "k": exact.query.k,
         },
         "protocol": found.protocol if found else None,
         "n_users_group1": found.n_users_group1 if found else None,

@@ -869,8 +869,8 @@ def _on_padded_domain(padded: Plan, query: Query, made: Plan) -> Plan:
         compared = f"where the asked domain's {made.total_users:,} lie outside the covered region"
     note = (
         f"the tester runs on a domain of k = {domain:,} (asked {query.k:,}): "
-        f"{padded.total_users:,} users in all, {compared}; it answers this query (a "
-        f"{query.k:,}-bin domain is a {domain:,}-bin one whose other bins never occur, with "
+        f"{padded.total_users:,} users in all, {compared}; it answers this query "
+        f"({_bins(query.k)} domain is {_bins(domain)} one whose other bins never occur, with "
         "the same total variation)"
     )
     # a hint about another k speaks of the padded query's k: the plan says where it runs
@@ -882,6 +882,13 @@ def _on_padded_domain(padded: Plan, query: Query, made: Plan) -> Plan:
         groups=_lower_bounds_at_the_query(padded.groups, query, query.setting),
         warnings=(*kept, note),
     )
+
+
+def _bins(k: int) -> str:
+    """ "a 16-bin", "an 8-bin", "an 11-bin" (the article as the number is said)."""
+    spoken = f"{k:,}"
+    vowel = spoken.startswith("8") or (spoken.startswith(("11", "18")) and len(spoken) in (2, 6))
+    return f"{'an' if vowel else 'a'} {spoken}-bin"
 
 
 def plan_on_domain(

@@ -185,8 +185,12 @@ def tester_point_words(plan: Plan) -> str:
     domain = "" if point.k is None else f"on a domain of k = {point.k:,}"  # larger, not lower
     if not lowered:
         return f"the tester runs {domain} (planner plan says why)" if domain else ""
-    at = f"{', '.join(lowered)}{' ' + domain if domain else ''}"
-    return f"the tester runs at {at} (below the query; planner plan says why)"
+    if domain:
+        return (
+            f"the tester runs at {', '.join(lowered)} (below the query), {domain} (above "
+            "it; planner plan says why)"
+        )
+    return f"the tester runs at {', '.join(lowered)} (below the query; planner plan says why)"
 
 
 def validation_renderable(report: Any) -> Any:
@@ -344,6 +348,8 @@ def exact_renderable(exact: Any, default: Plan) -> Any:
     if default.tester_point is not None:
         at = default.tester_point
         where = f"the plan's tester point ε1 = {at.eps1:.4g}, ε2 = {at.eps2:.4g}, α = {at.alpha:g}"
+        if at.k is not None:
+            where += f", on a domain of k = {at.k:,}"
     return Text(
         f"exact search ({where}{ran}, {exact.trials} trials/family, seed {exact.seed}): "
         f"n1 = {found.n_users_group1:,}, n2 = {found.n_users_group2:,} — {exact.confidence} "
@@ -409,6 +415,7 @@ def sweep_renderable(result: Any) -> Any:
     rows = result.rows()
     votes = any((row["runs"] or 1) > 1 for row in rows)
     lowered = any(row["tester_eps1"] is not None for row in rows)
+    domains = any(row["tester_k"] is not None for row in rows)
     shown = [
         [
             row["setting"]
@@ -435,7 +442,7 @@ def sweep_renderable(result: Any) -> Any:
             "group 2",
             "total",
             *(["runs"] if votes else []),
-            *(["tester at (ε1, ε2, α)"] if lowered else []),
+            *([f"tester at (ε1, ε2, α{', k' if domains else ''})"] if lowered else []),
         ],
         shown,
     )
@@ -446,7 +453,7 @@ def _tester_cell(row: dict[str, Any]) -> str:
     if row["tester_eps1"] is None:
         return "—"
     cell = f"{row['tester_eps1']:.4g}, {row['tester_eps2']:.4g}, {row['tester_alpha']:g}"
-    return cell if row["tester_k"] is None else f"{cell}, k = {row['tester_k']:,}"
+    return cell if row["tester_k"] is None else f"{cell}, {row['tester_k']:,}"
 
 
 def _asked_setting(row: dict[str, Any]) -> str:

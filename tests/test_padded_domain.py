@@ -153,3 +153,36 @@ def test_an_uncovered_own_domain_is_simulated_or_named_beside_the_larger_domain_
     simulated = covered_plan(query, budget_seconds=30)
     assert simulated.coverage is Coverage.SIMULATED
     assert simulated.total_users * 100 < unsimulated.total_users
+
+
+def test_the_domain_line_reads_right_and_allocations_drop_its_stale_total() -> None:
+    """A review's finds: "a 8-bin domain" (an 8-bin); ``--allocation cost`` kept the
+    paper split's total (610) in the line beside its own 428; the exact search's point had
+    no k."""
+    from planner.api import plan_answer
+
+    made = plan(_query("central", 8, 0.3, 2.0, 1.0))
+    (line,) = [w for w in made.warnings if w.startswith("the tester runs on a domain")]
+    assert "(an 8-bin domain is a 16-bin one" in line
+    answer = plan_answer(
+        model="central", k=12, alpha=0.2, eps1=1, eps2=0.5, allocation="cost", cost2=5
+    )
+    allocated = answer.to_dict()
+    total = allocated["allocation"]["n_users_group1"] + allocated["allocation"]["n_users_group2"]
+    assert total == 428
+    assert (allocated["n_users_group1"], allocated["n_users_group2"]) == (214, 214)
+    assert not [w for w in allocated["warnings"] if w.startswith("the tester runs on")]
+    exact = plan_answer(
+        model="central", k=12, alpha=0.2, eps1=1, eps2=0.5, exact=True, trials=50
+    ).to_dict()
+    assert exact["exact"]["searched_at"]["k"] == 16
+
+
+def test_the_simulated_own_domain_names_the_covered_plan_it_replaced() -> None:
+    """Central k = 8, α = 0.5, ε = (0.1, 0.05): the simulation (312) beats the 16-bin plan
+    (367), and says what that plan needed."""
+    from planner.coverage import covered_plan
+
+    made = covered_plan(_query("central", 8, 0.5, 0.1, 0.05))
+    assert made.coverage is Coverage.SIMULATED and made.total_users < 367
+    assert any("the covered plan on a domain of k = 16 needs 367 users" in w for w in made.warnings)
