@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
-from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
+from planner.constants import (
+    ConstantSource,
+    ConstantTable,
+    GridCorner,
+    SettingConstant,
+    default_constants,
+)
 from planner.formulas.registry import BOUNDS
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import Setting
@@ -497,8 +503,11 @@ def _calibrated_multiplier(
     corners = constant.grid_corners(query.k, query.alpha, eps_strong, eps_weak)
     if corners is None:
         return constant.multiplier
-    if protocol_for(query.setting).coupled_groups:
+    protocol = protocol_for(query.setting)
+    if protocol.coupled_groups:
         return max(corner.multiplier for corner in corners if corner.weight > 0)
+    if query.k < protocol.largest_alpha_c_below_k:
+        corners = _larger_alpha_corner(corners)
     interpolated_constant = math.exp(
         sum(corner.weight * math.log(corner.multiplier) for corner in corners)
     )
@@ -535,6 +544,20 @@ def _calibrated_multiplier(
     # as k·√K (K jumps at powers of two) can rise above its chord between nodes, where the
     # interpolated constant times this point's own bound is the larger.
     return max(math.exp(log_n) / here, interpolated_constant)
+
+
+def _larger_alpha_corner(corners: list[GridCorner]) -> list[GridCorner]:
+    """The corners with each one's C raised to the larger of its α pair's (the two corners
+    that differ only in α: the same k, ε_strong and ε_weak), where both weigh
+    (``Protocol.largest_alpha_c_below_k``)."""
+    larger: dict[tuple[float, float, float], float] = {}
+    for corner in corners:
+        key = (corner.k, corner.eps_strong, corner.eps_weak)
+        larger[key] = max(larger.get(key, 0.0), corner.multiplier)
+    return [
+        replace(corner, multiplier=larger[(corner.k, corner.eps_strong, corner.eps_weak)])
+        for corner in corners
+    ]
 
 
 LADDER_STEP = 2.0

@@ -836,6 +836,9 @@ def _calibrated_multiplier(
     corners = constant.grid_corner_arrays(points.k, points.alpha, eps_s, eps_w)
     if corners is None:
         return np.full(points.k.shape, constant.multiplier), None
+    record = protocol_for(protocol)
+    if record.largest_alpha_c_below_k:
+        corners = _larger_alpha_corners(corners, points.k < record.largest_alpha_c_below_k)
     unit = _corner_units(points, protocol, constant, corners, accounting, compression)
     log_n = 0
     log_constant = 0
@@ -843,12 +846,27 @@ def _calibrated_multiplier(
         log_n = log_n + corner.weight * np.log(corner.multiplier * corner_unit)
         log_constant = log_constant + corner.weight * np.log(corner.multiplier)
     here = _run_sizes(points, protocol, eps_s, eps_w, None, constant.bound, accounting, compression)
-    if protocol_for(protocol).coupled_groups:  # the largest C of the point's cell (``plan``)
+    if record.coupled_groups:  # the largest C of the point's cell (``plan``)
         largest = np.zeros(points.k.shape)
         for corner in corners:
             largest = np.maximum(largest, np.where(corner.weight > 0, corner.multiplier, 0.0))
         return largest, here
     return np.maximum(np.exp(log_n) / here, np.exp(log_constant)), here
+
+
+def _larger_alpha_corners(corners: list, rows: np.ndarray) -> list:
+    """``plan._larger_alpha_corner`` on the rows ``rows``: the 16 corners come in the
+    order of (k, α, ε_strong, ratio) sides, so corner i and i + 4 differ only in α; where
+    both weigh, each takes the larger C of the two."""
+    raised = list(corners)
+    for lower in (i for i in range(len(corners)) if not i & 4):
+        upper = lower + 4
+        both = rows & (corners[lower].weight > 0) & (corners[upper].weight > 0)
+        larger = np.maximum(corners[lower].multiplier, corners[upper].multiplier)
+        for index in (lower, upper):
+            multiplier = np.where(both, larger, corners[index].multiplier)
+            raised[index] = replace(corners[index], multiplier=multiplier)
+    return raised
 
 
 def _corner_units(

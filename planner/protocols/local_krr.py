@@ -128,6 +128,7 @@ PROTOCOL = Protocol(
     lower_bound_key="lower-local-private",
     allocation_family=AllocationFamily.EQUAL,
     min_users=MIN_USERS,
+    largest_alpha_c_below_k=8,
     weak_eps_only=True,
     noise_matched_above_grid=True,
     thresholds_for_beta=thresholds_for_beta,
