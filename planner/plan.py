@@ -953,9 +953,14 @@ def plan_on_domain(
                 runs.append((point, run, run_notes))
         # ε above 1 (outside the theorems' range), or at β < 1/3 α above direct
         # calibration's top (where the vote costs up to 10× more): a capped point (the
-        # cheapest) is the reference when it needs fewer users in all
+        # cheapest) is the reference when it needs fewer users in all, or when the query's
+        # own plan is not covered (α above every covered top: a review found the paper's
+        # split refused there while the default ran at the top)
         for point, run, run_notes in runs:
-            if point in capped and run.total_users < reference.total_users:
+            if point in capped and (
+                run.total_users < reference.total_users
+                or reference.coverage is not Coverage.CALIBRATED
+            ):
                 reference = paper = run
                 best, best_notes, best_point = run, run_notes, point
         if split is Split.FEWEST:  # of the query and every point, the fewest in all
@@ -1503,13 +1508,18 @@ def _lowered_note(
         there = f"the {asked.repetition.runs}-run majority vote's {asked_users:,}"
     else:
         there = f"{asked_users:,}"
-    if asked.coverage is not Coverage.CALIBRATED:
-        there += " (outside the covered region)"
+    if made.total_users < asked_users:
+        compared = f"fewer than {there} at the asked values" + (
+            " (outside the covered region)" if asked.coverage is not Coverage.CALIBRATED else ""
+        )
+    else:  # taken because the asked values' plan is not covered
+        compared = f"where the asked values' {there} lie outside the covered region"
     return (
         "the tester runs at "
         + ", ".join(lowered)
-        + f": {made.total_users:,} users in all, fewer than {there} at the asked values; it "
-        "answers this query (" + "; ".join(why) + ")"
+        + f": {made.total_users:,} users in all, {compared}; it answers this query ("
+        + "; ".join(why)
+        + ")"
     )
 
 

@@ -368,8 +368,7 @@ def _lowered(
         candidate = _cheapest_protocol_columns(at_cap, setting, table, split, light=True)
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_codes)
         cheaper = covered & (users(candidate, at_cap) < best_users[rows])
-        if fewest:  # a covered point beats an uncovered query (``plan``)
-            cheaper |= covered & (best[-1][rows] != 0)
+        cheaper |= covered & (best[-1][rows] != 0)  # a covered point beats an uncovered query
         chosen = np.flatnonzero(rows)[cheaper]
         best_users[chosen] = users(candidate, at_cap)[cheaper]
         _take(best, tester, chosen, at_cap, cheaper, candidate)

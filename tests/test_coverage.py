@@ -79,11 +79,16 @@ def test_a_channel_per_group_is_covered_above_its_grid_where_the_smaller_eps_is_
     alone = plan(query, fallback=False)
     assert alone.coverage is Coverage.CALIBRATED and alone.tester_point is not None
     assert min(alone.tester_point.eps1, alone.tester_point.eps2) <= 5
-    # at the paper's split it runs at the query's own ε: outside, and the gap says why
+    # the query's own ε is outside (the gap says why); the paper's split, whose plan at the
+    # query is not covered, takes its capped point (both ε at most 1) as the reference and
+    # then the covered rung with no more users in either group: here the default's
+    assert constant.coverage_gaps(4096, 0.1, 20.0, 10.0, None) == [("eps_weak", 10.0, 0.0, 5.0)]
     paper = plan(query, fallback=False, split=Split.PAPER)
-    assert paper.coverage is Coverage.EXTRAPOLATED and paper.coverage_axes == ("eps_weak",)
-    assert paper.coverage_gaps == (
-        "eps1 (the smaller ε) at this k = 10 is outside the covered range [0, 5]",
+    assert paper.coverage is Coverage.CALIBRATED and paper.tester_point is not None
+    assert min(paper.tester_point.eps1, paper.tester_point.eps2) <= 5
+    assert (paper.n_users_group1, paper.n_users_group2) == (
+        alone.n_users_group1,
+        alone.n_users_group2,
     )
 
 
