@@ -96,7 +96,9 @@ def main() -> int:
     rows = []
     start = time.perf_counter()
     for k, alpha, eps_local, eps_curator in QUERIES:
-        mixed = MixedChannelsTester(k, alpha, eps_local, eps_curator, "local", "central")
+        mixed = MixedChannelsTester(
+            k, alpha, eps_local, eps_curator, model1="local", model2="central"
+        )
         local = ChannelsTester(k, alpha, eps_local, eps_curator)
         best_mixed = min(
             t

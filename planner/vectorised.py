@@ -22,7 +22,7 @@ itself (:mod:`planner.sweep` does).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -176,26 +176,19 @@ def _padded_rows(
     regular[rows] &= padded.regular  # either plan left to ``plan``: the row is
     blank = np.where(regular, 1.0, np.nan)
     result = replace(made, **changed, tester_k=tester_k, regular=regular)
-    numbers = {
-        name: getattr(result, name) * blank
-        for name in (
-            "n_users_group1",
-            "n_users_group2",
-            "baseline_n_users_group1",
-            "baseline_n_users_group2",
-            "lower_bound_group1",
-            "lower_bound_group2",
-            "runs",
-            "tester_eps1",
-            "tester_eps2",
-            "tester_alpha",
-            "tester_k",
-        )
-    }
+    numbers = {name: getattr(result, name) * blank for name in _NUMBER_FIELDS}
     protocol = np.where(regular, result.protocol, "").astype(object)
     return replace(
         result, **numbers, protocol=protocol, uncovered=np.where(regular, result.uncovered, 0)
     )
+
+
+_NUMBER_FIELDS = tuple(
+    field.name
+    for field in fields(PlanColumns)
+    if field.name not in ("protocol", "regular", "uncovered")
+)
+"""The columns of numbers, NaN on a row left to ``plan``."""
 
 
 def _plan_columns_on_domain(

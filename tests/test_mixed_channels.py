@@ -54,7 +54,7 @@ def test_the_statistic_s_mean_is_the_squared_distance(models, eps, family) -> No
     k, n1, n2 = 32, 400, 900
     instance = build(family, k, 0.3)
     assert instance is not None
-    tester = MixedChannelsTester(k, 0.3, *eps, *models)
+    tester = MixedChannelsTester(k, 0.3, *eps, model1=models[0], model2=models[1])
     one, two = tester.channels
     rng = np.random.default_rng(11)
     trials = 40_000
@@ -71,7 +71,7 @@ def test_the_user_level_and_fast_paths_agree(models) -> None:
     within Z standard errors of their difference (the user path draws the curator's noise
     with the exact sampler, the fast path with numpy's)."""
     k, alpha = 64, 0.3
-    tester = MixedChannelsTester(k, alpha, 1.0, 0.5, *models)
+    tester = MixedChannelsTester(k, alpha, 1.0, 0.5, model1=models[0], model2=models[1])
     trials = 600
     for family in ("uniform", "paninski"):
         instance = build(family, k, alpha)

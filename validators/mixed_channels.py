@@ -26,16 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from planner.validators.curator_histogram import HistogramChannel
-from planner.validators.local_channels import (
-    Channel,
-    ChannelPairTester,
-    best_channel,
-    paired_statistic,
-    studentized_decision,
-)
+from planner.validators.local_channels import Channel, ChannelsTester, best_channel
 
 MODELS = ("local", "central")
 """The trust models a group of a mixed pair may be under here."""
@@ -51,33 +43,20 @@ def group_channel(model: str, k: int, eps: float) -> Channel:
 
 
 @dataclass(frozen=True)
-class MixedChannelsTester(ChannelPairTester):
-    """Closeness of p (group 1, under ``model1`` at ε1) and q (group 2, ``model2`` at ε2);
-    rejects when Z > ``threshold_sd``·σ̂ (as the local channels' tester)."""
+class MixedChannelsTester(ChannelsTester):
+    """Closeness of p (group 1, under ``model1`` at ε1) and q (group 2, ``model2`` at ε2):
+    the local channels' tester (its statistic and κ = ``threshold_sd``), each group
+    through its own model's channel."""
 
-    k: int
-    alpha: float
-    eps1: float
-    eps2: float
     model1: str = "local"
     model2: str = "central"
-    threshold_sd: float = 0.7
 
     @property
-    def channels(self) -> tuple[Channel, Channel]:
+    def channels(self) -> tuple[Channel, Channel]:  # type: ignore[override]
         return (
             group_channel(self.model1, self.k, self.eps1),
             group_channel(self.model2, self.k, self.eps2),
         )
-
-    def statistic(
-        self, counts1: np.ndarray, n1: int, counts2: np.ndarray, n2: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        one, two = self.channels
-        return paired_statistic(counts1, n1, one, counts2, n2, two)
-
-    def decide(self, z: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return studentized_decision(z, sd, self.threshold_sd)
 
 
 __all__ = ["MODELS", "MixedChannelsTester", "group_channel"]
