@@ -831,12 +831,12 @@ def plan(
         split = Split.PAPER  # no other point is weighed: the paper's split at the query
     if split is Split.HOMOGENEOUS:
         return _homogeneous_plan(query, table, fallback)  # its plan weighs larger domains
-    made = plan_on_domain(query, table, fallback, split)
+    made = own = plan_on_domain(query, table, fallback, split)
     if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
         for domain in padded_domains(query.setting, query.k, table, fallback):
             padded = plan_on_domain(replace(query, k=domain), table, fallback, split)
             if _padding_wins(padded, made, split):
-                made = _on_padded_domain(padded, query, made)
+                made = _on_padded_domain(padded, query, own)
     return made
 
 
@@ -874,7 +874,7 @@ def _padding_wins(padded: Plan, made: Plan, split: Split) -> bool:
 def _on_padded_domain(padded: Plan, query: Query, made: Plan) -> Plan:
     """``padded`` (the plan of ``query`` on a larger domain) as the query's plan: its
     tester point names the domain, its lower bounds are the query's, and a line says
-    where it runs and what the query's own domain needed (``made``)."""
+    where it runs and what the query's own domain needed (``made``, its plan there)."""
     point = padded.tester_point
     domain = padded.query.k
     tester = LoweredPoint(
