@@ -88,6 +88,7 @@ class SettingConstant:
                         a1,
                         e2,
                         eps_weak if ratio_clamped else e2 * r3,
+                        (i0, i1, i2, i3),
                     )
                 )
         return corners
@@ -377,6 +378,19 @@ class SettingConstant:
         return {name: self.extra[name] for name in TESTER_EXTRAS if name in self.extra}
 
     @functools.cached_property
+    def alpha_tail_multipliers(self) -> np.ndarray | None:
+        """C (with the margin) at each grid node raised to the largest C of the α nodes at
+        and above it, the other axes' nodes the same (``Protocol.largest_alpha_c_below_k``):
+        non-increasing in α, so a plan reading it never needs more users at a larger α.
+        None without a grid."""
+        grid = self._parsed_grid
+        if grid is None:
+            return None
+        _, _, values, margin = grid
+        tail = np.maximum.accumulate(values[:, ::-1, :, :], axis=1)[:, ::-1, :, :]
+        return margin * tail
+
+    @functools.cached_property
     def _parsed_grid(
         self,
     ) -> tuple[list[list[float]], list[list[float]], np.ndarray, float] | None:
@@ -474,7 +488,7 @@ class GridCorner:
     eps_strong: Any
     eps_weak: Any
     index: Any = None
-    """Arrays only: the node's index on each grid axis."""
+    """The node's index on each grid axis (arrays, or a tuple of ints for one point)."""
     on_nodes: Any = None
     """Arrays only: true where every corner of the point is a grid node (no axis outside)."""
 

@@ -507,7 +507,7 @@ def _calibrated_multiplier(
     if protocol.coupled_groups:
         return max(corner.multiplier for corner in corners if corner.weight > 0)
     if query.k < protocol.largest_alpha_c_below_k:
-        corners = _larger_alpha_corner(corners)
+        corners = _alpha_tail_corners(corners, constant)
     interpolated_constant = math.exp(
         sum(corner.weight * math.log(corner.multiplier) for corner in corners)
     )
@@ -546,16 +546,18 @@ def _calibrated_multiplier(
     return max(math.exp(log_n) / here, interpolated_constant)
 
 
-def _larger_alpha_corner(corners: list[GridCorner]) -> list[GridCorner]:
-    """The corners with each one's C raised to the larger of its α pair's (the two corners
-    that differ only in α: the same k, ε_strong and ε_weak), where both weigh
-    (``Protocol.largest_alpha_c_below_k``)."""
-    larger: dict[tuple[float, float, float], float] = {}
-    for corner in corners:
-        key = (corner.k, corner.eps_strong, corner.eps_weak)
-        larger[key] = max(larger.get(key, 0.0), corner.multiplier)
+def _alpha_tail_corners(corners: list[GridCorner], constant: SettingConstant) -> list[GridCorner]:
+    """The corners with each one's C the largest of the α nodes from the point's cell's
+    lower α node up, at the corner's other nodes (``SettingConstant.alpha_tail_multipliers``,
+    ``Protocol.largest_alpha_c_below_k``)."""
+    tail = constant.alpha_tail_multipliers
+    assert tail is not None  # a constant with corners has a grid
+    low = min(corner.index[1] for corner in corners)
     return [
-        replace(corner, multiplier=larger[(corner.k, corner.eps_strong, corner.eps_weak)])
+        replace(
+            corner,
+            multiplier=float(tail[corner.index[0], low, corner.index[2], corner.index[3]]),
+        )
         for corner in corners
     ]
 

@@ -830,7 +830,8 @@ def _calibrated_multiplier(
         return np.full(points.k.shape, constant.multiplier), None
     record = protocol_for(protocol)
     if record.largest_alpha_c_below_k:
-        corners = _larger_alpha_corners(corners, points.k < record.largest_alpha_c_below_k)
+        below = points.k < record.largest_alpha_c_below_k
+        corners = _alpha_tail_corners(corners, constant, below)
     unit = _corner_units(points, protocol, constant, corners, accounting, compression)
     log_n = 0
     log_constant = 0
@@ -846,19 +847,23 @@ def _calibrated_multiplier(
     return np.maximum(np.exp(log_n) / here, np.exp(log_constant)), here
 
 
-def _larger_alpha_corners(corners: list, rows: np.ndarray) -> list:
-    """``plan._larger_alpha_corner`` on the rows ``rows``: the 16 corners come in the
-    order of (k, α, ε_strong, ratio) sides, so corner i and i + 4 differ only in α; where
-    both weigh, each takes the larger C of the two."""
-    raised = list(corners)
-    for lower in (i for i in range(len(corners)) if not i & 4):
-        upper = lower + 4
-        both = rows & (corners[lower].weight > 0) & (corners[upper].weight > 0)
-        larger = np.maximum(corners[lower].multiplier, corners[upper].multiplier)
-        for index in (lower, upper):
-            multiplier = np.where(both, larger, corners[index].multiplier)
-            raised[index] = replace(corners[index], multiplier=multiplier)
-    return raised
+def _alpha_tail_corners(corners: list, constant: SettingConstant, rows: np.ndarray) -> list:
+    """``plan._alpha_tail_corners`` on the rows ``rows``: the first corner's α side is
+    each point's cell's lower α node."""
+    tail = constant.alpha_tail_multipliers
+    assert tail is not None  # a constant with corners has a grid
+    low = corners[0].index[1]
+    return [
+        replace(
+            corner,
+            multiplier=np.where(
+                rows,
+                tail[corner.index[0], low, corner.index[2], corner.index[3]],
+                corner.multiplier,
+            ),
+        )
+        for corner in corners
+    ]
 
 
 def _corner_units(

@@ -257,11 +257,14 @@ class Protocol:
     envelope keeps the total monotone along ε_weak/ε_strong
     (``planner.calibration.grid.monotone_envelope``)."""
     largest_alpha_c_below_k: int = 0
-    """Below this k a plan reads each corner of its grid cell at the larger C of the two α
-    nodes around it (the chord in k and ε as elsewhere): there plans run at a few dozen
-    users, where the C a tester needs is not monotone between α nodes (k-ary randomized
-    response, k = 2, α = 0.915, ε = 0.49: the chord toward the α = 0.95 node gave 31 users
-    a group, which erred 0.36, while the node's own 29 at α = 0.95 met 1/3). 0: never."""
+    """Below this k a plan reads each corner of its grid cell at the largest C of the α
+    nodes from its cell's lower α node up (the chord in k and ε as elsewhere;
+    ``SettingConstant.alpha_tail_multipliers``): there plans run at a few dozen users,
+    where the C a tester needs is not monotone between α nodes (k-ary randomized response,
+    k = 2, α = 0.915, ε = 0.49: the chord toward the α = 0.95 node gave 31 users a group,
+    which erred 0.36, while the node's own 29 at α = 0.95 met 1/3). Non-increasing in α,
+    so no larger α needs more users (the larger C of the two nodes around α alone had
+    stepped up 1.21× across α = 0.15). 0: never."""
     min_users: int = 1
     """Each group's least users in a run, also where an allocation moves users."""
     thresholds_for_beta: Callable[[dict[str, Any], float], dict[str, Any]] | None = None
