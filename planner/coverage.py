@@ -85,6 +85,11 @@ def covered_plan(
     return simulated_plan(query, result, trials=trials, seed=seed, fallback=fallback)
 
 
+OWN_DOMAIN_UNCOVERED = "domain is outside the covered region: simulating it"
+"""Words of the line a plan on a larger domain carries when the query's own domain could be
+simulated (the service's page offers the simulation beside it)."""
+
+
 def _simulated_if_fewer(
     query: Query,
     result: Plan,
@@ -111,9 +116,9 @@ def _simulated_if_fewer(
     needed = simulation_seconds(query, trials)
     if needed > budget_seconds:  # not simulated here: the line says it could be
         line = (
-            f"the query's own {query.k}-bin domain is outside the covered region: simulating "
-            f"it (about {max(needed, 1):,.0f} s; --simulation-budget, or a plan job in the "
-            "service) may need fewer users"
+            f"the query's own {query.k}-bin {OWN_DOMAIN_UNCOVERED} (about "
+            f"{max(needed, 1):,.0f} s; --simulation-budget, or a plan job in the service) "
+            "may need fewer users"
         )
         return replace(result, warnings=(*result.warnings, line))
     private = private_coin_twin(query)

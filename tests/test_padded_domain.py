@@ -186,3 +186,33 @@ def test_the_simulated_own_domain_names_the_covered_plan_it_replaced() -> None:
     made = covered_plan(_query("central", 8, 0.5, 0.1, 0.05))
     assert made.coverage is Coverage.SIMULATED and made.total_users < 367
     assert any("the covered plan on a domain of k = 16 needs 367 users" in w for w in made.warnings)
+
+
+def test_the_page_offers_to_simulate_an_uncovered_own_domain_beside_its_larger_domain_plan(
+    tmp_path,
+) -> None:
+    """The page plans without simulating: where the plan runs on 16 bins and the query's own
+    12 bins could be simulated, it shows the plan and the "Simulate this query" job box
+    (a plan job, which keeps whichever needs fewer users)."""
+    import html
+    import json
+    import re
+
+    from fastapi.testclient import TestClient
+
+    from planner.service import create_app
+
+    app = create_app(tmp_path / "page.sqlite3", workers=1, run_jobs=False)
+    query = {"setting": "shuffle-public", "k": "12", "alpha": "0.3", "eps1": "1"}
+    query |= {"eps2": "0.005", "delta": "0.01"}
+    with TestClient(app) as client:
+        page = client.get("/", params=query)
+        assert page.status_code == 200
+        assert "runs on a larger domain" in page.text and "Simulate this query" in page.text
+        box = re.search(r'id="simulate-box" data-query="([^"]*)"', page.text)
+        assert box is not None
+        job = json.loads(html.unescape(box.group(1)))
+        assert job["kind"] == "plan" and job["k"] == "12"
+        assert client.post("/v1/validations", json=job).status_code == 202
+        covered_query = {**query, "k": "64", "delta": "1e-6", "eps2": "0.5"}
+        assert "Simulate this query" not in client.get("/", params=covered_query).text

@@ -23,6 +23,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from planner import api
 from planner.allocation import COST_MAX, COST_MIN, AllocationRule
+from planner.coverage import OWN_DOMAIN_UNCOVERED
 from planner.inputs import (
     K_MAX,
     InputError,
@@ -413,15 +414,23 @@ def _verify_section(values: dict[str, str]) -> str:
     )
 
 
-def _simulate_section(values: dict[str, str]) -> str:
+def _simulate_section(values: dict[str, str], padded: bool = False) -> str:
     """For a query outside the covered region: a button that starts the job simulating
-    it (a job of kind plan, what ``planner plan`` does within its simulation budget)."""
+    it (a job of kind plan, what ``planner plan`` does within its simulation budget).
+    ``padded``: the plan above runs on a larger domain, and the query's own could be
+    simulated (the job keeps whichever needs fewer users)."""
     query = {**_job_query(values), "kind": "plan"}
+    why = (
+        "The plan above runs on a larger domain; this query's own domain lies outside the "
+        "covered region, and simulating its tester may need fewer users (the job keeps "
+        "whichever plan needs fewer"
+        if padded
+        else "Outside the covered region the plan comes from simulating this query's own tester ("
+    )
     return (
         '<section aria-labelledby="simulate-heading" id="simulate">'
         '<h2 id="simulate-heading">Simulate this query</h2>'
-        "<p>Outside the covered region the plan comes from simulating this query's own "
-        f"tester (up to {api.DEFAULT_SIMULATION_BUDGET:g} s of simulation, as the command "
+        f"<p>{why}; up to {api.DEFAULT_SIMULATION_BUDGET:g} s of simulation, as the command "
         "line allows), in a background job.</p>"
         + _job_box("simulate", query, "", "Simulate this query")
         + "</section>"
@@ -495,6 +504,8 @@ def render(values: dict[str, str], problem: InputError | None = None) -> tuple[s
                     simulate = _simulate_section(values)
                 raise
             result = _plan_section(document, values) + _verify_section(values)
+            if any(OWN_DOMAIN_UNCOVERED in line for line in document["warnings"]):
+                simulate = _simulate_section(values, padded=True)  # a larger domain's plan
             chosen = [setting]
         eps1, eps2 = float(inputs["eps1"]), float(inputs["eps2"])  # checked by now
         try:
