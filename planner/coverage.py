@@ -77,12 +77,15 @@ def covered_plan(
     )
     if result.coverage is not Coverage.EXTRAPOLATED:
         return _simulated_if_fewer(query, result, constants, budget_seconds, trials, seed, split)
-    needed = simulation_seconds(query, trials)
-    private = private_coin_twin(query)
-    fallback = private is not None and needed + simulation_seconds(private, trials) <= (
-        budget_seconds
-    )
+    fallback = _twin_fits(query, simulation_seconds(query, trials), trials, budget_seconds)
     return simulated_plan(query, result, trials=trials, seed=seed, fallback=fallback)
+
+
+def _twin_fits(query: Query, needed: float, trials: int, budget_seconds: float) -> bool:
+    """Whether a public-coin query's private-coin twin may be simulated too (``needed``:
+    the query's own simulation's seconds) within the budget."""
+    private = private_coin_twin(query)
+    return private is not None and needed + simulation_seconds(private, trials) <= budget_seconds
 
 
 OWN_DOMAIN_UNCOVERED = "domain is outside the covered region: simulating it"
@@ -121,10 +124,7 @@ def _simulated_if_fewer(
             "may need fewer users"
         )
         return replace(result, warnings=(*result.warnings, line))
-    private = private_coin_twin(query)
-    fallback = private is not None and needed + simulation_seconds(private, trials) <= (
-        budget_seconds
-    )
+    fallback = _twin_fits(query, needed, trials, budget_seconds)
     try:
         simulated = simulated_plan(query, own, trials=trials, seed=seed, fallback=fallback)
     except NotCoveredError:

