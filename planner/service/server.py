@@ -180,19 +180,21 @@ def serve(
         listener = config.bind_socket()
         listener.listen(config.backlog)
         _stop_with_lifespan(app, others)
+        readiness = []
         for _ in range(http_workers - 1):
-            others.append(
-                _start_http_process(
-                    listener,
-                    {
-                        "database": str(database),
-                        "workers": workers,
-                        "time_limit": time_limit,
-                        "access_log": access_log,
-                    },
-                    token,
-                )
+            process, ready = _start_http_process(
+                listener,
+                {
+                    "database": str(database),
+                    "workers": workers,
+                    "time_limit": time_limit,
+                    "access_log": access_log,
+                },
+                token,
             )
+            others.append(process)
+            readiness.append(ready)
+        _wait_until_serving(readiness)
         uvicorn.Server(config).run(sockets=[listener])
     finally:
         _stop_processes(others)
@@ -200,24 +202,63 @@ def serve(
             client.close()
 
 
+HTTP_PROCESS_START_SECONDS = 60.0
+"""How long ``planner serve`` waits for its other HTTP processes to accept connections
+before it answers any itself (:func:`_wait_until_serving`); each takes about 2 s."""
+
+
 def _start_http_process(
     listener: socket.socket, settings: dict[str, Any], token: str | None
-) -> subprocess.Popen[bytes]:
+) -> tuple[subprocess.Popen[bytes], int]:
     """One more HTTP process on ``listener`` (``python -m planner.service.server``), which
-    dies with this one (the job processes' own ``PR_SET_PDEATHSIG``)."""
+    dies with this one (the job processes' own ``PR_SET_PDEATHSIG``), and the reading end
+    of a pipe it writes one byte to once it accepts connections (or closes by exiting)."""
     from planner.service.worker import PARENT_ENV
 
+    ready_read, ready_write = os.pipe()
     environment = {key: value for key, value in os.environ.items() if key != TOKEN_ENV}
     if token is not None:
         environment[TOKEN_ENV] = token  # through the environment: off the process list
     environment[PARENT_ENV] = str(os.getpid())
-    environment[HTTP_PROCESS_ENV] = json.dumps({**settings, "fd": listener.fileno()})
-    return subprocess.Popen(
-        [sys.executable, "-m", "planner.service.server"],
-        stdin=subprocess.DEVNULL,
-        pass_fds=(listener.fileno(),),
-        env=environment,
+    environment[HTTP_PROCESS_ENV] = json.dumps(
+        {**settings, "fd": listener.fileno(), "ready_fd": ready_write}
     )
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "planner.service.server"],
+            stdin=subprocess.DEVNULL,
+            pass_fds=(listener.fileno(), ready_write),
+            env=environment,
+        )
+    except BaseException:
+        os.close(ready_read)
+        raise
+    finally:
+        os.close(ready_write)
+    return process, ready_read
+
+
+def _wait_until_serving(readiness: list[int]) -> None:
+    """Return once every other HTTP process accepts connections, has exited, or
+    :data:`HTTP_PROCESS_START_SECONDS` have passed; close the pipes.
+
+    This process answers nothing before: its ``/v1/health`` is what clients and scripts
+    wait for, and keep-alive connections opened while it served alone stayed with it. A
+    load of 8 clients started at the first healthy answer ran on one process of two (669
+    plans/s against 1,264 once both served, ``benchmarks/bench_service.py``)."""
+    import select
+
+    deadline = time.monotonic() + HTTP_PROCESS_START_SECONDS
+    waiting = list(readiness)
+    try:
+        while waiting and (left := deadline - time.monotonic()) > 0:
+            readable, _, _ = select.select(waiting, [], [], left)
+            for descriptor in readable:
+                os.read(descriptor, 1)  # a byte: serving; end of file: it exited
+                waiting.remove(descriptor)
+    finally:
+        for descriptor in readiness:
+            os.close(descriptor)
 
 
 def _stop_with_lifespan(app: Any, others: list[subprocess.Popen[bytes]]) -> None:
@@ -279,7 +320,18 @@ def serve_http_process() -> None:
         log_config=access_log_config(),
     )
     listener = socket.socket(fileno=int(settings["fd"]))
-    uvicorn.Server(config).run(sockets=[listener])
+    ready_fd = int(settings["ready_fd"])
+
+    class Announced(uvicorn.Server):
+        """Tells ``planner serve`` (one byte on its pipe) once it accepts connections."""
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            with contextlib.suppress(OSError):  # the parent gave up waiting, or is gone
+                os.write(ready_fd, b"1")
+            os.close(ready_fd)
+
+    Announced(config).run(sockets=[listener])
 
 
 if __name__ == "__main__":
