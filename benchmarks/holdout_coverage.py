@@ -161,6 +161,7 @@ def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
     from planner.coverage import NotCoveredError, covered_plan
     from planner.formulas.settings import Setting
     from planner.inputs import InputError, Query
+    from planner.plan import plan as make_plan
     from planner.validate import validate
 
     record = dict(drawn)
@@ -211,7 +212,10 @@ def _run_query(drawn: dict[str, Any], budget: float) -> dict[str, Any]:
             )
             return record
         n1, n2 = allocated.n_users_group1, allocated.n_users_group2
-        if allocated.split is not result.split:  # the default's own sizes: its own tester
+        if not allocated.fallback:  # the setting's own protocol's family: its tester
+            result = make_plan(query, split=allocated.split, fallback=False)
+            record["protocol"] = result.protocol
+        elif allocated.split is not result.split:  # the default's own sizes: its own tester
             result = covered_plan(query, budget_seconds=budget, split=allocated.split)
             record["tester_point"] = (
                 None if result.tester_point is None else [*_tester_values(result.tester_point)]

@@ -25,6 +25,7 @@ from planner import Query
 from planner.api import PROTOCOL_KEYS
 from planner.constants import default_constants
 from planner.formulas.settings import Setting
+from planner.limits import SIMULATION_N_MAX
 from planner.plan import plan
 from planner.validate import validate
 
@@ -78,7 +79,10 @@ def main() -> None:
                 "n2": made.n_users_group2,
                 "mechanism": made.mechanism,
             }
-            if made.coverage.value == "calibrated":
+            too_many = max(made.n_users_group1, made.n_users_group2) > SIMULATION_N_MAX
+            if made.coverage.value == "calibrated" and too_many:
+                record.update(verdict="beyond the simulation's users")
+            elif made.coverage.value == "calibrated":
                 report = validate(query, seed=1000 + index, checked_plan=made, fallback=False)
                 outcomes = [o for o in report.verification.outcomes if o.applicable]
                 worst = max(outcomes, key=lambda o: o.error_rate)

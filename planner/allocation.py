@@ -82,6 +82,9 @@ class Allocation:
     """The plan whose tester runs these sizes: the paper split's (its family), or the
     default's (``Split.FEWEST``) or the homogeneous protocol's (``Split.HOMOGENEOUS``) own
     plan where it does better (``OWN_PLANS``)."""
+    fallback: bool = True
+    """False: that plan is the setting's own protocol's (``plan(…, fallback=False)``), whose
+    family does better than the protocol the query's plans run instead."""
 
     @property
     def feasible(self) -> bool:
@@ -196,14 +199,24 @@ def allocate(
     """
     if plan.split is not split_for(rule) and plan.coverage is Coverage.CALIBRATED:
         plan = make_plan(plan.query, constants, split=split_for(rule))
-    return _allocate(
-        plan,
-        rule,
-        check_number("cost1", cost1, COST_MIN, COST_MAX, low_open=False, high_open=False),
-        check_number("cost2", cost2, COST_MIN, COST_MAX, low_open=False, high_open=False),
-        n2,
-        constants,
-    )
+    cost1 = check_number("cost1", cost1, COST_MIN, COST_MAX, low_open=False, high_open=False)
+    cost2 = check_number("cost2", cost2, COST_MIN, COST_MAX, low_open=False, high_open=False)
+    found = _allocate(plan, rule, cost1, cost2, n2, constants)
+    if rule in (AllocationRule.PAPER, AllocationRule.FEWEST) or plan.coverage is Coverage.NONE:
+        return found
+    # the query's plans may run another protocol than its setting's own (k-RR for a small
+    # domain, a local mechanism for a shuffle query) because it needs fewer users in all; a
+    # given n2 or unequal costs may be met better by the setting's own protocol's family
+    # (central at k = 3, ε = (10⁻⁴, 0.0027), n2 = 1.29·10⁹: k-RR needs 1.34·10¹⁰ in each
+    # group, the central tester on 16 bins 6.9·10¹⁰ in group 1 with that n2)
+    own = make_plan(plan.query, constants, split=split_for(rule), fallback=False)
+    if own.protocol == plan.protocol or own.coverage is not Coverage.CALIBRATED:
+        return found
+    other = _allocate(own, rule, cost1, cost2, n2, constants)
+    if other.split is Split.PAPER:
+        title = protocol_for(own.protocol).title
+        other = replace(other, fallback=False, reason=f"on the {title} protocol: {other.reason}")
+    return _better(found, other, rule)
 
 
 OWN_PLANS = {
@@ -405,26 +418,42 @@ def _allocate(
     if rule is AllocationRule.COST:
         n1_best, n2_best, how = min(members, key=lambda m: (cost1 * m[0] + cost2 * m[1], m[0]))
         found = Allocation(rule, n1_best, n2_best, how, cost1, cost2)
-        return _no_dearer_than_own_plans(plan, found, table)
-    assert n2 is not None
-    fitting = [m for m in members if m[1] <= n2]
-    if not fitting:
-        fewest = min(m[1] for m in members)
-        unfit = Allocation(
-            rule,
-            None,
-            None,
-            (
-                f"n2 = {n2:,} is below every member of the family of valid protocols (the "
-                f"fewest group-2 users is {fewest:,})"
-            ),
-            cost1,
-            cost2,
-        )
-        return _no_dearer_than_own_plans(plan, unfit, table, n2)
-    n1_best, _, how = min(fitting, key=lambda m: (m[0], m[1]))
-    found = Allocation(rule, n1_best, n2, how, cost1, cost2)
+    else:
+        assert n2 is not None
+        fitting = [m for m in members if m[1] <= n2]
+        if fitting:
+            n1_best, _, how = min(fitting, key=lambda m: (m[0], m[1]))
+            found = Allocation(rule, n1_best, n2, how, cost1, cost2)
+        else:
+            fewest = min(m[1] for m in members)
+            found = Allocation(
+                rule,
+                None,
+                None,
+                (
+                    f"n2 = {n2:,} is below every member of the family of valid protocols (the "
+                    f"fewest group-2 users is {fewest:,})"
+                ),
+                cost1,
+                cost2,
+            )
+    # the paper split may run a protocol whose groups share one size (k-RR), where the
+    # default's runs one with a variance family (the Hadamard response on a larger
+    # domain): that family may fit a given n2 the paper split's cannot
+    found = _better(found, _local_allocation(plan, rule, cost1, cost2, n2, table, found), rule)
     return _no_dearer_than_own_plans(plan, found, table, n2)
+
+
+def _better(first: Allocation, second: Allocation, rule: AllocationRule) -> Allocation:
+    """The feasible one, else the one that costs less (``cost``) or needs fewer group-1
+    users (``fixed-n2``); ``first`` on a tie."""
+    if not second.feasible:
+        return first
+    if not first.feasible:
+        return second
+    if rule is AllocationRule.COST:
+        return second if second.cost < first.cost else first  # type: ignore[operator]
+    return second if second.n_users_group1 < first.n_users_group1 else first  # type: ignore[operator]
 
 
 def allocated_plan(
@@ -443,8 +472,10 @@ def allocated_plan(
     n1, n2 = allocation.n_users_group1, allocation.n_users_group2
     assert n1 is not None and n2 is not None  # feasible
     base = plan
-    if allocation.split is not Split.PAPER:  # run by that plan's own tester
-        base = make_plan(plan.query, constants, split=allocation.split)
+    if allocation.split is not Split.PAPER or not allocation.fallback:  # that plan's tester
+        base = make_plan(
+            plan.query, constants, split=allocation.split, fallback=allocation.fallback
+        )
     shuffle = protocol_for(base.protocol).noise_messages
 
     def resized(group: GroupPlan, size: int) -> GroupPlan:

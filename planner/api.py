@@ -431,6 +431,7 @@ def simulated_power(
         n1=target.n1,
         n2=target.n2,
         split=target.split,
+        fallback=target.fallback,
         trials=trial_count,
         max_trials=cap,
         seed=run_seed,
@@ -584,12 +585,14 @@ def _explain_document(model: str, coin: str, as_stated: bool) -> dict[str, Any]:
 
 class ValidationTarget(NamedTuple):
     """What a validation checks: the query, the sizes (None, None: the plan's own) and the
-    split of the plan whose tester runs (``validate``'s ``split``)."""
+    split of the plan whose tester runs (``validate``'s ``split``); ``fallback`` False: the
+    setting's own protocol's plan (an allocation on its family, ``Allocation.fallback``)."""
 
     query: Query
     n1: int | None
     n2: int | None
     split: Split
+    fallback: bool = True
 
 
 def validation_query(
@@ -635,7 +638,8 @@ def validation_query(
         if not allocated.feasible:
             raise InputError("allocation", str(allocation), f"feasible: {allocated.reason}")
         sizes = allocated.n_users_group1, allocated.n_users_group2
-        return ValidationTarget(query, *sizes, allocated.split)  # its tester's split
+        # its tester's plan: the split's, and the setting's own protocol where so allocated
+        return ValidationTarget(query, *sizes, allocated.split, allocated.fallback)
     if (n1 is None) != (n2 is None):
         raise InputError("n1" if n1 is None else "n2", None, "given together with the other")
     if n1 is None:
@@ -706,7 +710,7 @@ def validation_sizes(target: ValidationTarget) -> tuple[int, int]:
     """The group sizes a validation will simulate."""
     if target.n1 is not None and target.n2 is not None:
         return target.n1, target.n2
-    result = make_plan(target.query, split=target.split)
+    result = make_plan(target.query, split=target.split, fallback=target.fallback)
     return result.n_users_group1, result.n_users_group2
 
 
@@ -714,7 +718,7 @@ def validation_runs(target: ValidationTarget) -> int:
     """The runs of the query's plan (a majority vote's r, else 1): a validation checks the
     vote through one run of ⌊n/r⌋ users per group (sizes given explicitly are split over
     them as the plan's own are)."""
-    return make_plan(target.query, split=target.split).runs
+    return make_plan(target.query, split=target.split, fallback=target.fallback).runs
 
 
 def validate_document(
@@ -737,7 +741,7 @@ def validate_document(
     from planner.statistics import AUTO, MAX_AUTO_TRIALS
     from planner.validate import PathChoice, checked_families, validate
 
-    query, n1, n2, split = validation_query(**inputs)
+    query, n1, n2, split, fallback = validation_query(**inputs)
     # the plan `planner plan` prints: calibrated, or simulated outside the covered region
     printed = covered_plan(query, split=split) if n1 is None and n2 is None else None
     report = validate(
@@ -746,6 +750,7 @@ def validate_document(
         n2=n2,
         checked_plan=printed,
         split=split,
+        fallback=fallback,
         trials=AUTO if trials == AUTO else check_integer("trials", trials, 1, 10**7),
         max_trials=check_integer(
             "max-trials", MAX_AUTO_TRIALS if max_trials is None else max_trials, 200, 10**7

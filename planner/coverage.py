@@ -88,7 +88,7 @@ def _twin_fits(query: Query, needed: float, trials: int, budget_seconds: float) 
     return private is not None and needed + simulation_seconds(private, trials) <= budget_seconds
 
 
-OWN_DOMAIN_UNCOVERED = "domain is outside the covered region: simulating it"
+OWN_DOMAIN_UNCOVERED = "outside the covered region: simulating it"
 """Words of the line a plan on a larger domain carries when the query's own domain could be
 simulated (the service's page offers the simulation beside it)."""
 
@@ -103,7 +103,8 @@ def _simulated_if_fewer(
     split: Split,
 ) -> Plan:
     """A plan whose tester runs on a larger domain (``Plan.tester_point.k``) where the
-    query's own domain is outside the covered region: that domain is simulated, as it was
+    query's own domain is outside the covered region, of every protocol the query may run
+    or of its setting's own: that domain is simulated (the setting's own tester), as it was
     before larger domains were weighed, within the budget, and the simulated plan is taken
     when it needs fewer users in all (else, or where it cannot be simulated, the covered
     plan on the larger domain stands)."""
@@ -114,12 +115,20 @@ def _simulated_if_fewer(
         return result
     table = constants or default_constants()
     own = plan_on_domain(query, table, split=split)
+    whose = ""
     if own.coverage is not Coverage.EXTRAPOLATED:
-        return result
+        # another protocol covers the domain (k-RR covers small domains at every ε), but
+        # the setting's own may not (a shuffle query at δ above the covered 10⁻³): a
+        # simulation of that one may need far fewer users (shuffle public coin, k = 12,
+        # α = 0.3, ε = (1, 0.005), δ = 0.01: about 18,000 against 42.6 million)
+        own = plan_on_domain(query, table, fallback=False, split=split)
+        if own.coverage is not Coverage.EXTRAPOLATED:
+            return result
+        whose = f" for the {protocol_for(own.protocol).title} protocol"
     needed = simulation_seconds(query, trials)
     if needed > budget_seconds:  # not simulated here: the line says it could be
         line = (
-            f"the query's own {query.k}-bin {OWN_DOMAIN_UNCOVERED} (about "
+            f"the query's own {query.k}-bin domain{whose} is {OWN_DOMAIN_UNCOVERED} (about "
             f"{max(needed, 1):,.0f} s; --simulation-budget, or a plan job in the service) "
             "may need fewer users"
         )

@@ -433,3 +433,43 @@ def test_order_constants_allocate_among_their_own_plans_only() -> None:
         document = plan_document(**asked, **extra)
         assert document["constant"]["source"] == "order", extra
         assert document["allocation"]["split"] == "paper", extra
+
+
+def test_a_given_n2_below_k_rr_s_one_size_is_met_by_a_family_that_allows_it() -> None:
+    """k-ary randomized response runs both groups at one size. Where it is the paper
+    split's protocol and the default's plan runs the Hadamard response on 16 bins (local,
+    k = 8, α = 0.2323, ε = (0.00033, 0.31): 3.5·10¹⁰ a group for k-RR), a given n2 of 13.6
+    million was refused; the Hadamard response's variance family meets it with 2.4·10¹⁰
+    users in group 1 (γ1²/n1 + γ2²/n2 kept), as it did before k-RR covered that ε."""
+    from planner.allocation import allocated_plan
+
+    query = make_query("local-private", k=8, alpha=0.2323, eps1=0.0003328, eps2=0.3149)
+    paper = plan(query, split=Split.PAPER)
+    assert paper.protocol == "local-private+k-rr"
+    given = 13_580_789
+    assert given < paper.n_users_group2
+    allocation = allocate(paper, AllocationRule.FIXED_N2, n2=given)
+    assert allocation.feasible and allocation.n_users_group2 == given
+    printed = allocated_plan(paper, allocation)
+    assert printed.protocol == "local-private"  # the Hadamard response, on its own family
+    assert printed.n_users_group1 == allocation.n_users_group1 < paper.n_users_group1
+
+
+def test_an_allocation_on_the_settings_own_protocol_is_validated_with_its_tester() -> None:
+    """Local, k = 3, β = 0.0645, group 2 costing 1.23× group 1: k-RR (one size for both
+    groups) runs the paper split, the allocation runs the local private coin's own
+    protocol (n1 = 199 million, n2 = 3.8 million). A hold-out validated those sizes with
+    k-RR's tester and found them failing (0.995 on paninski-symmetric); ``planner validate
+    --allocation cost`` must run the tester they were sized for, and it passes."""
+    from planner.api import plan_document, validate_document, validation_query
+
+    asked = {"model": "local", "k": 3, "alpha": 0.1311, "eps1": 0.01307, "eps2": 0.6382}
+    asked |= {"beta": 0.0645, "allocation": "cost", "cost2": 1.226}
+    document = plan_document(**asked)
+    assert document["protocol"] == "local-private"
+    target = validation_query(**asked)
+    assert target.fallback is False
+    assert (target.n1, target.n2) == (document["n_users_group1"], document["n_users_group2"])
+    assert target.n1 > 10 * target.n2  # unequal: no k-RR plan has them
+    report = validate_document(**asked, seed=3, families=["paninski-symmetric", "uniform"])
+    assert report["verdict"] == "pass", report

@@ -74,7 +74,7 @@ def test_plan_document_with_an_allocation_is_the_librarys_allocation(capsys) -> 
 def test_the_packages_plan_answers_as_planner_plan_outside_the_covered_region(capsys) -> None:
     """A fresh-user trial: ``from planner import plan`` returned an extrapolated 13 + 35 at
     central k = 2, which the CLI simulated (14 + 38) and the service refused, and 6.3e9 users
-    for a local query the CLI refuses. (k = 8 here, at ε below the 0.125 where k-ary
+    for a local query the CLI refuses. (k = 8 here, at α below the 0.03 where k-ary
     randomized response, which central may run, is covered: the 8-bin domain's computation
     is extrapolated; ``plan`` takes the 16-bin domain's covered plan, and ``planner.plan``
     simulates the 8-bin domain within its budget and keeps it where it needs fewer users.)"""
@@ -83,7 +83,7 @@ def test_the_packages_plan_answers_as_planner_plan_outside_the_covered_region(ca
     from planner.coverage import NotCoveredError
     from planner.plan import plan_on_domain
 
-    central = Query(Setting(Model.CENTRAL, Coin.PRIVATE), 8, 0.5, 0.1, 0.05)
+    central = Query(Setting(Model.CENTRAL, Coin.PRIVATE), 8, 0.02, 0.1, 0.05)
     own = plan_on_domain(central, default_constants())
     assert own.coverage.value == "extrapolated"  # the raw computation on the 8-bin domain
     padded = plan(central)  # the 16-bin domain's plan answers it too, and is covered
@@ -98,7 +98,7 @@ def test_the_packages_plan_answers_as_planner_plan_outside_the_covered_region(ca
             "-k",
             "8",
             "--alpha",
-            "0.5",
+            "0.02",
             "--eps1",
             "0.1",
             "--eps2",
@@ -262,7 +262,7 @@ def test_bad_input_is_one_line_naming_the_parameter(inputs, parameter) -> None:
 
 
 def test_validation_query_takes_the_allocated_sizes() -> None:
-    _, n1, n2, split = api.validation_query(
+    _, n1, n2, split, _ = api.validation_query(
         model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, allocation="cost"
     )
     document = api.plan_document(

@@ -267,15 +267,15 @@ def test_the_local_lower_bounds_are_the_papers_up_to_eps_1_and_never_below_no_pr
 def test_above_the_grid_the_constant_is_read_at_the_same_noise() -> None:
     """Above the grid's k = 4096, k-RR reads its constant at ε − ln(k/4096), where e^ε/k
     is the same at k = 4096 (how much of a report is noise), floored at the grid's least
-    ε, 0.125 (an ε below that stays, uncovered). Hand-computed: k = 65,536 shifts by
-    ln 16 = 2.7726."""
+    ε, 1/32 (an ε below that stays, read at the node's constant). Hand-computed:
+    k = 65,536 shifts by ln 16 = 2.7726."""
     from planner.constants import default_constants
     from planner.plan import noise_matched_eps
 
     constant = default_constants().for_setting("local-private+k-rr")
     assert float(noise_matched_eps(65536, 6.0, constant)) == pytest.approx(6 - math.log(16))
-    assert float(noise_matched_eps(65536, 2.0, constant)) == 0.125
-    assert float(noise_matched_eps(65536, 0.1, constant)) == 0.1
+    assert float(noise_matched_eps(65536, 2.0, constant)) == 0.03125
+    assert float(noise_matched_eps(65536, 0.01, constant)) == 0.01
     assert float(noise_matched_eps(4096, 6.0, constant)) == 6.0
     assert float(noise_matched_eps(1000, 0.1, constant)) == 0.1
     k = np.array([1000, 4096, 65536, 65536])
@@ -329,3 +329,42 @@ def test_a_binary_plan_between_alpha_nodes_reads_the_larger_alpha_node_s_c() -> 
     at_node = covered(node, None, 0.0)
     assert at_node.total_users < made.total_users  # a larger α, no larger plan
     assert validate(node, seed=0, checked_plan=at_node).verdict.value == "pass"
+
+
+def test_below_an_eighth_a_small_domain_still_runs_k_rr_without_a_cliff() -> None:
+    """The grid's least ε_weak was 1/8, and below it k = 2 – 7 ran the Hadamard response on
+    16 bins: at α = 0.2, ε = 0.124 that was 474,783 users a group against 12,064 at
+    ε = 0.125 (39×). With a node at 1/32, and its constant below, a small ε costs what
+    the bound says: a group grows between the ratio of its two terms, (a'/a)^{4/3} and
+    (a'/a)² for k-RR's gains a' at 0.125 and a at the smaller ε (C moves a few per cent
+    between nodes), never by a jump."""
+    from planner import Query
+    from planner.plan import plan
+
+    for k in (2, 3, 7):
+        at_eighth = plan(Query.build("local", "private", k, 0.2, 0.125, 0.125))
+        for eps in (0.124, 0.01):
+            below = plan(Query.build("local", "private", k, 0.2, eps, eps))
+            assert below.protocol == "local-private+k-rr", (k, eps)
+            growth = below.n_users_group1 / at_eighth.n_users_group1
+            gain_ratio = (krr_gain(k, 0.125) / krr_gain(k, eps)) ** 2  # the bound's 1/a² term
+            assert 0.95 * gain_ratio ** (2 / 3) <= growth <= 1.2 * gain_ratio, (k, eps, growth)
+
+
+def test_a_node_beyond_the_simulations_users_is_stored_as_never_passed() -> None:
+    """k-RR at k = 4096, α = 0.03, ε = 1/32 needs about 10¹⁵ users a group, more than the
+    simulation takes: the calibration records the node as not passed (the search's upper
+    C), where it had stopped the whole run with an error."""
+    from planner.calibration.grid import GridPoint, calibrate_point
+    from planner.calibration.search import SEARCH_RANGE
+    from planner.constants import default_constants
+
+    key = "local-private+k-rr"
+    result = calibrate_point(GridPoint(key, 4096, 0.03, 0.03125, 1.0), 50, 1, {})
+    assert result.multiplier is None and result.n1 is None
+    grid = default_constants().for_setting(key).extra["grid"]
+    assert grid["never_passed"] == [repr(result.point)]
+    axes = grid["axes"]
+    nodes = list(itertools.product(axes["k"], axes["alpha"], axes["eps_strong"]))
+    stored = grid["raw_multipliers"][nodes.index((4096, 0.03, 0.03125))]
+    assert stored == SEARCH_RANGE[key][1]

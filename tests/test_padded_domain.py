@@ -48,9 +48,15 @@ def test_the_central_model_below_k_16_runs_its_own_tester_on_16_bins() -> None:
         f"k = 16 (asked 15): {at_16.total_users:,} users in all, "
         f"fewer than {own.total_users:,}" in line
     )
-    document = plan_document(model="central", k=15, alpha=0.0634, eps1=0.127, eps2=0.201)
+    asked = {"model": "central", "k": 15, "alpha": 0.0634, "eps1": 0.127, "eps2": 0.201}
+    document = plan_document(**asked, simulation_budget=0)  # the service's: no simulation
     assert document["tester_point"]["k"] == 16
     assert document["total_users"] == at_16.total_users
+    # the central tester on the 15 bins themselves is not covered (k-RR is, with 28.8
+    # million users): within a budget it is simulated, and kept where it needs fewer
+    simulated = plan_document(**asked)
+    assert simulated["coverage"] == "simulated"
+    assert simulated["total_users"] < at_16.total_users
 
 
 @pytest.mark.parametrize("key", SETTING_KEYS)
@@ -142,8 +148,9 @@ def test_sweep_rows_below_a_least_covered_k_equal_their_plans(key: str) -> None:
 
 def test_an_uncovered_own_domain_is_simulated_or_named_beside_the_larger_domain_s_plan() -> None:
     """Shuffle public coin, k = 12, δ = 0.01 (above the shuffle settings' covered 10⁻³):
-    on 16 bins only a local randomizer at ε2 = 0.005 is covered (about 84 million users),
-    while simulating the query's own 12 bins needs about 18,000. ``planner plan``
+    on 16 bins only a local randomizer at ε2 = 0.005 is covered (about 43 million users),
+    and on the query's own 12 bins k-ary randomized response (about 500 million), while
+    simulating the shuffle protocol on its own 12 bins needs about 18,000. ``planner plan``
     simulates it within its budget and keeps the smaller; without a budget (the service's
     /v1/plan) the larger-domain plan stands with a line that says a simulation may need
     fewer users."""
@@ -153,7 +160,8 @@ def test_an_uncovered_own_domain_is_simulated_or_named_beside_the_larger_domain_
     unsimulated = covered_plan(query, budget_seconds=0)
     assert unsimulated.coverage is Coverage.CALIBRATED
     assert unsimulated.tester_point is not None and unsimulated.tester_point.k == 16
-    assert any("own 12-bin domain is outside the covered region" in w for w in unsimulated.warnings)
+    (line,) = [w for w in unsimulated.warnings if "own 12-bin domain" in w]
+    assert "for the shuffle, public coin protocol is outside the covered region" in line
     simulated = covered_plan(query, budget_seconds=30)
     assert simulated.coverage is Coverage.SIMULATED
     assert simulated.total_users * 100 < unsimulated.total_users
@@ -175,7 +183,10 @@ def test_the_domain_line_reads_right_and_allocations_drop_its_stale_total() -> N
     total = allocated["allocation"]["n_users_group1"] + allocated["allocation"]["n_users_group2"]
     assert total == 428
     assert (allocated["n_users_group1"], allocated["n_users_group2"]) == (214, 214)
-    assert not [w for w in allocated["warnings"] if w.startswith("the tester runs on")]
+    # a line about where the tester runs states the allocation's own total, or is dropped
+    for line in allocated["warnings"]:
+        if line.startswith("the tester runs on"):
+            assert f": {total:,} users in all" in line, line
     exact = plan_answer(
         model="central", k=12, alpha=0.2, eps1=1, eps2=0.5, exact=True, trials=50
     ).to_dict()

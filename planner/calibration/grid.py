@@ -17,7 +17,7 @@ import numpy as np
 from planner.calibration.search import SEARCH_RANGE, smallest_multiplier
 from planner.formulas.repetition import PER_RUN_ERROR
 from planner.formulas.settings import Setting
-from planner.inputs import Accounting, Query
+from planner.inputs import Accounting, InputError, Query
 from planner.plan import run_sizes, strong_order_size
 from planner.protocols import PROTOCOLS, protocol_for
 from planner.protocols.base import DEFAULT_GRID_AXES
@@ -145,19 +145,31 @@ def calibrate_point(
     """The smallest passing C at one grid point (a top-level function: picklable).
 
     ``families``: the instance families every check runs (default all built-in ones); an
-    entry's ``provenance.families`` reproduces a fit made before a family was added."""
+    entry's ``provenance.families`` reproduces a fit made before a family was added.
+
+    A node whose search reaches more users than the simulation takes
+    (``planner.limits.SIMULATION_N_MAX`` a group) did not pass: it is stored as
+    ``never_passed``, with the search's upper end for its C, as a node where no C up to it
+    passed. (k-ary randomized response at k = 4096, α = 0.03, ε = 1/32 needs about 10¹⁵
+    users a group; a query there runs the Hadamard response, which needs about 10⁻³ of
+    that.)"""
     low, high = SEARCH_RANGE[point.setting]
-    search = smallest_multiplier(
-        point.query(),
-        trials=trials,
-        seed=point_seed(seed, point),
-        low=low,
-        high=high,
-        rel_tol=GRID_REL_TOL,
-        target=grid_target(point.setting),
-        families=families,
-        **extra,
-    )
+    try:
+        search = smallest_multiplier(
+            point.query(),
+            trials=trials,
+            seed=point_seed(seed, point),
+            low=low,
+            high=high,
+            rel_tol=GRID_REL_TOL,
+            target=grid_target(point.setting),
+            families=families,
+            **extra,
+        )
+    except InputError as error:
+        if error.parameter not in ("n1", "n2"):
+            raise
+        return PointResult(point, None, None, None, None)
     if search.multiplier is None or search.verification is None:
         return PointResult(point, None, None, None, None)
     worst = max(

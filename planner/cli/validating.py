@@ -97,7 +97,7 @@ def validate(
     _checked_destination("json", output)
     # the sizes to check: the plan's, the allocation's (an infeasible one is refused), or
     # the given ones, as the service's validation jobs take them
-    query, n1_checked, n2_checked, split = api.validation_query(
+    query, n1_checked, n2_checked, split, fallback = api.validation_query(
         model=model,
         coin=coin,
         k=k,
@@ -140,6 +140,7 @@ def validate(
             progress=progress,
             checked_plan=printed,
             split=split,
+            fallback=fallback,
         ),
         None,
     )

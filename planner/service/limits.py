@@ -189,7 +189,7 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
     # the covered plan, refused now where the job would refuse it (local k = 10^6: its
     # simulation is over the budget)
     if target.n1 is not None and target.n2 is not None:
-        checked = make_plan(query, split=target.split)
+        checked = make_plan(query, split=target.split, fallback=target.fallback)
         sizes = (target.n1, target.n2)
     else:
         checked = coverable_plan(query, split=target.split)
