@@ -17,7 +17,8 @@ invocations at all of them):
   :data:`USER_PATH_MESSAGES_MAX`;
 * a sweep's shuffle noise searches cost at most :data:`ROOT_FIND_COST_MAX` (one per
   distinct (ε, δ)) and number at most :data:`ROOT_FINDS_MAX` (its plans' own ε
-  included), and at most :data:`SWEEP_SINGLE_ROWS_MAX` rows are planned one by one;
+  included), and at most :data:`SWEEP_SINGLE_ROWS_MAX` rows are planned one by one,
+  within :data:`SWEEP_SECONDS_MAX` of the sweep's start;
 * a plan's root-finding: every search (:func:`planner.formulas.search.least_passing`, the
   subsampling inverse) takes O(log) steps; the exact shuffle noise μ sums ≈ 28√μ terms
   ~6 times (ε = 1e-4, δ = 1e-12: μ = 5·10^9, 2·10^6 terms, ~0.7 s), and ε ≥ 1e-4 and
@@ -177,6 +178,27 @@ def _grid_epsilons() -> frozenset[float]:
         _, _, strong, weak = nodes
         found.update(np.unique(np.concatenate([np.ravel(strong), np.ravel(weak)])).tolist())
     return frozenset(found)
+
+
+SWEEP_SECONDS_MAX = 9.0
+"""Wall seconds a sweep may take once it plans rows one by one, checked after each such
+row. Such a row costs 1–75 ms, the first ones of a setting the most (a pace taken from the
+first rows had refused a 500-row sweep that takes 6 s): a hostile run's 100 values of δ
+above the shuffle model's covered 10⁻³ at k = 3, β = 0.1, ε = (2, 20) took 34 s for five
+settings (12 s once the local runs were shared across δ, 2026-11-29), and is refused."""
+
+
+def check_sweep_pace(started: float, now: float, done: int, left: int) -> None:
+    """Refuse a sweep that has run :data:`SWEEP_SECONDS_MAX` since it ``started`` with
+    ``left`` of its rows planned one by one still to go (``done`` so far)."""
+    elapsed = now - started
+    if elapsed > SWEEP_SECONDS_MAX and left > 0:
+        raise InputError(
+            "sweep size",
+            f"{done + left:,} rows planned one by one",
+            f"a sweep within {SWEEP_SECONDS_MAX:g} s ({done:,} of these rows took "
+            f"{elapsed:.1f} s: β < 1/3 below k = 16, or 2^53 users or more): fewer values",
+        )
 
 
 def check_single_rows(rows: int) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +36,12 @@ from planner.inputs import (
     check_eps,
     check_integer,
 )
-from planner.limits import check_root_finds, check_single_rows, check_sweep_rows
+from planner.limits import (
+    check_root_finds,
+    check_single_rows,
+    check_sweep_pace,
+    check_sweep_rows,
+)
 from planner.plan import Coverage, plan
 
 PARAMETERS = ("k", "alpha", "eps1", "eps2", "delta", "beta")
@@ -201,7 +207,8 @@ def sweep(
         )
     mesh = np.meshgrid(*(np.asarray(values[name]) for name in PARAMETERS), indexing="ij")
     grid = {name: axis.ravel() for name, axis in zip(PARAMETERS, mesh, strict=True)}
-    blocks = [_setting_block(setting, grid, accounting, table) for setting in settings]
+    started = time.monotonic()
+    blocks = [_setting_block(setting, grid, accounting, table, started) for setting in settings]
     columns = {name: np.concatenate([block[0][name] for block in blocks]) for name in COLUMNS}
     exact_counts = {}
     for offset, (_, block_exact) in zip(
@@ -273,7 +280,11 @@ def _as_values(name: str, value: Any) -> list[float]:
 
 
 def _setting_block(
-    setting: Setting, grid: dict[str, np.ndarray], accounting: Accounting, table: ConstantTable
+    setting: Setting,
+    grid: dict[str, np.ndarray],
+    accounting: Accounting,
+    table: ConstantTable,
+    started: float,
 ) -> tuple[dict[str, np.ndarray], dict[int, dict[str, int]]]:
     from planner.vectorised import plan_columns, valid_rows  # not on `planner plan`'s path
 
@@ -308,8 +319,9 @@ def _setting_block(
     single = np.flatnonzero(~numbers.regular)
     valid = valid_rows(setting, k, alpha, eps1, eps2, delta, beta)
     check_single_rows(int(np.count_nonzero(valid[single])))
-    for row in single:
+    for done, row in enumerate(single, start=1):
         _answer_one(setting, grid, accounting, table, int(row), columns, exact_counts)
+        check_sweep_pace(started, time.monotonic(), done, len(single) - done)
     return columns, exact_counts
 
 

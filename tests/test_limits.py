@@ -204,3 +204,49 @@ def test_a_shuffle_user_path_counts_the_noise_messages() -> None:
     printed = covered_plan(query)
     report = validate(query, trials=1, path=PathChoice.AUTO, checked_plan=printed)
     assert report.verification.path is SimulationPath.FAST
+
+
+def test_a_sweep_planning_rows_one_by_one_stops_at_its_time_limit() -> None:
+    """A hostile run's sweep (k = 3, β = 0.1, ε = (2, 20), 100 values of δ above the shuffle
+    model's covered 10⁻³) planned its rows one by one for 34 s. After each such row the
+    sweep's time since it started is checked: past the limit with rows still to go, one
+    line names the sweep's size; its last row may finish past it."""
+    from planner.limits import SWEEP_SECONDS_MAX, check_sweep_pace
+
+    check_sweep_pace(100.0, 100.0 + SWEEP_SECONDS_MAX - 0.01, 10, 290)
+    check_sweep_pace(100.0, 100.0 + SWEEP_SECONDS_MAX + 5.0, 300, 0)  # done: no refusal
+    with pytest.raises(InputError, match="sweep size") as caught:
+        check_sweep_pace(100.0, 100.0 + SWEEP_SECONDS_MAX + 0.01, 124, 176)
+    assert "300 rows planned one by one" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_run_that_needs_no_delta_is_sized_once_for_every_delta() -> None:
+    """Plans of one query at several δ share the runs of the protocols that ignore δ (a
+    shuffle query at k = 3 runs k-RR or the Hadamard response): remembered without δ, so
+    the second and third δ size shuffle runs only."""
+    import sys
+
+    from planner import Query
+    from planner.plan import plan
+
+    module = sys.modules["planner.plan"]
+    sized: list[str] = []
+    original = module._ProtocolRun._sized.__func__
+
+    def counting(cls, asked, protocol, constant):  # type: ignore[no-untyped-def]
+        sized.append(protocol.key)
+        return original(cls, asked, protocol, constant)
+
+    module._ProtocolRun._sized = classmethod(counting)
+    by_delta = {}
+    try:
+        for delta in (0.0201, 0.0301, 0.0401):
+            sized.clear()
+            made = plan(Query.build("shuffle", "public", 3, 0.41, 2.1, 0.7, delta))
+            by_delta[delta] = list(sized)
+    finally:
+        module._ProtocolRun._sized = classmethod(original)
+    assert made.protocol.startswith("local")  # δ above the shuffle model's covered 10⁻³
+    for delta in (0.0301, 0.0401):
+        assert not [key for key in by_delta[delta] if key.startswith("local")], delta
