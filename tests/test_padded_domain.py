@@ -235,3 +235,23 @@ def test_the_page_offers_to_simulate_an_uncovered_own_domain_beside_its_larger_d
         assert client.post("/v1/validations", json=job).status_code == 202
         covered_query = {**query, "k": "64", "delta": "1e-6", "eps2": "0.5"}
         assert "Simulate this query" not in client.get("/", params=covered_query).text
+
+
+def test_a_setting_run_by_another_protocol_has_its_own_tester_simulated() -> None:
+    """Central below its covered ε = 0.01: the plan ran a local randomizer (389 million
+    users at k = 16, α = 0.2, ε = 0.005), where a simulation of the central tester on the
+    query itself needs thousands. ``planner plan`` simulates the setting's own tester
+    within its budget and keeps the smaller; without one, a line says it may need fewer."""
+    from planner.coverage import covered_plan
+
+    query = _query("central", 16, 0.2, 0.005, 0.005)
+    covered = plan(query)
+    assert covered.protocol.startswith("local") and covered.coverage is Coverage.CALIBRATED
+    unsimulated = covered_plan(query, budget_seconds=0)
+    (line,) = [w for w in unsimulated.warnings if "own 16-bin domain" in w]
+    assert "for the central protocol is outside the covered region" in line
+    simulated = covered_plan(query, budget_seconds=30)
+    assert simulated.coverage is Coverage.SIMULATED and simulated.protocol == "central"
+    assert simulated.total_users * 1000 < covered.total_users
+    line = f"the covered plan of the local, public coin protocol needs {covered.total_users:,}"
+    assert any(line in w for w in simulated.warnings)
