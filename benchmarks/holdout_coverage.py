@@ -56,6 +56,9 @@ TARGET = {
 """``--region target``: where users plan, the box the calibration is meant to reach
 (docs/coverage.md); with ``--plan-only`` it measures how much of it is calibrated,
 simulated or refused."""
+SMALL_EPS = {**COVERED, "eps": (0.001, 0.01)}
+"""``--region small-eps``: the larger ε from 0.001 to 0.01, below the shuffle and central
+grids' least node (docs/evidence.md, a setting's own tester below its covered ε)."""
 LARGE_K = {**COVERED, "k": (4096, 10**5)}
 """``--region large-k``: the covered box above the grids' largest k (docs/coverage.md, k)."""
 DIRECT = {**COVERED, "alpha": (0.01, 0.5), "eps": (0.01, 1.0)}
@@ -107,6 +110,7 @@ REGIONS = {
     "low-privacy": LOW_PRIVACY,
     "low-privacy-large-k": LOW_PRIVACY_LARGE_K,
     "small-k": SMALL_K,
+    "small-eps": SMALL_EPS,
     "channels": CHANNELS,
     "channels-large-k": CHANNELS_LARGE_K,
     "alpha-above-tops": ALPHA_ABOVE_TOPS,

@@ -25,6 +25,7 @@ from planner import Query
 from planner.api import PROTOCOL_KEYS
 from planner.constants import default_constants
 from planner.formulas.settings import Setting
+from planner.inputs import EPS_MIN
 from planner.limits import SIMULATION_N_MAX
 from planner.plan import plan
 from planner.validate import validate
@@ -64,6 +65,7 @@ def main() -> None:
             eps_strong = log_uniform(rng, *(args.eps_range or covered["eps_strong"]))
             low_ratio = max(covered.get("eps_ratio", (1e-3, 1.0))[0], 1e-3)
             eps_weak = eps_strong * log_uniform(rng, *(args.ratio_range or (low_ratio, 1.0)))
+            eps_weak = max(eps_weak, EPS_MIN)  # a small ε_strong times a small ratio
             eps1, eps2 = (eps_strong, eps_weak) if rng.random() < 0.5 else (eps_weak, eps_strong)
             delta = args.delta if setting.model.needs_delta else None
             query = Query(setting, k, alpha, eps1, eps2, delta)
