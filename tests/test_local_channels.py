@@ -79,3 +79,19 @@ def test_allocations_start_from_the_papers_split_and_never_cost_more_than_the_de
     for cost2 in (0.1, 1.0, 10.0):
         cheap = allocate(paper, AllocationRule.COST, cost1=1.0, cost2=cost2)
         assert cheap.cost <= default.n_users_group1 + cost2 * default.n_users_group2
+
+
+def test_the_automatic_path_counts_a_unary_reports_bits() -> None:
+    """A channel per group at k = 100 (ε = (1, 0.5): unary encodings, 100 bits a user)
+    with 168,583 users a group and 5 trials: 1.7 million users fit the user path's budget,
+    but their reports are 169 million bits, and the user path ran 13 s (a hostile run).
+    ``path=auto`` weighs the cells a user's report draws, and takes the fast path."""
+    from planner.api import validate_document
+    from planner.validate import USER_PATH_BUDGET
+
+    asked = {"model": "local", "k": 100, "alpha": 0.2, "eps1": 1.0, "eps2": 0.5}
+    report = validate_document(**asked, trials=5, families=["uniform"])
+    assert report["protocol"] == "local-private+channels"
+    users = report["n_users_group1"] + report["n_users_group2"]
+    assert 5 * users <= USER_PATH_BUDGET < 5 * users * 100
+    assert report["path"] == "fast"

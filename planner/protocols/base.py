@@ -270,6 +270,9 @@ class Protocol:
     thresholds_for_beta: Callable[[dict[str, Any], float], dict[str, Any]] | None = None
     """Tester constants tuned at β = 1/3 adapted to one run held to a smaller β (central's
     thresholds leave a null-error floor); None: the constants stay."""
+    report_cells: Callable[[Query], tuple[int, int]] | None = None
+    """Cells of one user's report in each group, at the tester's query: what the user
+    path draws per user (a unary encoding's k bits); None: one each."""
 
     @property
     def key(self) -> str:

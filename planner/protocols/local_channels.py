@@ -145,6 +145,15 @@ def _mechanism(query: Query, bins: int) -> str:
     return "; ".join(parts)
 
 
+def _report_cells(query: Query) -> tuple[int, int]:
+    """Each group's report: k-RR's one value, or a unary encoding's k bits."""
+    first, second = (
+        1 if least_noise_channel(query.k, eps) == "k-rr" else query.k
+        for eps in (query.eps1, query.eps2)
+    )
+    return first, second
+
+
 PROTOCOL = Protocol(
     setting=Setting(Model.LOCAL, Coin.PRIVATE, "channels"),
     title="local, a channel per group",
@@ -160,6 +169,7 @@ PROTOCOL = Protocol(
     size_run_arrays=channels_sizes_arrays,
     build_tester=_tester,
     mechanism=_mechanism,
+    report_cells=_report_cells,
     simulated_bins=_bins,
     calibration=CalibrationDesign(
         search_range=(0.05, 5.0),

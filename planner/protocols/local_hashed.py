@@ -97,6 +97,17 @@ def _mechanism(query: Query, bins: int) -> str:
     return "; ".join(parts)
 
 
+def _report_cells(query: Query) -> tuple[int, int]:
+    """Each group's report over the shared hash's buckets: k-RR's one value, or a unary
+    encoding's bits, one a bucket."""
+    buckets = hashed_buckets(query.k, query.eps1, query.eps2)
+    first, second = (
+        1 if least_noise_channel(buckets, eps) == "k-rr" else buckets
+        for eps in (query.eps1, query.eps2)
+    )
+    return first, second
+
+
 PROTOCOL = Protocol(
     setting=Setting(Model.LOCAL, Coin.PUBLIC, "hashed"),
     title="local, a shared hash and a channel per group",
@@ -113,6 +124,7 @@ PROTOCOL = Protocol(
     size_run_arrays=hashed_sizes_arrays,
     build_tester=_tester,
     mechanism=_mechanism,
+    report_cells=_report_cells,
     simulated_bins=_bins,
     calibration=CalibrationDesign(
         search_range=(0.05, 5.0),
