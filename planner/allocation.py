@@ -451,9 +451,14 @@ def _better(first: Allocation, second: Allocation, rule: AllocationRule) -> Allo
         return first
     if not first.feasible:
         return second
-    if rule is AllocationRule.COST:
-        return second if second.cost < first.cost else first  # type: ignore[operator]
-    return second if second.n_users_group1 < first.n_users_group1 else first  # type: ignore[operator]
+    return second if _worth(second, rule) < _worth(first, rule) else first
+
+
+def _worth(allocation: Allocation, rule: AllocationRule) -> float:
+    """A feasible allocation's cost (``cost``) or group-1 users (``fixed-n2``)."""
+    value = allocation.cost if rule is AllocationRule.COST else allocation.n_users_group1
+    assert value is not None  # feasible
+    return float(value)
 
 
 def allocated_plan(

@@ -145,13 +145,17 @@ def _mechanism(query: Query, bins: int) -> str:
     return "; ".join(parts)
 
 
-def _report_cells(query: Query) -> tuple[int, int]:
-    """Each group's report: k-RR's one value, or a unary encoding's k bits."""
+def report_cells(bins: int, eps1: float, eps2: float) -> tuple[int, int]:
+    """Each group's report over ``bins``: k-RR's one value, or a unary encoding's bits,
+    one a bin (``Protocol.report_cells``)."""
     first, second = (
-        1 if least_noise_channel(query.k, eps) == "k-rr" else query.k
-        for eps in (query.eps1, query.eps2)
+        1 if least_noise_channel(bins, eps) == "k-rr" else bins for eps in (eps1, eps2)
     )
     return first, second
+
+
+def _report_cells(query: Query) -> tuple[int, int]:
+    return report_cells(query.k, query.eps1, query.eps2)
 
 
 PROTOCOL = Protocol(

@@ -28,7 +28,12 @@ from planner.protocols.base import (
     RunSizes,
     distinct_rows,
 )
-from planner.protocols.local_channels import CHANNEL_TITLES, paired_sizes, paired_sizes_arrays
+from planner.protocols.local_channels import (
+    CHANNEL_TITLES,
+    paired_sizes,
+    paired_sizes_arrays,
+    report_cells,
+)
 from planner.protocols.local_krr import MIN_USERS, thresholds_for_beta
 
 BOUND_KEY = "local-hashed-channels"
@@ -98,14 +103,9 @@ def _mechanism(query: Query, bins: int) -> str:
 
 
 def _report_cells(query: Query) -> tuple[int, int]:
-    """Each group's report over the shared hash's buckets: k-RR's one value, or a unary
-    encoding's bits, one a bucket."""
+    """Each group's report over the shared hash's buckets (``report_cells``)."""
     buckets = hashed_buckets(query.k, query.eps1, query.eps2)
-    first, second = (
-        1 if least_noise_channel(buckets, eps) == "k-rr" else buckets
-        for eps in (query.eps1, query.eps2)
-    )
-    return first, second
+    return report_cells(buckets, query.eps1, query.eps2)
 
 
 PROTOCOL = Protocol(
