@@ -42,7 +42,6 @@ import numpy as np
 
 from planner.formulas.accounting import DELTA_FLOOR
 from planner.inputs import EPS_MAX, EPS_MIN, InputError
-from planner.validators.instances import PMF_FILE_BYTES_MAX
 
 SWEEP_ROWS_MAX = 100_000
 """Rows of one sweep or plot (all settings together)."""
@@ -80,8 +79,6 @@ BATCH_VALIDATED_MAX = 200
 """Rows of one ``batch --validate``: each validation may take minutes (up to the cells
 limit below); more rows are a benchmark, run in parts."""
 """Scenarios in one batch file."""
-INPUT_FILE_BYTES_MAX = PMF_FILE_BYTES_MAX
-"""Size of a pmf file (the pmf reader lives below the planner)."""
 BATCH_FILE_BYTES_MAX = 2 * 2**20
 """Size of a batch file: 10,000 scenarios of nine fields are ~1.1 MiB of TOML, which
 parses in ~2 s on the loaded machine (a review's 20 MB file took 17 s before its first
@@ -242,9 +239,19 @@ def check_validation(
         )
 
 
-def check_file_size(name: str, path: object, size: int, most: int = INPUT_FILE_BYTES_MAX) -> None:
-    """Refuse an input file of more than ``most`` bytes (:data:`INPUT_FILE_BYTES_MAX`)
-    before reading it."""
+def __getattr__(name: str) -> int:
+    """:data:`INPUT_FILE_BYTES_MAX`, the size of a pmf file: the pmf reader's own limit
+    (it lives below the planner), imported when asked for (``planner plan`` reads no
+    file; PEP 562)."""
+    if name != "INPUT_FILE_BYTES_MAX":
+        raise AttributeError(f"module 'planner.limits' has no attribute {name!r}")
+    from planner.validators.instances import PMF_FILE_BYTES_MAX
+
+    return PMF_FILE_BYTES_MAX
+
+
+def check_file_size(name: str, path: object, size: int, most: int) -> None:
+    """Refuse an input file of more than ``most`` bytes before reading it."""
     if size > most:
         raise InputError(
             name, str(path), f"a file of at most {most // 2**20} MiB (this one: {size:,} bytes)"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 # the CLI imports solution_to_dict from here; it is built in planner.documents
@@ -26,11 +27,51 @@ def number_text(value: float | None, digits: int = 4) -> str:
     return f"{value:,.{digits}g}"
 
 
+@dataclass(frozen=True)
+class TableBlock:
+    """A table as the CLI prints it: a title on its left, a column per (heading,
+    justification), and rows of cell text (rendered by rich, or as rich would by
+    ``planner.cli.output.print_blocks``)."""
+
+    title: str
+    columns: tuple[tuple[str, str], ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    """Lines of text beneath a table, in one style (``None``: plain)."""
+
+    lines: tuple[str, ...]
+    style: str | None = None
+
+
+Block = TableBlock | TextBlock
+
+
+def rich_renderable(block: Block) -> Any:
+    """A block as a rich renderable (a table's cells read as rich markup, as before)."""
+    if isinstance(block, TextBlock):
+        from rich.text import Text
+
+        return Text("\n".join(block.lines), style=block.style or "")
+    from rich.table import Table
+
+    table = Table(title=block.title, title_justify="left")
+    for heading, justify in block.columns:
+        table.add_column(heading, justify=justify)  # type: ignore[arg-type]
+    for row in block.rows:
+        table.add_row(*row)
+    return table
+
+
 def plan_renderables(plan: Plan) -> list[Any]:
     """Rich renderables of one plan: the per-group table and the notes beneath it."""
-    from rich.table import Table
-    from rich.text import Text
+    return [rich_renderable(block) for block in plan_blocks(plan)]
 
+
+def plan_blocks(plan: Plan) -> list[Block]:
+    """One plan as blocks: the per-group table and the notes beneath it."""
     query = plan.query
     title = (
         f"{query.setting.key}: k = {query.k:,}, α = {query.alpha:g}, "
@@ -38,11 +79,10 @@ def plan_renderables(plan: Plan) -> list[Any]:
         + (f", δ = {float(query.delta)!r}" if query.delta is not None else "")  # as given
         + f", β = {query.beta:.4g}"
     )
-    table = Table(title=title, title_justify="left")
-    table.add_column("")
+    columns = [("", "left")]
     for group in plan.groups:
         asked = query.eps1 if group.name == "group 1" else query.eps2
-        table.add_column(f"{group.name} ({eps_heading(asked, group.eps)})", justify="right")
+        columns.append((f"{group.name} ({eps_heading(asked, group.eps)})", "right"))
     rows: list[tuple[str, list[str]]] = [
         ("users needed", [f"{g.n_users:,}" for g in plan.groups]),
         ("homogeneous baseline", [f"{g.baseline_n_users:,}" for g in plan.groups]),
@@ -60,8 +100,6 @@ def plan_renderables(plan: Plan) -> list[Any]:
     # (upper bound)/(lower bound) with C = 1 (JSON ``optimality_gap``) is not shown: neither
     # expression carries its constant, so it read 1 beside a plan 7× its lower bound
     rows.append(("lower bound (C = 1)", [number_text(g.lower_bound) for g in plan.groups]))
-    for label, cells in rows:
-        table.add_row(label, *cells)
     lines = [
         *((f"mechanism: {plan.mechanism}",) if plan.mechanism else ()),
         f"theorem: {plan.reference}   bound: {plan.bound_key}   dominant term: "
@@ -83,10 +121,13 @@ def plan_renderables(plan: Plan) -> list[Any]:
     if plan.alternative_accounting is not None:
         other, n1, n2 = plan.alternative_accounting
         lines.append(f"with {other.value} accounting: n1 = {n1:,}, n2 = {n2:,}")
-    renderables: list[Any] = [table, Text("\n".join(lines))]
+    blocks: list[Block] = [
+        TableBlock(title, tuple(columns), tuple((label, *cells) for label, cells in rows)),
+        TextBlock(tuple(lines)),
+    ]
     if plan.warnings:
-        renderables.append(Text("\n".join(f"warning: {w}" for w in plan.warnings), style="yellow"))
-    return renderables
+        blocks.append(TextBlock(tuple(f"warning: {w}" for w in plan.warnings), style="yellow"))
+    return blocks
 
 
 def total_cells(plan: Plan) -> list[str]:

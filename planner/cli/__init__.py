@@ -44,7 +44,7 @@ from planner.startup import interrupted, started
 _USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
 """click's UsageError, from wherever this typer takes click (vendored or not)."""
 
-app = typer.Typer(
+_APP_OPTIONS: dict[str, Any] = dict(
     add_completion=False,
     help="Sample-size planner for private closeness testing under heterogeneous privacy. "
     + EXIT_CODES_HELP,
@@ -61,7 +61,6 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -73,7 +72,7 @@ def _root(
     """Sample-size planner for private closeness testing under heterogeneous privacy."""
 
 
-for _command_function in (  # the order ``planner --help`` lists them in: typer keeps it
+COMMANDS = (  # the order ``planner --help`` lists them in: typer keeps it
     planning.plan,
     planning.compare,
     sweeping.sweep,
@@ -85,12 +84,32 @@ for _command_function in (  # the order ``planner --help`` lists them in: typer 
     validating.validate,
     calibrating.calibrate,
     serving.serve,
-):
-    app.command()(_command_function)
+)
+"""Every command's function; its name is the command's."""
 
 
-def _command() -> Any:
-    """The click command typer builds from ``app``, its options' text taken as typed.
+def build_app(only: str | None = None) -> typer.Typer:
+    """The typer app of every command, or of the command named ``only`` alone.
+
+    ``planner plan …`` builds just ``plan``: typer turns each command's signature into
+    click options at every start, about 1 ms a command. The app keeps its root callback, so
+    it stays a group whatever it holds (``planner plan --help`` reads as with every
+    command)."""
+    built = typer.Typer(**_APP_OPTIONS)
+    built.callback()(_root)
+    for function in COMMANDS:
+        if only is None or function.__name__ == only:
+            built.command()(function)
+    return built
+
+
+app = build_app()
+"""The whole CLI (``planner --help`` lists it; tests drive it with typer's runner)."""
+
+
+def _command(args: list[str] | None = None) -> Any:
+    """The click command typer builds, its options' text taken as typed: of the command
+    ``args`` name first alone where they name one (:func:`build_app`), else of them all.
 
     typer (0.2x) coerces every option through a pydantic ``TypeAdapter``: importing
     pydantic and building the adapters was a third of ``planner plan``'s start-up
@@ -101,7 +120,9 @@ def _command() -> Any:
     text) goes through typer's own coercion, as does every option of a typer without
     these internals.
     """
-    command = typer.main.get_command(app)
+    named = args[0] if args else None
+    only = named if any(f.__name__ == named for f in COMMANDS) else None
+    command = typer.main.get_command(app if only is None else build_app(only))
     try:
         from typer._coercion import RuntimeParam, build_runtime_param
     except ImportError:  # pragma: no cover - another typer: its own coercion
@@ -182,7 +203,7 @@ def _run_command(args: list[str]) -> int:
     """Run the command; every input error is one line (exit 2), Ctrl-C is 130."""
     try:
         # what ``app(...)`` does (its exception hook only prettifies, and that is off)
-        command = _command()
+        command = _command(args)
         refuse_repeated_options(command, args)
         result = command(args=args or ["--help"], standalone_mode=False, prog_name="planner")
         if result == 130:  # typer turns Ctrl-C into exit code 130, silently

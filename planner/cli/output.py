@@ -3,13 +3,20 @@ pipe needs, and a sweep's or batch's rows as a table, CSV or JSON to standard ou
 a file; the exit code of each verdict.
 """
 
+import os
+import re
 import sys
+import unicodedata
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.files import json_text
 from planner.inputs import InputError
+
+if TYPE_CHECKING:
+    from planner.report import Block, TableBlock, TextBlock
 
 
 class OutputFormat(StrEnum):
@@ -30,6 +37,132 @@ def _print_json(document: dict[str, Any]) -> None:
 
 PIPED_WIDTH = 250
 """Columns of tables written to a pipe or file: rich's default of 80 cut numbers ("17,08…")."""
+
+
+_RICH_STYLING_VARIABLES = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+"""Variables under which rich may style text written to a pipe."""
+_EMOJI_CODE = re.compile(r":\S+?:")
+"""What rich would read as an emoji code in a table's text (``:smile:``)."""
+
+
+def _plain_width(text: str) -> int | None:
+    """Terminal cells of ``text`` where each character takes one (rich's measure for the
+    text the planner prints); None where one may not (wide, combining or control)."""
+    for character in text:
+        if not character.isprintable() or unicodedata.combining(character):
+            return None
+        if unicodedata.east_asian_width(character) in ("W", "F"):
+            return None
+    return len(text)
+
+
+_WORD = re.compile(r"\s*\S+\s*")
+"""A word with the white space around it, as rich's line breaking reads words."""
+
+
+def _wrapped(text: str, width: int) -> list[str] | None:
+    """``text`` broken into lines of ``width`` cells as rich breaks a line of text: before
+    a word whose visible part does not fit what is left of the line, each line keeping
+    its words' trailing space up to the width; None where a word is longer than a line
+    (rich folds it)."""
+    if not text.strip():  # no word: the line as it is
+        return [text] if len(text) <= width else None
+    lines: list[str] = []
+    current = ""
+    for match in _WORD.finditer(text):
+        word = match.group()
+        visible = len(word.rstrip())
+        if visible > width:
+            return None
+        if width - len(current) >= visible or not current:
+            current += word
+        else:
+            lines.append(current)
+            current = word
+    lines.append(current)
+    return [line[:width] for line in lines]  # past the width there is only trailing space
+
+
+def _plain_table(block: "TableBlock") -> list[str] | None:
+    """The lines rich prints for ``block`` (its default heavy-headed box, one space of
+    padding, the title wrapped to the table's width), or None where they might differ: a
+    cell rich would read as markup or emoji, or a table over ``PIPED_WIDTH``."""
+    texts = [block.title, *(heading for heading, _ in block.columns)]
+    texts += [cell for row in block.rows for cell in row]
+    widths_of = [_plain_width(text) for text in texts]
+    if any(w is None for w in widths_of) or any(
+        "[" in text or _EMOJI_CODE.search(text) or "\n" in text for text in texts
+    ):
+        return None
+    widths = [
+        max(len(text) for text in (heading, *(row[i] for row in block.rows)))
+        for i, (heading, _) in enumerate(block.columns)
+    ]
+    total = sum(widths) + 3 * len(widths) + 1
+    title = _wrapped(block.title, total)
+    if total > PIPED_WIDTH or title is None:
+        return None
+
+    def line(cells: Sequence[str], edge: str) -> str:
+        padded = (
+            text.rjust(width) if justify == "right" else text.ljust(width)
+            for text, width, (_, justify) in zip(cells, widths, block.columns, strict=True)
+        )
+        return edge + edge.join(f" {text} " for text in padded) + edge
+
+    def rule(left: str, fill: str, inner: str, right: str) -> str:
+        return left + inner.join(fill * (width + 2) for width in widths) + right
+
+    return [
+        *(line.rstrip().ljust(total) for line in title),
+        rule("┏", "━", "┳", "┓"),
+        line([heading for heading, _ in block.columns], "┃"),
+        rule("┡", "━", "╇", "┩"),
+        *(line(row, "│") for row in block.rows),
+        rule("└", "─", "┴", "┘"),
+    ]
+
+
+def _plain_text(block: "TextBlock") -> list[str] | None:
+    """The lines rich prints for ``block``, wrapped at ``PIPED_WIDTH``, or None where they
+    might differ (a tab, a wide character, a word longer than a line)."""
+    lines: list[str] = []
+    for text in block.lines:
+        wrapped = _wrapped(text, PIPED_WIDTH) if _plain_width(text) is not None else None
+        if wrapped is None:
+            return None
+        lines += wrapped
+    return lines
+
+
+def print_blocks(blocks: Sequence["Block"]) -> None:
+    """Print tables and text as rich does; without importing rich where the output is
+    plain text (a pipe or file, no variable asking rich for styles), which is most of
+    ``planner plan``'s start-up cost left (docs/architecture.md, "Speed")."""
+    from planner.report import TableBlock
+
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
+    plain: list[str] | None = None
+    if (
+        encoding == "utf8"
+        and not sys.stdout.isatty()
+        and not any(name in os.environ for name in _RICH_STYLING_VARIABLES)
+    ):
+        plain = []
+        for block in blocks:
+            lines = _plain_table(block) if isinstance(block, TableBlock) else _plain_text(block)
+            if lines is None:
+                plain = None
+                break
+            plain += lines
+    if plain is None:
+        from planner.report import rich_renderable
+
+        console = _console()
+        for block in blocks:
+            console.print(rich_renderable(block))
+        return
+    sys.stdout.write("".join(f"{text}\n" for text in plain))
 
 
 def _console() -> Any:

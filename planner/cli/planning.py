@@ -25,7 +25,7 @@ from planner.cli.options import (
     _beta,
     _only_with,
 )
-from planner.cli.output import _console, _print_json
+from planner.cli.output import _console, _print_json, print_blocks
 
 
 def plan(
@@ -74,7 +74,7 @@ def plan(
     query is refused with the covered range (exit 2). The plan's coverage line says which.
     """
     from planner import api
-    from planner.report import allocation_renderable, exact_renderable, plan_renderables
+    from planner.report import allocation_renderable, exact_renderable, plan_blocks
 
     _only_with(exact, "--exact", "trials", "seed")
     _only_with(allocation.lower() == "cost", "--allocation cost", "cost1", "cost2")
@@ -102,14 +102,15 @@ def plan(
     if as_json:
         _print_json(answer.to_dict())
         return
-    console = _console()
     shown = answer.shown
     if answer.allocation is not None:  # its line below gives the reason: not twice
         said = f"allocation {answer.allocation.rule.value}: "
         kept = tuple(line for line in shown.warnings if not line.startswith(said))
         shown = dataclasses.replace(shown, warnings=kept)
-    for renderable in plan_renderables(shown):
-        console.print(renderable)
+    print_blocks(plan_blocks(shown))
+    if answer.exact is None and answer.allocation is None:
+        return
+    console = _console()
     if answer.exact is not None:
         console.print(exact_renderable(answer.exact, answer.plan))
     if answer.allocation is not None:
