@@ -59,6 +59,9 @@ simulated or refused."""
 SMALL_EPS = {**COVERED, "eps": (0.001, 0.01)}
 """``--region small-eps``: the larger ε from 0.001 to 0.01, below the shuffle and central
 grids' least node (docs/evidence.md, a setting's own tester below its covered ε)."""
+TINY_EPS = {**COVERED, "eps": (1e-4, 0.001)}
+"""``--region tiny-eps``: the larger ε from the input floor 10⁻⁴ to 0.001 (central's grid
+reaches the floor; docs/evidence.md, central below ε = 0.01)."""
 LARGE_K = {**COVERED, "k": (4096, 10**5)}
 """``--region large-k``: the covered box above the grids' largest k (docs/coverage.md, k)."""
 DIRECT = {**COVERED, "alpha": (0.01, 0.5), "eps": (0.01, 1.0)}
@@ -86,6 +89,9 @@ at most 2048 buckets (docs/coverage.md, k above the grid)."""
 SMALL_K = {**COVERED, "k": (2, 15), "alpha": (0.03, 0.95), "eps": (0.01, 20.0)}
 """``--region small-k``: k from 2 to 15 (yes/no questions, Likert scales), below the
 paper protocols' grids, where k-RR is calibrated and every model may run it."""
+SMALL_K_SMALL_EPS = {**SMALL_K, "eps": (1e-4, 0.01)}
+"""``--region small-k-small-eps``: k from 2 to 15 with the larger ε below 0.01, where a
+central plan runs its tester on 16 bins (docs/evidence.md, central below ε = 0.01)."""
 CHANNELS = {**COVERED, "k": (2, 1024), "alpha": (0.03, 0.95), "eps": (0.125, 20.0)}
 """``--region channels``: each group's ε drawn alone from [0.125, 20] and k up to 1024, where
 local plans (and any model's) may give each group its own channel (its covered region,
@@ -111,6 +117,8 @@ REGIONS = {
     "low-privacy-large-k": LOW_PRIVACY_LARGE_K,
     "small-k": SMALL_K,
     "small-eps": SMALL_EPS,
+    "tiny-eps": TINY_EPS,
+    "small-k-small-eps": SMALL_K_SMALL_EPS,
     "channels": CHANNELS,
     "channels-large-k": CHANNELS_LARGE_K,
     "alpha-above-tops": ALPHA_ABOVE_TOPS,

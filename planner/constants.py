@@ -238,9 +238,10 @@ class SettingConstant:
         0.15 and 0.5, ε_strong at the points' 0.25 and 1 and, for the private coin, 0.05
         (``direct_small_eps``): each the worst over the points at its α or a larger node
         and its ε_strong or a smaller one, as the factor falls with α and rises with ε.
-        Central has such an entry too, with ε nodes 0.01, 0.05, 0.25 and 1, each the worst
-        over its own points only: at k = 16 its factor is least near ε_strong = 0.05 and rises both
-        ways (``planner.calibration.direct.EPS_NODE_OWN_POINTS``).
+        Central has such an entry too, with ε nodes 0.0004, 0.001, 0.01, 0.05, 0.25 and 1,
+        each the worst over its own points only: at k = 16 its factor is least near
+        ε_strong = 0.05 and rises both ways (``planner.calibration.direct
+        .EPS_NODE_OWN_POINTS``).
         A query with an α and an ε_strong takes the log-log
         interpolation between the nodes around it (in ε_strong, then in α); below the first
         ε_strong node the first node's tables (at k = 256, α = 0.15, β = 0.02 the factor is

@@ -96,6 +96,26 @@ def _names(bits: int) -> list[str]:
     return [name for bit, name in enumerate(COVERAGE_AXES) if bits & (1 << bit)]
 
 
+@pytest.mark.parametrize(("k", "alpha"), [(16, 0.2), (1000, 0.05), (100_000, 0.5)])
+def test_central_is_covered_to_the_input_floor_with_no_step_at_its_old_edge(
+    k: int, alpha: float
+) -> None:
+    """Central's grid reaches ε = 10⁻⁴. Below its old edge ε = 0.01 a central query had
+    run a local randomizer: k = 1000, α = 0.05, ε = 0.0099 needed 10¹¹ users against 95,176
+    at ε = 0.01. Now 1 % less ε costs at most 5 % more users, and the plan keeps growing
+    as ε falls, to the floor, run by the central tester itself."""
+    edge, below, small, floor = (
+        plan(make_query("central", k=k, alpha=alpha, eps1=eps, eps2=eps))
+        for eps in (0.01, 0.0099, 0.001, EPS_MIN)
+    )
+    for result in (below, small, floor):
+        assert result.protocol == "central" and result.coverage is Coverage.CALIBRATED
+    assert 1.0 <= below.total_users / edge.total_users < 1.05
+    assert below.total_users < small.total_users < floor.total_users
+    # the noise term ∝ 1/(α ε) takes over: a tenth of ε, between 3 and 10 times the users
+    assert 3 < floor.total_users / small.total_users <= 10
+
+
 def test_order_constants_make_no_claim_and_are_not_gated() -> None:
     order = constants_with_source(ConstantSource.ORDER)
     result = covered_plan(make_query("central", k=10**9), order, budget_seconds=0)

@@ -16,6 +16,7 @@ from planner import Query, Setting
 from planner.api import SETTING_KEYS, plan_document
 from planner.constants import default_constants
 from planner.plan import Coverage, padded_domains, plan, plan_on_domain
+from planner.protocols import protocol_for
 from planner.sweep import sweep
 from planner.validate import validate
 from planner.validators.engine import padded
@@ -238,20 +239,21 @@ def test_the_page_offers_to_simulate_an_uncovered_own_domain_beside_its_larger_d
 
 
 def test_a_setting_run_by_another_protocol_has_its_own_tester_simulated() -> None:
-    """Central below its covered ε = 0.01: the plan ran a local randomizer (389 million
-    users at k = 16, α = 0.2, ε = 0.005), where a simulation of the central tester on the
-    query itself needs thousands. ``planner plan`` simulates the setting's own tester
-    within its budget and keeps the smaller; without one, a line says it may need fewer."""
+    """The shuffle private coin below its covered ε = 0.01: the plan runs a local
+    randomizer (582 million users at k = 16, α = 0.2, ε = 0.005, δ = 10⁻⁶), where a
+    simulation of the shuffle tester on the query itself needs tens of thousands.
+    ``planner plan`` simulates the setting's own tester within its budget and keeps the
+    smaller; without one, a line says it may need fewer."""
     from planner.coverage import covered_plan
 
-    query = _query("central", 16, 0.2, 0.005, 0.005)
+    query = _query("shuffle-private", 16, 0.2, 0.005, 0.005)
     covered = plan(query)
     assert covered.protocol.startswith("local") and covered.coverage is Coverage.CALIBRATED
     unsimulated = covered_plan(query, budget_seconds=0)
     (line,) = [w for w in unsimulated.warnings if "own 16-bin domain" in w]
-    assert "for the central protocol is outside the covered region" in line
+    assert "for the shuffle, private coin protocol is outside the covered region" in line
     simulated = covered_plan(query, budget_seconds=30)
-    assert simulated.coverage is Coverage.SIMULATED and simulated.protocol == "central"
+    assert simulated.coverage is Coverage.SIMULATED and simulated.protocol == "shuffle-private"
     assert simulated.total_users * 1000 < covered.total_users
-    line = f"the covered plan of the local, public coin protocol needs {covered.total_users:,}"
-    assert any(line in w for w in simulated.warnings)
+    line = f"the covered plan of the {protocol_for(covered.protocol).title} protocol needs "
+    assert any(line + f"{covered.total_users:,}" in w for w in simulated.warnings)

@@ -271,7 +271,8 @@ DIRECT_SMALL_EPS: dict[str, list[float]] = {
 """The ε_strong values ``planner calibrate --direct --small-eps`` measures per setting,
 below the direct points' 0.25: the shuffle private coin's factor falls there (the public
 coin's does not move with ε, so it has none); central's falls to about 0.05, then rises
-again towards 0.01 (its noise's Laplace tail), the bottom of its covered region."""
+again towards 0.01 (its noise's Laplace tail), and is measured down to 0.0004, whose
+ratio-1/4 point sits at the input floor (below it, that node's tables)."""
 
 DIRECT_SMALL_EPS_SETTINGS = tuple(DIRECT_SMALL_EPS)
 

@@ -59,8 +59,8 @@ def calibrate(
             help=(
                 "With --direct: the factors below ε_strong = 0.25 at every α node of the "
                 "direct_by_node tables (after --below-alpha-min), their smallest ε nodes: "
-                "0.05 for the shuffle private coin, 0.01 and 0.05 for central (the settings "
-                "it applies to, the default)."
+                "0.05 for the shuffle private coin, 0.0004, 0.001, 0.01 and 0.05 for central "
+                "(the settings it applies to, the default)."
             ),
         ),
     ] = False,

@@ -132,14 +132,15 @@ PROTOCOL = Protocol(
         grid_axes={
             "k": [4, 16, 256, 4096],
             "alpha": [0.01, 0.05, 0.15, 0.5, 0.95],
-            "eps_strong": [0.01, 0.03, 0.1, 0.25, 1.0, 3.0],
+            "eps_strong": [0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.25, 1.0, 3.0],
             "eps_ratio": [1.0],
         },
         # its threshold (C1 = 0.7) leaves a null floor near 0.21, too close to 0.26
         grid_at_operating_point=True,
         direct_by_node=True,
-        # its factor falls to about ε = 0.05, then rises towards 0.01 (Laplace tail)
-        direct_small_eps=(0.01, 0.05),
+        # its factor falls to about ε = 0.05, then rises towards 0.01 (Laplace tail); the
+        # nodes below 0.01 follow it (0.0004: its ratio 1/4 is the input floor)
+        direct_small_eps=(0.0004, 0.001, 0.01, 0.05),
         eps_node_own_points=True,
     ),
 )
