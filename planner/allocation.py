@@ -160,10 +160,12 @@ def _member_factor(plan: Plan, constant: SettingConstant, eps_strong: float) -> 
     factor falls with ε, and central's rises again below ε ≈ 0.05 (k = 16, α = 0.5,
     β = 0.01: 7.28 at ε = 0.01 against 4.81 at 0.25; the member at ε′ = 0.01 sized with
     4.81 had 3,738 users a group where the homogeneous plan has 5,666, and validated FAIL)."""
-    if plan.repetition.method is not RepetitionMethod.DIRECT:
+    direct = (RepetitionMethod.DIRECT, RepetitionMethod.DIRECT_VOTE)
+    if plan.repetition.method not in direct:
         return plan.repetition.factor
     tester = plan.tester_query
-    return constant.direct_factor(tester.beta, tester.k, eps_strong, tester.alpha)
+    run_beta = plan.repetition.tester_beta(tester.beta)  # a vote's runs: their own β
+    return constant.direct_factor(run_beta, tester.k, eps_strong, tester.alpha)
 
 
 def _covered(query: Query, constant: SettingConstant, eps_strong: float, eps_weak: float) -> bool:

@@ -299,6 +299,27 @@ class SettingConstant:
         alphas = direct.get("axes", {}).get("alpha")
         return (min(tops) if tops else 0.0), (max(alphas) if alphas else 0.0)
 
+    def direct_betas(self) -> tuple[float, ...]:
+        """The β nodes of every direct table (largest first): where one run may be held to
+        an error by its direct factor (a vote of such runs, ``RepetitionMethod
+        .DIRECT_VOTE``); empty without direct points."""
+        nodes: set[float] = set()
+        for name in ("direct", "direct_by_node", "direct_large_eps", "direct_large_alpha"):
+            entry = self.extra.get(name) or {}
+            nodes.update(float(beta) for beta in entry.get("beta", ()))
+        return tuple(sorted(nodes, reverse=True))
+
+    def has_direct_factor(self, beta: float, k: int) -> bool:
+        """Whether one run may be held to β by a direct factor at (β, k), or a vote of runs
+        to it by one at a direct node above β (the direct points' table read; ε_strong and
+        α not checked): where a plan weighs direct calibration at all."""
+        if not beta < PER_RUN_ERROR:
+            return False
+        return any(
+            self.direct_factor(at, k) is not None
+            for at in (beta, *(node for node in self.direct_betas() if node > beta))
+        )
+
     def direct_least_k(self) -> int:
         """The least k of the direct points (0 without them): below it,
         :meth:`direct_factor` has no factor."""

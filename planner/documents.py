@@ -102,7 +102,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "repetition": {
             "method": plan.repetition.method.value,
             "runs": plan.runs,
-            "per_run_error": 1 / 3,
+            "per_run_error": plan.repetition.tester_beta(1 / 3),
             "factor": plan.repetition.factor,
             "vote_runs": plan.repetition.vote_runs,
             "direct_factor": plan.repetition.direct_factor,

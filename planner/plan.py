@@ -106,6 +106,11 @@ class RepetitionMethod(StrEnum):
     """r runs on disjoint users, each at error 1/3; exact binomial r (README, β)."""
     DIRECT = "direct-calibration"
     """One run whose C is calibrated at β itself (README, β)."""
+    DIRECT_VOTE = "direct-calibration-vote"
+    """r runs on disjoint users, each calibrated directly at a per-run error β_run above β
+    (a node of the direct tables); exact binomial r at β_run (README, β). Below the direct
+    tables' least β a vote of runs at 1/3 had needed 4–10× the users of the direct plan
+    just above it."""
 
 
 @dataclass(frozen=True)
@@ -121,18 +126,40 @@ class Repetition:
     """n1 + n2 by the method not chosen; None when there is no other."""
     direct_unavailable: str | None = None
     """Why direct calibration has no factor for this query (None when it has one)."""
+    run_beta: float | None = None
+    """``DIRECT_VOTE``: the error each run is calibrated to (a direct node above β)."""
+    run_factor: float | None = None
+    """``DIRECT_VOTE``: the direct factor at ``run_beta`` (one run's C × it)."""
+    direct_vote_runs: int = 1
+    """``DIRECT_VOTE``: its runs, r exact binomial at ``run_beta``."""
 
     @property
     def runs(self) -> int:
-        """Tester runs on disjoint users (r for the vote, else 1)."""
-        return self.vote_runs if self.method is RepetitionMethod.MAJORITY_VOTE else 1
+        """Tester runs on disjoint users (r for a vote, else 1)."""
+        if self.method is RepetitionMethod.MAJORITY_VOTE:
+            return self.vote_runs
+        if self.method is RepetitionMethod.DIRECT_VOTE:
+            return self.direct_vote_runs
+        return 1
 
     @property
     def factor(self) -> float:
-        """One run's C is multiplied by this (direct calibration's factor; else 1)."""
+        """One run's C is multiplied by this (direct calibration's factor, at β or at a
+        vote's ``run_beta``; else 1)."""
         if self.method is RepetitionMethod.DIRECT and self.direct_factor is not None:
             return self.direct_factor
+        if self.method is RepetitionMethod.DIRECT_VOTE and self.run_factor is not None:
+            return self.run_factor
         return 1.0
+
+    def tester_beta(self, beta: float) -> float:
+        """The error one run of the tester is held to, for a query at β: 1/3 in a vote of
+        runs at 1/3, ``run_beta`` in a vote of directly calibrated runs, else β."""
+        if self.method is RepetitionMethod.MAJORITY_VOTE:
+            return PER_RUN_ERROR
+        if self.method is RepetitionMethod.DIRECT_VOTE and self.run_beta is not None:
+            return self.run_beta
+        return beta
 
 
 class Split(StrEnum):
@@ -1388,8 +1415,9 @@ def _least_users(
     """A lower limit on ``_ProtocolRun.size(query, protocol.setting, table).total_users``,
     without sizing it: the strong group's C = 1 size at the query (``strong_order_size``,
     the ``base_strong`` the multiplier multiplies, whatever the multiplier) times the
-    least multiplier, times the direct factor at β when that is below 1. Every protocol
-    rounds its strong group's users up from multiplier × base_strong (k-RR to at least
+    least multiplier, times the least direct factor (at β, or at a node above it for a
+    vote of directly calibrated runs) when that is below 1. Every protocol rounds its
+    strong group's users up from multiplier × base_strong (k-RR to at least
     ``MIN_USERS``), a vote runs at least once and a direct run's multiplier is C × the
     factor, and the weak group's users are ≥ 0. Remembered per constant and point
     (``values``: the query's ``_query_values``, when the caller has them)."""
@@ -1405,10 +1433,11 @@ def _least_users_of(query: Query, protocol: Protocol, constant: SettingConstant)
     """:func:`_least_users` with the protocol's constant."""
     eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
     factor = 1.0
-    if query.beta < PER_RUN_ERROR:
-        direct = constant.direct_factor(query.beta, query.k, eps_strong, query.alpha)
-        if direct is not None:
-            factor = min(1.0, direct)
+    if query.beta < PER_RUN_ERROR:  # one run at β, or a vote's runs at a node above it
+        for at in (query.beta, *(b for b in constant.direct_betas() if b > query.beta)):
+            direct = constant.direct_factor(at, query.k, eps_strong, query.alpha)
+            if direct is not None:
+                factor = min(factor, direct)
     delta, accounting = query.delta, query.accounting
     if not protocol.needs_delta:  # as ``with_setting`` leaves them for such a protocol
         delta, accounting = None, Accounting.EXACT
@@ -1435,7 +1464,8 @@ def _direct_regions(
     query: Query, table: ConstantTable, fallback: bool
 ) -> list[tuple[float, float]]:
     """The (ε_strong, α) tops of each region where direct calibration may hold at the
-    query's (β, k) for a protocol the query may run (a public-coin query also its model's
+    query's (β, k), or at a direct node above β (a vote of such runs), for a protocol the
+    query may run (a public-coin query also its model's
     private-coin one, with ``fallback``): ``SettingConstant.direct_regions``; empty where
     none has it. (``planner.vectorised`` leaves exactly the rows with some to ``plan``.)"""
     settings = [query.setting]
@@ -1444,7 +1474,7 @@ def _direct_regions(
         settings.append(private.setting)
     regions: list[tuple[float, float]] = []
     for constant in (table.for_setting(setting.key) for setting in settings):
-        if constant.direct_factor(query.beta, query.k) is not None:
+        if constant.has_direct_factor(query.beta, query.k):
             regions += [r for r in constant.direct_regions() if r not in regions]
     return regions
 
@@ -1559,7 +1589,7 @@ def _lowered_note(
         why.append("a group run at a smaller ε is still ε-DP")
     if point.alpha != query.alpha:
         why.append(f"a tester for α = {point.alpha:g} rejects every pair farther apart")
-    if asked.repetition.method is RepetitionMethod.MAJORITY_VOTE:
+    if asked.repetition.runs > 1:
         there = f"the {asked.repetition.runs}-run majority vote's {asked_users:,}"
     else:
         there = f"{asked_users:,}"
@@ -1870,7 +1900,9 @@ def _replaced(made: _Frozen, **changes: Any) -> _Frozen:
 def _repetition(
     query: Query, constant: SettingConstant, sized: Callable[[float], RunSizes]
 ) -> tuple[Repetition, RunSizes]:
-    """Majority vote or direct calibration at β, whichever needs fewer users in total.
+    """The fewest users in total of: a majority vote of runs at 1/3, one run calibrated
+    directly at β, and a vote of runs each calibrated directly at a direct node β_run
+    above β (r exact binomial at β_run).
 
     ``sized(factor)`` is one run's sizes with the calibrated C times ``factor``.
     """
@@ -1879,20 +1911,80 @@ def _repetition(
         return _ONE_RUN, one_run
     vote_runs = majority_vote_runs(query.beta, PER_RUN_ERROR)
     vote_total = vote_runs * (one_run.n_strong + one_run.n_weak)
-    factor = constant.direct_factor(query.beta, query.k, max(query.eps1, query.eps2), query.alpha)
+    eps_strong = max(query.eps1, query.eps2)
+    factor = constant.direct_factor(query.beta, query.k, eps_strong, query.alpha)
+    direct_vote = _direct_vote(query, constant, sized, vote_total)
     if factor is None:
-        reason = constant.direct_unavailable(
-            query.beta, query.k, max(query.eps1, query.eps2), query.alpha
-        )
-        return Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, None, None, reason), one_run
+        reason = constant.direct_unavailable(query.beta, query.k, eps_strong, query.alpha)
+        vote = Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, None, None, reason)
+        return _fewer_by_vote(vote, one_run, vote_total, direct_vote)
     direct = sized(factor)
     merged = hash_floor_line(direct.compression, query.beta)
     if merged is not None:  # one run cannot meet β on every pair, however many users
-        return Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, None, None, merged), one_run
+        vote = Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, None, None, merged)
+        return _fewer_by_vote(vote, one_run, vote_total, direct_vote)
     direct_total = direct.n_strong + direct.n_weak
     if direct_total <= vote_total:
+        if direct_vote is not None and direct_vote[2] < direct_total:
+            return direct_vote[0], direct_vote[1]
         return Repetition(RepetitionMethod.DIRECT, vote_runs, factor, vote_total), direct
-    return Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, factor, direct_total), one_run
+    vote = Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, factor, direct_total)
+    return _fewer_by_vote(vote, one_run, vote_total, direct_vote)
+
+
+def _fewer_by_vote(
+    vote: Repetition,
+    one_run: RunSizes,
+    vote_total: int,
+    direct_vote: tuple[Repetition, RunSizes, int] | None,
+) -> tuple[Repetition, RunSizes]:
+    """The vote of runs at 1/3, or the vote of directly calibrated runs where that needs
+    fewer users in all."""
+    if direct_vote is not None and direct_vote[2] < vote_total:
+        # why one run at β itself has no factor, where it has none
+        return replace(direct_vote[0], direct_unavailable=vote.direct_unavailable), direct_vote[1]
+    return vote, one_run
+
+
+def _direct_vote(
+    query: Query,
+    constant: SettingConstant,
+    sized: Callable[[float], RunSizes],
+    vote_total: int,
+) -> tuple[Repetition, RunSizes, int] | None:
+    """The cheapest vote of runs each calibrated directly at a direct node β_run above β
+    (:attr:`RepetitionMethod.DIRECT_VOTE`), with its total users; None where no node
+    above β has a factor here.
+
+    Each run errs with probability at most β_run's operating error, below β_run, on
+    disjoint users, so r runs with P(Binomial(r, β_run) ≥ r/2) ≤ β meet β; a
+    validation checks one run against the per-run error that makes the vote's ≤ β
+    (``planner.validators.engine``), as for the vote of runs at 1/3."""
+    eps_strong = max(query.eps1, query.eps2)
+    best: tuple[Repetition, RunSizes, int] | None = None
+    for run_beta in constant.direct_betas():
+        if not query.beta < run_beta < PER_RUN_ERROR:
+            continue
+        run_factor = constant.direct_factor(run_beta, query.k, eps_strong, query.alpha)
+        if run_factor is None:
+            continue
+        run = sized(run_factor)
+        if hash_floor_line(run.compression, run_beta) is not None:
+            continue
+        runs = majority_vote_runs(query.beta, run_beta)
+        total = runs * (run.n_strong + run.n_weak)
+        if best is None or total < best[2]:
+            repetition = Repetition(
+                RepetitionMethod.DIRECT_VOTE,
+                majority_vote_runs(query.beta, PER_RUN_ERROR),
+                constant.direct_factor(query.beta, query.k, eps_strong, query.alpha),
+                vote_total,
+                run_beta=run_beta,
+                run_factor=run_factor,
+                direct_vote_runs=runs,
+            )
+            best = (repetition, run, total)
+    return best
 
 
 @functools.lru_cache(maxsize=64)

@@ -351,6 +351,12 @@ def repetition_line(plan: Plan) -> str | None:
     other += " users in all"
     if plan.tester_point is not None:  # the other way at the tester's point, like its C
         other += " at the tester's point"
+    if rep.method is RepetitionMethod.DIRECT_VOTE:
+        return (
+            f"target β: majority vote over {rep.runs} runs on disjoint users, each calibrated "
+            f"directly at β = {rep.run_beta:g} (exact binomial; one run's C is the C above × "
+            f"{rep.factor:.3g}, planner calibrate --direct); a {vote} would need {other}"
+        )
     if rep.method is RepetitionMethod.DIRECT and plan.coverage is Coverage.SIMULATED:
         return "target β: one run simulated at β (its own search, held to the operating point)"
     if rep.method is RepetitionMethod.DIRECT:

@@ -42,13 +42,16 @@ def build_tester(
     hashes: int = 1,
     runs: int = 1,
     constants: ConstantTable | None = None,
+    run_beta: float | None = None,
 ) -> Any:
-    """The setting's protocol for named groups 1 (p, ε1) and 2 (q, ε2)."""
+    """The setting's protocol for named groups 1 (p, ε1) and 2 (q, ε2): ``runs`` runs
+    (a majority vote), each held to ``run_beta`` (default: 1/3 in a vote, else the query's
+    β; a vote of directly calibrated runs, ``Repetition.tester_beta``)."""
     from planner.validators.repetition import MajorityVoteTester
 
-    parameters = tester_parameters(
-        query, constants, run_beta=PER_RUN_ERROR if runs > 1 else query.beta
-    )
+    if run_beta is None:
+        run_beta = PER_RUN_ERROR if runs > 1 else query.beta
+    parameters = tester_parameters(query, constants, run_beta=run_beta)
     tester = protocol_for(query.setting).build_tester(query, parameters, L, hashes)
     return MajorityVoteTester(tester, runs) if runs > 1 else tester
 

@@ -157,6 +157,7 @@ def validate(
         hashes=compression.hashes if compression else 1,
         runs=checked.runs,
         constants=table,
+        run_beta=checked.repetition.tester_beta(protocol_query.beta),
     )
     selected = checked_families(families)  # each name once
     if families is not None:

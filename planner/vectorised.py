@@ -717,11 +717,12 @@ def _vote_runs(beta: np.ndarray) -> np.ndarray:
 
 
 def _may_calibrate_directly(points: _Points, setting: Setting, table: ConstantTable) -> np.ndarray:
-    """Rows where ``plan`` weighs direct calibration at β against the vote: left to it."""
+    """Rows where ``plan`` weighs direct calibration against the vote of runs at 1/3, at
+    β or at a direct node above it (a vote of directly calibrated runs): left to it."""
     entries = [table.for_setting(key) for key in _keys_run(setting, table)]
 
     def weighed(beta: float, k: float) -> bool:
-        return any(entry.direct_factor(beta, int(k)) is not None for entry in entries)
+        return any(entry.has_direct_factor(beta, int(k)) for entry in entries)
 
     return per_distinct_pairs(points.beta, points.k.astype(np.float64), weighed) > 0
 

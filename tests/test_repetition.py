@@ -108,6 +108,53 @@ def test_the_vote_stays_when_direct_calibration_costs_more_or_is_unknown() -> No
     assert floor.repetition.direct_factor is None and floor.repetition.other_total_users is None
 
 
+def test_below_the_last_calibrated_beta_a_vote_of_directly_calibrated_runs() -> None:
+    """β = 0.01 below the table's last β = 0.05, factors 1.5, 2.5, 4.0 at β = 0.2, 0.1,
+    0.05. By hand: runs at 0.2 need r = 13 (P(Bin(11, 0.2) ≥ 6) = 0.0117 > 0.01), 19.5× one
+    run; at 0.1, r = 5 (P(Bin(5, 0.1) ≥ 3) = 0.00856, r = 3: 0.028), 12.5×; at 0.05, r = 3
+    (P(Bin(3, 0.05) ≥ 2) = 3·0.05²·0.95 + 0.05³ = 0.00725), 12×; the vote of runs at 1/3,
+    47 runs. So three runs, each the direct plan at β = 0.05."""
+    assert majority_vote_error(3, 0.05) == pytest.approx(0.00725)
+    assert majority_vote_error(5, 0.1) == pytest.approx(0.00856)
+    assert majority_vote_error(11, 0.2) > 0.01 >= majority_vote_error(13, 0.2)
+    table = _table_with_direct("local-private", [1.5, 2.5, 4.0])
+
+    def at(beta: float):
+        query = make_query("local-private", k=1000, alpha=0.1, eps1=1.0, eps2=0.5, beta=beta)
+        return plan(query, table, split=Split.PAPER)
+
+    chosen, direct_run, one_run = at(0.01), at(0.05), at(1 / 3)
+    repetition = chosen.repetition
+    assert repetition.method is RepetitionMethod.DIRECT_VOTE
+    assert (repetition.runs, repetition.run_beta, repetition.factor) == (3, 0.05, 4.0)
+    assert direct_run.repetition.method is RepetitionMethod.DIRECT
+    assert chosen.n_users_group1 == 3 * direct_run.n_users_group1
+    assert chosen.n_users_group2 == 3 * direct_run.n_users_group2
+    assert repetition.vote_runs == 47 and repetition.direct_factor is None
+    assert repetition.other_total_users == 47 * one_run.total_users
+    document = plan_to_dict(chosen)["repetition"]
+    assert document["method"] == "direct-calibration-vote" and document["runs"] == 3
+    assert document["per_run_error"] == 0.05 and document["factor"] == 4.0
+
+
+def test_the_step_below_the_last_calibrated_beta_is_no_longer_a_vote_of_47_runs() -> None:
+    """Central k = 371, α = 0.2361, ε = (0.029, 0.005): β from 0.01 to 0.0099 had gone from
+    58,274 users (one run, direct factor 4.69) to 558,454 (the 47-run vote), 9.6×. The
+    three-run vote of runs calibrated at β = 0.05 keeps the step under 2×, and no smaller
+    β needs fewer users."""
+    totals = [
+        plan(make_query("central", k=371, alpha=0.2361, eps1=0.029, eps2=0.005, beta=b))
+        for b in (0.01, 0.0099, 0.005, 0.001, 0.0001)
+    ]
+    assert totals[0].repetition.method is RepetitionMethod.DIRECT
+    assert all(t.repetition.method is RepetitionMethod.DIRECT_VOTE for t in totals[1:])
+    users = [t.total_users for t in totals]
+    assert users[1] < 2 * users[0]
+    assert users == sorted(users)
+    for made in totals[1:]:
+        assert made.total_users < made.repetition.other_total_users / 3  # the 1/3 vote's
+
+
 def test_direct_calibration_stops_at_the_top_of_its_epsilon_grid() -> None:
     """The factors were measured at ε_strong ≤ 1; above it the tester adds little noise and
     its error's tail falls more slowly (hold-out: shuffle, k = 50, ε = (1.87, 6.31),
@@ -251,8 +298,10 @@ def test_a_vote_plan_says_why_direct_calibration_has_no_factor() -> None:
     assert floored.direct_unavailable(0.1, 16, 1.0, 0.1) == (
         "α = 0.1 is below its measured points' 0.15"
     )
+    # below the last calibrated β: a vote of runs calibrated directly at a node above β,
+    # which still says why one run at β itself has no factor
     voted = plan(make_query("central", k=64, alpha=0.3, eps1=1.0, eps2=0.5, beta=0.005))
-    assert voted.repetition.method is RepetitionMethod.MAJORITY_VOTE
+    assert voted.repetition.method is RepetitionMethod.DIRECT_VOTE
     assert voted.repetition.direct_unavailable == "β = 0.005 is below its last calibrated β = 0.01"
     assert plan_to_dict(voted)["repetition"]["direct_unavailable"] == (
         voted.repetition.direct_unavailable
@@ -266,8 +315,8 @@ def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> 
     a tester for α = 0.5 rejects every pair farther apart), so it is the plan: no group
     gets more users than in the vote, its ``tester_point`` is at or below the tops,
     planning that point gives the same numbers and no lower point (the ladder is one grid
-    for all queries), and a line gives the vote's cost. Below the last calibrated β
-    nothing can be lowered: the vote."""
+    for all queries), and a line gives the vote's cost. Below the last calibrated β the
+    same holds for a vote of runs calibrated directly at a node above β."""
 
     def query(**changed: float) -> Query:
         asked = {"k": 256, "alpha": 0.05, "eps1": 1.0, "eps2": 0.25, "beta": 0.1, **changed}
@@ -299,19 +348,18 @@ def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> 
             "alpha": point.alpha,
             "k": 256,  # the query's own domain
         }
-    # no direct factor: α is not capped (the default may still run a lower ε on the ladder)
-    below = plan(query(alpha=0.6, beta=0.0099), split=Split.PAPER)
-    assert below.repetition.method is RepetitionMethod.MAJORITY_VOTE
-    assert below.tester_point is None
-    assert plan_to_dict(below)["tester_point"] is None
-    fewest = plan(query(alpha=0.6, beta=0.0099))
-    assert fewest.repetition.method is RepetitionMethod.MAJORITY_VOTE
-    assert fewest.tester_point is None or fewest.tester_point.alpha == 0.6
-    assert fewest.total_users <= below.total_users
-    # ε above 1 is capped at every β when that needs fewer users in all, here in the vote
+    # below the last calibrated β the runs of a vote are calibrated directly at a node
+    # above it, so α is capped at the direct points' top there too, and ε above 1 at 1
     # (the paper's split; the default goes on down the ladder, to fewer users in all)
+    below = plan(query(alpha=0.6, beta=0.0099), split=Split.PAPER)
+    assert below.repetition.method is RepetitionMethod.DIRECT_VOTE
+    assert below.tester_point == LoweredPoint(1.0, 0.25, 0.5)
+    assert below.total_users < below.repetition.other_total_users  # the vote of runs at 1/3
+    fewest = plan(query(alpha=0.6, beta=0.0099))
+    assert fewest.repetition.method is RepetitionMethod.DIRECT_VOTE
+    assert fewest.total_users <= below.total_users
     capped_vote = plan(query(eps1=1.5, beta=0.0099), split=Split.PAPER)
-    assert capped_vote.repetition.method is RepetitionMethod.MAJORITY_VOTE
+    assert capped_vote.repetition.method is RepetitionMethod.DIRECT_VOTE
     assert capped_vote.tester_point == LoweredPoint(1.0, 0.25, 0.05)
     assert plan(query(eps1=1.5, beta=0.0099)).total_users <= capped_vote.total_users
     paper = plan(query(), split=Split.PAPER)
@@ -367,3 +415,25 @@ def test_a_plan_run_at_lowered_eps_and_alpha_is_validated_with_that_tester() -> 
     far = [o for o in report.verification.outcomes if o.applicable and o.kind == "far"]
     assert far and all(o.tv == pytest.approx(0.6, abs=1e-9) for o in far)
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
+
+
+def test_a_vote_of_directly_calibrated_runs_validates_each_run_held_to_its_beta() -> None:
+    """Central k = 64, α = 0.3, ε = (1, 0.5), β = 0.005: three runs calibrated at β = 0.02.
+    The validation runs the vote through one run whose tester constants are those for
+    β = 0.02 (central's thresholds are raised below 1/3), and it passes."""
+    from planner.testers import tester_parameters
+    from planner.validate import validate
+    from planner.validators.stats import Verdict
+
+    query = make_query("central", k=64, alpha=0.3, eps1=1.0, eps2=0.5, beta=0.005)
+    made = plan(query)
+    assert made.repetition.method is RepetitionMethod.DIRECT_VOTE
+    run_beta = made.repetition.run_beta
+    assert run_beta is not None and 0.005 < run_beta < 1 / 3
+    report = validate(query, seed=11, checked_plan=made)
+    assert report.verification.verdict is Verdict.PASS
+    assert report.tester["majority_vote_runs"] == made.runs
+    expected = tester_parameters(made.tester_query, run_beta=run_beta)
+    at_third = tester_parameters(made.tester_query, run_beta=1 / 3)
+    base = report.tester["base"]
+    assert base["shift_scale"] == expected["shift_scale"] != at_third["shift_scale"]
