@@ -110,9 +110,9 @@ def _simulated_if_fewer(
     it needs fewer users in all (else, or where it cannot be simulated, the covered plan
     stands, with a line saying a simulation may need fewer users).
 
-    The shuffle private coin below its covered ε = 0.01 runs a local randomizer: k = 16,
-    α = 0.2, ε = 0.005, δ = 10⁻⁶ is 582 million users in all, where a simulation of the
-    shuffle tester needs about 67,000."""
+    The shuffle private coin below its covered ε = 0.001 runs a local randomizer: k = 16,
+    α = 0.2, ε = 0.0005, δ = 10⁻⁶ is 58 billion users in all, where a simulation of the
+    shuffle tester needs about 525,000."""
     point = result.tester_point
     padded = point is not None and point.k is not None
     if (not padded and result.protocol == query.setting.key) or query.k < SIMULATION_K_MIN:

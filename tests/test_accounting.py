@@ -259,3 +259,23 @@ def test_computed_delta_moves_more_over_the_seed_margin_in_epsilon_than_its_roun
             eps * (1 + margin), mu
         )
         assert step > 100 * max(jitter, 1e-300 * here), (mu, delta, step, jitter)
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(0.001, 1e-6), (0.002, 1e-10), (0.003, 1e-3)])
+def test_the_gaussian_shortcut_is_private_and_within_its_rise_of_the_least_mu(
+    eps: float, delta: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From a Gaussian μ of 10⁶ up, the exact μ is the Gaussian μ raised by 10⁻⁴ when one
+    exact sum says that is private: never below the least μ the full search finds, at most
+    about 10⁻⁴ above it, and the exact δ there within δ."""
+    from planner.formulas import accounting
+
+    threshold = accounting.GAUSSIAN_SHORTCUT_MU
+    shortcut = accounting.poisson_mu_exact.__wrapped__(eps, delta)
+    monkeypatch.setattr(accounting, "GAUSSIAN_SHORTCUT_MU", math.inf)
+    searched = accounting.poisson_mu_exact.__wrapped__(eps, delta)
+    assert accounting.poisson_histogram_delta(eps, shortcut) <= delta
+    if searched >= threshold:
+        assert searched < shortcut <= searched * (1 + 1.2e-4)
+    else:  # below the threshold the shortcut is not taken
+        assert shortcut == searched

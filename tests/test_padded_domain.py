@@ -239,14 +239,14 @@ def test_the_page_offers_to_simulate_an_uncovered_own_domain_beside_its_larger_d
 
 
 def test_a_setting_run_by_another_protocol_has_its_own_tester_simulated() -> None:
-    """The shuffle private coin below its covered ε = 0.01: the plan runs a local
-    randomizer (582 million users at k = 16, α = 0.2, ε = 0.005, δ = 10⁻⁶), where a
-    simulation of the shuffle tester on the query itself needs tens of thousands.
+    """The shuffle private coin below its covered ε = 0.001: the plan runs a local
+    randomizer (58 billion users at k = 16, α = 0.2, ε = 0.0005, δ = 10⁻⁶), where a
+    simulation of the shuffle tester on the query itself needs about half a million.
     ``planner plan`` simulates the setting's own tester within its budget and keeps the
     smaller; without one, a line says it may need fewer."""
     from planner.coverage import covered_plan
 
-    query = _query("shuffle-private", 16, 0.2, 0.005, 0.005)
+    query = _query("shuffle-private", 16, 0.2, 0.0005, 0.0005)
     covered = plan(query)
     assert covered.protocol.startswith("local") and covered.coverage is Coverage.CALIBRATED
     unsimulated = covered_plan(query, budget_seconds=0)
