@@ -22,6 +22,7 @@ from planner.plan import (
     Repetition,
     RepetitionMethod,
     Split,
+    covered_at_query,
     hash_floor_line,
     plan,
     plan_on_domain,
@@ -120,13 +121,16 @@ def _simulated_if_fewer(
     if split is Split.HOMOGENEOUS:  # its plan is the equal-ε query's, padded there
         return result
     table = constants or default_constants()
-    own = plan_on_domain(query, table, split=split)
+    # the query's own domain: the plan itself where it was not run on a larger one
+    own = plan_on_domain(query, table, split=split) if padded else result
     whose = ""
     if own.coverage is not Coverage.EXTRAPOLATED:
         # another protocol covers the domain (k-RR covers small domains at every ε), but
         # the setting's own may not (a shuffle query at δ above the covered 10⁻³): a
         # simulation of that one may need far fewer users (shuffle public coin, k = 12,
         # α = 0.3, ε = (1, 0.005), δ = 0.01: about 18,000 against 42.6 million)
+        if covered_at_query(query, table):  # its own plan is covered: nothing to simulate
+            return result
         own = plan_on_domain(query, table, fallback=False, split=split)
         if own.coverage is not Coverage.EXTRAPOLATED:
             return result

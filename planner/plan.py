@@ -869,6 +869,15 @@ def plan(
     return made
 
 
+def covered_at_query(query: Query, table: ConstantTable) -> bool:
+    """Is the setting's own protocol covered at the query itself? Then its own plan
+    (``plan_on_domain(..., fallback=False)``) is covered too: it starts from the query's
+    own run and only covered tester points replace it (``planner.coverage`` asks before
+    planning it). The run is remembered, so asking again costs a lookup."""
+    run = _ProtocolRun.size(query, query.setting, table)
+    return run.coverage is Coverage.CALIBRATED
+
+
 def padded_domains(
     setting: Setting, k: int, table: ConstantTable, fallback: bool
 ) -> tuple[int, ...]:
