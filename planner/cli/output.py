@@ -89,10 +89,7 @@ def _plain_table(block: "TableBlock") -> list[str] | None:
     cell rich would read as markup or emoji, or a table over ``PIPED_WIDTH``."""
     texts = [block.title, *(heading for heading, _ in block.columns)]
     texts += [cell for row in block.rows for cell in row]
-    widths_of = [_plain_width(text) for text in texts]
-    if any(w is None for w in widths_of) or any(
-        "[" in text or _EMOJI_CODE.search(text) or "\n" in text for text in texts
-    ):
+    if any(_plain_width(text) is None or "[" in text or _EMOJI_CODE.search(text) for text in texts):
         return None
     widths = [
         max(len(text) for text in (heading, *(row[i] for row in block.rows)))
@@ -114,7 +111,7 @@ def _plain_table(block: "TableBlock") -> list[str] | None:
         return left + inner.join(fill * (width + 2) for width in widths) + right
 
     return [
-        *(line.rstrip().ljust(total) for line in title),
+        *(part.rstrip().ljust(total) for part in title),
         rule("┏", "━", "┳", "┓"),
         line([heading for heading, _ in block.columns], "┃"),
         rule("┡", "━", "╇", "┩"),
