@@ -883,13 +883,24 @@ def padded_domains(
 ) -> tuple[int, ...]:
     """The larger domains a plan of ``setting`` at ``k`` weighs, ascending: the least
     covered k of each calibrated protocol it may run (``_protocols_weighed``), where that
-    lies above ``k`` (16 for most protocols, 64 for the hashed channels)."""
+    lies above ``k`` (16 for most protocols, 64 for the hashed channels), and the k below
+    which a protocol's tail rule raises its constants (``Protocol.largest_alpha_c_below_k``,
+    8 for k-ary randomized response)."""
     domains = set()
     for protocol in _protocols_weighed(setting, table, fallback):
         constant = table.for_setting(protocol.key)
+        if constant.source is not ConstantSource.CALIBRATED:
+            continue
         least = constant.covered.get("k", (0.0, 0.0))[0]
-        if constant.source is ConstantSource.CALIBRATED and least > k:
+        if least > k:
             domains.add(math.ceil(least))
+        # below its tail rule's k a protocol reads larger constants: the domain at that k
+        # answers the queries below it as well (k-RR, k = 7, α = 0.14, ε = (10.2, 14.65),
+        # β = 0.05 had run a channel per group on 16 bins, 10,902 users, where k-RR on
+        # 8 bins needs 8,234)
+        tail = protocol.largest_alpha_c_below_k
+        if tail > k and tail >= least:
+            domains.add(tail)
     return tuple(sorted(domains))
 
 

@@ -21,6 +21,7 @@ from planner.sweep import sweep
 from planner.validate import validate
 from planner.validators.engine import padded
 from planner.validators.instances import build
+from tests.conftest import make_query
 
 
 def _query(key: str, k: int, alpha: float, eps1: float, eps2: float) -> Query:
@@ -63,14 +64,15 @@ def test_the_central_model_below_k_16_runs_its_own_tester_on_16_bins() -> None:
 @pytest.mark.parametrize("key", SETTING_KEYS)
 def test_no_k_below_a_least_covered_k_needs_more_users_than_that_domain(key: str) -> None:
     """For every k from 2 to 15 (and 63 for the shared hash's 64), at points where the
-    larger domain is covered: the plan needs at most the plan on that domain."""
+    larger domain is covered: the plan needs at most the plan on that domain (16, and 8,
+    below which k-RR's tail rule raises its constants)."""
     domains = padded_domains(Setting.from_key(key), 2, default_constants(), True)
-    assert 16 in domains
+    assert 16 in domains and 8 in domains
     for alpha, eps1, eps2 in ((0.1, 1.0, 0.25), (0.3, 0.2, 0.2), (0.05, 4.0, 0.5)):
         for domain in domains:
             larger = plan(_query(key, domain, alpha, eps1, eps2))
             assert larger.coverage is Coverage.CALIBRATED
-            for k in sorted({2, 3, 7, 8, 12, 15, domain - 1} - {domain}):
+            for k in sorted(k for k in {2, 3, 7, 8, 12, 15, domain - 1} if k < domain):
                 made = plan(_query(key, k, alpha, eps1, eps2))
                 assert made.coverage is Coverage.CALIBRATED, (key, k, alpha)
                 assert made.total_users <= larger.total_users, (key, k, domain, alpha)
@@ -84,6 +86,20 @@ def test_a_local_public_coin_query_below_the_shared_hash_runs_on_64_bins() -> No
     own = plan_on_domain(_query("local-public", 63, 0.2, 2.0, 1.0), default_constants())
     if own.total_users > at_64.total_users:  # then the 64-bin plan is taken
         assert below.tester_point is not None and below.tester_point.k == 64
+
+
+def test_below_k_rr_tail_rule_a_query_runs_on_8_bins_where_that_is_cheaper() -> None:
+    """k-RR reads larger constants below k = 8 (its tail rule): local private coin,
+    k = 7, α = 0.1411, ε = (10.2, 14.65), β = 0.05 ran a channel per group on 16 bins,
+    10,902 users, against 8,234 for k-RR at k = 8 — a smaller domain needing more. The
+    8-bin plan answers it (a 7-bin domain is an 8-bin one with an empty bin)."""
+    at_8 = plan(make_query("local-private", k=8, alpha=0.1411, eps1=10.2, eps2=14.65, beta=0.05))
+    for k in (7, 6):
+        below = plan(
+            make_query("local-private", k=k, alpha=0.1411, eps1=10.2, eps2=14.65, beta=0.05)
+        )
+        assert below.total_users <= at_8.total_users
+        assert below.tester_point is not None and below.tester_point.k == 8
 
 
 def test_padding_keeps_the_instance_and_its_total_variation() -> None:
