@@ -669,14 +669,21 @@ def weak_eps_ladder(eps_weak: float, kinks: GridKinks) -> tuple[float, ...]:
 def ratio_node_below(
     eps_weak: float, eps_strong: float, ratio_nodes: tuple[float, ...]
 ) -> float | None:
-    """The largest ratio node below ε_weak/ε_strong (None: none, or equal ε). A channel per
+    """The largest ratio node below ε_weak/ε_strong whose weaker ε is accepted (≥ EPS_MIN;
+    None: none, or equal ε). A channel per
     group reads the largest C of its grid cell, so a ratio just above a node reads the
     next cell's: the weaker group run at the node instead is never dearer than the node
     itself (k = 20,000, α = 0.3, ε = (12, 3.05) had needed 38 % more users than ε2 = 3).
     The scalar twin of :func:`ratio_node_rungs`."""
     if eps_weak >= eps_strong:
         return None
-    below = [node for node in ratio_nodes if node < eps_weak / eps_strong]
+    # not below the accepted ε: no tester runs a group there (a query at ε = (0.0024,
+    # 0.0002) had been refused with "invalid eps1 = 7.5e-05", from the node 1/32)
+    below = [
+        node
+        for node in ratio_nodes
+        if node < eps_weak / eps_strong and node * eps_strong >= EPS_MIN
+    ]
     return max(below) if below else None
 
 
@@ -689,7 +696,8 @@ def ratio_node_rungs(
         ratio = eps_weak / eps_strong
     node = np.full(eps_weak.shape, np.nan)
     for value in sorted(ratio_nodes):  # ascending: the last below the row's ratio stays
-        node = np.where(value < ratio, value, node)
+        accepted = value * eps_strong >= EPS_MIN  # as ``ratio_node_below``
+        node = np.where((value < ratio) & accepted, value, node)
     return np.where(eps_weak < eps_strong, node * eps_strong, np.nan)
 
 

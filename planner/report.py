@@ -354,8 +354,9 @@ def repetition_line(plan: Plan) -> str | None:
     if rep.method is RepetitionMethod.DIRECT_VOTE:
         return (
             f"target β: majority vote over {rep.runs} runs on disjoint users, each calibrated "
-            f"directly at β = {rep.run_beta:g} (exact binomial; one run's C is the C above × "
-            f"{rep.factor:.3g}, planner calibrate --direct); a {vote} would need {other}"
+            f"directly at β = {rep.run_beta:g} (exact binomial; the C above is each run's: "
+            f"one run's C at β = 1/3 × {rep.factor:.3g}, planner calibrate --direct); a {vote} "
+            f"would need {other}"
         )
     if rep.method is RepetitionMethod.DIRECT and plan.coverage is Coverage.SIMULATED:
         return "target β: one run simulated at β (its own search, held to the operating point)"

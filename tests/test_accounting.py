@@ -279,3 +279,17 @@ def test_the_gaussian_shortcut_is_private_and_within_its_rise_of_the_least_mu(
         assert searched < shortcut <= searched * (1 + 1.2e-4)
     else:  # below the threshold the shortcut is not taken
         assert shortcut == searched
+
+
+@pytest.mark.parametrize(("eps", "mu"), [(0.004, 1.2e6), (0.001, 1.19e7), (0.0005, 5e7)])
+def test_the_shortcut_s_narrower_window_moves_delta_by_less_than_its_allowance(
+    eps: float, mu: float
+) -> None:
+    """Nine standard deviations each side leave less than 1e-17 of Poisson mass out
+    (Chernoff), inside the sum's 1e-14 allowance: δ moves by less than that."""
+    from planner.formulas import accounting
+
+    wide = accounting.poisson_histogram_delta(eps, mu)
+    narrow = accounting.poisson_histogram_delta(eps, mu, accounting.NARROW_WINDOW_SIGMAS)
+    assert abs(wide - narrow) < 1e-15
+    assert 1e-14 < wide < 1.0  # a δ the comparison is about, not the allowance alone

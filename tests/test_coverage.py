@@ -504,3 +504,22 @@ def test_no_plan_is_simulated_below_k_8(key, k, alpha, eps, p, q, simulated_n) -
     ]
     with pytest.raises(InputError, match="at least 8 to be sized by simulation"):
         exact_plan(query)
+
+
+@pytest.mark.parametrize("key", ["local-private", "local-public"])
+def test_no_tester_point_runs_a_group_below_the_accepted_eps(key: str) -> None:
+    """ε = (0.0002, 0.0024): the weaker group at the ratio node 1/32 below would run at
+    7.5·10⁻⁵, under the accepted 10⁻⁴, and the query was refused ("invalid eps1 =
+    7.5e-05"), 87 of 300 random local queries with ε from 10⁻⁴ to 0.01; the sweep
+    answered the same row. Such a point is not weighed; plan and sweep agree."""
+    from planner.sweep import sweep
+
+    query = make_query(key, k=1000, alpha=0.049, eps1=0.0002, eps2=0.0024)
+    made = plan(query)
+    point = made.tester_point
+    assert point is None or min(point.eps1, point.eps2) >= EPS_MIN
+    (row,) = sweep([query.setting], k=1000, alpha=0.049, eps1=0.0002, eps2=0.0024).rows()
+    assert (row["n_users_group1"], row["n_users_group2"]) == (
+        made.n_users_group1,
+        made.n_users_group2,
+    )
