@@ -309,16 +309,19 @@ class SettingConstant:
             nodes.update(float(beta) for beta in entry.get("beta", ()))
         return tuple(sorted(nodes, reverse=True))
 
+    def run_betas(self, beta: float) -> tuple[float, ...]:
+        """The errors one run may be held to for a plan at β < 1/3 by a direct factor: β
+        itself, then each direct node above it (a vote of such runs,
+        ``RepetitionMethod.DIRECT_VOTE``), largest last."""
+        return (beta, *sorted(node for node in self.direct_betas() if node > beta))
+
     def has_direct_factor(self, beta: float, k: int) -> bool:
         """Whether one run may be held to β by a direct factor at (β, k), or a vote of runs
         to it by one at a direct node above β (the direct points' table read; ε_strong and
         α not checked): where a plan weighs direct calibration at all."""
         if not beta < PER_RUN_ERROR:
             return False
-        return any(
-            self.direct_factor(at, k) is not None
-            for at in (beta, *(node for node in self.direct_betas() if node > beta))
-        )
+        return any(self.direct_factor(at, k) is not None for at in self.run_betas(beta))
 
     def direct_least_k(self) -> int:
         """The least k of the direct points (0 without them): below it,

@@ -1462,7 +1462,7 @@ def _least_users_of(query: Query, protocol: Protocol, constant: SettingConstant)
     eps_strong, eps_weak = sorted((query.eps1, query.eps2), reverse=True)
     factor = 1.0
     if query.beta < PER_RUN_ERROR:  # one run at β, or a vote's runs at a node above it
-        for at in (query.beta, *(b for b in constant.direct_betas() if b > query.beta)):
+        for at in constant.run_betas(query.beta):
             direct = constant.direct_factor(at, query.k, eps_strong, query.alpha)
             if direct is not None:
                 factor = min(factor, direct)
@@ -1941,7 +1941,7 @@ def _repetition(
     vote_total = vote_runs * (one_run.n_strong + one_run.n_weak)
     eps_strong = max(query.eps1, query.eps2)
     factor = constant.direct_factor(query.beta, query.k, eps_strong, query.alpha)
-    direct_vote = _direct_vote(query, constant, sized, vote_total)
+    direct_vote = _direct_vote(query, constant, sized, vote_runs, factor, vote_total)
     if factor is None:
         reason = constant.direct_unavailable(query.beta, query.k, eps_strong, query.alpha)
         vote = Repetition(RepetitionMethod.MAJORITY_VOTE, vote_runs, None, None, reason)
@@ -1978,6 +1978,8 @@ def _direct_vote(
     query: Query,
     constant: SettingConstant,
     sized: Callable[[float], RunSizes],
+    vote_runs: int,
+    factor: float | None,
     vote_total: int,
 ) -> tuple[Repetition, RunSizes, int] | None:
     """The cheapest vote of runs each calibrated directly at a direct node β_run above β
@@ -1987,11 +1989,12 @@ def _direct_vote(
     Each run errs with probability at most β_run's operating error, below β_run, on
     disjoint users, so r runs with P(Binomial(r, β_run) ≥ r/2) ≤ β meet β; a
     validation checks one run against the per-run error that makes the vote's ≤ β
-    (``planner.validators.engine``), as for the vote of runs at 1/3."""
+    (``planner.validators.engine``), as for the vote of runs at 1/3. ``vote_runs``,
+    ``factor`` and ``vote_total``: that vote's runs and users, and the factor at β."""
     eps_strong = max(query.eps1, query.eps2)
     best: tuple[Repetition, RunSizes, int] | None = None
-    for run_beta in constant.direct_betas():
-        if not query.beta < run_beta < PER_RUN_ERROR:
+    for run_beta in reversed(constant.run_betas(query.beta)[1:]):  # largest first
+        if run_beta >= PER_RUN_ERROR:
             continue
         run_factor = constant.direct_factor(run_beta, query.k, eps_strong, query.alpha)
         if run_factor is None:
@@ -2004,8 +2007,8 @@ def _direct_vote(
         if best is None or total < best[2]:
             repetition = Repetition(
                 RepetitionMethod.DIRECT_VOTE,
-                majority_vote_runs(query.beta, PER_RUN_ERROR),
-                constant.direct_factor(query.beta, query.k, eps_strong, query.alpha),
+                vote_runs,
+                factor,
                 vote_total,
                 run_beta=run_beta,
                 run_factor=run_factor,

@@ -2,8 +2,8 @@
 
 ``planner.cli.output.print_blocks`` renders a plan's blocks itself where the output is
 plain text, and hands them to rich wherever the two might differ. These tests hold the
-two renderings equal on plans across every setting, with warnings, simulated plans and
-large numbers, and check each fallback.
+two renderings equal on plans across every setting, with warnings and large numbers,
+and on random text, and check each fallback.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 from rich.console import Console
 
 from planner import Query, plan
-from planner.cli.output import PIPED_WIDTH, _plain_table, _plain_text
+from planner.cli.output import PIPED_WIDTH, _plain_table, _plain_text, plain_lines
 from planner.formulas.settings import ALL_SETTINGS, Model
 from planner.inputs import InputError
 from planner.report import TableBlock, TextBlock, plan_blocks, rich_renderable
@@ -32,13 +32,8 @@ def _rich_text(blocks: list) -> str:
 
 
 def _plain(blocks: list) -> str | None:
-    lines: list[str] = []
-    for block in blocks:
-        rendered = _plain_table(block) if isinstance(block, TableBlock) else _plain_text(block)
-        if rendered is None:
-            return None
-        lines += rendered
-    return "".join(f"{line}\n" for line in lines)
+    lines = plain_lines(blocks)
+    return None if lines is None else "".join(f"{line}\n" for line in lines)
 
 
 def _random_queries(count: int, seed: int) -> list[Query]:
@@ -97,19 +92,23 @@ def test_line_breaking_equals_rich_on_random_text() -> None:
     """Long lines and titles break where rich breaks them (words of random lengths and
     runs of spaces, titles wider than their table)."""
     rng = np.random.default_rng(5)
+    wrapped_texts = wrapped_titles = 0
     for _ in range(300):
         words = [
             "x" * int(rng.integers(1, 30)) + " " * int(rng.integers(0, 4))
             for _ in range(int(rng.integers(1, 40)))
         ]
         text = " " * int(rng.integers(0, 3)) + "".join(words)
-        for block in (
-            TextBlock((text, "a short line")),
-            TableBlock(text, (("", "left"), ("n", "right")), (("users needed", "1,234"),)),
-        ):
-            plain = _plain([block])
-            if plain is not None:
-                assert plain == _rich_text([block]), repr(text)
+        lines = _plain([TextBlock((text, "a short line"))])
+        assert lines is not None  # every word fits a line: no fallback
+        assert lines == _rich_text([TextBlock((text, "a short line"))]), repr(text)
+        wrapped_texts += lines.count("\n") > 2
+        table = TableBlock(text, (("", "left"), ("n", "right")), (("users needed", "1,234"),))
+        plain = _plain([table])
+        if plain is not None:  # a title word wider than the table falls back
+            assert plain == _rich_text([table]), repr(text)
+            wrapped_titles += plain.count("\n") > 6
+    assert wrapped_texts >= 50 and wrapped_titles >= 5  # the breaking itself was compared
 
 
 def test_cli_pipe_output_equals_rich_with_its_styles_removed() -> None:

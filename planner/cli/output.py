@@ -132,26 +132,32 @@ def _plain_text(block: "TextBlock") -> list[str] | None:
     return lines
 
 
+def plain_lines(blocks: Sequence["Block"]) -> list[str] | None:
+    """The lines rich prints for ``blocks`` as plain text, or None where one block's
+    might differ from rich's (:func:`_plain_table`, :func:`_plain_text`)."""
+    from planner.report import TableBlock
+
+    lines: list[str] = []
+    for block in blocks:
+        rendered = _plain_table(block) if isinstance(block, TableBlock) else _plain_text(block)
+        if rendered is None:
+            return None
+        lines += rendered
+    return lines
+
+
 def print_blocks(blocks: Sequence["Block"]) -> None:
     """Print tables and text as rich does; without importing rich where the output is
     plain text (a pipe or file, no variable asking rich for styles), which is most of
     ``planner plan``'s start-up cost left (docs/architecture.md, "Speed")."""
-    from planner.report import TableBlock
-
     encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
-    plain: list[str] | None = None
-    if (
-        encoding == "utf8"
+    plain = (
+        plain_lines(blocks)
+        if encoding == "utf8"
         and not sys.stdout.isatty()
         and not any(name in os.environ for name in _RICH_STYLING_VARIABLES)
-    ):
-        plain = []
-        for block in blocks:
-            lines = _plain_table(block) if isinstance(block, TableBlock) else _plain_text(block)
-            if lines is None:
-                plain = None
-                break
-            plain += lines
+        else None
+    )
     if plain is None:
         from planner.report import rich_renderable
 
