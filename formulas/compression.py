@@ -83,7 +83,7 @@ def closed_form_L_guess(k: Any, alpha: Any, mu1: Any, mu2: Any) -> np.ndarray:
         return np.minimum(k, np.maximum(2.0, stationary))
 
 
-GUESS_WINDOW = 4
+GUESS_WINDOW = 2
 """Integers on each side of a guess that :func:`integer_argmin` looks at first."""
 GUESS_RANGE_MAX = 2**20
 """Guesses are used for searches up to here: below it, neighbouring values of the bound

@@ -248,10 +248,16 @@ def _cheapest_protocol_columns(
     table: ConstantTable,
     split: Split,
     light: bool = False,
+    least_users: dict[str, np.ndarray] | None = None,
+    units: dict[str, np.ndarray] | None = None,
 ) -> tuple:
     """The setting's columns, or on each row the protocol it may run instead that needs
     fewer users in all (``plan``'s fallback; by the default split's count under
-    ``Split.FEWEST``, ``plan._fewest_users``); ``light``: see :func:`_protocol_columns`."""
+    ``Split.FEWEST``, ``plan._fewest_users``); ``light``: see :func:`_protocol_columns`.
+    ``least_users``: each alternative's least users in all per row, when known (+inf: it is
+    not sized on that row, as it cannot be chosen over the caller's best; see
+    :func:`_lowered`); ``units``: each protocol's strong-group C = 1 size per row where
+    already known (NaN: not), from :func:`least_sizes`."""
     by_variance = split is Split.FEWEST and _by_variance(setting, table)
 
     def users(sizes: Sequence[np.ndarray]) -> np.ndarray:
@@ -262,23 +268,33 @@ def _cheapest_protocol_columns(
         )
         return split1 + split2
 
-    columns = _protocol_columns(points, setting, table, light)
+    def unit_of(key: str, rows: np.ndarray | None = None) -> np.ndarray | None:
+        if units is None or key not in units:
+            return None
+        return units[key] if rows is None else units[key][rows]
+
+    columns = _protocol_columns(points, setting, table, light, unit_of(setting.key))
     for other in _alternatives(setting, table):
         if split is Split.PAPER and other.coupled_groups:  # its own split (``plan``)
             continue
         # a row whose own plan is covered is displaced only by fewer users: where the
         # other's least possible users cannot be fewer, it is not sized (``plan``)
-        if _PRUNE_CANDIDATES:
+        if least_users is not None:
+            least = least_users[other.key]
+            sized = np.isfinite(least) & ((columns[-1] != 0) | (least < users(columns)))
+        elif _PRUNE_CANDIDATES:
             sized = (columns[-1] != 0) | (users(least_sizes(points, other, table)) < users(columns))
         else:
             sized = np.ones(points.k.shape, dtype=bool)
         if not sized.any():
             continue
         if sized.all():
-            private = _protocol_columns(points, other.setting, table, light)
+            private = _protocol_columns(points, other.setting, table, light, unit_of(other.key))
         else:
             private = _scattered(
-                _protocol_columns(_subset(points, sized), other.setting, table, light),
+                _protocol_columns(
+                    _subset(points, sized), other.setting, table, light, unit_of(other.key, sized)
+                ),
                 sized,
                 columns,
             )
@@ -411,19 +427,39 @@ def _lowered(
             eps2=np.where(strong_is_1, weak, strong),
             alpha=alpha,
         )
+        least_users = units = None
         if _PRUNE_CANDIDATES:
             indices = np.flatnonzero(rows)
             at_rows = _subset(at_point, rows)
-            least = np.min(
-                [users(least_sizes(at_rows, other, table), at_rows) for other in weighed], axis=0
-            )
-            beaten = (best[-1][rows] == 0) & (least >= best_users[rows])
+            by_key = {}
+            units_by_key = {}
+            for other in weighed:  # +inf where the protocol was ruled out for the row
+                least = np.full(indices.shape, np.inf)
+                unit = np.full(indices.shape, np.nan)
+                live = alive[other.key][rows]
+                found: dict[str, np.ndarray] = {}
+                if live.all():
+                    least = users(least_sizes(at_rows, other, table, found), at_rows)
+                    unit = found[other.key]
+                elif live.any():
+                    at_live = _subset(at_rows, live)
+                    least[live] = users(least_sizes(at_live, other, table, found), at_live)
+                    unit[live] = found[other.key]
+                by_key[other.key] = least
+                units_by_key[other.key] = unit
+            fewest_possible = np.min(list(by_key.values()), axis=0)
+            beaten = (best[-1][rows] == 0) & (fewest_possible >= best_users[rows])
             if beaten.all():
                 return
+            kept = ~beaten
             rows = rows.copy()
             rows[indices[beaten]] = False
+            least_users = {key: least[kept] for key, least in by_key.items()}
+            units = {key: unit[kept] for key, unit in units_by_key.items()}
         at_rung = _subset(at_point, rows)
-        candidate = _cheapest_protocol_columns(at_rung, setting, table, split, light=True)
+        candidate = _cheapest_protocol_columns(
+            at_rung, setting, table, split, light=True, least_users=least_users, units=units
+        )
         c1, c2 = candidate[0], candidate[1]
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_codes)
         candidate_users = users(candidate, at_rung)
@@ -446,6 +482,18 @@ def _lowered(
         for column in rungs.T:
             weigh(rows & ~np.isnan(column), np.where(np.isnan(column), weak, column), weak)
         weigh(rows, weak, weak)
+
+    # A protocol whose least users at the query's own point are no fewer than a row's
+    # covered best is ruled out there at every tester point, where its sizes fall with ε
+    # (``Protocol.sizes_fall_with_eps``): each tester point has no larger ε or α, so its
+    # least users there are no fewer (its variance weights grow too), and the best only
+    # falls. So it is not sized there again.
+    alive = {}
+    for other in weighed:
+        alive[other.key] = np.ones(points.k.shape, dtype=bool)
+        if other.sizes_fall_with_eps:
+            least_here = users(least_sizes(points, other, table), points)
+            alive[other.key] = (best[-1] != 0) | (least_here < best_users)
 
     # above the covered α top, the query's own ε at that α (a tester point where ε is
     # above EPS_CAP; else it is the capped point, weighed above)
@@ -482,12 +530,12 @@ def _split_by_variance(
     """``plan``'s local split by the tester's variance (:func:`planner.plan.variance_split`),
     run by run, where it needs fewer users in all, on the rows whose ``protocol`` key is
     resized so; γ from the same scalar function."""
-    runs = _vote_runs(points.beta)
-    eps1 = np.where(np.isnan(tester[0]), points.eps1, tester[0])
-    eps2 = np.where(np.isnan(tester[1]), points.eps2, tester[1])
     resized = np.isin(protocol, _VARIANCE_CODES)
     if not resized.any():
         return n1, n2
+    runs = _vote_runs(points.beta)
+    eps1 = np.where(np.isnan(tester[0]), points.eps1, tester[0])
+    eps2 = np.where(np.isnan(tester[1]), points.eps2, tester[1])
     gamma1 = np.ones(n1.shape)
     gamma2 = np.ones(n1.shape)
     for key in _VARIANCE_KEYS:  # γ from each protocol's own scalar function, once per (k, ε)
@@ -543,7 +591,9 @@ _LEAST_MARGIN = 1.0 - 1e-9
 corner's C."""
 
 
-def least_sizes(points: _Points, protocol: Protocol, table: ConstantTable) -> tuple:
+def least_sizes(
+    points: _Points, protocol: Protocol, table: ConstantTable, units: dict | None = None
+) -> tuple:
     """Lower limits on the (n1, n2, …, protocol key, uncovered) columns of ``protocol``
     sized at each point (``_protocol_columns``' order, for a ``users`` count): its run
     sizes at the least multiplier of its constant. Every protocol's run sizes grow with
@@ -551,22 +601,18 @@ def least_sizes(points: _Points, protocol: Protocol, table: ConstantTable) -> tu
     (``planner.plan._least_users``), and a vote runs at least once; a count of users in all
     (the sum, or the variance split where it needs fewer) grows with each group's users.
     Rows ``plan`` may calibrate directly (a factor below 1) are answered by ``plan``, not
-    here."""
+    here. ``units``: where given, the strong group's C = 1 size at each point is put there
+    under the protocol's key (the sizing at the same points reads it, not sizing it again)."""
     constant = table.for_setting(protocol.key)
     compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
     strong = np.maximum(points.eps1, points.eps2)
     weak = np.minimum(points.eps1, points.eps2)
     least = np.full(points.k.shape, _LEAST_MARGIN * constant.least_multiplier)
-    n_strong, n_weak = _run_sizes(
-        points,
-        protocol.setting,
-        strong,
-        weak,
-        least,
-        constant.bound,
-        points.accounting,
-        compression,
-    )
+    sizing = (constant.bound, points.accounting, compression)
+    unit = _run_sizes(points, protocol.setting, strong, weak, None, *sizing)
+    if units is not None:
+        units[protocol.key] = unit
+    n_strong, n_weak = _run_sizes(points, protocol.setting, strong, weak, least, *sizing, unit)
     strong_is_group1 = points.eps1 >= points.eps2
     zeros = np.zeros(points.k.shape)
     return (
@@ -639,20 +685,27 @@ def valid_rows(
 
 
 def _protocol_columns(
-    points: _Points, protocol: Setting, table: ConstantTable, light: bool = False
+    points: _Points,
+    protocol: Setting,
+    table: ConstantTable,
+    light: bool = False,
+    unit_strong: np.ndarray | None = None,
 ) -> tuple:
     """(n1, n2, baseline n1, baseline n2, lower bound 1, lower bound 2, protocol key,
     uncovered axes); ``light``: the baseline and lower-bound columns are zeros (choosing
-    between candidates needs only the sizes and the coverage)."""
+    between candidates needs only the sizes and the coverage); ``unit_strong``: the
+    strong group's C = 1 size at each point where already known (NaN: not)."""
     constant = table.for_setting(protocol.key)
     compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
     strong = np.maximum(points.eps1, points.eps2)
     weak = np.minimum(points.eps1, points.eps2)
     runs = _vote_runs(points.beta)
 
-    def sizes(eps_s: np.ndarray, eps_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def sizes(
+        eps_s: np.ndarray, eps_w: np.ndarray, known: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         multiplier, unit = _calibrated_multiplier(
-            points, protocol, constant, eps_s, eps_w, points.accounting, compression
+            points, protocol, constant, eps_s, eps_w, points.accounting, compression, known
         )
         if _reads_grid_elsewhere(protocol, points.accounting):
             unit = None  # the grid was read at another ε: size this point afresh
@@ -668,7 +721,7 @@ def _protocol_columns(
             unit,
         )
 
-    main_strong, main_weak = sizes(strong, weak)
+    main_strong, main_weak = sizes(strong, weak, unit_strong)
     strong_is_group1 = points.eps1 >= points.eps2
     if light:
         base_strong = base_weak = lower_strong = lower_weak = np.zeros(points.k.shape)
@@ -822,10 +875,16 @@ def _calibrated_multiplier(
     eps_w: np.ndarray,
     accounting: Accounting,
     compression: tuple[int, int],
+    known: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """``planner.plan.calibrated_multiplier``, elementwise (the same log-n chord), and the
-    strong group's C = 1 size at the grid position (None without a grid)."""
+    strong group's C = 1 size at the grid position (None without a grid); ``known``: that
+    size at the point itself where already known (NaN: not), read where the grid position
+    is the point."""
+    at_point = (eps_s, eps_w, accounting)
     eps_s, eps_w, accounting = _grid_position(points, protocol, eps_s, eps_w, accounting, constant)
+    if eps_s is not at_point[0] or eps_w is not at_point[1] or accounting is not at_point[2]:
+        known = None  # the grid is read at another ε
     corners = constant.grid_corner_arrays(points.k, points.alpha, eps_s, eps_w)
     if corners is None:
         return np.full(points.k.shape, constant.multiplier), None
@@ -839,7 +898,17 @@ def _calibrated_multiplier(
     for corner, corner_unit in zip(corners, unit, strict=True):
         log_n = log_n + corner.weight * np.log(corner.multiplier * corner_unit)
         log_constant = log_constant + corner.weight * np.log(corner.multiplier)
-    here = _run_sizes(points, protocol, eps_s, eps_w, None, constant.bound, accounting, compression)
+    sizing = (constant.bound, accounting, compression)
+    if known is None:
+        here = _run_sizes(points, protocol, eps_s, eps_w, None, *sizing)
+    else:
+        here = np.array(known, dtype=np.float64, copy=True)
+        missing = np.isnan(here)
+        if missing.any():
+            at_missing = _subset(points, missing)
+            here[missing] = _run_sizes(
+                at_missing, protocol, eps_s[missing], eps_w[missing], None, *sizing
+            )
     if record.coupled_groups:  # the largest C of the point's cell (``plan``)
         largest = np.zeros(points.k.shape)
         for corner in corners:

@@ -197,3 +197,62 @@ def test_least_sizes_are_below_every_protocols_sizes() -> None:
         assert finite.mean() > 0.9, protocol.key
         assert (least[0][finite] <= sized[0][finite]).all(), protocol.key
         assert (least[1][finite] <= sized[1][finite]).all(), protocol.key
+
+
+def _users_in_all(points: vectorised._Points, columns: tuple) -> np.ndarray:
+    """Users in all as the sweep counts them: the sum, or the variance split where fewer."""
+    split1, split2 = vectorised._split_by_variance(
+        columns[0], columns[1], points, np.full((2, 1), np.nan), columns[-2]
+    )
+    return np.minimum(columns[0] + columns[1], split1 + split2)
+
+
+def test_least_users_fall_with_eps_where_a_protocol_says_so() -> None:
+    """``Protocol.sizes_fall_with_eps`` is what lets a sweep rule a protocol out of every
+    lower tester point of a row from its least users at the row itself. At 600 random
+    points and a lower point of each (each ε and α times a factor in (0, 1]) the least
+    users in all are no fewer at the lower point, for every protocol that says so; and
+    the flag is off for central, whose least users do fall with ε at k = 3."""
+    rng = np.random.default_rng(29)
+    table = default_constants()
+    rows = 600
+
+    def points(k: np.ndarray, alpha: np.ndarray, eps1: np.ndarray, eps2: np.ndarray):
+        return vectorised._Points(
+            k, alpha, eps1, eps2, np.full(rows, 1e-6), np.full(rows, 1 / 3), Accounting.EXACT
+        )
+
+    k = np.floor(np.exp(rng.uniform(np.log(2), np.log(1e6), rows))).astype(np.int64)
+    alpha = np.exp(rng.uniform(np.log(0.01), 0, rows))
+    eps1, eps2 = _pooled(rng, 0.01, 20, rows), _pooled(rng, 0.01, 20, rows)
+    here = points(k, alpha, eps1, eps2)
+    lower = points(
+        k,
+        alpha * np.where(rng.random(rows) < 0.3, 1.0, rng.uniform(0.2, 1, rows)),
+        np.maximum(0.01, eps1 * rng.uniform(0.05, 1, rows)),
+        np.maximum(0.01, eps2 * rng.uniform(0.05, 1, rows)),
+    )
+    flagged = [protocol for protocol in PROTOCOLS if protocol.sizes_fall_with_eps]
+    assert {protocol.setting.model for protocol in flagged} == {Model.LOCAL}
+    for protocol in flagged:
+        at_here = _users_in_all(here, vectorised.least_sizes(here, protocol, table))
+        at_lower = _users_in_all(lower, vectorised.least_sizes(lower, protocol, table))
+        assert (at_lower >= at_here).all(), protocol.key
+    central = next(protocol for protocol in PROTOCOLS if protocol.key == "central")
+    assert not central.sizes_fall_with_eps
+    one = np.ones(1)
+
+    def central_least(eps2: float) -> float:
+        at = vectorised._Points(
+            np.array([3]),
+            0.43 * one,
+            0.9 * one,
+            eps2 * one,
+            1e-6 * one,
+            one / 3,
+            Accounting.EXACT,
+        )
+        columns = vectorised.least_sizes(at, central, table)
+        return float(columns[0][0] + columns[1][0])
+
+    assert central_least(1.0) < central_least(2.5)

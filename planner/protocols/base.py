@@ -112,7 +112,11 @@ def distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         _, code = np.unique(
             code * (int(column_code.max(initial=0)) + 1) + column_code, return_inverse=True
         )
-    _, representatives = np.unique(code, return_index=True)
+        code = code.reshape(-1)
+    # the codes are dense (0 … m − 1): an index of each, without another sort (any member
+    # of a tuple's rows stands for it)
+    representatives = np.zeros(int(code.max(initial=-1)) + 1, dtype=np.int64)
+    representatives[code] = np.arange(code.size)
     return representatives, code
 
 
@@ -265,6 +269,14 @@ class Protocol:
     which erred 0.36, while the node's own 29 at α = 0.95 met 1/3). Non-increasing in α,
     so no larger α needs more users (the larger C of the two nodes around α alone had
     stepped up 1.21× across α = 0.15). 0: never."""
+    sizes_fall_with_eps: bool = False
+    """At a fixed multiplier, no group's run size grows as either group's ε or α grows
+    (each group's noise falls with its own ε, and the other's ε lowers it if anything):
+    the sweep then rules the protocol out of a row's lower tester points once its least
+    users at the row's own point are no fewer than the row's best (``planner.vectorised
+    ._lowered``). Not so where a group's users rise with the other group's ε (shuffle's
+    noise matching, central's subsampling: at k = 3, α = 0.43, the central least users in
+    all are 61 at ε = (0.9, 2.5) and 16 at (0.9, 1))."""
     min_users: int = 1
     """Each group's least users in a run, also where an allocation moves users."""
     thresholds_for_beta: Callable[[dict[str, Any], float], dict[str, Any]] | None = None

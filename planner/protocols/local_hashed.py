@@ -116,6 +116,7 @@ PROTOCOL = Protocol(
     display_bound_key=BOUND_KEY,
     lower_bound_key="lower-local-public",
     allocation_family=AllocationFamily.FIXED,
+    sizes_fall_with_eps=True,
     coupled_groups=True,
     min_users=MIN_USERS,
     thresholds_for_beta=thresholds_for_beta,

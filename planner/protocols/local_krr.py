@@ -127,6 +127,7 @@ PROTOCOL = Protocol(
     display_bound_key=BOUND_KEY,
     lower_bound_key="lower-local-private",
     allocation_family=AllocationFamily.EQUAL,
+    sizes_fall_with_eps=True,
     min_users=MIN_USERS,
     largest_alpha_c_below_k=8,
     weak_eps_only=True,

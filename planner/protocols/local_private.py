@@ -151,6 +151,7 @@ PROTOCOL = Protocol(
     display_bound_key="local-private",
     lower_bound_key="lower-local-private",
     allocation_family=AllocationFamily.VARIANCE,
+    sizes_fall_with_eps=True,
     variance_weight=hadamard_variance_weight,
     size_run=partial(local_sizes, order_key="local-private", hashed=False),
     size_run_arrays=partial(local_sizes_arrays, order_key="local-private"),

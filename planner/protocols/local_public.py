@@ -41,6 +41,7 @@ PROTOCOL = Protocol(
     display_bound_key="local-public",
     lower_bound_key="lower-local-public",
     allocation_family=AllocationFamily.VARIANCE,
+    sizes_fall_with_eps=True,
     variance_weight=local_private.hadamard_variance_weight,
     size_run=partial(local_private.local_sizes, order_key="local-public", hashed=True),
     size_run_arrays=partial(local_private.local_sizes_arrays, order_key="local-public"),
