@@ -358,6 +358,15 @@ class SettingConstant:
         beyond = self.extra.get(
             "direct_large_eps" if above_eps else "direct_large_alpha" if above_alpha else ""
         )
+        if above_alpha and beyond and band and eps_strong is not None:
+            # a setting whose factor moves with ε below the direct points (its tables per
+            # ε node) reads the points beyond α only from their own least ε up
+            least_eps = min(beyond["axes"]["eps_strong"])
+            if eps_strong < least_eps:
+                return None, (
+                    f"ε_strong = {eps_strong:g} is below its points' {least_eps:g} "
+                    f"above α = {measured_alpha:g}"
+                )
         if (above_eps or above_alpha) and not beyond:  # the other axis's top is larger
             axis, value, top = (
                 ("ε_strong", eps_strong, measured_eps)

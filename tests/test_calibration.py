@@ -1084,7 +1084,10 @@ def test_small_eps_is_refused_alone_with_another_stage_or_for_a_setting_without_
         (["--direct", "--large-eps", "--small-eps"], "small-eps"),
         (["--direct", "--large-eps", "--setting", "shuffle-private"], "one of local-private"),
         (["--direct", "--large-alpha", "--large-eps"], "large-eps"),
-        (["--direct", "--large-alpha", "--setting", "central"], "one of local-private"),
+        (
+            ["--direct", "--large-alpha", "--setting", "shuffle-private"],
+            "one of local-private, central",
+        ),
     ):
         assert main(["calibrate", *flags, "-o", str(output)]) == 2
         error = capsys.readouterr().err

@@ -10,9 +10,15 @@ from importlib import resources
 
 import pytest
 
-from planner.constants import ConstantSource, SettingConstant, parse_constant_table
+from planner.constants import (
+    ConstantSource,
+    SettingConstant,
+    default_constants,
+    parse_constant_table,
+)
 from planner.documents import plan_to_dict
 from planner.formulas.repetition import majority_vote_error
+from planner.formulas.settings import Setting
 from planner.inputs import Query
 from planner.plan import Coverage, LoweredPoint, RepetitionMethod, Split, plan
 from tests.conftest import make_query
@@ -212,7 +218,9 @@ def test_direct_calibration_stops_above_its_largest_alpha() -> None:
     assert floored.direct_factor(0.2, 16, 1.0, 0.15) == pytest.approx(2.0)
     assert floored.direct_factor(0.2, 16, 1.0, 0.149) is None
     central = Setting.from_key("central")
-    wide = plan(Query(central, 256, 0.8, 1.0, 0.5, None, 0.05))  # its tester runs at α = 0.5
+    # below ε_strong = 0.25, central's factors above α = 0.5 are not measured: its tester
+    # runs at α = 0.5 (from 0.25 up they are: the next test)
+    wide = plan(Query(central, 256, 0.8, 0.2, 0.1, None, 0.05))
     point = wide.tester_point
     assert point is not None and point.alpha == 0.5
     at_point = plan(Query(central, 256, 0.5, point.eps1, point.eps2, None, 0.05))
@@ -221,6 +229,34 @@ def test_direct_calibration_stops_above_its_largest_alpha() -> None:
     assert plan(Query(central, 256, 0.3, 1.0, 0.5, None, 0.05)).repetition.method is (
         RepetitionMethod.DIRECT
     )
+
+
+def test_central_above_alpha_one_half_reads_its_factors_measured_there() -> None:
+    """Central's factors at α = 0.75 and 0.95 (``direct_large_alpha``, ε_strong 0.25 and
+    1): a plan at β < 1/3 and α in (0.5, 0.95] runs one directly calibrated run at the
+    asked α where ε_strong is in [0.25, 1], with a factor no smaller than the direct
+    points' (the table is the worst over both); below ε_strong = 0.25 (where its factor
+    moves with ε, per ε node) the table is not read. Before, every such plan ran its
+    tester at α = 0.5: at α = 0.95, β = 0.05 that was 1,512 users against 776."""
+    central = Setting.from_key("central")
+    entry = default_constants().for_setting("central")
+    for beta in (0.2, 0.05, 0.01):
+        for k in (16, 256, 1000):
+            within = entry.direct_factor(beta, k, 1.0, 0.5)
+            beyond = entry.direct_factor(beta, k, 1.0, 0.95)
+            assert within is not None and beyond is not None and beyond >= within
+        assert entry.direct_factor(beta, 256, 0.2, 0.8) is None
+        reason = entry.direct_unavailable(beta, 256, 0.2, 0.8)
+        assert reason is not None and "ε_strong = 0.2 is below its points' 0.25" in reason
+    at_top = plan(Query(central, 1000, 0.95, 1.0, 0.5, None, 0.05))
+    assert at_top.repetition.method is RepetitionMethod.DIRECT
+    assert at_top.tester_point is None or at_top.tester_point.alpha == 0.95
+    at_half = plan(Query(central, 1000, 0.5, 1.0, 0.5, None, 0.05))
+    assert at_top.total_users < 0.6 * at_half.total_users
+    # just below 1/3 the plan is the plan at 1/3 (the factor tends to 1), not one at α = 0.5
+    third = plan(Query(central, 1000, 0.8, 1.0, 0.5, None, 1 / 3))
+    near = plan(Query(central, 1000, 0.8, 1.0, 0.5, None, 0.3333333333))
+    assert near.total_users <= 1.01 * third.total_users
 
 
 def test_with_tables_per_node_the_factor_is_interpolated_log_log_in_alpha_and_eps() -> None:
@@ -400,12 +436,13 @@ def test_a_vote_plan_below_the_direct_points_k_names_the_direct_plan_at_their_le
 
 
 def test_a_plan_run_at_lowered_eps_and_alpha_is_validated_with_that_tester() -> None:
-    """Central, ε = (3, 0.5), α = 0.6, β = 0.05: the plan's tester runs at ε ≤ 1 and
-    α = 0.5. ``validate`` builds that tester (its description has its ε), runs it on the
+    """Central, ε = (3, 0.1), α = 0.6, β = 0.05: the plan's tester runs at ε ≤ 1 and
+    α = 0.5 (ε_strong below 0.25, where its factors above α = 0.5 are not measured).
+    ``validate`` builds that tester (its description has its ε), runs it on the
     instances at the query's α = 0.6, and the plan passes at β = 0.05 (seeded)."""
     from planner.validate import validate
 
-    query = make_query("central", k=256, alpha=0.6, eps1=3.0, eps2=0.5, beta=0.05)
+    query = make_query("central", k=256, alpha=0.6, eps1=3.0, eps2=0.1, beta=0.05)
     made = plan(query)
     point = made.tester_point
     assert point is not None and point.alpha == 0.5 and max(point.eps1, point.eps2) <= 1.0

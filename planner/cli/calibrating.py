@@ -81,8 +81,9 @@ def calibrate(
             "--large-alpha",
             help=(
                 "With --direct: the factors above α = 0.5, at 0.75 and 0.95, for the local "
-                "private coin (the default and only setting), written as the table its plans "
-                "read above α = 0.5 (direct_large_alpha)."
+                "private coin and central (the settings it applies to, the default), written "
+                "as the table their plans read above α = 0.5 (direct_large_alpha; central's "
+                "from ε_strong = 0.25 up)."
             ),
         ),
     ] = False,

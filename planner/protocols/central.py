@@ -142,5 +142,8 @@ PROTOCOL = Protocol(
         # nodes below 0.01 follow it (0.0004: its ratio 1/4 is the input floor)
         direct_small_eps=(0.0004, 0.001, 0.01, 0.05),
         eps_node_own_points=True,
+        # above the direct points' α = 0.5 a plan at β < 1/3 ran its tester at α = 0.5
+        # (at α = 0.95, 3× the users of a run at 0.95): its factors there are measured
+        direct_beyond={"alpha": [0.75, 0.95]},
     ),
 )
