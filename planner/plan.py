@@ -8,6 +8,7 @@ other *weak*), and the answer is reported back per named group.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from collections.abc import Callable
@@ -750,6 +751,30 @@ class GridKinks(NamedTuple):
     """The tops of the smaller ε's covered ranges (``SettingConstant.covered_above_grid``):
     the weaker group is run there too, whatever its ε, so a plan just above such an edge
     is never dearer than the one at it (a group run at a smaller ε is still private)."""
+    alpha_nodes: tuple[float, ...] = ()
+    """The α nodes (below 1) of the grids whose constant steps at an α node (a channel per
+    group's largest C of its cell, ``Protocol.coupled_groups``; the α tail's largest C,
+    ``Protocol.largest_alpha_c_below_k``): a query just above one is weighed at it too
+    (:func:`alpha_node_below`), so a larger α never needs more users than the node's plan
+    (a tester for a smaller α rejects every pair farther apart)."""
+
+
+ALPHA_NODE_REACH = 2.0
+"""A grid's α node is weighed for queries up to this multiple of it: farther above, the
+node's plan needs (α/node)² ≥ 4× the query's C = 1 users, more than the constant steps
+between α nodes anywhere in the grids (at most 3.4×: k-RR from α = 0.15 to 0.95; a channel
+per group 2.0×)."""
+
+
+def alpha_node_below(alpha: float, nodes: tuple[float, ...]) -> float | None:
+    """The largest of ``nodes`` (sorted) below ``alpha``, if ``alpha`` is within
+    :data:`ALPHA_NODE_REACH` of it; else None. Where a grid's constant steps up as α
+    crosses a node (k = 19, ε = (8, 3), local: 98 users at α = 0.5, 160 at 0.51), the plan
+    at the node also answers the query."""
+    index = bisect.bisect_left(nodes, alpha)
+    if index == 0 or alpha > ALPHA_NODE_REACH * nodes[index - 1]:
+        return None
+    return nodes[index - 1]
 
 
 WEAK_LADDER_FROM = 1.0
@@ -784,6 +809,7 @@ def grid_kinks(setting: Setting, table: ConstantTable) -> GridKinks:
     strong: set[float] = set()
     ratios: set[float] = set()
     caps: set[float] = set()
+    alphas: set[float] = set()
     step, weak_from = LADDER_STEP, math.inf
     for protocol in (own, *((private,) if private else ()), *same_model):
         if protocol.allocation_family is AllocationFamily.NOISE:
@@ -793,12 +819,19 @@ def grid_kinks(setting: Setting, table: ConstantTable) -> GridKinks:
         constant = table.for_setting(protocol.key)
         if "eps_weak" in constant.covered_above_grid[1]:
             caps.add(constant.covered_above_grid[1]["eps_weak"][1])
+        if protocol.coupled_groups or protocol.largest_alpha_c_below_k:
+            alphas.update(alpha for alpha in constant.grid_axis("alpha") if alpha < 1.0)
         if protocol.weak_eps_only:
             continue  # a tester run at ε_weak alone does not move with ε_strong
         strong.update(constant.grid_axis("eps_strong"))
         ratios.update(ratio for ratio in constant.grid_axis("eps_ratio") if ratio < 1.0)
     kinks = GridKinks(
-        step, tuple(sorted(strong)), tuple(sorted(ratios)), weak_from, tuple(sorted(caps))
+        step,
+        tuple(sorted(strong)),
+        tuple(sorted(ratios)),
+        weak_from,
+        tuple(sorted(caps)),
+        tuple(sorted(alphas)),
     )
     if len(_KINKS) >= 256:
         _KINKS.clear()
@@ -985,9 +1018,13 @@ def plan_on_domain(
     fewest: tuple[LoweredPoint | None, _ProtocolRun] = (None, asked)  # the default's choice
     if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
         regions = _direct_regions(query, table, fallback)
+        kinks = grid_kinks(query.setting, table)
         tops = alpha_tops(query.setting, table, fallback)
+        node = alpha_node_below(query.alpha, kinks.alpha_nodes)
+        if node is not None and node not in tops:
+            tops = (*tops, node)  # last: as the sweeps weigh it
         capped = _capped_points(query, regions, tops)
-        points = _tester_points(query, regions, grid_kinks(query.setting, table), tops)
+        points = _tester_points(query, regions, kinks, tops)
         for point in reversed(capped):
             if point not in points:
                 points.insert(0, point)
@@ -1556,8 +1593,9 @@ def _tester_points(
     the weaker group at the largest ratio node below the query's (:func:`ratio_node_below`,
     the stronger at its own ε). At a β < 1/3 and k direct calibration is measured at, also
     the query and each of those with ε and α capped at each region's tops; and above a
-    covered α top (``alpha_tops``), each with α at that top (as ``_capped_points``: a
-    tester for a smaller α rejects every pair farther apart)."""
+    covered α top (``alpha_tops``; also the grids' α node just below the query's,
+    :func:`alpha_node_below`), each with α at that top (as ``_capped_points``: a tester
+    for a smaller α rejects every pair farther apart)."""
     strong_is_1 = query.eps1 >= query.eps2
     eps_strong, eps_weak = (query.eps1, query.eps2) if strong_is_1 else (query.eps2, query.eps1)
     rungs = [eps_strong, *strong_eps_ladder(eps_strong, eps_weak, kinks)]

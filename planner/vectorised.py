@@ -34,6 +34,7 @@ from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import Setting
 from planner.inputs import ALPHA_MIN, EPS_MAX, EPS_MIN, K_MAX, Accounting
 from planner.plan import (
+    ALPHA_NODE_REACH,
     EPS_CAP,
     Split,
     alpha_tops,
@@ -324,8 +325,10 @@ def _lowered(
     needs fewer users in all (the reference then), and its ladder of the stronger group's
     ε (:func:`planner.plan.strong_eps_ladder`, largest first): of the covered rungs, the
     one with the fewest users in all (``Split.PAPER``: of those needing no more users in
-    either group than the reference). A row above the covered region's α top is weighed
-    at that α as well, at the capped point and on every rung (``plan._capped_points`` and
+    either group than the reference). A row above the covered region's α top, or above a
+    grid's α node where the constant steps (the node just below it,
+    ``plan.alpha_node_below``), is weighed at that α as well, at the capped point and on
+    every rung (``plan._capped_points`` and
     ``_tester_points``; the caps by direct calibration's regions at β < 1/3 matter only on
     rows left to ``plan``). Returns the columns and the (ε1, ε2, α) each row's tester runs
     at (NaN: the query's)."""
@@ -341,12 +344,22 @@ def _lowered(
     best = [np.array(column, copy=True) for column in columns]  # some are read-only views
     tester = np.full((3, points.k.shape[0]), np.nan)
     fewest = split is Split.FEWEST
-    # each covered α top below a row's α: the row is weighed at it as well
+    # each covered α top below a row's α: the row is weighed at it as well; then the
+    # grids' α node just below it where it is no such top (``plan.alpha_node_below``)
+    covered_tops = alpha_tops(setting, table, fallback=True)
     tops = [
         (high, np.where(high, top, points.alpha))
-        for top in alpha_tops(setting, table, fallback=True)
+        for top in covered_tops
         if (high := points.alpha > top).any()
     ]
+    alpha_nodes = np.asarray(grid_kinks(setting, table).alpha_nodes, dtype=np.float64)
+    if alpha_nodes.size:
+        position = np.searchsorted(alpha_nodes, points.alpha, side="left")
+        below = position > 0
+        node = np.where(below, alpha_nodes[np.maximum(position - 1, 0)], points.alpha)
+        below &= (points.alpha <= ALPHA_NODE_REACH * node) & ~np.isin(node, covered_tops)
+        if below.any():
+            tops.append((below, np.where(below, node, points.alpha)))
     by_variance = fewest and _by_variance(setting, table)
 
     def users(sizes: Sequence[np.ndarray], at: _Points) -> np.ndarray:

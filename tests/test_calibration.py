@@ -1085,8 +1085,8 @@ def test_small_eps_is_refused_alone_with_another_stage_or_for_a_setting_without_
         (["--direct", "--large-eps", "--setting", "shuffle-private"], "one of local-private"),
         (["--direct", "--large-alpha", "--large-eps"], "large-eps"),
         (
-            ["--direct", "--large-alpha", "--setting", "shuffle-private"],
-            "one of local-private, central",
+            ["--direct", "--large-alpha", "--setting", "local-private+k-rr"],
+            "one of local-private, local-public, shuffle-private, shuffle-public, central",
         ),
     ):
         assert main(["calibrate", *flags, "-o", str(output)]) == 2

@@ -156,3 +156,29 @@ def test_a_ratio_just_above_a_grid_node_is_never_dearer(k, alpha, eps1, eps2, ra
     above = plan(make_query("local-private", k=k, alpha=alpha, eps1=eps1, eps2=raised))
     assert above.coverage is Coverage.CALIBRATED
     assert above.total_users <= on_node.total_users
+
+
+def test_an_alpha_just_above_a_grid_node_is_never_dearer() -> None:
+    """Where a grid's constant steps at an α node (a channel per group reads the largest C
+    of its cell; k-RR below its tail k reads the α tail's largest C), a query just above
+    the node is weighed at the node too (``plan.alpha_node_below``): a tester for the
+    node's α rejects every pair farther apart. Before, k = 19, ε = (8, 3) needed 98 users
+    at α = 0.5 and 160 at 0.51; over 150 random local queries crossing α = 0.2 or 0.5 by
+    2 %, 40 of 600 rose by over 1.2×, up to 1.80×. Now: at most the node's plan, at 60
+    random queries of each local coin just above each node."""
+    table = default_constants()
+    rng = np.random.default_rng(11)
+    for key in ("local-private", "local-public"):
+        nodes = grid_kinks(Setting.from_key(key), table).alpha_nodes
+        assert {0.2, 0.5} <= set(nodes)
+        for _ in range(60):
+            k = int(np.exp(rng.uniform(np.log(16), np.log(1024))))
+            eps1, eps2 = np.exp(rng.uniform(np.log(0.125), np.log(20), 2))
+            node = float(rng.choice([n for n in nodes if n >= 0.03]))
+            at_node = plan(make_query(key, k=k, alpha=node, eps1=eps1, eps2=eps2))
+            above = plan(make_query(key, k=k, alpha=node * 1.001, eps1=eps1, eps2=eps2))
+            if at_node.coverage is Coverage.CALIBRATED:
+                assert above.total_users <= at_node.total_users, (k, node, eps1, eps2)
+    example = plan(make_query("local-private", k=19, alpha=0.51, eps1=8.0, eps2=3.0))
+    assert example.total_users <= 98
+    assert example.tester_point is not None and example.tester_point.alpha == 0.5

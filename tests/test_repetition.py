@@ -359,12 +359,18 @@ def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> 
         return make_query("shuffle-private", **asked)
 
     r = 15  # P(Bin(r, 1/3) ≥ (r+1)/2): r = 13 → 0.1035, r = 15 → 0.0882 (scipy)
-    for changed in ({"eps1": 1.5}, {"alpha": 0.5001}, {"eps1": 3.0, "eps2": 2.0, "alpha": 0.6}):
+    # (above α = 0.5 its factors are measured from ε_strong = 0.25 up: there the tester
+    # runs at the asked α, with ε capped at 1)
+    for changed, alpha in (
+        ({"eps1": 1.5}, 0.05),
+        ({"alpha": 0.5001, "eps1": 0.2, "eps2": 0.1}, 0.5),
+        ({"eps1": 3.0, "eps2": 2.0, "alpha": 0.6}, 0.6),
+    ):
         asked = query(**changed)
         made = plan(asked)
         point = made.tester_point
         assert point is not None and made.query == asked
-        assert max(point.eps1, point.eps2) <= 1.0 and point.alpha == min(asked.alpha, 0.5)
+        assert max(point.eps1, point.eps2) <= 1.0 and point.alpha == alpha
         at_point = plan(replace(asked, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha))
         assert at_point.repetition.method is RepetitionMethod.DIRECT
         assert at_point.tester_point is None
@@ -385,13 +391,17 @@ def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> 
             "k": 256,  # the query's own domain
         }
     # below the last calibrated β the runs of a vote are calibrated directly at a node
-    # above it, so α is capped at the direct points' top there too, and ε above 1 at 1
+    # above it, so α is capped at the direct points' top there too (below ε_strong = 0.25;
+    # from it up, at α = 0.6, the factors measured above α = 0.5), and ε above 1 at 1
     # (the paper's split; the default goes on down the ladder, to fewer users in all)
-    below = plan(query(alpha=0.6, beta=0.0099), split=Split.PAPER)
+    below = plan(query(alpha=0.6, eps1=0.2, eps2=0.1, beta=0.0099), split=Split.PAPER)
     assert below.repetition.method is RepetitionMethod.DIRECT_VOTE
-    assert below.tester_point == LoweredPoint(1.0, 0.25, 0.5)
+    assert below.tester_point == LoweredPoint(0.2, 0.1, 0.5)
+    measured = plan(query(alpha=0.6, beta=0.0099), split=Split.PAPER)
+    assert measured.repetition.method is RepetitionMethod.DIRECT_VOTE
+    assert measured.tester_point is None  # the asked point: its factors are measured
     assert below.total_users < below.repetition.other_total_users  # the vote of runs at 1/3
-    fewest = plan(query(alpha=0.6, beta=0.0099))
+    fewest = plan(query(alpha=0.6, eps1=0.2, eps2=0.1, beta=0.0099))
     assert fewest.repetition.method is RepetitionMethod.DIRECT_VOTE
     assert fewest.total_users <= below.total_users
     capped_vote = plan(query(eps1=1.5, beta=0.0099), split=Split.PAPER)

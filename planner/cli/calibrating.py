@@ -80,10 +80,10 @@ def calibrate(
         typer.Option(
             "--large-alpha",
             help=(
-                "With --direct: the factors above α = 0.5, at 0.75 and 0.95, for the local "
-                "private coin and central (the settings it applies to, the default), written "
-                "as the table their plans read above α = 0.5 (direct_large_alpha; central's "
-                "from ε_strong = 0.25 up)."
+                "With --direct: the factors above α = 0.5, at 0.75 and 0.95, for the five "
+                "paper settings (the default), written as the table their plans read above "
+                "α = 0.5 (direct_large_alpha; where a setting's factors are tabled per ε "
+                "node, from ε_strong = 0.25 up)."
             ),
         ),
     ] = False,

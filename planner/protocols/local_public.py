@@ -53,5 +53,6 @@ PROTOCOL = Protocol(
         search_range=(1.0, 2000.0),
         point_seconds={16: 0.24, 64: 0.5, 256: 0.9, 4096: 8.0},
         grid_at_operating_point=True,  # its operating factor spreads 0.67-0.89
+        direct_beyond={"alpha": [0.75, 0.95]},
     ),
 )

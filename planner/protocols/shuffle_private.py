@@ -245,5 +245,6 @@ PROTOCOL = Protocol(
         grid_axes=SMALL_EPS_AXES,
         direct_by_node=True,
         direct_small_eps=(0.05,),  # its factor falls below ε_strong = 0.25
+        direct_beyond={"alpha": [0.75, 0.95]},
     ),
 )

@@ -50,5 +50,6 @@ PROTOCOL = Protocol(
         grid_axes=shuffle_private.SMALL_EPS_AXES,
         grid_at_operating_point=True,  # its operating factor spreads 0.77-0.95
         direct_by_node=True,
+        direct_beyond={"alpha": [0.75, 0.95]},
     ),
 )
