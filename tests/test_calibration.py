@@ -433,6 +433,8 @@ def test_the_shuffle_envelope_along_eps_strong_holds_the_total_not_group_1() -> 
         pytest.param("local-public", marks=pytest.mark.slow),
         pytest.param("shuffle-private", marks=pytest.mark.slow),
         pytest.param("shuffle-public", marks=pytest.mark.slow),
+        pytest.param("local-private+k-rr", marks=pytest.mark.slow),
+        pytest.param("local-private+channels", marks=pytest.mark.slow),
     ],
 )
 def test_shipped_direct_factors_are_reproduced_from_their_provenance(setting: str) -> None:
@@ -465,7 +467,16 @@ def test_shipped_direct_factors_are_reproduced_from_their_provenance(setting: st
 
 
 @pytest.mark.parametrize(
-    "setting", ["local-private", "local-public", "shuffle-private", "shuffle-public", "central"]
+    "setting",
+    [
+        "local-private",
+        "local-public",
+        "shuffle-private",
+        "shuffle-public",
+        "central",
+        "local-private+k-rr",
+        "local-private+channels",
+    ],
 )
 def test_shipped_direct_tables_follow_from_their_raw_factors_and_todays_margins(
     setting: str,
@@ -490,7 +501,16 @@ def test_shipped_direct_tables_follow_from_their_raw_factors_and_todays_margins(
 
 
 @pytest.mark.parametrize(
-    "setting", ["local-private", "local-public", "shuffle-private", "shuffle-public", "central"]
+    "setting",
+    [
+        "local-private",
+        "local-public",
+        "shuffle-private",
+        "shuffle-public",
+        "central",
+        "local-private+k-rr",
+        "local-private+channels",
+    ],
 )
 def test_every_measured_point_is_covered_by_the_factor_a_plan_there_reads(setting: str) -> None:
     """At each stored direct point (the direct run's, below its α, below ε_strong 0.25),
@@ -1028,7 +1048,13 @@ def test_local_private_plans_above_eps_one_read_the_large_eps_table() -> None:
             assert entry.direct_factor(beta, k, 20.5, 0.2) is None
     query = Query(Setting("local", "private"), 1000, 0.1, 5.0, 2.0, None, 0.05)
     made = plan(query)
-    assert made.repetition.method is RepetitionMethod.DIRECT and made.tester_point is None
+    # one run at the asked ε, or (since a channel per group has factors: fewer users) a
+    # vote of its runs each held to β = 0.2 directly
+    directly = (RepetitionMethod.DIRECT, RepetitionMethod.DIRECT_VOTE)
+    assert made.repetition.method in directly and made.tester_point is None
+    own = plan(query, fallback=False)
+    assert own.repetition.method is RepetitionMethod.DIRECT and own.tester_point is None
+    assert made.total_users <= own.total_users
     third = plan(Query(Setting("local", "private"), 1000, 0.1, 5.0, 2.0, None, 1 / 3))
     assert made.total_users < 23 * third.total_users
     capped = plan(Query(Setting("local", "private"), 1000, 0.1, 1.0, 1.0, None, 0.05))
@@ -1148,3 +1174,32 @@ def test_a_mechanisms_floor_node_is_reproduced_and_stored_where_its_floor_binds(
 
     assert sizes(shipped) == (10, 10)
     assert sizes(shipped * (1 + 1e-6)) != (10, 10)
+
+
+def test_a_direct_point_without_a_base_takes_the_plans_own_c(monkeypatch) -> None:
+    """Where no C in the search range holds every family to the calibration target (a
+    fixed threshold leaving the null error a hair below it fails now and then at any C),
+    the factors at β < 1/3 are taken against the C a β = 1/3 plan runs at the point (the
+    packaged grid's, as plans read it): the base search's None no longer voids the
+    point, and with it every β of its setting's table."""
+    import planner.calibration.direct as direct
+    from planner.calibration.grid import GridPoint
+    from planner.calibration.search import MultiplierSearch
+    from planner.statistics import operating_error
+
+    point = GridPoint("local-private+channels", 256, 0.5, 1.0, 1.0)
+    found = {0.2: 0.9, 0.1: 1.3}  # C(β) by the operating error each search is held to
+    targets = {operating_error(beta): value for beta, value in found.items()}
+
+    def search(query, *, target, **rest):  # the base (calibration target) finds nothing
+        return MultiplierSearch(targets.get(target), None)
+
+    monkeypatch.setattr(direct, "smallest_multiplier", search)
+    result = direct.direct_point(point, 10, 0, {})
+    plan_c = direct._plan_multiplier(point)
+    assert plan_c is not None and 0.3 < plan_c < 1.5  # the grid's C near 0.5
+    assert result.multiplier == plan_c
+    assert result.factors[1] == pytest.approx(0.9 / plan_c)
+    assert result.factors[2] == pytest.approx(1.3 / plan_c)
+    assert result.factors[3] is None  # β = 0.05: no C found, so none below either
+    assert direct._plan_multiplier(GridPoint("central", 16, 0.5, 1.0, 1.0)) is not None

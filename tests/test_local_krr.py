@@ -368,3 +368,24 @@ def test_a_node_beyond_the_simulations_users_is_stored_as_never_passed() -> None
     nodes = list(itertools.product(axes["k"], axes["alpha"], axes["eps_strong"]))
     stored = grid["raw_multipliers"][nodes.index((4096, 0.03, 0.03125))]
     assert stored == SEARCH_RANGE[key][1]
+
+
+def test_a_run_below_a_third_leaves_the_null_half_its_operating_error() -> None:
+    """κ for one run held to β: at β ≥ 1/3 the normal (1 − 0.73·β) quantile, never below
+    the file's 0.70 (so β = 1/3 plans keep it); below 1/3 the normal (1 − e/2) quantile, e
+    = operating_error(β): at β = 0.1, e = 0.077 and κ = 1.77 (the old rule's 1.45 left the
+    null 0.073 of the 0.077, and no C up to 20× held the heavier-tailed nulls to it).
+    Hand values from the normal quantile."""
+    from statistics import NormalDist
+
+    from planner.protocols.local_krr import thresholds_for_beta
+    from planner.statistics import operating_error
+
+    assert thresholds_for_beta({"threshold_sd": 0.7}, 1 / 3) == {"threshold_sd": 0.7}
+    for beta in (0.2, 0.1, 0.05, 0.01):
+        kappa = thresholds_for_beta({"threshold_sd": 0.7}, beta)["threshold_sd"]
+        tail = 1 - NormalDist().cdf(kappa)
+        assert tail == pytest.approx(operating_error(beta) / 2, rel=1e-9)
+    assert thresholds_for_beta({"threshold_sd": 0.7}, 0.1)["threshold_sd"] == pytest.approx(
+        1.769, abs=1e-3
+    )

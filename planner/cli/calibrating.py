@@ -70,8 +70,9 @@ def calibrate(
             "--large-eps",
             help=(
                 "With --direct: the factors above ε_strong = 1, at 5 and 20, for the local "
-                "private coin (the default and only setting), written as the table its plans "
-                "read above ε_strong = 1 (direct_large_eps)."
+                "private coin, k-RR and a channel per group (the settings it applies to, the "
+                "default), written as the table their plans read above ε_strong = 1 "
+                "(direct_large_eps)."
             ),
         ),
     ] = False,

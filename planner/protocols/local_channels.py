@@ -189,5 +189,7 @@ PROTOCOL = Protocol(
             "eps_ratio": [1 / 32, 0.25, 1.0],
         },
         grid_at_operating_point=True,
+        # it runs where ε is large: its factors at ε_strong 5 and 20 too (direct_large_eps)
+        direct_beyond={"eps_strong": [5.0, 20.0]},
     ),
 )

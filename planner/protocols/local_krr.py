@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from planner.formulas.registry import BOUNDS
+from planner.formulas.repetition import PER_RUN_ERROR
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Accounting, Query
 from planner.protocols.base import (
@@ -94,15 +95,27 @@ def _tester(query: Query, parameters: dict[str, Any], L: int | None, hashes: int
 
 
 NULL_TAIL_PER_BETA = 0.73
-"""A run held to error β rejects above the normal (1 − 0.73·β) quantile of its
+"""A run held to error β ≥ 1/3 rejects above the normal (1 − 0.73·β) quantile of its
 studentized statistic: at β = 1/3, κ = 0.70 (the constants file's), leaving the misses the
 rest of β."""
+NULL_SHARE_BELOW_THIRD = 0.5
+"""A run held to β < 1/3 rejects above the normal (1 − 0.5·e) quantile, e the error it is
+held to (``operating_error(β)``): the null's normal tail takes half of it. The rule above
+would leave the null almost all of e (0.073 of 0.077 at β = 0.1), and these statistics'
+null tails are heavier than the normal's at a few reports a bin: k-RR's direct search
+then found no C up to 20× its own that held the nulls to e below β = 0.2."""
 
 
 def thresholds_for_beta(parameters: dict[str, Any], beta: float) -> dict[str, Any]:
     """κ raised for a run held to β < 1/3: the statistic's null error is about
     P(N(0, 1) > κ) whatever n is, so only a larger κ lowers it."""
-    kappa = NormalDist().inv_cdf(1.0 - NULL_TAIL_PER_BETA * beta)
+    if beta < PER_RUN_ERROR:
+        from planner.statistics import operating_error  # scipy: only when a run needs it
+
+        tail = NULL_SHARE_BELOW_THIRD * operating_error(beta)
+    else:
+        tail = NULL_TAIL_PER_BETA * beta
+    kappa = NormalDist().inv_cdf(1.0 - tail)
     current = float(parameters.get("threshold_sd", kappa))
     return {**parameters, "threshold_sd": max(current, kappa)}
 
@@ -160,5 +173,7 @@ PROTOCOL = Protocol(
             "eps_ratio": [1.0],
         },
         grid_at_operating_point=True,
+        # it runs where ε is large: its factors at ε_strong 5 and 20 too (direct_large_eps)
+        direct_beyond={"eps_strong": [5.0, 20.0]},
     ),
 )
