@@ -11,7 +11,12 @@ import pytest
 from planner.calibration.document import constants_document
 from planner.calibration.grid import grid_points, point_seed
 from planner.calibration.run import calibrate
-from planner.constants import GRID_AXES, ConstantSource, parse_constant_table
+from planner.constants import (
+    GRID_AXES,
+    ConstantSource,
+    default_constants,
+    parse_constant_table,
+)
 from planner.plan import plan
 from planner.validate import validate
 
@@ -466,18 +471,14 @@ def test_shipped_direct_factors_are_reproduced_from_their_provenance(setting: st
             assert fresh == pytest.approx(kept, rel=0.05)
 
 
-@pytest.mark.parametrize(
-    "setting",
-    [
-        "local-private",
-        "local-public",
-        "shuffle-private",
-        "shuffle-public",
-        "central",
-        "local-private+k-rr",
-        "local-private+channels",
-    ],
+SETTINGS_WITH_DIRECT_FACTORS = tuple(
+    key for key, entry in default_constants().settings.items() if "direct" in entry.extra
 )
+"""The settings the constants file holds direct factors for (``planner calibrate --direct``):
+the five paper settings, k-RR and a channel per group."""
+
+
+@pytest.mark.parametrize("setting", SETTINGS_WITH_DIRECT_FACTORS)
 def test_shipped_direct_tables_follow_from_their_raw_factors_and_todays_margins(
     setting: str,
 ) -> None:
@@ -500,18 +501,7 @@ def test_shipped_direct_tables_follow_from_their_raw_factors_and_todays_margins(
         )
 
 
-@pytest.mark.parametrize(
-    "setting",
-    [
-        "local-private",
-        "local-public",
-        "shuffle-private",
-        "shuffle-public",
-        "central",
-        "local-private+k-rr",
-        "local-private+channels",
-    ],
-)
+@pytest.mark.parametrize("setting", SETTINGS_WITH_DIRECT_FACTORS)
 def test_every_measured_point_is_covered_by_the_factor_a_plan_there_reads(setting: str) -> None:
     """At each stored direct point (the direct run's, below its α, below ε_strong 0.25),
     the factor a plan at that point's (k, α, ε_strong) reads from the shipped tables gives
