@@ -819,12 +819,19 @@ def grid_kinks(setting: Setting, table: ConstantTable) -> GridKinks:
         constant = table.for_setting(protocol.key)
         if "eps_weak" in constant.covered_above_grid[1]:
             caps.add(constant.covered_above_grid[1]["eps_weak"][1])
-        if protocol.coupled_groups or protocol.largest_alpha_c_below_k:
-            alphas.update(alpha for alpha in constant.grid_axis("alpha") if alpha < 1.0)
         if protocol.weak_eps_only:
             continue  # a tester run at ε_weak alone does not move with ε_strong
         strong.update(constant.grid_axis("eps_strong"))
         ratios.update(ratio for ratio in constant.grid_axis("eps_ratio") if ratio < 1.0)
+    # the α nodes of every protocol the query may run, of any model: a shuffle or central
+    # plan runs k-RR or a channel per group where they need fewer users (k = 98, ε = 7.92,
+    # β = 0.2, shuffle: 194 users at α = 0.5, a 7-run vote of 658 at 0.505 without)
+    for protocol in (own, *((private,) if private else ()), *other_mechanisms(own)):
+        if (protocol.coupled_groups or protocol.largest_alpha_c_below_k) and table.has_setting(
+            protocol.key
+        ):
+            axis = table.for_setting(protocol.key).grid_axis("alpha")
+            alphas.update(alpha for alpha in axis if alpha < 1.0)
     kinks = GridKinks(
         step,
         tuple(sorted(strong)),

@@ -935,7 +935,15 @@ def _alpha_tail_corners(corners: list, constant: SettingConstant, rows: np.ndarr
     each point's cell's lower α node."""
     tail = constant.alpha_tail_multipliers
     assert tail is not None  # a constant with corners has a grid
-    low = corners[0].index[1]
+    # the least α node of the corners that weigh (``grid_corners`` leaves the others out
+    # of the scalar's list): at α on the grid's top node its lower side weighs 0
+    low = np.min(
+        [
+            np.where(corner.weight > 0, corner.index[1], np.iinfo(np.int64).max)
+            for corner in corners
+        ],
+        axis=0,
+    )
     return [
         replace(
             corner,

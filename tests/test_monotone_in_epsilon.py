@@ -182,3 +182,23 @@ def test_an_alpha_just_above_a_grid_node_is_never_dearer() -> None:
     example = plan(make_query("local-private", k=19, alpha=0.51, eps1=8.0, eps2=3.0))
     assert example.total_users <= 98
     assert example.tester_point is not None and example.tester_point.alpha == 0.5
+
+
+def test_a_shuffle_or_central_alpha_just_above_a_node_is_never_dearer() -> None:
+    """Shuffle and central plans run k-RR or a channel per group where those need fewer
+    users, so their queries weigh those grids' α nodes too (a review found shuffle k = 98,
+    ε = 7.92, β = 0.2: 194 users at α = 0.5, a 7-run vote of 658 at 0.505; central k = 54,
+    ε = (15.6, 7.8), β = 0.1: 222 and 256)."""
+    for key, k, eps1, eps2, beta in (
+        ("shuffle-private", 98, 7.9243, 7.9243, 0.2),
+        ("shuffle-public", 98, 7.9243, 7.9243, 0.2),
+        ("central", 54, 15.5639, 7.7819, 0.1),
+        ("central", 23, 14.68, 14.68, 1 / 3),
+    ):
+        for node in (0.2, 0.5):
+            asked = {"k": k, "eps1": eps1, "eps2": eps2, "beta": beta}
+            if key.startswith("shuffle"):
+                asked["delta"] = 1e-6
+            at_node = plan(make_query(key, alpha=node, **asked))
+            above = plan(make_query(key, alpha=node * 1.01, **asked))
+            assert above.total_users <= at_node.total_users, (key, node)

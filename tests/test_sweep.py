@@ -572,3 +572,28 @@ def test_rows_above_a_covered_alpha_top_equal_plan(split: Split) -> None:
     at_top = plan(Query(public, 5000, 0.5, 0.5, 0.2, 1e-6), split=split)
     above = plan(Query(public, 5000, 0.55, 0.5, 0.2, 1e-6), split=split)
     assert above.total_users <= at_top.total_users
+
+
+@pytest.mark.parametrize("key", ["local-private", "shuffle-private"])
+def test_rows_below_k_8_at_the_alpha_top_equal_plan(key: str) -> None:
+    """k-RR below k = 8 reads the largest C of the α nodes from its cell's lower node up; on
+    the grid's top α node (0.95) the cell's lower side weighs 0, and the sweeps read the
+    tail from that side's node (0.15) anyway: local-private k = 2, α = 0.95, ε = (1, 5) was
+    19 + 19 users against plan's 15 + 15 (a review of 2026-11-29; k = 3: 34 against 27).
+    The users are compared: above α's top k-RR needs the same users at the capped point
+    (ε at 1) and at the query's ε, and on that tie the sweeps keep the capped point, which
+    they weigh first, where ``plan`` keeps the one it lists first (a known difference of
+    the tester point only)."""
+    setting = Setting.from_key(key)
+    result = sweep(
+        [setting],
+        k=[2, 3, 4, 7],
+        alpha=[0.9, 0.95, 0.97, 1.0],
+        eps1=1.0,
+        eps2=[0.7, 5.0, 9.56],
+        delta=1e-6 if setting.model is Model.SHUFFLE else None,
+    )
+    users = ("protocol", "n_users_group1", "n_users_group2", "total_users", "runs")
+    for row in result.rows():
+        expected = _expected_row(setting, row, Accounting.EXACT)
+        assert {name: row[name] for name in users} == {name: expected[name] for name in users}
