@@ -376,6 +376,12 @@ class SettingConstant:
             return None, f"{axis} = {value:g} is above its measured points' {top:g}"
         if k < self.direct_least_k():
             return None, f"k = {k:,} is below its measured points' {direct['k'][0]:,}"
+        top_k = self.covered_above_grid[0]
+        if k > top_k:
+            # above its grid a plan is covered in part only (``covered_above_grid``), and
+            # its β = 1/3 run sits nearer 1/3 than the operating point: a hold-out at
+            # k = 36,339, β = 0.306 erred 0.295 (0.283 – 0.308) against that point's 0.27
+            return None, f"k = {k:,} is above its grid's {top_k:,.0f}, where only the vote holds"
         if beta < min(direct["beta"]):
             return None, f"β = {beta:g} is below its last calibrated β = {min(direct['beta']):g}"
         if beyond:

@@ -484,3 +484,19 @@ def test_a_vote_of_directly_calibrated_runs_validates_each_run_held_to_its_beta(
     at_third = tester_parameters(made.tester_query, run_beta=1 / 3)
     base = report.tester["base"]
     assert base["shift_scale"] == expected["shift_scale"] != at_third["shift_scale"]
+
+
+def test_a_channel_per_group_above_its_grid_takes_the_vote() -> None:
+    """Above its grid's top k a channel per group is covered in part only, and its β = 1/3
+    run sits nearer 1/3 than the operating point: a hold-out at k = 36,339, α = 0.255,
+    ε = (14.95, 1.07), β = 0.306 run directly erred 0.295 (0.283 – 0.308, 4,000 trials)
+    against the 0.27 it is held to. There it keeps the vote; within the grid, the factors."""
+    entry = default_constants().for_setting("local-private+channels")
+    assert entry.direct_factor(0.2, 1024, 8.0, 0.1) is not None
+    assert entry.direct_factor(0.2, 1025, 8.0, 0.1) is None
+    reason = entry.direct_unavailable(0.2, 36_339, 8.0, 0.1)
+    assert reason is not None and "above its grid's 1,024" in reason
+    made = plan(
+        make_query("local-private", k=36_339, alpha=0.255, eps1=14.95, eps2=1.07, beta=0.306)
+    )
+    assert made.repetition.method is RepetitionMethod.MAJORITY_VOTE
