@@ -412,6 +412,48 @@ class SettingConstant:
             found = memo[(beta, k)] = _node_tables(self.extra["direct_by_node"], beta, k)
         return found
 
+    def least_cell_multipliers(
+        self, k: Any, alpha: Any, eps_strong: Any, eps_weak: Any
+    ) -> np.ndarray:
+        """A lower limit on the multiplier at each point (at its grid position), sharper
+        than :attr:`least_multiplier`: the least C (with the margin) of the nodes of the
+        point's grid cell, two nodes an axis (the edge's pair outside the grid). The corners
+        :meth:`grid_corner_arrays` weighs are among them, and the multiplier is at least
+        their weighted geometric mean (the α tail's and the largest corner's C are no
+        smaller). Without a grid: the scalar C."""
+        grid = self._parsed_grid
+        shape = np.shape(np.asarray(k) + np.asarray(alpha) + np.asarray(eps_strong))
+        if grid is None:
+            return np.full(shape, self.multiplier)
+        _, log_axes, _, _ = grid
+        point = [np.asarray(value, dtype=np.float64) for value in (k, alpha, eps_strong)]
+        point.append(np.asarray(eps_weak, dtype=np.float64) / point[2])
+        cells = tuple(
+            np.broadcast_to(
+                np.clip(np.searchsorted(logs, np.log(x), side="right") - 1, 0, len(logs) - 2)
+                if len(logs) > 1
+                else np.zeros(np.shape(x), dtype=np.int64),
+                shape,
+            )
+            for logs, x in zip(log_axes, point, strict=True)
+        )
+        return self._cell_minima[cells]
+
+    @functools.cached_property
+    def _cell_minima(self) -> np.ndarray:
+        """The least C (with the margin) of each grid cell's nodes, by the cell's lower
+        node on each axis (a one-node axis: that node)."""
+        grid = self._parsed_grid
+        assert grid is not None
+        _, _, values, margin = grid
+        minima = values
+        for axis in range(values.ndim):
+            if values.shape[axis] > 1:
+                lower = np.take(minima, range(values.shape[axis] - 1), axis=axis)
+                upper = np.take(minima, range(1, values.shape[axis]), axis=axis)
+                minima = np.minimum(lower, upper)
+        return margin * minima
+
     @property
     def tester_extras(self) -> dict[str, Any]:
         """The tester's free parameters kept with the constant: thresholds, L, hashes."""

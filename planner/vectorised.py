@@ -8,10 +8,10 @@ and ladder of the stronger group's ε, each candidate sized in a light pass and 
 chosen rows in full), and its rows equal single ``plan`` calls (tested on random points of
 every setting). What costs a root-find — the exact Poisson noise μ(ε, δ), the
 majority-vote runs r(β) — is computed once per distinct value. ``plan`` stays scalar
-because one plan must cost microseconds; this is for sweeps (10⁵ rows at ε = (1, 0.25):
-about 1.2–9 s with eight protocols and the ladder's rungs, each rung sized only on the rows
-it could win (:func:`least_sizes`) and the chosen rows' full columns once at the end; see
-``benchmarks/bench_planner.py``).
+because one plan must cost microseconds; this is for sweeps (10⁵ rows: about 0.5–2.4 s
+with eight protocols and the ladder's rungs, each rung sized only on the rows it could win
+(:func:`least_sizes`), the rungs weighed from the lowest, and the chosen rows' full columns
+once at the end; see ``benchmarks/bench_planner.py``).
 
 Columns are float64: counts are exact integers below 2^53 users. Rows outside that, with
 invalid inputs, or with a β < 1/3 at which ``plan`` weighs direct calibration against the
@@ -284,7 +284,9 @@ def _cheapest_protocol_columns(
             least = least_users[other.key]
             sized = np.isfinite(least) & ((columns[-1] != 0) | (least < users(columns)))
         elif _PRUNE_CANDIDATES:
-            sized = (columns[-1] != 0) | (users(least_sizes(points, other, table)) < users(columns))
+            sized = (columns[-1] != 0) | (
+                users(least_sizes(points, other, table, by_cell=True)) < users(columns)
+            )
         else:
             sized = np.ones(points.k.shape, dtype=bool)
         if not sized.any():
@@ -429,11 +431,25 @@ def _lowered(
         for coverable_top, alpha in coverable_tops:
             weigh_at(rows & coverable_top, strong, weak, alpha)
 
+    # ``plan`` takes the first tester point, in its order, with the fewest users; the
+    # points are listed in that order, then weighed from the last: the lowest rungs,
+    # which most often win, come first, so the best so far is small early and most rows
+    # are ruled out at the others (``least_sizes``). Walking backwards, a point takes a
+    # row from an earlier-weighed point on a tie (it comes first in ``plan``'s order), but
+    # never from the reference it starts from (``plan`` weighs that first).
+    queued: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    from_reference = np.ones(points.k.shape, dtype=bool)
+
     def weigh_at(rows: np.ndarray, strong: np.ndarray, weak: np.ndarray, alpha: np.ndarray) -> None:
+        """Queue one tester point (:func:`weigh_queued` weighs it)."""
+        if rows.any():
+            queued.append((rows, strong, weak, alpha))
+
+    def weigh_queued(
+        rows: np.ndarray, strong: np.ndarray, weak: np.ndarray, alpha: np.ndarray
+    ) -> None:
         """Weigh one tester point: not on rows whose best so far is covered and that no
         protocol can beat there (:func:`least_sizes`; the choice is the same)."""
-        if not rows.any():
-            return
         at_point = replace(
             points,
             eps1=np.where(strong_is_1, strong, weak),
@@ -452,16 +468,21 @@ def _lowered(
                 live = alive[other.key][rows]
                 found: dict[str, np.ndarray] = {}
                 if live.all():
-                    least = users(least_sizes(at_rows, other, table, found), at_rows)
+                    least = users(least_sizes(at_rows, other, table, found, by_cell=True), at_rows)
                     unit = found[other.key]
                 elif live.any():
                     at_live = _subset(at_rows, live)
-                    least[live] = users(least_sizes(at_live, other, table, found), at_live)
+                    least[live] = users(
+                        least_sizes(at_live, other, table, found, by_cell=True), at_live
+                    )
                     unit[live] = found[other.key]
                 by_key[other.key] = least
                 units_by_key[other.key] = unit
             fewest_possible = np.min(list(by_key.values()), axis=0)
-            beaten = (best[-1][rows] == 0) & (fewest_possible >= best_users[rows])
+            beaten = (best[-1][rows] == 0) & (
+                (fewest_possible > best_users[rows])
+                | (from_reference[rows] & (fewest_possible >= best_users[rows]))
+            )
             if beaten.all():
                 return
             kept = ~beaten
@@ -476,13 +497,17 @@ def _lowered(
         c1, c2 = candidate[0], candidate[1]
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_codes)
         candidate_users = users(candidate, at_rung)
-        better = covered & (candidate_users < best_users[rows])
+        better = covered & (
+            (candidate_users < best_users[rows])
+            | (~from_reference[rows] & (candidate_users == best_users[rows]))
+        )
         if fewest:  # a covered point beats an uncovered query (``plan``)
             better |= covered & (best[-1][rows] != 0)
         else:
             better &= (c1 <= reference1[rows]) & (c2 <= reference2[rows])
         chosen = np.flatnonzero(rows)[better]
         best_users[chosen] = candidate_users[better]
+        from_reference[chosen] = False
         _take(best, tester, chosen, at_rung, better, candidate)
 
     def weigh_ladder(rows: np.ndarray, weak: np.ndarray) -> None:
@@ -526,6 +551,8 @@ def _lowered(
     at_node = ratio_node_rungs(eps_strong, eps_weak, kinks.ratio_nodes)
     rows = ~np.isnan(at_node)
     weigh(rows, eps_strong, np.where(rows, at_node, eps_weak))
+    for point in reversed(queued):
+        weigh_queued(*point)
     # the rows run below their query, every column in full at their tester points at once
     taken = ~np.isnan(tester[0])
     if taken.any():
@@ -605,14 +632,21 @@ corner's C."""
 
 
 def least_sizes(
-    points: _Points, protocol: Protocol, table: ConstantTable, units: dict | None = None
+    points: _Points,
+    protocol: Protocol,
+    table: ConstantTable,
+    units: dict | None = None,
+    by_cell: bool = False,
 ) -> tuple:
     """Lower limits on the (n1, n2, …, protocol key, uncovered) columns of ``protocol``
     sized at each point (``_protocol_columns``' order, for a ``users`` count): its run
-    sizes at the least multiplier of its constant. Every protocol's run sizes grow with
-    the multiplier, the multiplier is at least the least C of its grid cell
-    (``planner.plan._least_users``), and a vote runs at least once; a count of users in all
-    (the sum, or the variance split where it needs fewer) grows with each group's users.
+    sizes at the least multiplier of its constant (``by_cell``: of each point's grid cell,
+    :meth:`~planner.constants.SettingConstant.least_cell_multipliers`; a sharper limit, but
+    one that may fall at a lower ε, so not for ``Protocol.sizes_fall_with_eps``'s ruling).
+    Every protocol's run sizes grow with the multiplier, the multiplier is at least the
+    least C of its grid cell (``planner.plan._least_users``), and a vote runs at least
+    once; a count of users in all (the sum, or the variance split where it needs fewer)
+    grows with each group's users.
     Rows ``plan`` may calibrate directly (a factor below 1) are answered by ``plan``, not
     here. ``units``: where given, the strong group's C = 1 size at each point is put there
     under the protocol's key (the sizing at the same points reads it, not sizing it again)."""
@@ -620,7 +654,15 @@ def least_sizes(
     compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
     strong = np.maximum(points.eps1, points.eps2)
     weak = np.minimum(points.eps1, points.eps2)
-    least = np.full(points.k.shape, _LEAST_MARGIN * constant.least_multiplier)
+    if by_cell:
+        grid_strong, grid_weak, _ = _grid_position(
+            points, protocol.setting, strong, weak, points.accounting, constant
+        )
+        least = _LEAST_MARGIN * constant.least_cell_multipliers(
+            points.k, points.alpha, grid_strong, grid_weak
+        )
+    else:
+        least = np.full(points.k.shape, _LEAST_MARGIN * constant.least_multiplier)
     sizing = (constant.bound, points.accounting, compression)
     unit = _run_sizes(points, protocol.setting, strong, weak, None, *sizing)
     if units is not None:

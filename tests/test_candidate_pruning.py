@@ -174,10 +174,12 @@ def test_vectorised_pruning_changes_no_row(monkeypatch: pytest.MonkeyPatch) -> N
             np.testing.assert_array_equal(one[name], other[name], err_msg=name)
 
 
-def test_least_sizes_are_below_every_protocols_sizes() -> None:
+@pytest.mark.parametrize("by_cell", [False, True])
+def test_least_sizes_are_below_every_protocols_sizes(by_cell: bool) -> None:
     """The lower limits themselves: each protocol's least (n1, n2) at random points are at
     most its sizes there (``planner.vectorised.least_sizes`` against
-    ``_protocol_columns``)."""
+    ``_protocol_columns``), by the grid's least C and by each point's cell's; and the
+    cell's limit is the sharper one somewhere for every protocol with a grid."""
     rng = np.random.default_rng(5)
     table = default_constants()
     rows = 500
@@ -191,12 +193,16 @@ def test_least_sizes_are_below_every_protocols_sizes() -> None:
         Accounting.EXACT,
     )
     for protocol in PROTOCOLS:
-        least = vectorised.least_sizes(points, protocol, table)
+        least = vectorised.least_sizes(points, protocol, table, by_cell=by_cell)
         sized = vectorised._protocol_columns(points, protocol.setting, table, light=True)
         finite = np.isfinite(sized[0]) & np.isfinite(sized[1])
         assert finite.mean() > 0.9, protocol.key
         assert (least[0][finite] <= sized[0][finite]).all(), protocol.key
         assert (least[1][finite] <= sized[1][finite]).all(), protocol.key
+        if by_cell and table.for_setting(protocol.key).grid_nodes() is not None:
+            overall = vectorised.least_sizes(points, protocol, table)
+            assert (least[0] >= overall[0]).all(), protocol.key
+            assert (least[0] > overall[0]).any(), protocol.key
 
 
 def _users_in_all(points: vectorised._Points, columns: tuple) -> np.ndarray:

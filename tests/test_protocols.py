@@ -7,6 +7,7 @@ import ast
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from planner.formulas.registry import BOUNDS
@@ -19,6 +20,7 @@ from planner.protocols import (
     private_coin_protocol,
     protocol_for,
 )
+from planner.protocols.base import dense_codes, distinct_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTING_KEYS = frozenset(setting.key for setting in ALL_SETTINGS)
@@ -171,3 +173,30 @@ def test_shuffle_groups_keep_equal_mixing_weights() -> None:
     assert mu_weak > mu_strong
     assert sizes.n_strong == math.ceil(3.0 * sizes.order_strong)
     assert sizes.n_weak == math.ceil(3.0 * sizes.order_strong * mu_weak / mu_strong)
+
+
+def test_distinct_rows_groups_as_numpy_unique_does() -> None:
+    """``planner.protocols.base.distinct_rows`` (its own one-sort ranks per column) puts two
+    rows in one group exactly when ``np.unique(axis=0)`` does: NaNs are one value, -0.0 and
+    0.0 one value, and each representative is a member of its group."""
+    rng = np.random.default_rng(11)
+    rows = 5_000
+    columns = [
+        rng.choice([0.5, 1.0, np.nan, -0.0, 0.0], rows),
+        rng.integers(0, 7, rows).astype(np.float64),
+        np.full(rows, 1e-6),
+        rng.choice(np.geomspace(0.01, 20, 40), rows),
+    ]
+    representatives, code = distinct_rows(*columns)
+    stacked = np.stack([np.nan_to_num(column, nan=-9.0) + 0.0 for column in columns], axis=1)
+    _, expected = np.unique(stacked, axis=0, return_inverse=True)
+    expected = expected.reshape(-1)
+    # the same partition: codes map one to one onto numpy's
+    pairs = set(zip(code.tolist(), expected.tolist(), strict=True))
+    assert len(pairs) == len(set(code.tolist())) == len(set(expected.tolist()))
+    assert code.max() + 1 == representatives.size
+    np.testing.assert_array_equal(code[representatives], np.arange(representatives.size))
+    ranks, count = dense_codes(columns[0])
+    _, inverse = np.unique(columns[0], return_inverse=True)
+    np.testing.assert_array_equal(ranks, inverse.reshape(-1))
+    assert count == 4  # 0.0 (and -0.0), 0.5, 1.0 and one NaN

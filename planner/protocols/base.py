@@ -93,6 +93,24 @@ def per_distinct_pairs(first: np.ndarray, second: np.ndarray, function: Any) -> 
     return results[inverse].reshape(first.shape)
 
 
+def dense_codes(flat: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each element's rank among the distinct values of the 1-d ``flat`` (0 … m − 1, in
+    sorted order; NaNs one value, as ``np.unique``'s inverse), and m: one sort, without
+    ``np.unique``'s extra passes."""
+    order = flat.argsort()
+    ordered = flat[order]
+    new = np.empty(ordered.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    if ordered.dtype.kind == "f" and ordered.size and np.isnan(ordered[-1]):
+        nan = np.isnan(ordered)  # NaNs sort last; they are one value
+        new[1:] &= ~(nan[1:] & nan[:-1])
+    ranks = np.cumsum(new) - 1
+    code = np.empty(ordered.size, dtype=np.int64)
+    code[order] = ranks
+    return code, int(ranks[-1]) + 1 if ranks.size else 0
+
+
 def distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(a flat index of each distinct tuple, each element's tuple number) over ``columns``.
 
@@ -105,14 +123,11 @@ def distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         flat = np.ravel(column)
         if flat.size and bool((flat == flat[0]).all()):
             continue  # one value (often δ): it adds nothing to the codes
-        _, column_code = np.unique(flat, return_inverse=True)
+        column_code, count = dense_codes(flat)
         if not varied:  # 0·(m + 1) + column_code: already dense
-            code, varied = column_code.reshape(-1), True
+            code, varied = column_code, True
             continue
-        _, code = np.unique(
-            code * (int(column_code.max(initial=0)) + 1) + column_code, return_inverse=True
-        )
-        code = code.reshape(-1)
+        code, _ = dense_codes(code * count + column_code)
     # the codes are dense (0 … m − 1): an index of each, without another sort (any member
     # of a tuple's rows stands for it)
     representatives = np.zeros(int(code.max(initial=-1)) + 1, dtype=np.int64)
