@@ -100,6 +100,13 @@ CHANNELS_LARGE_K = {**CHANNELS, "k": (1025, 10**5)}
 """``--region channels-large-k``: the same above the channels' grid (k from 1025 to 10⁵),
 where they keep their edge's constant when the smaller ε is at most 5 and a larger one is
 run at 5 (docs/coverage.md, k above the grid)."""
+LOW_PRIVACY_SMALL_ALPHA = {**LOW_PRIVACY, "k": (2, 10**5), "alpha": (0.01, 0.03)}
+"""``--region low-privacy-small-alpha``: both groups' ε from [2, 20] and α from [0.01, 0.03],
+below the α = 0.03 node that k-RR, a channel per group and the shared hash were calibrated
+from before their α = 0.01 node (docs/coverage.md, the low-privacy grids below α = 0.03)."""
+CHANNELS_SMALL_ALPHA = {**CHANNELS, "alpha": (0.01, 0.03)}
+"""``--region channels-small-alpha``: the channels region below α = 0.03, down to their grid's
+α = 0.01 node (with ``low-privacy-small-alpha``)."""
 ALPHA_ABOVE_TOPS = {**COVERED, "alpha": (0.5, 1.0)}
 """``--region alpha-above-tops``: α from [0.5, 1], above the shuffle public coin's covered
 top (0.5) and up to 1, above every setting's (0.95): the plan also runs its tester at a top
@@ -115,12 +122,14 @@ REGIONS = {
     "large-alpha": LARGE_ALPHA,
     "low-privacy": LOW_PRIVACY,
     "low-privacy-large-k": LOW_PRIVACY_LARGE_K,
+    "low-privacy-small-alpha": LOW_PRIVACY_SMALL_ALPHA,
     "small-k": SMALL_K,
     "small-eps": SMALL_EPS,
     "tiny-eps": TINY_EPS,
     "small-k-small-eps": SMALL_K_SMALL_EPS,
     "channels": CHANNELS,
     "channels-large-k": CHANNELS_LARGE_K,
+    "channels-small-alpha": CHANNELS_SMALL_ALPHA,
     "alpha-above-tops": ALPHA_ABOVE_TOPS,
 }
 SETTINGS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")

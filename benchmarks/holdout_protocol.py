@@ -8,7 +8,7 @@ query runs), this checks a mechanism that plans choose only now and then, e.g.
 
 Run: python benchmarks/holdout_protocol.py --setting local-private+channels --queries 40
      --seed 71 --output /tmp/holdout-protocol.jsonl [--k-range 4096 100000]
-     [--eps-range 4 20] [--ratio-range 0.5 1]
+     [--alpha-range 0.01 0.03] [--eps-range 4 20] [--ratio-range 0.5 1]
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=Path("holdout-protocol.jsonl"))
     for option, what in (
         ("--k-range", "draw k from this part of the covered range (e.g. above the grid's top k)"),
+        ("--alpha-range", "draw α from this part of the covered range"),
         ("--eps-range", "draw the larger ε from this part of the covered range"),
         (
             "--ratio-range",
@@ -61,7 +62,7 @@ def main() -> None:
     with args.output.open("a") as out:
         for index in range(args.queries):
             k = round(log_uniform(rng, *(args.k_range or covered["k"])))
-            alpha = log_uniform(rng, *covered["alpha"])
+            alpha = log_uniform(rng, *(args.alpha_range or covered["alpha"]))
             eps_strong = log_uniform(rng, *(args.eps_range or covered["eps_strong"]))
             low_ratio = max(covered.get("eps_ratio", (1e-3, 1.0))[0], 1e-3)
             eps_weak = eps_strong * log_uniform(rng, *(args.ratio_range or (low_ratio, 1.0)))

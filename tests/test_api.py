@@ -74,10 +74,11 @@ def test_plan_document_with_an_allocation_is_the_librarys_allocation(capsys) -> 
 def test_the_packages_plan_answers_as_planner_plan_outside_the_covered_region(capsys) -> None:
     """A fresh-user trial: ``from planner import plan`` returned an extrapolated 13 + 35 at
     central k = 2, which the CLI simulated (14 + 38) and the service refused, and 6.3e9 users
-    for a local query the CLI refuses. (k = 8 here, at α below the 0.03 where k-ary
-    randomized response, which central may run, is covered: the 8-bin domain's computation
-    is extrapolated; ``plan`` takes the 16-bin domain's covered plan, and ``planner.plan``
-    simulates the 8-bin domain within its budget and keeps it where it needs fewer users.)"""
+    for a local query the CLI refuses. (k = 8 here, at α = 0.02 and ε = (0.1, 0.05): on the
+    8-bin domain only k-ary randomized response, which central may run, is covered, with
+    about 10⁴ times the users; ``plan`` takes the 16-bin domain's covered central plan, and
+    ``planner.plan`` simulates the 8-bin domain within its budget and keeps it where it
+    needs fewer users.)"""
     import planner
     from planner.constants import default_constants
     from planner.coverage import NotCoveredError
@@ -85,9 +86,10 @@ def test_the_packages_plan_answers_as_planner_plan_outside_the_covered_region(ca
 
     central = Query(Setting(Model.CENTRAL, Coin.PRIVATE), 8, 0.02, 0.1, 0.05)
     own = plan_on_domain(central, default_constants())
-    assert own.coverage.value == "extrapolated"  # the raw computation on the 8-bin domain
+    assert own.protocol == "local-private+k-rr"  # the one covered plan on the 8-bin domain
     padded = plan(central)  # the 16-bin domain's plan answers it too, and is covered
     assert padded.coverage.value == "calibrated" and padded.tester_point.k == 16
+    assert padded.protocol == "central" and 1000 * padded.total_users < own.total_users
     simulated = planner.plan(central)  # the 8-bin domain simulated: fewer users here
     assert simulated.total_users < padded.total_users
     shown = cli_json(

@@ -354,7 +354,8 @@ def test_below_an_eighth_a_small_domain_still_runs_k_rr_without_a_cliff() -> Non
 def test_a_node_beyond_the_simulations_users_is_stored_as_never_passed() -> None:
     """k-RR at k = 4096, α = 0.03, ε = 1/32 needs about 10¹⁵ users a group, more than the
     simulation takes: the calibration records the node as not passed (the search's upper
-    C), where it had stopped the whole run with an error."""
+    C), where it had stopped the whole run with an error. So are the α = 0.01 nodes at ε
+    = 1/32 and 1/8 (9× the users of α = 0.03), and no other node."""
     from planner.calibration.grid import GridPoint, calibrate_point
     from planner.calibration.search import SEARCH_RANGE
     from planner.constants import default_constants
@@ -363,11 +364,17 @@ def test_a_node_beyond_the_simulations_users_is_stored_as_never_passed() -> None
     result = calibrate_point(GridPoint(key, 4096, 0.03, 0.03125, 1.0), 50, 1, {})
     assert result.multiplier is None and result.n1 is None
     grid = default_constants().for_setting(key).extra["grid"]
-    assert grid["never_passed"] == [repr(result.point)]
+    expected = [
+        GridPoint(key, 4096, 0.01, 0.03125, 1.0),
+        GridPoint(key, 4096, 0.01, 0.125, 1.0),
+        result.point,
+    ]
+    assert grid["never_passed"] == [repr(point) for point in expected]
     axes = grid["axes"]
     nodes = list(itertools.product(axes["k"], axes["alpha"], axes["eps_strong"]))
-    stored = grid["raw_multipliers"][nodes.index((4096, 0.03, 0.03125))]
-    assert stored == SEARCH_RANGE[key][1]
+    for point in expected:
+        stored = grid["raw_multipliers"][nodes.index((4096, point.alpha, point.eps_strong))]
+        assert stored == SEARCH_RANGE[key][1]
 
 
 def test_a_run_below_a_third_leaves_the_null_half_its_operating_error() -> None:

@@ -134,7 +134,7 @@ PROTOCOL = Protocol(
             # from k = 64: below it K = 16 buckets is a quarter of the domain or more, and
             # the private-coin channels need no more users
             "k": [64, 512, 4096],
-            "alpha": [0.03, 0.2, 0.5, 0.95],
+            "alpha": [0.01, 0.03, 0.2, 0.5, 0.95],  # 0.01: the paper protocols' least α
             "eps_strong": [0.125, 1.0, 5.0, 20.0],
             "eps_ratio": [1 / 32, 0.25, 1.0],
         },
