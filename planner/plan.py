@@ -1032,9 +1032,11 @@ def plan_on_domain(
             tops = (*tops, node)  # last: as the sweeps weigh it
         capped = _capped_points(query, regions, tops)
         points = _tester_points(query, regions, kinks, tops)
-        for point in reversed(capped):
-            if point not in points:
-                points.insert(0, point)
+        # the capped points first, as the sweeps weigh them (each is the reference when it
+        # needs fewer users; on a tie the first point wins, so where a capped point is also
+        # a rung of the ladder, it is weighed at the front, not at the rung: a review found
+        # a sweep and ``plan`` splitting a tie at α above the covered top differently)
+        points = [*capped, *(point for point in points if point not in capped)]
         runs = []
         # a point none of whose protocols can need fewer users than the query's own plan
         # (``_least_users``) can be chosen by no rule below: it is not sized

@@ -530,9 +530,13 @@ def test_a_batch_over_its_cost_limits_is_refused_before_any_row_runs(tmp_path, c
 def test_rows_above_a_covered_alpha_top_equal_plan(split: Split) -> None:
     """Above a covered α top (0.5 for the shuffle public coin, 0.95 for the rest) a plan
     also weighs its tester at that top (a tester for a smaller α rejects every pair
-    farther apart); the sweeps' columns weigh the same points, row for row."""
+    farther apart); the sweeps' columns weigh the same points, row for row, and split ties
+    alike: where the capped point (each ε at most 1, α at the top) is also a rung of the
+    ladder, both weigh it first (a review found shuffle-private k = 100, α = 0.97, ε = (1, 2)
+    at 235 + 235 in the sweep and 330 + 140 in ``plan``)."""
     table = default_constants()
-    alphas, ks, eps_pairs = (0.45, 0.55, 0.8, 0.97, 1.0), (16, 300, 5000), ((0.5, 0.2), (3, 0.7))
+    alphas, ks = (0.45, 0.55, 0.8, 0.97, 1.0), (2, 16, 100, 300, 5000)
+    eps_pairs = ((0.5, 0.2), (3, 0.7), (1.0, 2.0), (0.1, 1.5))
     grid = [(a, k, e1, e2) for a in alphas for k in ks for e1, e2 in eps_pairs]
     alpha, k, eps1, eps2 = (
         np.array(column, dtype=np.float64) for column in zip(*grid, strict=True)
@@ -551,16 +555,17 @@ def test_rows_above_a_covered_alpha_top_equal_plan(split: Split) -> None:
             if not columns.regular[row] or expected.coverage is Coverage.EXTRAPOLATED:
                 continue
             point = expected.tester_point
+            tester = (columns.tester_eps1, columns.tester_eps2, columns.tester_alpha)
             assert (
                 columns.n_users_group1[row],
                 columns.n_users_group2[row],
                 columns.protocol[row],
-                np.nan_to_num(columns.tester_alpha[row], nan=-1.0),
+                *(float(np.nan_to_num(column[row], nan=-1.0)) for column in tester),
             ) == (
                 expected.n_users_group1,
                 expected.n_users_group2,
                 expected.protocol,
-                -1.0 if point is None else point.alpha,
+                *((-1.0,) * 3 if point is None else (point.eps1, point.eps2, point.alpha)),
             ), (setting.key, split, grid[row])
             lowered_alpha += point is not None and point.alpha < a
         # some rows ran at a covered top: under the paper's split only where that needs
