@@ -218,7 +218,8 @@ class SettingConstant:
 
         From the ``direct`` entry (``planner calibrate --direct``): per calibrated k, factors
         at β nodes and 1 at β = 1/3, interpolated linearly in log f against log β, then
-        against log k. Above the last k its row is used (the factor falls as k grows).
+        against log k. Above the last k its row is used (the factor moves little with k,
+        and not always down: ``planner.calibration.direct.DIRECT_MARGIN``).
         None when there is no entry, β is below the last node, k is below the first, a
         node it needs has no factor (the tester's constants leave an error floor there), or
         the larger ε is above the entry's grid (``eps_strong``; None: not checked, the

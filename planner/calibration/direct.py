@@ -45,7 +45,10 @@ DIRECT_MARGIN = 1.0
 with common random numbers at the same point, the worst over the points taken (1.05 until
 2026-11-27: the two margins compounded to 1.1025, and hold-out plans at β = 0.1 had worst
 family errors of 0.015–0.05 against an operating point of 0.077; docs/operating-point.md).
-The factor falls as k grows, so it is kept per k and plans keep the last row above it."""
+The factor moves with k, so it is kept per k and plans keep the last row above it. It is
+not always falling: the local public coin's at β = 0.2 is 3.18, 3.00 and 3.56 at k = 16,
+256 and 4096, so that setting has a k = 4096 row (2026-11-29: plans above k = 256 had read
+the 3.00 and held β = 0.3 with errors of 0.25 – 0.285, docs/evidence.md)."""
 
 OPERATING_MARGIN = 1.0
 """Multiplies the worst operating factor over each k's points. None: the grid's own
