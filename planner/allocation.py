@@ -110,7 +110,7 @@ def _family(plan: Plan, table: ConstantTable) -> list[tuple[int, int, str]]:
         assert protocol.noise_mu is not None and protocol.size_for_noise is not None
         mu_s = protocol.noise_mu(eps_strong, query.delta, query.accounting)
         mu_w = protocol.noise_mu(eps_weak, query.delta, query.accounting)
-        compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
+        compression = constant.compression()
         for mu in np.unique(np.geomspace(mu_s, mu_w, FAMILY_POINTS)):
             # μ ∝ 1/ε²: this member behaves like ε_strong′ = ε_w·√(μ_w/μ′) (C is read there)
             eps_effective = eps_weak * math.sqrt(mu_w / float(mu))

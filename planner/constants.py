@@ -93,6 +93,12 @@ class SettingConstant:
                 )
         return corners
 
+    def compression(self) -> tuple[int, int]:
+        """(L, hashes) of the constant's tester (the public coin's compressed domain and
+        hashes; 2 and 1 where it has none), read each time: a caller may set them in the
+        constant in place (a test does)."""
+        return int(self.extra.get("L", 2)), int(self.extra.get("hashes", 1))
+
     @functools.cached_property
     def least_multiplier(self) -> float:
         """The least C a point's multiplier can take (``planner.plan.calibrated_multiplier``):
@@ -129,7 +135,7 @@ class SettingConstant:
             outside = (x < logs[0]) | (x > logs[-1]) | (len(logs) == 1)
             on_nodes = on_nodes & ~outside
             edge = np.where(x < logs[0], 0, len(logs) - 1)
-            inner = np.clip(np.searchsorted(logs, x, side="right") - 1, 0, max(len(logs) - 2, 0))
+            inner = _cell_index(logs, x)
             upper_index = np.minimum(inner + 1, len(logs) - 1)
             span = np.asarray(logs)[upper_index] - np.asarray(logs)[inner]
             fraction = (x - np.asarray(logs)[inner]) / np.where(span > 0, span, 1.0)
@@ -430,12 +436,7 @@ class SettingConstant:
         point = [np.asarray(value, dtype=np.float64) for value in (k, alpha, eps_strong)]
         point.append(np.asarray(eps_weak, dtype=np.float64) / point[2])
         cells = tuple(
-            np.broadcast_to(
-                np.clip(np.searchsorted(logs, np.log(x), side="right") - 1, 0, len(logs) - 2)
-                if len(logs) > 1
-                else np.zeros(np.shape(x), dtype=np.int64),
-                shape,
-            )
+            np.broadcast_to(_cell_index(logs, np.log(x)), shape)
             for logs, x in zip(log_axes, point, strict=True)
         )
         return self._cell_minima[cells]
@@ -555,6 +556,12 @@ class SettingConstant:
             for name, (low, high) in ranges
             if name in point and not low * (1 - 1e-9) <= point[name] <= high * (1 + 1e-9)
         ]
+
+
+def _cell_index(logs: list[float], x: Any) -> Any:
+    """The lower node of the grid cell around log-coordinate ``x`` on an axis of node logs
+    ``logs`` (the edge cell outside the axis; 0 on a one-node axis)."""
+    return np.clip(np.searchsorted(logs, x, side="right") - 1, 0, max(len(logs) - 2, 0))
 
 
 @dataclass(frozen=True)

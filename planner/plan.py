@@ -445,10 +445,9 @@ def _remembered(
 
 
 def _compression(constant: SettingConstant) -> tuple[int, int]:
-    """(L, hashes) of the constant's tester, read each time: part of every remembered
-    point's key, as a caller may set them in the constant in place (a test does)."""
-    extra = constant.extra
-    return int(extra.get("L", 2)), int(extra.get("hashes", 1))
+    """(L, hashes) of the constant's tester (``SettingConstant.compression``), read each
+    time: part of every remembered point's key."""
+    return constant.compression()
 
 
 def _query_values(query: Query) -> tuple[Any, ...]:

@@ -651,7 +651,7 @@ def least_sizes(
     here. ``units``: where given, the strong group's C = 1 size at each point is put there
     under the protocol's key (the sizing at the same points reads it, not sizing it again)."""
     constant = table.for_setting(protocol.key)
-    compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
+    compression = constant.compression()
     strong = np.maximum(points.eps1, points.eps2)
     weak = np.minimum(points.eps1, points.eps2)
     if by_cell:
@@ -751,7 +751,7 @@ def _protocol_columns(
     between candidates needs only the sizes and the coverage); ``unit_strong``: the
     strong group's C = 1 size at each point where already known (NaN: not)."""
     constant = table.for_setting(protocol.key)
-    compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
+    compression = constant.compression()
     strong = np.maximum(points.eps1, points.eps2)
     weak = np.minimum(points.eps1, points.eps2)
     runs = _vote_runs(points.beta)

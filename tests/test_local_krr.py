@@ -13,6 +13,8 @@ import pytest
 from planner.formulas.bounds import krr_gain
 from planner.formulas.registry import BOUNDS
 from planner.formulas.settings import Coin, Model, Setting
+from planner.inputs import Accounting
+from planner.limits import SIMULATION_N_MAX
 from planner.protocols import ASKED_PROTOCOLS, other_mechanisms, protocol_for
 from planner.validators.instances import Kind, build
 from planner.validators.local_krr import KRRTester, studentized_statistic
@@ -293,7 +295,6 @@ def test_above_the_grid_a_larger_k_never_reads_a_smaller_constant() -> None:
     the multiplier is at least 1.3 times the edge's at ε = 6, and the plan larger."""
     from planner import Query
     from planner.constants import default_constants
-    from planner.inputs import Accounting
     from planner.plan import calibrated_multiplier, plan
 
     setting = Setting.from_key("local-private+k-rr")
@@ -354,8 +355,10 @@ def test_below_an_eighth_a_small_domain_still_runs_k_rr_without_a_cliff() -> Non
 def test_a_node_beyond_the_simulations_users_is_stored_as_never_passed() -> None:
     """k-RR at k = 4096, α = 0.03, ε = 1/32 needs about 10¹⁵ users a group, more than the
     simulation takes: the calibration records the node as not passed (the search's upper
-    C), where it had stopped the whole run with an error. So are the α = 0.01 nodes at ε
-    = 1/32 and 1/8 (9× the users of α = 0.03), and no other node."""
+    C), where it had stopped the whole run with an error. The stored grid's never-passed
+    nodes are exactly those where the search's upper C times the C = 1 size passes the
+    simulation's limit (k = 4096 at α = 0.03, ε = 1/32 and at α = 0.01, ε = 1/32 and 1/8),
+    each stored at that upper C."""
     from planner.calibration.grid import GridPoint, calibrate_point
     from planner.calibration.search import SEARCH_RANGE
     from planner.constants import default_constants
@@ -364,17 +367,24 @@ def test_a_node_beyond_the_simulations_users_is_stored_as_never_passed() -> None
     result = calibrate_point(GridPoint(key, 4096, 0.03, 0.03125, 1.0), 50, 1, {})
     assert result.multiplier is None and result.n1 is None
     grid = default_constants().for_setting(key).extra["grid"]
-    expected = [
-        GridPoint(key, 4096, 0.01, 0.03125, 1.0),
-        GridPoint(key, 4096, 0.01, 0.125, 1.0),
-        result.point,
-    ]
-    assert grid["never_passed"] == [repr(point) for point in expected]
+    constant = default_constants().for_setting(key)
+    protocol = protocol_for(key)
+    high = SEARCH_RANGE[key][1]
     axes = grid["axes"]
     nodes = list(itertools.product(axes["k"], axes["alpha"], axes["eps_strong"]))
-    for point in expected:
-        stored = grid["raw_multipliers"][nodes.index((4096, point.alpha, point.eps_strong))]
-        assert stored == SEARCH_RANGE[key][1]
+    beyond = []
+    for k, alpha, eps in nodes:
+        point = GridPoint(key, k, alpha, eps, 1.0)
+        sizes = protocol.size_run(
+            point.query(), eps, eps, high, constant.bound, Accounting.EXACT, (2, 1)
+        )
+        if max(sizes.n_strong, sizes.n_weak) > SIMULATION_N_MAX:
+            beyond.append(point)
+    assert result.point in beyond and len(beyond) == 3
+    assert sorted(grid["never_passed"]) == sorted(repr(point) for point in beyond)
+    for point in beyond:
+        stored = grid["raw_multipliers"][nodes.index((point.k, point.alpha, point.eps_strong))]
+        assert stored == high
 
 
 def test_a_run_below_a_third_leaves_the_null_half_its_operating_error() -> None:

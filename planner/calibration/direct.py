@@ -138,7 +138,7 @@ def _plan_multiplier(point: GridPoint) -> float | None:
     query = point.query()
     strong, weak = max(query.eps1, query.eps2), min(query.eps1, query.eps2)
     strong, weak, accounting = grid_position(query, strong, weak, query.accounting, constant)
-    compression = (int(constant.extra.get("L", 2)), int(constant.extra.get("hashes", 1)))
+    compression = constant.compression()
     return calibrated_multiplier(query, constant, strong, weak, accounting, compression)
 
 
