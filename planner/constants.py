@@ -406,6 +406,12 @@ class SettingConstant:
     def _node_tables_memo(self) -> dict[tuple[float, int], list[list[float | None]]]:
         return {}
 
+    @functools.cached_property
+    def node_units_memo(self) -> dict[tuple[Any, ...], np.ndarray]:
+        """A memo for the sweep's C = 1 sizes at the grid's nodes
+        (``planner.vectorised._corner_units``), kept with the constant they size."""
+        return {}
+
     def _node_tables(self, beta: float, k: int) -> list[list[float | None]]:
         """The ``direct_by_node`` tables' factors at (β, k), a list per α node of one per
         ε node, remembered: an allocation reads them for each of its 64 members (each at

@@ -4,14 +4,15 @@
 vectorised evaluation), the same calibrated constants (the grid's corners as arrays,
 :meth:`~planner.constants.SettingConstant.grid_corner_arrays`), the same rounding, the same
 public-to-private fallback, the same tester points below the query (``plan``'s ε cap
-and ladder of the stronger group's ε, each candidate sized in a light pass and only the
-chosen rows in full), and its rows equal single ``plan`` calls (tested on random points of
-every setting). What costs a root-find — the exact Poisson noise μ(ε, δ), the
-majority-vote runs r(β) — is computed once per distinct value. ``plan`` stays scalar
-because one plan must cost microseconds; this is for sweeps (10⁵ rows: about 0.5–2.4 s
-with eight protocols and the ladder's rungs, each rung sized only on the rows it could win
-(:func:`least_sizes`), the rungs weighed from the lowest, and the chosen rows' full columns
-once at the end; see ``benchmarks/bench_planner.py``).
+and ladder of the stronger group's ε, each candidate sized by its users only, and each
+row's baseline once at the end, of the protocol and point chosen), and its rows equal
+single ``plan`` calls (tested on random points of every setting). What costs a
+root-find — the exact Poisson noise μ(ε, δ), the majority-vote runs r(β) — is computed
+once per distinct value. ``plan`` stays scalar because one plan must cost microseconds;
+this is for sweeps (10⁵ rows: about 0.6–1.9 s with eight protocols and the ladder's
+rungs, each rung sized only on the rows it could win (:func:`least_sizes`), the rungs
+weighed from the lowest, and the baselines once at the end; see
+``benchmarks/bench_planner.py``).
 
 Columns are float64: counts are exact integers below 2^53 users. Rows outside that, with
 invalid inputs, or with a β < 1/3 at which ``plan`` weighs direct calibration against the
@@ -219,7 +220,9 @@ def _plan_columns_on_domain(
     tester = np.full((3, points.k.shape[0]), np.nan)
     if table.for_setting(setting.key).source is ConstantSource.CALIBRATED:
         columns, tester = _lowered(points, setting, table, columns, split)
-    n1, n2, base1, base2, lower1, lower2, protocol, uncovered = columns
+    n1, n2, protocol, uncovered = columns
+    base1, base2 = _baseline_columns(points, tester, protocol, table)
+    lower1, lower2 = _lower_bound_columns(points, setting)
     if split is Split.FEWEST and _by_variance(setting, table):
         n1, n2 = _split_by_variance(n1, n2, points, tester, protocol)
     exact = np.maximum(n1, n2) < EXACT_COUNT_LIMIT
@@ -248,13 +251,12 @@ def _cheapest_protocol_columns(
     setting: Setting,
     table: ConstantTable,
     split: Split,
-    light: bool = False,
     least_users: dict[str, np.ndarray] | None = None,
     units: dict[str, np.ndarray] | None = None,
 ) -> tuple:
-    """The setting's columns, or on each row the protocol it may run instead that needs
-    fewer users in all (``plan``'s fallback; by the default split's count under
-    ``Split.FEWEST``, ``plan._fewest_users``); ``light``: see :func:`_protocol_columns`.
+    """The setting's columns (:func:`_protocol_columns`), or on each row the protocol it
+    may run instead that needs fewer users in all (``plan``'s fallback; by the default
+    split's count under ``Split.FEWEST``, ``plan._fewest_users``).
     ``least_users``: each alternative's least users in all per row, when known (+inf: it is
     not sized on that row, as it cannot be chosen over the caller's best; see
     :func:`_lowered`); ``units``: each protocol's strong-group C = 1 size per row where
@@ -274,7 +276,7 @@ def _cheapest_protocol_columns(
             return None
         return units[key] if rows is None else units[key][rows]
 
-    columns = _protocol_columns(points, setting, table, light, unit_of(setting.key))
+    columns = _protocol_columns(points, setting, table, unit_of(setting.key))
     for other in _alternatives(setting, table):
         if split is Split.PAPER and other.coupled_groups:  # its own split (``plan``)
             continue
@@ -292,11 +294,11 @@ def _cheapest_protocol_columns(
         if not sized.any():
             continue
         if sized.all():
-            private = _protocol_columns(points, other.setting, table, light, unit_of(other.key))
+            private = _protocol_columns(points, other.setting, table, unit_of(other.key))
         else:
             private = _scattered(
                 _protocol_columns(
-                    _subset(points, sized), other.setting, table, light, unit_of(other.key, sized)
+                    _subset(points, sized), other.setting, table, unit_of(other.key, sized)
                 ),
                 sized,
                 columns,
@@ -309,15 +311,9 @@ def _cheapest_protocol_columns(
         if other.key != protocol_for(setting).private_coin_key:
             cheaper &= ~other_out
         columns = tuple(
-            # the lower bounds stay the asked setting's, whichever protocol runs (``plan``)
-            own if index in _QUERY_LOWER_BOUNDS else np.where(cheaper, other, own)
-            for index, (own, other) in enumerate(zip(columns, private, strict=True))
+            np.where(cheaper, other, own) for own, other in zip(columns, private, strict=True)
         )
     return columns
-
-
-_QUERY_LOWER_BOUNDS = (4, 5)
-"""The lower-bound columns: a row run below its query keeps the query's (``plan``)."""
 
 
 def _lowered(
@@ -389,7 +385,7 @@ def _lowered(
             ),
             rows,
         )
-        candidate = _cheapest_protocol_columns(at_cap, setting, table, split, light=True)
+        candidate = _cheapest_protocol_columns(at_cap, setting, table, split)
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_codes)
         cheaper = covered & (users(candidate, at_cap) < best_users[rows])
         cheaper |= covered & (best[-1][rows] != 0)  # a covered point beats an uncovered query
@@ -492,7 +488,7 @@ def _lowered(
             units = {key: unit[kept] for key, unit in units_by_key.items()}
         at_rung = _subset(at_point, rows)
         candidate = _cheapest_protocol_columns(
-            at_rung, setting, table, split, light=True, least_users=least_users, units=units
+            at_rung, setting, table, split, least_users=least_users, units=units
         )
         c1, c2 = candidate[0], candidate[1]
         covered = (candidate[-1] == 0) & np.isin(candidate[-2], calibrated_codes)
@@ -553,14 +549,6 @@ def _lowered(
     weigh(rows, eps_strong, np.where(rows, at_node, eps_weak))
     for point in reversed(queued):
         weigh_queued(*point)
-    # the rows run below their query, every column in full at their tester points at once
-    taken = ~np.isnan(tester[0])
-    if taken.any():
-        at_tester = _subset(replace(points, eps1=tester[0], eps2=tester[1], alpha=tester[2]), taken)
-        full = _cheapest_protocol_columns(at_tester, setting, table, split)
-        for index, (column, new) in enumerate(zip(best, full, strict=True)):
-            if index not in _QUERY_LOWER_BOUNDS:
-                column[taken] = new
     return tuple(best), tester
 
 
@@ -603,18 +591,17 @@ def _take(
     chosen: np.ndarray,
     candidates: _Points,
     taken: np.ndarray,
-    light: tuple,
+    columns: tuple,
 ) -> None:
-    """Rows ``chosen`` of ``best`` take the ``taken`` rows of the candidates' ``light``
-    columns (the sizes, protocol and coverage; :func:`_lowered` computes the rest once, at
-    the end); ``tester`` records the candidates' (ε1, ε2, α)."""
+    """Rows ``chosen`` of ``best`` take the ``taken`` rows of the candidates' ``columns``;
+    ``tester`` records the candidates' (ε1, ε2, α)."""
     if not taken.any():
         return
     tester[0][chosen] = candidates.eps1[taken]
     tester[1][chosen] = candidates.eps2[taken]
     tester[2][chosen] = candidates.alpha[taken]
-    for index in (0, 1, len(best) - 2, len(best) - 1):
-        best[index][chosen] = light[index][taken]
+    for column, candidate in zip(best, columns, strict=True):
+        column[chosen] = candidate[taken]
 
 
 _EPS_FREE_AXES = sum(
@@ -743,56 +730,18 @@ def _protocol_columns(
     points: _Points,
     protocol: Setting,
     table: ConstantTable,
-    light: bool = False,
     unit_strong: np.ndarray | None = None,
 ) -> tuple:
-    """(n1, n2, baseline n1, baseline n2, lower bound 1, lower bound 2, protocol key,
-    uncovered axes); ``light``: the baseline and lower-bound columns are zeros (choosing
-    between candidates needs only the sizes and the coverage); ``unit_strong``: the
-    strong group's C = 1 size at each point where already known (NaN: not)."""
+    """(n1, n2, protocol key, uncovered axes) of ``protocol`` sized at each point;
+    ``unit_strong``: the strong group's C = 1 size at each point where already known (NaN:
+    not)."""
     constant = table.for_setting(protocol.key)
-    compression = constant.compression()
     strong = np.maximum(points.eps1, points.eps2)
     weak = np.minimum(points.eps1, points.eps2)
     runs = _vote_runs(points.beta)
-
-    def sizes(
-        eps_s: np.ndarray, eps_w: np.ndarray, known: np.ndarray | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        multiplier, unit = _calibrated_multiplier(
-            points, protocol, constant, eps_s, eps_w, points.accounting, compression, known
-        )
-        if _reads_grid_elsewhere(protocol, points.accounting):
-            unit = None  # the grid was read at another ε: size this point afresh
-        return _run_sizes(
-            points,
-            protocol,
-            eps_s,
-            eps_w,
-            multiplier,
-            constant.bound,
-            points.accounting,
-            compression,
-            unit,
-        )
-
-    main_strong, main_weak = sizes(strong, weak, unit_strong)
-    strong_is_group1 = points.eps1 >= points.eps2
-    if light:
-        base_strong = base_weak = lower_strong = lower_weak = np.zeros(points.k.shape)
-    else:
-        base_strong, base_weak = sizes(weak, weak)
-        lower = BOUNDS[protocol_for(protocol).lower_bound_key]
-        lower_strong, lower_weak = (
-            lower.evaluate(k=points.k, alpha=points.alpha, eps=eps) for eps in (strong, weak)
-        )
-
-    def by_group(for_strong: np.ndarray, for_weak: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return (
-            np.where(strong_is_group1, for_strong, for_weak),
-            np.where(strong_is_group1, for_weak, for_strong),
-        )
-
+    main_strong, main_weak = _calibrated_sizes(
+        points, protocol, constant, strong, weak, unit_strong
+    )
     grid_strong, grid_weak, _ = _grid_position(
         points, protocol, strong, weak, points.accounting, constant
     )
@@ -808,12 +757,92 @@ def _protocol_columns(
         else np.zeros(points.k.shape, dtype=np.int64)
     )
     return (
-        *by_group(runs * main_strong, runs * main_weak),
-        *by_group(runs * base_strong, runs * base_weak),
-        *by_group(np.asarray(lower_strong, float), np.asarray(lower_weak, float)),
+        *_by_group(points, runs * main_strong, runs * main_weak),
         np.full(points.k.shape, _CODE[protocol.key]),
         np.broadcast_to(uncovered, points.k.shape),
     )
+
+
+def _calibrated_sizes(
+    points: _Points,
+    protocol: Setting,
+    constant: SettingConstant,
+    eps_s: np.ndarray,
+    eps_w: np.ndarray,
+    known: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One run's (n_strong, n_weak) of ``protocol`` at each point with the groups at
+    (``eps_s``, ``eps_w``), by its calibrated multiplier (``plan.run_sizes``); ``known``:
+    the strong group's C = 1 size there where already known (NaN: not)."""
+    compression = constant.compression()
+    multiplier, unit = _calibrated_multiplier(
+        points, protocol, constant, eps_s, eps_w, points.accounting, compression, known
+    )
+    if _reads_grid_elsewhere(protocol, points.accounting):
+        unit = None  # the grid was read at another ε: size this point afresh
+    return _run_sizes(
+        points,
+        protocol,
+        eps_s,
+        eps_w,
+        multiplier,
+        constant.bound,
+        points.accounting,
+        compression,
+        unit,
+    )
+
+
+def _by_group(
+    points: _Points, for_strong: np.ndarray, for_weak: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(group 1's, group 2's) from the strong and weak group's values (group 1 is the
+    strong one where ε1 ≥ ε2)."""
+    strong_is_group1 = points.eps1 >= points.eps2
+    return (
+        np.where(strong_is_group1, for_strong, for_weak),
+        np.where(strong_is_group1, for_weak, for_strong),
+    )
+
+
+def _baseline_columns(
+    points: _Points, tester: np.ndarray, protocol: np.ndarray, table: ConstantTable
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's homogeneous baseline (both groups at the weaker ε; ``plan``'s
+    ``baseline_n_users``): of the protocol it runs (``protocol``'s codes), at the point its
+    tester runs (``tester``'s (ε1, ε2, α); NaN: the query's), once per protocol."""
+    taken = ~np.isnan(tester[0])
+    at = replace(
+        points,
+        eps1=np.where(taken, tester[0], points.eps1),
+        eps2=np.where(taken, tester[1], points.eps2),
+        alpha=np.where(taken, tester[2], points.alpha),
+    )
+    runs = _vote_runs(points.beta)
+    baseline = np.empty((2, points.k.shape[0]))
+    for code in np.unique(protocol):
+        rows = protocol == code
+        at_rows = _subset(at, rows)
+        record = protocol_for(_KEYS[int(code)])
+        weak = np.minimum(at_rows.eps1, at_rows.eps2)
+        base_strong, base_weak = _calibrated_sizes(
+            at_rows, record.setting, table.for_setting(record.key), weak, weak
+        )
+        baseline[:, rows] = _by_group(at_rows, runs[rows] * base_strong, runs[rows] * base_weak)
+    return baseline[0], baseline[1]
+
+
+def _lower_bound_columns(points: _Points, setting: Setting) -> tuple[np.ndarray, np.ndarray]:
+    """The asked setting's lower bounds at each query, whichever protocol runs it and at
+    whichever tester point (``plan``)."""
+    lower = BOUNDS[protocol_for(setting).lower_bound_key]
+    strong = np.maximum(points.eps1, points.eps2)
+    weak = np.minimum(points.eps1, points.eps2)
+    lower_strong, lower_weak = (
+        np.asarray(lower.evaluate(k=points.k, alpha=points.alpha, eps=eps), dtype=float)
+        for eps in (strong, weak)
+    )
+    return _by_group(points, lower_strong, lower_weak)
 
 
 def _vote_runs(beta: np.ndarray) -> np.ndarray:
@@ -1014,33 +1043,12 @@ def _corner_units(
     unit = np.empty((len(corners), *shape))
     on_nodes = np.broadcast_to(corners[0].on_nodes, shape)
     if on_nodes.any():
-        nodes = constant.grid_nodes()
-        assert nodes is not None
         deltas, delta_code = np.unique(points.delta[on_nodes], return_inverse=True)
-        grid_shape = nodes[0].shape
-        node_k, node_alpha, node_strong, node_weak = (
-            np.broadcast_to(node, (len(deltas), *grid_shape)) for node in nodes
-        )
-        table_points = _Points(
-            node_k,
-            node_alpha,
-            node_strong,
-            node_weak,
-            np.broadcast_to(
-                deltas.reshape(-1, *(1,) * len(grid_shape)), (len(deltas), *grid_shape)
-            ),
-            np.full((len(deltas), *grid_shape), PER_RUN_ERROR),
-            accounting,
-        )
-        table = _run_sizes(
-            table_points,
-            protocol,
-            table_points.eps1,
-            table_points.eps2,
-            None,
-            constant.bound,
-            accounting,
-            compression,
+        table = np.stack(
+            [
+                _node_units(protocol, constant, float(delta), accounting, compression)
+                for delta in deltas
+            ]
         )
         for position, corner in enumerate(corners):
             index = tuple(np.broadcast_to(axis, shape)[on_nodes] for axis in corner.index)
@@ -1080,6 +1088,54 @@ def _corner_units(
         )
         unit[:, off] = sizes
     return unit
+
+
+NODE_UNITS_MEMO = 256
+"""Node tables (one per δ, accounting and compression) a constant remembers at most."""
+
+
+def _node_units(
+    protocol: Setting,
+    constant: SettingConstant,
+    delta: float,
+    accounting: Accounting,
+    compression: tuple[int, int],
+) -> np.ndarray:
+    """The strong group's C = 1 size at every node of the constant's grid (its shape), at
+    ``delta``: sized once and remembered with the constant (a sweep reads it at each of
+    its tester points)."""
+    memo = constant.node_units_memo
+    key = (protocol.key, delta, accounting, compression)
+    found = memo.get(key)
+    if found is None:
+        nodes = constant.grid_nodes()
+        assert nodes is not None
+        node_k, node_alpha, node_strong, node_weak = nodes
+        shape = node_k.shape
+        node_points = _Points(
+            node_k,
+            node_alpha,
+            node_strong,
+            node_weak,
+            np.full(shape, delta),
+            np.full(shape, PER_RUN_ERROR),
+            accounting,
+        )
+        found = _run_sizes(
+            node_points,
+            protocol,
+            node_points.eps1,
+            node_points.eps2,
+            None,
+            constant.bound,
+            accounting,
+            compression,
+        )
+        found.setflags(write=False)
+        if len(memo) >= NODE_UNITS_MEMO:
+            memo.clear()
+        memo[key] = found
+    return found
 
 
 def _run_sizes(

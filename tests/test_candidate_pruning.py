@@ -194,7 +194,7 @@ def test_least_sizes_are_below_every_protocols_sizes(by_cell: bool) -> None:
     )
     for protocol in PROTOCOLS:
         least = vectorised.least_sizes(points, protocol, table, by_cell=by_cell)
-        sized = vectorised._protocol_columns(points, protocol.setting, table, light=True)
+        sized = vectorised._protocol_columns(points, protocol.setting, table)
         finite = np.isfinite(sized[0]) & np.isfinite(sized[1])
         assert finite.mean() > 0.9, protocol.key
         assert (least[0][finite] <= sized[0][finite]).all(), protocol.key
