@@ -489,6 +489,8 @@ def sweep_result(
 
         beta = beta_spec_of_power(beta, power)
     by_key = {protocol.key: protocol.setting for protocol in PROTOCOLS}
+    if settings is not None and len(settings) == 0:
+        raise InputError("settings", "[]", "a non-empty list of settings, or none: every setting")
     if settings:
         unknown = [key for key in settings if key not in by_key]
         if unknown:
@@ -514,7 +516,7 @@ def sweep_result(
 
 
 def sweep_document(**inputs: Any) -> dict[str, Any]:
-    """``planner sweep --format json`` (schema ``planner.sweep/4``)."""
+    """``planner sweep --format json`` (schema ``planner.sweep/5``)."""
     return sweep_to_dict(sweep_result(**inputs))
 
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 PLAN_SCHEMA = "planner.plan/1"
 SOLUTION_SCHEMA = "planner.solve/1"
 COMPARE_SCHEMA = "planner.compare/1"
-SWEEP_SCHEMA = "planner.sweep/4"
+SWEEP_SCHEMA = "planner.sweep/5"
 BATCH_SCHEMA = "planner.batch/1"
 VALIDATE_SCHEMA = "planner.validate/3"
 EXPLAIN_SCHEMA = "planner.explain/1"
@@ -85,6 +85,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             "eps2": plan.tester_point.eps2,
             "alpha": plan.tester_point.alpha,
             "k": plan.tester_query.k,
+            "delta": plan.tester_query.delta,
         },
         "split": plan.split.value,
         "groups": groups,
@@ -191,7 +192,7 @@ def allocation_to_dict(allocation: Any) -> dict[str, Any]:
 
 def sweep_to_dict(result: Any) -> dict[str, Any]:
     """The sweep (a :class:`planner.sweep.Sweep`) as JSON-ready data (schema
-    ``planner.sweep/4``)."""
+    ``planner.sweep/5``)."""
     return {"schema": SWEEP_SCHEMA, "varied": list(result.varied), "rows": result.rows()}
 
 

@@ -190,6 +190,9 @@ class LoweredPoint:
     eps2: float
     alpha: float
     k: int | None = None
+    delta: float | None = None
+    """The δ its mechanism spends where that is below the query's (None: the query's): a
+    mechanism that is (ε, δ′)-DP is (ε, δ)-DP for every δ ≥ δ′ (:func:`delta_capped`)."""
 
 
 @dataclass(frozen=True)
@@ -233,6 +236,8 @@ class Plan:
             changed |= {"eps1": point.eps1, "eps2": point.eps2, "alpha": point.alpha}
             if point.k is not None:
                 changed["k"] = point.k
+            if point.delta is not None:
+                changed["delta"] = point.delta
         return replace(self.query, **changed)
 
     @property
@@ -903,6 +908,9 @@ def plan(
     if not isinstance(split, Split):  # a hostile caller's split=3 is refused, not ignored
         split = check_choice("split", split, Split)
     table = constants or default_constants()
+    capped = delta_capped(query, table)
+    if capped is not query:  # its plan at the covered δ answers it
+        return _at_capped_delta(plan(capped, table, fallback=fallback, split=split), query)
     if table.for_setting(query.setting.key).source is not ConstantSource.CALIBRATED:
         split = Split.PAPER  # no other point is weighed: the paper's split at the query
     if split is Split.HOMOGENEOUS:
@@ -914,6 +922,53 @@ def plan(
             if _padding_wins(padded, made, split):
                 made = _on_padded_domain(padded, query, own)
     return made
+
+
+def delta_top(setting: Setting, table: ConstantTable) -> float | None:
+    """The largest δ at which the setting's own protocol is covered (None: it takes no δ,
+    or its constant is not calibrated)."""
+    protocol = protocol_for(setting)
+    if not protocol.needs_delta or not table.has_setting(protocol.key):
+        return None
+    constant = table.for_setting(protocol.key)
+    if constant.source is not ConstantSource.CALIBRATED or "delta" not in constant.covered:
+        return None
+    return constant.covered["delta"][1]
+
+
+def delta_capped(query: Query, table: ConstantTable) -> Query:
+    """The query at :func:`delta_top` where it asks a larger δ (else the query itself).
+
+    A mechanism that is (ε, δ′)-DP is (ε, δ)-DP for every δ ≥ δ′, so the plan at the
+    covered top answers the query. Above it the protocol's own plan is not covered, and
+    the covered plan left had been a local randomizer's: 156,930,332 users in all at
+    k = 1000, α = 0.1, ε = (1, 0.25), δ = 0.002, against 46,264 at δ = 10⁻³."""
+    top = delta_top(query.setting, table)
+    if top is None or query.delta is None or not query.delta > top:
+        return query
+    return replace(query, delta=top)
+
+
+def _at_capped_delta(made: Plan, query: Query) -> Plan:
+    """``made`` (the plan of ``query`` at its capped δ, :func:`delta_capped`) as the
+    query's plan: where the protocol that runs spends δ, its tester point says at which,
+    and a line says why."""
+    if not protocol_for(made.protocol).needs_delta:  # a local randomizer: δ plays no part
+        return _replaced(made, query=query)
+    spent = made.query.delta
+    assert spent is not None and query.delta is not None
+    point = made.tester_point or LoweredPoint(query.eps1, query.eps2, query.alpha)
+    note = (
+        f"planned at δ = {spent:g}, the largest δ the calibration covers (asked "
+        f"{query.delta:g}): a mechanism that is (ε, {spent:g})-DP is (ε, δ)-DP for every "
+        "larger δ"
+    )
+    return _replaced(
+        made,
+        query=query,
+        tester_point=replace(point, delta=spent),
+        warnings=(*made.warnings, note),
+    )
 
 
 def covered_at_query(query: Query, table: ConstantTable) -> bool:
@@ -1381,19 +1436,22 @@ def _candidates(query: Query, table: ConstantTable, split: Split) -> list[Protoc
     ]
 
 
-def _displacing_note(other: Protocol, own: Protocol) -> tuple[str, ...]:
-    """The line a plan carries when ``other`` runs instead of the query's own ``own``."""
+def _displacing_note(other: Protocol, own: Protocol, own_covered: bool = True) -> tuple[str, ...]:
+    """The line a plan carries when ``other`` runs instead of the query's own ``own``
+    (``own_covered`` off: because ``own`` is outside its covered region here, not because
+    it needs more users; a review found the line claiming fewer users at δ = 0.002)."""
+    private = other.setting.model is not own.setting.model
+    why = ": a local randomizer's reports are private in every model" if private else ""
+    if not own_covered:
+        return (f"{own.title} is not covered here, so the {other.title} protocol runs{why}",)
     if other is private_coin_protocol(own):
         return (
             "the public coin saves nothing here: the private-coin protocol (it simply "
             "ignores the coin) needs fewer users",
         )
-    if other.setting.model is own.setting.model:
+    if not private:
         return (f"{other.title} needs fewer users here than {own.title}",)
-    return (
-        f"the {other.title} protocol needs fewer users here than {own.title}: a local "
-        "randomizer's reports are private in every model",
-    )
+    return (f"the {other.title} protocol needs fewer users here than {own.title}{why}",)
 
 
 def _outside_at_every_point(query: Query, table: ConstantTable, protocol: Protocol) -> bool:
@@ -1441,13 +1499,14 @@ def _cheapest_protocol_of(
             ):
                 best, best_protocol = other, other_protocol
         if best is not None:
-            return best, _displacing_note(best_protocol, own)
+            return best, _displacing_note(best_protocol, own, own_covered=False)
     chosen = _ProtocolRun.size(query, query.setting, table)
     if not fallback:
         return chosen, ()
     notes: tuple[str, ...] = ()
     private = private_coin_protocol(own)
     values = _query_values(query)
+    own_covered = chosen.coverage is not Coverage.EXTRAPOLATED
     for other_protocol in _candidates(query, table, split):
         # a covered (or unclaimed) plan is displaced only by fewer users: a candidate that
         # cannot need fewer is not sized (``_least_users``; the choice is the same)
@@ -1469,7 +1528,7 @@ def _cheapest_protocol_of(
             not other_out or other_protocol is private
         ):
             chosen = other
-            notes = _displacing_note(other_protocol, own)
+            notes = _displacing_note(other_protocol, own, own_covered=own_covered)
     return chosen, notes
 
 

@@ -223,6 +223,8 @@ def tester_point_words(plan: Plan) -> str:
         )
         if value != asked
     ]
+    if point.delta is not None:  # its mechanism spends less δ than asked
+        lowered.append(f"δ = {point.delta:.4g}")
     domain = "" if point.k is None else f"on a domain of k = {point.k:,}"  # larger, not lower
     if not lowered:
         return f"the tester runs {domain} (planner plan says why)" if domain else ""

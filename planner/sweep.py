@@ -64,6 +64,7 @@ NUMBER_COLUMNS = (
     "tester_eps2",
     "tester_alpha",
     "tester_k",
+    "tester_delta",
 )
 """A row's numbers (empty where the row has no plan; the tester's also where it runs at
 the query)."""
@@ -75,11 +76,11 @@ COLUMNS = (
     "status",
     *NUMBER_COLUMNS,
 )
-"""Field names of a row, in order (stable within ``planner.sweep/4``; ``/3`` had no
-``tester_k``, ``/2`` no ``tester_*``, ``/1`` no ``runs``)."""
-TESTER_COLUMNS = ("tester_eps1", "tester_eps2", "tester_alpha", "tester_k")
+"""Field names of a row, in order (stable within ``planner.sweep/5``; ``/4`` had no
+``tester_delta``, ``/3`` no ``tester_k``, ``/2`` no ``tester_*``, ``/1`` no ``runs``)."""
+TESTER_COLUMNS = ("tester_eps1", "tester_eps2", "tester_alpha", "tester_k", "tester_delta")
 """``plan``'s ``tester_point`` per row (null: the tester runs at the row's inputs;
-``tester_k`` null: on the row's own domain)."""
+``tester_k`` null: on the row's own domain; ``tester_delta`` null: at the row's δ)."""
 COUNT_COLUMNS = (
     "n_users_group1",
     "n_users_group2",
@@ -135,7 +136,8 @@ class Sweep:
     """The parameters given more than one value."""
     columns: dict[str, np.ndarray]
     exact_counts: dict[int, dict[str, int]] = field(default_factory=dict)
-    """Counts of rows at or above 2^53 users, as exact integers (the columns round them)."""
+    """The counts of the rows ``plan`` answered one by one (those at 2^45 users or more
+    among them), as exact integers: the float columns round counts above 2^53."""
 
     def __len__(self) -> int:
         return len(self.columns["status"])
@@ -270,11 +272,13 @@ def _as_values(name: str, value: Any) -> list[float]:
             raise InputError(name, f"an array of shape {value.shape}", VALUE_SPEC)
         value = np.atleast_1d(value).tolist()
     items = value if isinstance(value, Sequence) else [value]
+    if not items:
+        raise InputError(name, "[]", f"at least one value ({VALUE_SPEC})")
     check_sweep_rows(len(items))
     try:
         if any(isinstance(item, bool) for item in items):
             raise TypeError
-        return [float(item) for item in items] or [math.nan]
+        return [float(item) for item in items]
     except (TypeError, ValueError, OverflowError):
         raise InputError(name, value, VALUE_SPEC) from None
 
@@ -309,6 +313,7 @@ def _setting_block(
         "tester_eps2": numbers.tester_eps2,
         "tester_alpha": numbers.tester_alpha,
         "tester_k": numbers.tester_k,
+        "tester_delta": numbers.tester_delta,
     }
     for code in np.unique(numbers.uncovered[numbers.uncovered != 0]):
         rows = numbers.uncovered == code
@@ -383,7 +388,13 @@ def _answer_one(
     columns["runs"][row] = float(result.runs)
     point = result.tester_point
     if point is not None:
-        values = (point.eps1, point.eps2, point.alpha, math.nan if point.k is None else point.k)
+        values = (
+            point.eps1,
+            point.eps2,
+            point.alpha,
+            math.nan if point.k is None else point.k,
+            math.nan if point.delta is None else point.delta,
+        )
         for column, at in zip(TESTER_COLUMNS, values, strict=True):
             columns[column][row] = at
     columns["protocol"][row] = result.protocol

@@ -291,6 +291,7 @@ def test_compare_and_solve_say_where_a_plan_runs_its_tester_below_the_query(caps
         "eps2": 0.01,
         "alpha": 0.15,
         "k": 256,
+        "delta": None,
     }
     n1, n2 = paper["groups"]
     code, out, _ = run(

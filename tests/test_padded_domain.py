@@ -169,16 +169,16 @@ def test_sweep_rows_below_a_least_covered_k_equal_their_plans(key: str) -> None:
 
 
 def test_an_uncovered_own_domain_is_simulated_or_named_beside_the_larger_domain_s_plan() -> None:
-    """Shuffle public coin, k = 12, δ = 0.01 (above the shuffle settings' covered 10⁻³):
-    on 16 bins only a local randomizer at ε2 = 0.005 is covered (about 43 million users),
-    and on the query's own 12 bins k-ary randomized response (about 500 million), while
-    simulating the shuffle protocol on its own 12 bins needs about 18,000. ``planner plan``
-    simulates it within its budget and keeps the smaller; without a budget (the service's
-    /v1/plan) the larger-domain plan stands with a line that says a simulation may need
-    fewer users."""
+    """Shuffle public coin, k = 12, δ = 3·10⁻¹¹ (below the shuffle settings' covered
+    10⁻¹⁰, which no plan can lower δ past): on 16 bins only a local randomizer at
+    ε2 = 0.005 is covered (about 43 million users), and on the query's own 12 bins k-ary
+    randomized response (about 500 million), while simulating the shuffle protocol on its
+    own 12 bins needs about 4.7 million. ``planner plan`` simulates it within its budget
+    and keeps the smaller; without a budget (the service's /v1/plan) the larger-domain plan
+    stands with a line that says a simulation may need fewer users."""
     from planner.coverage import covered_plan
 
-    query = Query(Setting.from_key("shuffle-public"), 12, 0.3, 1.0, 0.005, 0.01)
+    query = Query(Setting.from_key("shuffle-public"), 12, 0.3, 1.0, 0.005, 3e-11)
     unsimulated = covered_plan(query, budget_seconds=0)
     assert unsimulated.coverage is Coverage.CALIBRATED
     assert unsimulated.tester_point is not None and unsimulated.tester_point.k == 16
@@ -186,7 +186,40 @@ def test_an_uncovered_own_domain_is_simulated_or_named_beside_the_larger_domain_
     assert "for the shuffle, public coin protocol is outside the covered region" in line
     simulated = covered_plan(query, budget_seconds=30)
     assert simulated.coverage is Coverage.SIMULATED
-    assert simulated.total_users * 100 < unsimulated.total_users
+    assert simulated.total_users * 5 < unsimulated.total_users
+
+
+def test_a_delta_above_the_covered_top_is_planned_at_the_top() -> None:
+    """A mechanism that is (ε, δ′)-DP is (ε, δ)-DP for every δ ≥ δ′: above the shuffle
+    settings' covered 10⁻³ the plan runs at 10⁻³ (its tester point says so), where it had
+    fallen to a local randomizer (k = 1000, α = 0.1, ε = (1, 0.25), δ = 0.002: 156,930,332
+    users in all against 46,264 at 10⁻³; k = 12, δ = 0.01: 42,631,183 against 10,805), and
+    the sweep says the same; below the top nothing changes."""
+    for key, k, eps1, eps2 in (
+        ("shuffle-private", 1000, 1.0, 0.25),
+        ("shuffle-public", 12, 1.0, 0.005),
+    ):
+        setting = Setting.from_key(key)
+        at_top = plan(Query(setting, k, 0.3 if k == 12 else 0.1, eps1, eps2, 1e-3))
+        for delta in (0.002, 0.01, 0.5):
+            made = plan(Query(setting, k, at_top.query.alpha, eps1, eps2, delta))
+            assert made.coverage is Coverage.CALIBRATED
+            assert (made.n_users_group1, made.n_users_group2) == (
+                at_top.n_users_group1,
+                at_top.n_users_group2,
+            )
+            assert made.query.delta == delta and made.tester_query.delta == 1e-3
+            assert made.tester_point is not None and made.tester_point.delta == 1e-3
+            assert any(w.startswith("planned at δ = 0.001") for w in made.warnings)
+            (row,) = sweep(
+                [setting], k=k, alpha=at_top.query.alpha, eps1=eps1, eps2=eps2, delta=delta
+            ).rows()
+            assert (row["n_users_group1"], row["n_users_group2"]) == (
+                made.n_users_group1,
+                made.n_users_group2,
+            )
+            assert row["tester_delta"] == 1e-3 and row["tester_k"] == made.tester_point.k
+        assert at_top.tester_point is None or at_top.tester_point.delta is None
 
 
 def test_the_domain_line_reads_right_and_allocations_drop_its_stale_total() -> None:

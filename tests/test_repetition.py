@@ -389,6 +389,7 @@ def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> 
             "eps2": point.eps2,
             "alpha": point.alpha,
             "k": 256,  # the query's own domain
+            "delta": asked.delta,  # the δ its mechanism spends: the query's
         }
     # below the last calibrated β the runs of a vote are calibrated directly at a node
     # above it, so α is capped at the direct points' top there too (below ε_strong = 0.25;

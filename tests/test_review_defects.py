@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from planner import Query, plan
 from planner.cli import main
 from planner.inputs import InputError
 from planner.service import create_app
@@ -688,8 +689,41 @@ def test_a_body_that_is_not_json_is_shown_as_text(idle_client, content, shown) -
     )
     assert response.status_code == 422
     error = response.json()["error"]
-    assert error == f"invalid body = {shown}: must be a JSON object"
+    assert error == (
+        f"invalid body = {shown}: must be a JSON object sent as Content-Type application/json "
+        "(this one came as application/x-www-form-urlencoded)"
+    )
     assert "b'" not in error
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", None])
+def test_a_json_body_sent_as_text_names_its_content_type(idle_client, content_type) -> None:
+    """A JSON object sent as text/plain (or with no Content-Type) had been answered "must
+    be a JSON object", which it is: the line names the Content-Type it came with."""
+    headers = {"content-type": content_type} if content_type else {}
+    body = b'{"model": "local", "k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.5}'
+    response = idle_client.post("/v1/plan", content=body, headers=headers)
+    assert response.status_code == 422
+    came = f"came as {content_type}" if content_type else "came without one"
+    assert response.json()["error"].endswith(
+        f"must be a JSON object sent as Content-Type application/json (this one {came})"
+    )
+    fixed = idle_client.post("/v1/plan", content=body, headers={"content-type": "application/json"})
+    assert fixed.status_code == 200
+
+
+def test_an_empty_sweep_list_is_named_not_nan(idle_client) -> None:
+    """An empty list of values (or of settings) had read "invalid k = nan", and an empty
+    settings list had run every setting over HTTP while the Python API refused it."""
+    base = {"k": 16, "alpha": 0.1, "eps1": 1, "eps2": 1}
+    response = idle_client.post("/v1/sweep", json={**base, "settings": ["local-private"], "k": []})
+    assert response.status_code == 422
+    assert response.json()["error"].startswith("invalid k = '[]': must be at least one value")
+    response = idle_client.post("/v1/sweep", json={**base, "settings": []})
+    assert response.status_code == 422
+    assert response.json()["error"] == (
+        "invalid settings = '[]': must be a non-empty list of settings, or none: every setting"
+    )
 
 
 @pytest.mark.parametrize(
@@ -724,3 +758,28 @@ def test_a_fixed_n2_beyond_what_validate_simulates_is_refused(capsys) -> None:
         "error: invalid n2 = '99999999999999999999999': must be an integer in [1, 1e+15]"
         " (planner validate's)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("key", "k", "alpha", "eps1", "eps2"),
+    [
+        # the total of two exact counts above 2^53 had been rounded in float64
+        ("local-private", 100_000, 0.011289510664171094, 0.02, 0.0101),
+        # about 5·10^15 a group: an ulp of numpy's exp or log moved the ceiling by a user
+        ("local-private+k-rr", 4096, 0.01, 1.0, 0.1),
+    ],
+)
+def test_a_sweep_row_with_huge_counts_is_plans_to_the_user(key, k, alpha, eps1, eps2) -> None:
+    """Rows whose counts pass ``EXACT_COUNT_LIMIT`` (users in all or the baseline) are
+    answered by ``plan`` itself, so every count and the total are its integers."""
+    from planner.protocols import protocol_for
+    from planner.sweep import sweep
+
+    setting = protocol_for(key).setting
+    row = sweep([setting], k=k, alpha=alpha, eps1=eps1, eps2=eps2).rows()[0]
+    made = plan(Query(setting, k, alpha, eps1, eps2))
+    assert made.total_users >= 2**53  # the case the float columns cannot hold
+    assert row["n_users_group1"] == made.n_users_group1
+    assert row["n_users_group2"] == made.n_users_group2
+    assert row["total_users"] == made.total_users == made.n_users_group1 + made.n_users_group2
+    assert row["baseline_n_users_group1"] == made.groups[0].baseline_n_users

@@ -276,7 +276,7 @@ def test_cli_sweep_csv_and_json_are_the_api_rows(tmp_path, capsys) -> None:
     assert main(["sweep", *arguments, "--format", "json", "--output", str(target)]) == 0
     document = json.loads(target.read_text())
     assert document == json.loads(json.dumps(sweep_to_dict(api)))
-    assert document["schema"] == "planner.sweep/4" and document["varied"] == ["k", "eps2"]
+    assert document["schema"] == "planner.sweep/5" and document["varied"] == ["k", "eps2"]
     assert sweep_to_csv(api).count("\n") == len(api) + 1
 
 

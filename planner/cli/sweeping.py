@@ -38,7 +38,7 @@ def _sweep_from_options(
     from planner import api
 
     return api.sweep_result(
-        settings=settings,
+        settings=settings or None,  # no --setting: every setting
         k=k,
         alpha=alpha,
         eps1=eps1,

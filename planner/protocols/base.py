@@ -86,10 +86,12 @@ def bound_value(bound_key: str, values: tuple[tuple[str, Any], ...]) -> float:
 def per_distinct_pairs(first: np.ndarray, second: np.ndarray, function: Any) -> np.ndarray:
     """``function(a, b)`` once per distinct pair of ``(first, second)``, elementwise."""
     representatives, inverse = distinct_rows(first, second)
-    results = np.array(
-        [function(float(first.flat[i]), float(second.flat[i])) for i in representatives],
-        dtype=np.float64,
+    pairs = zip(
+        np.ravel(first)[representatives].astype(np.float64).tolist(),
+        np.ravel(second)[representatives].astype(np.float64).tolist(),
+        strict=True,
     )
+    results = np.array([function(a, b) for a, b in pairs], dtype=np.float64)
     return results[inverse].reshape(first.shape)
 
 

@@ -108,6 +108,15 @@ def _as_text(value: Any) -> Any:
     return value
 
 
+def _json_media(content_type: str | None) -> bool:
+    """Whether a request's Content-Type is one the service reads as JSON (a body sent
+    without one is not read as JSON)."""
+    if not content_type:
+        return False
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
+
+
 def validation_line(error: RequestValidationError) -> tuple[str, str]:
     """The first pydantic error as ``invalid <field> = <value>: <reason>``; a field the
     request does not have comes first (``eps_2`` had been reported as ``eps2 = None:
@@ -282,9 +291,14 @@ def create_app(
         return _error(422, request_words(line), parameter)
 
     @app.exception_handler(RequestValidationError)
-    async def request_error(_: Request, error: RequestValidationError) -> Response:
+    async def request_error(request: Request, error: RequestValidationError) -> Response:
         parameter, line = validation_line(error)
         first = error.errors()[0]  # not JSON, or no body at all: 400 (README)
+        if parameter == "body" and not _json_media(request.headers.get("content-type")):
+            # a body sent as a form or text is not read as JSON at all: say so
+            given = request.headers.get("content-type")
+            shown = f"came as {given}" if given else "came without one"
+            line += f" sent as Content-Type application/json (this one {shown})"
         unreadable = first.get("type") == "json_invalid" or (
             first.get("type") == "missing" and tuple(first.get("loc", ())) == ("body",)
         )
