@@ -256,6 +256,7 @@ def validation_renderable(report: Any) -> Any:
             f"; the plan's tester runs at ε1 = {point.eps1:g}, ε2 = {point.eps2:g}, "
             f"α = {point.alpha:g}"
             + ("" if point.k is None else f", k = {point.k:,} (the query's k bins and empty ones)")
+            + ("" if point.delta is None else f", δ = {point.delta:g} (below the query's)")
             + ", on instances at the query's α"
         )
     if v.vote_runs > 1:
