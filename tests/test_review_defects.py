@@ -783,3 +783,26 @@ def test_a_sweep_row_with_huge_counts_is_plans_to_the_user(key, k, alpha, eps1, 
     assert row["n_users_group2"] == made.n_users_group2
     assert row["total_users"] == made.total_users == made.n_users_group1 + made.n_users_group2
     assert row["baseline_n_users_group1"] == made.groups[0].baseline_n_users
+
+
+def test_a_sweep_weighs_a_variance_split_protocol_at_every_lower_point() -> None:
+    """The sweep had ruled the local public coin out of a row's lower tester points since
+    its least users at the row's own point were no fewer than its plan there; but the
+    variance split's users in all need not grow as ε falls (the weights move too), and
+    ``plan``'s point at ε1 = 10 needed 325 fewer (shuffle public coin, k = 7, α = 0.01,
+    ε = (10.07, 0.026), δ = 10⁻¹², on 16 bins)."""
+    from planner.protocols import protocol_for
+    from planner.sweep import sweep
+
+    setting = protocol_for("shuffle-public").setting
+    asked = (7, 0.01, 10.068398577242279, 0.025625596724380223, 1e-12)
+    (row,) = sweep(
+        [setting], k=asked[0], alpha=asked[1], eps1=asked[2], eps2=asked[3], delta=asked[4]
+    ).rows()
+    made = plan(Query(setting, *asked))
+    assert made.tester_point is not None and made.tester_point.eps1 == 10.0
+    assert (row["n_users_group1"], row["n_users_group2"], row["tester_eps1"]) == (
+        made.n_users_group1,
+        made.n_users_group2,
+        10.0,
+    )
