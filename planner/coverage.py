@@ -15,14 +15,16 @@ from dataclasses import replace
 
 from planner.constants import ConstantSource, ConstantTable, default_constants
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
-from planner.inputs import InputError, Query, check_number
+from planner.inputs import InputError, Query, check_number, check_query
 from planner.plan import (
     Coverage,
     Plan,
     Repetition,
     RepetitionMethod,
     Split,
+    at_capped_delta,
     covered_at_query,
+    delta_capped,
     hash_floor_line,
     plan,
     plan_on_domain,
@@ -73,6 +75,13 @@ def covered_plan(
     is: it makes no claim (``Coverage.NONE``). ``split``: ``plan``'s (a simulated plan is
     sized at the query itself, where both rules agree).
     """
+    check_query(query)
+    capped = delta_capped(query, constants or default_constants())
+    if capped is not query:  # planned at the covered δ, which answers it (``plan``)
+        made = covered_plan(
+            capped, constants, budget_seconds=budget_seconds, trials=trials, seed=seed, split=split
+        )
+        return at_capped_delta(made, query)
     result = coverable_plan(
         query, constants, budget_seconds=budget_seconds, trials=trials, split=split
     )

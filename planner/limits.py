@@ -57,7 +57,7 @@ USER_PATH_MESSAGES_MAX = 2 * 10**7
 """trials × (n1 + n2) on the user path, which holds every trial's messages at once."""
 SWEEP_SINGLE_ROWS_MAX = 500
 """Valid sweep rows the vectorised path leaves to ``plan`` one by one (β < 1/3 with direct
-calibration, counts ≥ 2^45): 1–11 ms each on one core (2026-11-29: a 1,000-row shuffle
+calibration, counts ≥ 2^53): 1–11 ms each on one core (2026-11-29: a 1,000-row shuffle
 public-coin sweep below k = 16, 100 values of ε2 at β = 0.1, took 11 s; 300 at ~45 ms each
 before). Rows below k = 16 at β < 1/3 come here too, as their 16-bin plans may take a
 direct factor."""
@@ -194,7 +194,7 @@ def check_sweep_pace(started: float, now: float, done: int, left: int) -> None:
             "sweep size",
             f"{done + left:,} rows planned one by one",
             f"a sweep within {SWEEP_SECONDS_MAX:g} s (it had run {elapsed:.1f} s in all "
-            f"with {done:,} of these rows planned: β < 1/3 below k = 16, or 2^45 users or "
+            f"with {done:,} of these rows planned: β < 1/3 below k = 16, or 2^53 users or "
             "more): fewer values",
         )
 
@@ -205,7 +205,7 @@ def check_single_rows(rows: int) -> None:
         raise InputError(
             "sweep size",
             f"{rows:,} rows planned one by one",
-            f"at most {SWEEP_SINGLE_ROWS_MAX:,} such rows (β < 1/3, or 2^45 users or more): "
+            f"at most {SWEEP_SINGLE_ROWS_MAX:,} such rows (β < 1/3, or 2^53 users or more): "
             "fewer values",
         )
 

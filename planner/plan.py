@@ -910,7 +910,7 @@ def plan(
     table = constants or default_constants()
     capped = delta_capped(query, table)
     if capped is not query:  # its plan at the covered δ answers it
-        return _at_capped_delta(plan(capped, table, fallback=fallback, split=split), query)
+        return at_capped_delta(plan(capped, table, fallback=fallback, split=split), query)
     if table.for_setting(query.setting.key).source is not ConstantSource.CALIBRATED:
         split = Split.PAPER  # no other point is weighed: the paper's split at the query
     if split is Split.HOMOGENEOUS:
@@ -949,7 +949,7 @@ def delta_capped(query: Query, table: ConstantTable) -> Query:
     return replace(query, delta=top)
 
 
-def _at_capped_delta(made: Plan, query: Query) -> Plan:
+def at_capped_delta(made: Plan, query: Query) -> Plan:
     """``made`` (the plan of ``query`` at its capped δ, :func:`delta_capped`) as the
     query's plan: where the protocol that runs spends δ, its tester point says at which,
     and a line says why."""
@@ -958,10 +958,10 @@ def _at_capped_delta(made: Plan, query: Query) -> Plan:
     spent = made.query.delta
     assert spent is not None and query.delta is not None
     point = made.tester_point or LoweredPoint(query.eps1, query.eps2, query.alpha)
+    asked = f"{query.delta:g}" if f"{query.delta:g}" != f"{spent:g}" else repr(query.delta)
     note = (
-        f"planned at δ = {spent:g}, the largest δ the calibration covers (asked "
-        f"{query.delta:g}): a mechanism that is (ε, {spent:g})-DP is (ε, δ)-DP for every "
-        "larger δ"
+        f"planned at δ = {spent:g}, the largest δ the calibration covers (asked {asked}): "
+        f"a mechanism that is (ε, {spent:g})-DP is (ε, δ)-DP for every larger δ"
     )
     return _replaced(
         made,

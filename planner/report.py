@@ -504,7 +504,11 @@ def _tester_cell(row: dict[str, Any]) -> str:
     if row["tester_eps1"] is None:
         return "—"
     cell = f"{row['tester_eps1']:.4g}, {row['tester_eps2']:.4g}, {row['tester_alpha']:g}"
-    return cell if row["tester_k"] is None else f"{cell}, {row['tester_k']:,}"
+    if row["tester_k"] is not None:
+        cell += f", k = {row['tester_k']:,}"
+    if row.get("tester_delta") is not None:  # its mechanism spends less δ than the row's
+        cell += f", δ = {row['tester_delta']:g}"
+    return cell
 
 
 def _asked_setting(row: dict[str, Any]) -> str:

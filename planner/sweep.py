@@ -42,7 +42,7 @@ from planner.limits import (
     check_sweep_pace,
     check_sweep_rows,
 )
-from planner.plan import Coverage, plan
+from planner.plan import Coverage, delta_top, plan
 
 PARAMETERS = ("k", "alpha", "eps1", "eps2", "delta", "beta")
 """The numeric inputs of a plan, in the order rows vary (the last fastest)."""
@@ -136,7 +136,7 @@ class Sweep:
     """The parameters given more than one value."""
     columns: dict[str, np.ndarray]
     exact_counts: dict[int, dict[str, int]] = field(default_factory=dict)
-    """The counts of the rows ``plan`` answered one by one (those at 2^45 users or more
+    """The counts of the rows ``plan`` answered one by one (those at 2^53 users or more
     among them), as exact integers: the float columns round counts above 2^53."""
 
     def __len__(self) -> int:
@@ -205,7 +205,9 @@ def sweep(
     check_sweep_rows(per_setting * len(settings))
     if any(setting.model.needs_delta for setting in settings):
         check_root_finds(
-            values["eps1"] + values["eps2"], values["delta"], accounting is Accounting.PAPER
+            values["eps1"] + values["eps2"],
+            _searched_deltas(settings, values["delta"], table),
+            accounting is Accounting.PAPER,
         )
     mesh = np.meshgrid(*(np.asarray(values[name]) for name in PARAMETERS), indexing="ij")
     grid = {name: axis.ravel() for name, axis in zip(PARAMETERS, mesh, strict=True)}
@@ -233,6 +235,19 @@ _CHECKS: dict[str, Callable[[float], object]] = {
     "delta": check_delta,
     "beta": check_beta,
 }
+
+
+def _searched_deltas(
+    settings: Sequence[Setting], deltas: list[float], table: ConstantTable
+) -> list[float]:
+    """The δ values a sweep's noise searches run at: a valid δ above the covered top is
+    planned at the top (``plan.delta_capped``), so the values above it are one search."""
+    tops = {delta_top(setting, table) for setting in settings if setting.model.needs_delta}
+    if len(tops) != 1 or None in tops:
+        return deltas
+    top = tops.pop()
+    assert top is not None
+    return [min(delta, top) if top < delta < 1 else delta for delta in deltas]
 
 
 def _refuse_if_none_valid(name: str, values: list[float]) -> None:

@@ -14,7 +14,7 @@ rungs, each rung sized only on the rows it could win (:func:`least_sizes`), the 
 weighed from the lowest, and the baselines once at the end; see
 ``benchmarks/bench_planner.py``).
 
-Columns are float64: counts are exact integers below 2^53 users. Rows at 2^45 or more, with
+Columns are float64: counts are exact integers below 2^53 users. Rows at 2^53 or more, with
 invalid inputs, or with a β < 1/3 at which ``plan`` weighs direct calibration against the
 majority vote, are flagged (``regular`` false) for the caller to answer with ``plan``
 itself (:mod:`planner.sweep` does).
@@ -57,18 +57,20 @@ from planner.protocols import (
 )
 from planner.protocols.base import per_distinct_pairs
 
-EXACT_COUNT_LIMIT = 2.0**45
-"""Rows whose users in all reach this (3.5·10^13) go to ``plan``. Each count is the
-ceiling of a product whose factors numpy's exp and log may round one ulp away from the
-math module's, which moves the product by up to count·2^-52 of a user: near 5·10^15 users
-that moved a k-RR plan by one (5,097,536,174,970,881 against ``plan``'s …882 at k = 4096,
-α = 0.01, ε = (1, 0.1)), and totals above 2^53 were rounded. Below 2^45 it is under 1/128
-of a user, so a row can round differently from ``plan`` only where its product sits that
-near an integer and an ulp differs; none did in 12,000 random rows, and no row of the
-benchmark's 10^5-row sweeps reaches 2^45. The baseline (a secondary count, at the weaker
-ε) is not held to it: 2,897 rows of the benchmark's local k × α sweep have baselines
-above 2^53, which float64 rounds to an even count (``plan``'s are exact integers), and
-sending them to ``plan`` one by one would refuse the sweep."""
+EXACT_COUNT_LIMIT = 2.0**53
+"""Rows whose users in all reach this go to ``plan``: float64 holds integers exactly only
+below it (a total above it had been rounded: 12,402,753,683,151,604 against the exact
+…603). Each count is the ceiling of a product whose factors numpy's exp and log may round
+one ulp away from the math module's, which moves the product by up to count·2^-52 of a
+user, so a row of very many users can still round differently from ``plan`` where its
+product sits that near an integer: near 5·10^15 users a k-RR plan had been one user off
+(at k = 4096, α = 0.01, ε = (1, 0.1); its total is above 2^53, so it goes to ``plan``
+now). Below 2^45 (3.5·10^13) that is under 1/128 of a user, and none of 1,116 random
+rows between 2^36 and 2^45 differed; a lower limit would send whole sweeps at tiny ε to
+``plan`` one by one, and refuse them (566 rows of a local public-coin sweep over ε2 from
+2·10⁻⁴ to 10⁻³ at k = 10,000). The baseline (a secondary count, at the weaker ε) is not
+held to it: above 2^53 float64 rounds it to an even count (``plan``'s are exact
+integers)."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,7 @@ def _at_capped_delta(
     asked: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> PlanColumns:
     """``made`` (planned with δ capped at ``top`` on the ``capped`` rows) as the rows'
-    plans (``plan._at_capped_delta``): where the protocol that runs spends δ, the tester
+    plans (``plan.at_capped_delta``): where the protocol that runs spends δ, the tester
     point carries the δ, and the query's (ε1, ε2, α) where it ran at them."""
     spending = [key for key in _KEYS if protocol_for(key).needs_delta]
     rows = capped & made.regular & np.isin(made.protocol, spending)

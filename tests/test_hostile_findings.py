@@ -87,9 +87,10 @@ def test_plan_split_is_checked(split: object) -> None:
 def test_a_sweep_counts_the_noise_searches_its_plans_make() -> None:
     """400 δ at ε = (0.5, 0.25) passed the root-find limit, which counted 800 searches,
     and ran 12 s: the plans search every δ also at the ladder's and the grid's ε (8,379
-    searches). Refused before any row is built; 120 δ still run."""
+    searches; 4,221 since the δ above the covered 10⁻³ are planned at it, one search).
+    Refused before any row is built; 120 δ still run."""
     started = time.perf_counter()
-    with pytest.raises(InputError, match=r"8,379 noise searches .*at most 3,000"):
+    with pytest.raises(InputError, match=r"4,221 noise searches .*at most 3,000"):
         api.sweep_result(k=100, alpha=0.1, eps1=0.5, eps2=0.25, delta="1e-6:1:400log")
     assert time.perf_counter() - started < 1.0
     assert len(api.sweep_result(k=100, alpha=0.1, eps1=1, eps2=0.25, delta="1e-6:1:20log")) > 0

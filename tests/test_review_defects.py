@@ -770,8 +770,8 @@ def test_a_fixed_n2_beyond_what_validate_simulates_is_refused(capsys) -> None:
     ],
 )
 def test_a_sweep_row_with_huge_counts_is_plans_to_the_user(key, k, alpha, eps1, eps2) -> None:
-    """Rows whose counts pass ``EXACT_COUNT_LIMIT`` (users in all or the baseline) are
-    answered by ``plan`` itself, so every count and the total are its integers."""
+    """Rows whose users in all pass ``EXACT_COUNT_LIMIT`` are answered by ``plan``
+    itself, so every count and the total are its integers."""
     from planner.protocols import protocol_for
     from planner.sweep import sweep
 
@@ -806,3 +806,21 @@ def test_a_sweep_weighs_a_variance_split_protocol_at_every_lower_point() -> None
         made.n_users_group2,
         10.0,
     )
+
+
+def test_the_cli_plans_a_delta_above_the_covered_top_as_the_sweep_does() -> None:
+    """``planner plan`` (``coverage.covered_plan``, with its simulation budget) had
+    weighed the public coin at the asked δ = 0.002 as not covered and simulated it: 2,003
+    users, where the sweep and HTTP planned δ = 10⁻³ (2,170, the private coin)."""
+    from planner.coverage import covered_plan
+    from planner.plan import Coverage
+    from planner.protocols import protocol_for
+    from planner.sweep import sweep
+
+    setting = protocol_for("shuffle-public").setting
+    asked = (16, 0.2, 0.1634, 0.1075, 0.002)
+    made = covered_plan(Query(setting, *asked), budget_seconds=30)
+    (row,) = sweep([setting], k=16, alpha=0.2, eps1=0.1634, eps2=0.1075, delta=0.002).rows()
+    assert made.coverage is Coverage.CALIBRATED and made.coverage_gaps == ()
+    assert (made.protocol, made.total_users) == (row["protocol"], row["total_users"])
+    assert made.tester_query.delta == 1e-3 == row["tester_delta"]

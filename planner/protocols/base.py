@@ -292,9 +292,9 @@ class Protocol:
     the sweep then rules the protocol out of a row's lower tester points once its least
     users at the row's own point are no fewer than the row's best (``planner.vectorised
     ._lowered``; not where the default split resizes it by its variance, whose users in
-    all also move with the groups' weights). Not so where a group's users rise with the other group's ε (shuffle's
-    noise matching, central's subsampling: at k = 3, α = 0.43, the central least users in
-    all are 61 at ε = (0.9, 2.5) and 16 at (0.9, 1))."""
+    all also move with the groups' weights). Not so where a group's users rise with the
+    other group's ε (shuffle's noise matching, central's subsampling: at k = 3, α = 0.43,
+    the central least users in all are 61 at ε = (0.9, 2.5) and 16 at (0.9, 1))."""
     min_users: int = 1
     """Each group's least users in a run, also where an allocation moves users."""
     thresholds_for_beta: Callable[[dict[str, Any], float], dict[str, Any]] | None = None
