@@ -42,7 +42,7 @@ from planner.plan import (
     delta_top,
     grid_kinks,
     noise_matched_eps,
-    padded_domains,
+    padding_domains,
     ratio_node_rungs,
     strong_eps_rungs,
     variance_split,
@@ -148,8 +148,12 @@ def plan_columns(
         table.for_setting(setting.key).source is not ConstantSource.CALIBRATED
     ):
         return made
-    for domain in padded_domains(setting, 0, table, True):
-        rows = np.flatnonzero(made.regular & (k < domain))
+    coupled = [protocol.key for protocol in PROTOCOLS if protocol.coupled_groups]
+    for domain, lowest, coupled_only in padding_domains(setting, table, True):
+        weighed = made.regular & (k < domain) & (k >= lowest)
+        if coupled_only:  # a coupled protocol's node: where the plan so far runs one
+            weighed &= np.isin(made.protocol, coupled)
+        rows = np.flatnonzero(weighed)
         if rows.size == 0:
             continue
         padded = _plan_columns_on_domain(

@@ -1041,7 +1041,9 @@ def test_local_private_plans_above_eps_one_read_the_large_eps_table() -> None:
     # one run at the asked ε, or (since a channel per group has factors: fewer users) a
     # vote of its runs each held to β = 0.2 directly
     directly = (RepetitionMethod.DIRECT, RepetitionMethod.DIRECT_VOTE)
-    assert made.repetition.method in directly and made.tester_point is None
+    point = made.tester_point  # at the asked ε and α (on the channels' k node 1,024)
+    assert made.repetition.method in directly
+    assert point is None or (point.eps1, point.eps2, point.alpha) == (5.0, 2.0, 0.1)
     own = plan(query, fallback=False)
     assert own.repetition.method is RepetitionMethod.DIRECT and own.tester_point is None
     assert made.total_users <= own.total_users
