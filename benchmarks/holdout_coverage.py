@@ -107,6 +107,11 @@ from before their α = 0.01 node (docs/coverage.md, the low-privacy grids below 
 CHANNELS_SMALL_ALPHA = {**CHANNELS, "alpha": (0.01, 0.03)}
 """``--region channels-small-alpha``: the channels region below α = 0.03, down to their grid's
 α = 0.01 node (with ``low-privacy-small-alpha``)."""
+CHANNELS_BELOW_NODE = {**CHANNELS, "k": (64, 127)}
+"""``--region channels-below-node``: k just below the channels' grid node 128 (from 64),
+where a plan running them weighs the node's domain (``plan.padding_domains``)."""
+CHANNELS_BELOW_TOP_NODE = {**CHANNELS, "k": (512, 1023)}
+"""``--region channels-below-top-node``: the same below their node 1,024 (from 512)."""
 ALPHA_ABOVE_TOPS = {**COVERED, "alpha": (0.5, 1.0)}
 """``--region alpha-above-tops``: α from [0.5, 1], above the shuffle public coin's covered
 top (0.5) and up to 1, above every setting's (0.95): the plan also runs its tester at a top
@@ -131,6 +136,8 @@ REGIONS = {
     "channels-large-k": CHANNELS_LARGE_K,
     "channels-small-alpha": CHANNELS_SMALL_ALPHA,
     "alpha-above-tops": ALPHA_ABOVE_TOPS,
+    "channels-below-node": CHANNELS_BELOW_NODE,
+    "channels-below-top-node": CHANNELS_BELOW_TOP_NODE,
 }
 SETTINGS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
 ALLOCATIONS = ("fewest", "paper", "cost", "fixed-n2")
