@@ -537,7 +537,7 @@ def _calibrated_multiplier(
         return constant.multiplier
     protocol = protocol_for(query.setting)
     if protocol.coupled_groups:
-        return max(corner.multiplier for corner in corners if corner.weight > 0)
+        return _largest_corner(corners)
     if query.k < protocol.largest_alpha_c_below_k:
         corners = _alpha_tail_corners(corners, constant)
     interpolated_constant = math.exp(
@@ -918,9 +918,9 @@ def plan(
     made = own = plan_on_domain(query, table, fallback, split)
     if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
         for domain, lowest, coupled_only in padding_domains(query.setting, table, fallback):
-            if not lowest <= query.k < domain or (
-                coupled_only and not protocol_for(made.protocol).coupled_groups
-            ):
+            if not lowest <= query.k < domain:
+                continue
+            if coupled_only and not node_may_help(made.tester_query, domain, table):
                 continue
             padded = plan_on_domain(replace(query, k=domain), table, fallback, split)
             if _padding_wins(padded, made, split):
@@ -997,12 +997,55 @@ def padded_domains(
     )
 
 
+def node_may_help(at: Query, node: int, table: ConstantTable) -> bool:
+    """Whether a coupled protocol's k node is weighed for a plan running its tester at
+    ``at``: the protocol that runs is such a protocol, and its cell's largest C at the node
+    is below the one at ``at`` (else the node's plan needs no fewer users there: the same C
+    or more, on a larger domain). The sweep applies the same rule
+    (``planner.vectorised.plan_columns``)."""
+    protocol = protocol_for(at.setting)
+    if not protocol.coupled_groups:
+        return False
+    constant = table.for_setting(protocol.key)
+    strong, weak = max(at.eps1, at.eps2), min(at.eps1, at.eps2)
+    there, here = (
+        _largest_corner_multiplier(constant, k, at.alpha, strong, weak) for k in (node, at.k)
+    )
+    return there < here
+
+
+def _largest_corner_multiplier(
+    constant: SettingConstant, k: int, alpha: float, eps_strong: float, eps_weak: float
+) -> float:
+    """The largest C of the grid corners a point weighs (weight above 0): a coupled
+    protocol's multiplier (its scalar C without a grid; the arrays' twin is
+    ``SettingConstant.largest_corner_multipliers``)."""
+    corners = constant.grid_corners(k, alpha, eps_strong, eps_weak)
+    return constant.multiplier if corners is None else _largest_corner(corners)
+
+
+def _largest_corner(corners: list[GridCorner]) -> float:
+    """The largest C among ``corners`` that weigh (weight above 0)."""
+    return max(corner.multiplier for corner in corners if corner.weight > 0)
+
+
 PADDING_NODE_REACH = 2
 """A coupled protocol's grid node in k is weighed as a domain from k = node/this up
 (:func:`padding_domains`)."""
 
 
 def padding_domains(
+    setting: Setting, table: ConstantTable, fallback: bool
+) -> tuple[tuple[int, int, bool], ...]:
+    """:func:`_padding_domains`, remembered with the table (a plan asks each time)."""
+    key = ("padding_domains", setting.key, fallback)
+    found = table.memo.get(key)
+    if found is None:
+        found = table.memo[key] = _padding_domains(setting, table, fallback)
+    return found
+
+
+def _padding_domains(
     setting: Setting, table: ConstantTable, fallback: bool
 ) -> tuple[tuple[int, int, bool], ...]:
     """Every larger domain a plan of ``setting`` may weigh, ascending: (domain, the least
@@ -1014,10 +1057,11 @@ def padding_domains(
       (``Protocol.largest_alpha_c_below_k``, 8 for k-ary randomized response), from any k.
     * Each grid node in k of a protocol sized by the largest C of its grid cell
       (``Protocol.coupled_groups``), from half of it, where the plan so far runs such a
-      protocol: just below a node the cell's C is its lower neighbour's, and the node's own
-      cell may need fewer users (a channel per group, α = 0.01, ε = (20, 1): 35,745,285
-      users at k = 127 against 30,202,383 at k = 128). Only there, as weighing it
-      everywhere cost a quarter more per plan."""
+      protocol and its cell's C is lower at the node (:func:`node_may_help`): just below a
+      node the cell's C is the largest of both nodes', and the node's own cell may need
+      fewer users (a channel per group, α = 0.01, ε = (20, 1): 35,745,285 users at
+      k = 127 against 30,202,383 at k = 128). Only there: weighing it everywhere cost a
+      quarter more per new plan, and the benchmark's k = 1000 query twice the time."""
     found: dict[int, tuple[int, bool]] = {}
 
     def add(domain: int, lowest: int, coupled_only: bool) -> None:
