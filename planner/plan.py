@@ -898,8 +898,9 @@ def plan(
 
     With calibrated constants the tester may also run on a larger domain than the
     query's: the least covered k of each protocol the query may run, where that lies
-    above the query's k (:func:`padded_domains`). A k-bin domain is a larger one whose
-    other bins never occur, so such a tester answers the query (the central model at
+    above the query's k, and a channel-per-group grid node just above it
+    (:func:`padded_domains`). A k-bin domain is a larger one whose other bins never
+    occur, so such a tester answers the query (the central model at
     k = 15 had run a local randomizer with 6,000× the users the central tester needs at
     k = 16). The domain's plan is taken by the rule of the points above
     (:func:`_padding_wins`); its tester point names the domain.
@@ -989,7 +990,7 @@ def padded_domains(
 ) -> tuple[int, ...]:
     """The larger domains a plan of ``setting`` at ``k`` may weigh, ascending
     (:func:`padding_domains`: those above ``k`` that reach down to it; a coupled
-    protocol's node only where such a protocol runs)."""
+    protocol's node among them, which ``plan`` weighs only where :func:`node_may_help`)."""
     return tuple(
         domain
         for domain, lowest, _ in padding_domains(setting, table, fallback)

@@ -119,7 +119,8 @@ def plan_columns(
 ) -> PlanColumns:
     """``plan(Query(setting, k[i], alpha[i], …), split=split)``'s numbers for every i,
     vectorised: each row's plan on its own domain, then on each larger domain ``plan``
-    weighs (``padded_domains``), taken by the same rule (``_padding_wins``)."""
+    weighs (``padding_domains``, a coupled node where ``node_may_help``), taken by the same
+    rule (``_padding_wins``)."""
     k, alpha, eps1, eps2, delta, beta = np.broadcast_arrays(
         *(np.asarray(value, dtype=np.float64) for value in (k, alpha, eps1, eps2, delta, beta))
     )
