@@ -1521,14 +1521,20 @@ def _candidates(query: Query, table: ConstantTable, split: Split) -> list[Protoc
     ]
 
 
-def _displacing_note(other: Protocol, own: Protocol, own_covered: bool = True) -> tuple[str, ...]:
+def _displacing_note(
+    other: Protocol, own: Protocol, own_covered: bool = True, where: str = "point"
+) -> tuple[str, ...]:
     """The line a plan carries when ``other`` runs instead of the query's own ``own``
-    (``own_covered`` off: because ``own`` is outside its covered region here, not because
-    it needs more users; a review found the line claiming fewer users at δ = 0.002)."""
+    (``own_covered`` off: because ``own`` is outside its covered region at the query's
+    ``where``, e.g. "k", not because it needs more users; a review found the line claiming
+    fewer users at δ = 0.002)."""
     private = other.setting.model is not own.setting.model
     why = ": a local randomizer's reports are private in every model" if private else ""
     if not own_covered:
-        return (f"{own.title} is not covered here, so the {other.title} protocol runs{why}",)
+        return (
+            f"{own.title} is not covered at this query's {where}, so the {other.title} "
+            f"protocol runs{why}",
+        )
     if other is private_coin_protocol(own):
         return (
             "the public coin saves nothing here: the private-coin protocol (it simply "
@@ -1542,15 +1548,22 @@ def _displacing_note(other: Protocol, own: Protocol, own_covered: bool = True) -
 def _outside_at_every_point(query: Query, table: ConstantTable, protocol: Protocol) -> bool:
     """``protocol`` is outside its covered region in k or δ at the query, which no tester
     point below the query changes (they lower ε and α): its run there is extrapolated."""
+    return bool(_outside_axes(query, table, protocol))
+
+
+def _outside_axes(query: Query, table: ConstantTable, protocol: Protocol) -> tuple[str, ...]:
+    """The axes, "k" and "δ", on which ``protocol`` is outside its covered region at the
+    query (none where it has no calibrated constant)."""
     if not table.has_setting(protocol.key):
-        return False
+        return ()
     constant = table.for_setting(protocol.key)
     if constant.source is not ConstantSource.CALIBRATED:
-        return False
+        return ()
     eps_strong, eps_weak = max(query.eps1, query.eps2), min(query.eps1, query.eps2)
     delta = query.delta if protocol.needs_delta else None
     gaps = constant.coverage_gaps(query.k, query.alpha, eps_strong, eps_weak, delta)
-    return any(name in ("k", "delta") for name, *_ in gaps)
+    named = {"k": "k", "delta": "δ"}
+    return tuple(dict.fromkeys(named[name] for name, *_ in gaps if name in named))
 
 
 def _cheapest_protocol_of(
@@ -1584,7 +1597,8 @@ def _cheapest_protocol_of(
             ):
                 best, best_protocol = other, other_protocol
         if best is not None:
-            return best, _displacing_note(best_protocol, own, own_covered=False)
+            where = " and ".join(_outside_axes(query, table, own))
+            return best, _displacing_note(best_protocol, own, own_covered=False, where=where)
     chosen = _ProtocolRun.size(query, query.setting, table)
     if not fallback:
         return chosen, ()

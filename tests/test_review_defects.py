@@ -824,3 +824,21 @@ def test_the_cli_plans_a_delta_above_the_covered_top_as_the_sweep_does() -> None
     assert made.coverage is Coverage.CALIBRATED and made.coverage_gaps == ()
     assert (made.protocol, made.total_users) == (row["protocol"], row["total_users"])
     assert made.tester_query.delta == 1e-3 == row["tester_delta"]
+
+
+def test_the_fallback_line_says_the_asked_protocol_is_not_covered_not_that_it_needs_more() -> None:
+    """Where the asked protocol lies outside its covered region, the line had said the one
+    that ran "needs fewer users here", which nobody had measured (shuffle at δ = 10⁻¹²,
+    below the covered 10⁻¹⁰; local at k = 2, below the covered 16)."""
+    from planner.protocols import protocol_for
+
+    cases = (
+        (Query(protocol_for("shuffle-private").setting, 1000, 0.1, 1.0, 0.25, 1e-12), "δ"),
+        (Query(protocol_for("local-private").setting, 2, 0.1, 1.0, 1.0), "k"),
+    )
+    for query, axis in cases:
+        made = plan(query)
+        (line,) = [w for w in made.warnings if "not covered at this query's" in w]
+        assert line.startswith(f"{protocol_for(query.setting).title} is not covered at this")
+        assert f"query's {axis}, so the" in line
+        assert not any("needs fewer users here than" in w for w in made.warnings)
