@@ -425,21 +425,6 @@ class SettingConstant:
             found = memo[(beta, k)] = _node_tables(self.extra["direct_by_node"], beta, k)
         return found
 
-    def largest_corner_multipliers(
-        self, k: Any, alpha: Any, eps_strong: Any, eps_weak: Any
-    ) -> np.ndarray:
-        """The largest C among the grid corners each point weighs (weight above 0): the
-        multiplier of a protocol sized by its cell's largest C (``Protocol.coupled_groups``;
-        ``planner.plan._calibrated_multiplier``), elementwise. Without a grid: the scalar C."""
-        corners = self.grid_corner_arrays(k, alpha, eps_strong, eps_weak)
-        if corners is None:
-            shape = np.shape(np.asarray(k) + np.asarray(alpha) + np.asarray(eps_strong))
-            return np.full(shape, self.multiplier)
-        largest = np.zeros(np.shape(corners[0].weight))
-        for corner in corners:
-            largest = np.maximum(largest, np.where(corner.weight > 0, corner.multiplier, 0.0))
-        return largest
-
     def least_cell_multipliers(
         self, k: Any, alpha: Any, eps_strong: Any, eps_weak: Any
     ) -> np.ndarray:

@@ -898,8 +898,8 @@ def plan(
 
     With calibrated constants the tester may also run on a larger domain than the
     query's: the least covered k of each protocol the query may run, where that lies
-    above the query's k, and a channel-per-group grid node just above it
-    (:func:`padded_domains`). A k-bin domain is a larger one whose other bins never
+    above the query's k, and a coupled protocol's grid node just above it where that
+    protocol runs (:func:`padded_domains`). A k-bin domain is a larger one whose other bins never
     occur, so such a tester answers the query (the central model at
     k = 15 had run a local randomizer with 6,000× the users the central tester needs at
     k = 16). The domain's plan is taken by the rule of the points above
@@ -921,7 +921,7 @@ def plan(
         for domain, lowest, coupled_only in padding_domains(query.setting, table, fallback):
             if not lowest <= query.k < domain:
                 continue
-            if coupled_only and not node_may_help(made.tester_query, domain, table):
+            if coupled_only and not protocol_for(made.protocol).coupled_groups:
                 continue
             padded = plan_on_domain(replace(query, k=domain), table, fallback, split)
             if _padding_wins(padded, made, split):
@@ -990,39 +990,12 @@ def padded_domains(
 ) -> tuple[int, ...]:
     """The larger domains a plan of ``setting`` at ``k`` may weigh, ascending
     (:func:`padding_domains`: those above ``k`` that reach down to it; a coupled
-    protocol's node among them, which ``plan`` weighs only where :func:`node_may_help`)."""
+    protocol's node among them, which ``plan`` weighs only where such a protocol runs)."""
     return tuple(
         domain
         for domain, lowest, _ in padding_domains(setting, table, fallback)
         if lowest <= k < domain
     )
-
-
-def node_may_help(at: Query, node: int, table: ConstantTable) -> bool:
-    """Whether a coupled protocol's k node is weighed for a plan running its tester at
-    ``at``: the protocol that runs is such a protocol, and its cell's largest C at the node
-    is below the one at ``at`` (else the node's plan needs no fewer users there: the same C
-    or more, on a larger domain). The sweep applies the same rule
-    (``planner.vectorised.plan_columns``)."""
-    protocol = protocol_for(at.setting)
-    if not protocol.coupled_groups:
-        return False
-    constant = table.for_setting(protocol.key)
-    strong, weak = max(at.eps1, at.eps2), min(at.eps1, at.eps2)
-    there, here = (
-        _largest_corner_multiplier(constant, k, at.alpha, strong, weak) for k in (node, at.k)
-    )
-    return there < here
-
-
-def _largest_corner_multiplier(
-    constant: SettingConstant, k: int, alpha: float, eps_strong: float, eps_weak: float
-) -> float:
-    """The largest C of the grid corners a point weighs (weight above 0): a coupled
-    protocol's multiplier (its scalar C without a grid; the arrays' twin is
-    ``SettingConstant.largest_corner_multipliers``)."""
-    corners = constant.grid_corners(k, alpha, eps_strong, eps_weak)
-    return constant.multiplier if corners is None else _largest_corner(corners)
 
 
 def _largest_corner(corners: list[GridCorner]) -> float:
@@ -1057,12 +1030,14 @@ def _padding_domains(
     * The k below which a protocol's tail rule raises its constants
       (``Protocol.largest_alpha_c_below_k``, 8 for k-ary randomized response), from any k.
     * Each grid node in k of a protocol sized by the largest C of its grid cell
-      (``Protocol.coupled_groups``), from half of it, where the plan so far runs such a
-      protocol and its cell's C is lower at the node (:func:`node_may_help`): just below a
-      node the cell's C is the largest of both nodes', and the node's own cell may need
-      fewer users (a channel per group, α = 0.01, ε = (20, 1): 35,745,285 users at
-      k = 127 against 30,202,383 at k = 128). Only there: weighing it everywhere cost a
-      quarter more per new plan, and the benchmark's k = 1000 query twice the time."""
+      (``Protocol.coupled_groups``: a channel per group, and the hashed channels), from
+      half of it, where the plan so far runs such a protocol: just below a node the cell's
+      C is the largest of both nodes', and the node's own cell may need fewer users (a
+      channel per group, α = 0.01, ε = (20, 1): 35,745,285 users at k = 127 against
+      30,202,383 at k = 128). Only there: weighing it for every plan cost a quarter more
+      per new plan, and doubled a 10⁵-row sweep at k = 1000. (A narrower rule, the node
+      only where the running protocol's largest C falls there at the plan's tester point,
+      missed savings: the node's plan may run another protocol or point; a review.)"""
     found: dict[int, tuple[int, bool]] = {}
 
     def add(domain: int, lowest: int, coupled_only: bool) -> None:

@@ -119,8 +119,8 @@ def plan_columns(
 ) -> PlanColumns:
     """``plan(Query(setting, k[i], alpha[i], …), split=split)``'s numbers for every i,
     vectorised: each row's plan on its own domain, then on each larger domain ``plan``
-    weighs (``padding_domains``, a coupled node where ``node_may_help``), taken by the same
-    rule (``_padding_wins``)."""
+    weighs (``padding_domains``, a coupled protocol's node where one runs), taken by the
+    same rule (``_padding_wins``)."""
     k, alpha, eps1, eps2, delta, beta = np.broadcast_arrays(
         *(np.asarray(value, dtype=np.float64) for value in (k, alpha, eps1, eps2, delta, beta))
     )
@@ -152,8 +152,8 @@ def plan_columns(
     coupled = [protocol.key for protocol in PROTOCOLS if protocol.coupled_groups]
     for domain, lowest, coupled_only in padding_domains(setting, table, True):
         weighed = made.regular & (k < domain) & (k >= lowest)
-        if coupled_only:  # a coupled protocol's node: ``plan.node_may_help``
-            weighed &= _node_may_help(made, domain, (k, alpha, eps1, eps2), coupled, table)
+        if coupled_only:  # a coupled protocol's node: where the plan so far runs one
+            weighed &= np.isin(made.protocol, coupled)
         rows = np.flatnonzero(weighed)
         if rows.size == 0:
             continue
@@ -171,39 +171,6 @@ def plan_columns(
         )
         made = _padded_rows(made, padded, rows, domain, (eps1, eps2, alpha), split)
     return made
-
-
-def _node_may_help(
-    made: PlanColumns,
-    node: int,
-    asked: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    coupled: list[str],
-    table: ConstantTable,
-) -> np.ndarray:
-    """``plan.node_may_help`` on each row: it runs a coupled protocol, whose cell's largest
-    C at the node is below the one at the row's tester point."""
-    k, alpha, eps1, eps2 = asked
-    at = {
-        "k": np.where(np.isnan(made.tester_k), k, made.tester_k),
-        "alpha": np.where(np.isnan(made.tester_alpha), alpha, made.tester_alpha),
-        "eps1": np.where(np.isnan(made.tester_eps1), eps1, made.tester_eps1),
-        "eps2": np.where(np.isnan(made.tester_eps2), eps2, made.tester_eps2),
-    }
-    strong, weak = np.maximum(at["eps1"], at["eps2"]), np.minimum(at["eps1"], at["eps2"])
-    helps = np.zeros(k.shape, dtype=bool)
-    for key in coupled:
-        rows = made.protocol == key
-        if not rows.any():
-            continue
-        constant = table.for_setting(key)
-        there, here = (
-            constant.largest_corner_multipliers(
-                domain_k, at["alpha"][rows], strong[rows], weak[rows]
-            )
-            for domain_k in (np.full(int(rows.sum()), float(node)), at["k"][rows])
-        )
-        helps[rows] = there < here
-    return helps
 
 
 def _at_capped_delta(

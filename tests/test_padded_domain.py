@@ -367,3 +367,16 @@ def test_just_below_a_coupled_protocol_s_k_node_its_node_is_weighed() -> None:
             made.n_users_group2,
             None if made.tester_point is None else made.tester_point.k,
         )
+
+
+def test_a_node_is_weighed_wherever_a_coupled_protocol_runs_below_it() -> None:
+    """A narrower rule (the node only where the running protocol's largest C fell there at
+    the plan's tester point) read the hashed channels' grid for the channels' node and
+    missed it: local public coin, k = 127, α = 0.15, ε = (1.6, 4.8), β = 0.08 ran the
+    hashed channels on 127 bins with 604,928 users, where the channels on 128 bins need
+    593,615 (a review)."""
+    setting = Setting.from_key("local-public")
+    below = plan(Query(setting, 127, 0.15, 1.6, 4.8, None, 0.08))
+    at_node = plan(Query(setting, 128, 0.15, 1.6, 4.8, None, 0.08))
+    assert below.total_users == at_node.total_users
+    assert below.tester_point is not None and below.tester_point.k == 128
