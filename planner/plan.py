@@ -923,8 +923,10 @@ def plan(
                 continue
             if coupled_only and not protocol_for(made.protocol).coupled_groups:
                 continue
-            padded = plan_on_domain(replace(query, k=domain), table, fallback, split)
-            if _padding_wins(padded, made, split):
+            # a covered plan is displaced only by fewer users (``_padding_wins``)
+            to_beat = made.total_users if made.coverage is Coverage.CALIBRATED else None
+            padded = _plan_on_domain(replace(query, k=domain), table, fallback, split, to_beat)
+            if padded is not None and _padding_wins(padded, made, split):
                 made = _on_padded_domain(padded, query, own)
     return made
 
@@ -1131,6 +1133,17 @@ def plan_on_domain(
     """:func:`plan` on the query's own domain only (no larger domain weighed; the query
     checked, ``split`` not ``HOMOGENEOUS``): what ``planner.coverage`` simulates when it
     is outside the covered region."""
+    made = _plan_on_domain(query, table, fallback, split, None)
+    assert made is not None
+    return made
+
+
+def _plan_on_domain(
+    query: Query, table: ConstantTable, fallback: bool, split: Split, to_beat: int | None
+) -> Plan | None:
+    """:func:`plan_on_domain`; with ``to_beat``, None where its plan would not be covered
+    or would need at least that many users in all (no plan is assembled then: a larger
+    domain ``plan`` weighs and does not take)."""
     weighing = _weighing(query.setting, table, fallback)
     asked, notes = _cheapest_protocol(query, table, fallback, split, weighing)
     best, best_notes, best_point = asked, notes, None
@@ -1196,6 +1209,11 @@ def plan_on_domain(
                 fewest[1]
             ):
                 fewest = (point, run)
+    if to_beat is not None and (
+        best.coverage is not Coverage.CALIBRATED
+        or (_fewest_users(best) if split is Split.FEWEST else best.total_users) >= to_beat
+    ):
+        return None  # the plan's users in all, as assembled below
     if best_point is None:
         made = best.plan(query, table, notes, split)
         if split is Split.FEWEST:
