@@ -184,7 +184,7 @@ class LoweredPoint:
     every pair farther apart, so the plan answers the query (``plan``). ``k``: the domain
     the tester runs on when it is larger than the query's (None: the query's): a k-bin
     domain is a larger one whose other bins never occur, and total variation is the same
-    on both (``padded_domains``)."""
+    on both (``padding_domains``)."""
 
     eps1: float
     eps2: float
@@ -537,7 +537,7 @@ def _calibrated_multiplier(
         return constant.multiplier
     protocol = protocol_for(query.setting)
     if protocol.coupled_groups:
-        return _largest_corner(corners)
+        return max(corner.multiplier for corner in corners if corner.weight > 0)
     if query.k < protocol.largest_alpha_c_below_k:
         corners = _alpha_tail_corners(corners, constant)
     interpolated_constant = math.exp(
@@ -899,7 +899,7 @@ def plan(
     With calibrated constants the tester may also run on a larger domain than the
     query's: the least covered k of each protocol the query may run, where that lies
     above the query's k, and a coupled protocol's grid node just above it where that
-    protocol runs (:func:`padded_domains`). A k-bin domain is a larger one whose other bins never
+    protocol runs (:func:`padding_domains`). A k-bin domain is a larger one whose other bins never
     occur, so such a tester answers the query (the central model at
     k = 15 had run a local randomizer with 6,000× the users the central tester needs at
     k = 16). The domain's plan is taken by the rule of the points above
@@ -985,24 +985,6 @@ def covered_at_query(query: Query, table: ConstantTable) -> bool:
     planning it). The run is remembered, so asking again costs a lookup."""
     run = _ProtocolRun.size(query, query.setting, table)
     return run.coverage is Coverage.CALIBRATED
-
-
-def padded_domains(
-    setting: Setting, k: int, table: ConstantTable, fallback: bool
-) -> tuple[int, ...]:
-    """The larger domains a plan of ``setting`` at ``k`` may weigh, ascending
-    (:func:`padding_domains`: those above ``k`` that reach down to it; a coupled
-    protocol's node among them, which ``plan`` weighs only where such a protocol runs)."""
-    return tuple(
-        domain
-        for domain, lowest, _ in padding_domains(setting, table, fallback)
-        if lowest <= k < domain
-    )
-
-
-def _largest_corner(corners: list[GridCorner]) -> float:
-    """The largest C among ``corners`` that weigh (weight above 0)."""
-    return max(corner.multiplier for corner in corners if corner.weight > 0)
 
 
 PADDING_NODE_REACH = 2

@@ -94,7 +94,7 @@ class PlanColumns:
     tester_alpha: np.ndarray
     tester_k: np.ndarray
     """The domain the tester runs on where it is larger than the query's (NaN: the query's;
-    ``planner.plan.padded_domains``)."""
+    ``planner.plan.padding_domains``)."""
     tester_delta: np.ndarray
     """The δ the protocol that runs spends where that is below the query's (NaN: the
     query's; ``planner.plan.delta_capped``)."""
