@@ -12,6 +12,7 @@ protocol (README), ``delta`` the shuffle model's δ, ``L`` the compressed domain
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -185,6 +186,7 @@ def channel_bits(key: str, k: int) -> int:
     return max(1, math.ceil(math.log2(k))) if key == "k-rr" else k
 
 
+@functools.lru_cache(maxsize=4096)
 def least_noise_channel(k: float, eps: float) -> str:
     """The key of the channel :func:`channel_noise` takes at (k, ε): the first of
     :data:`CHANNEL_NOISES` with the least noise."""

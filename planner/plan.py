@@ -393,7 +393,9 @@ _GAPS: dict[tuple[Any, ...], Any] = {}
 _RUNS: dict[tuple[Any, ...], Any] = {}
 _LEAST: dict[tuple[Any, ...], Any] = {}
 _CHEAPEST: dict[tuple[Any, ...], Any] = {}
-_MEMORIES = (_MULTIPLIERS, _SIZES, _GAPS, _RUNS, _LEAST, _CHEAPEST)
+_POINTS: dict[tuple[Any, ...], Any] = {}
+"""The points a plan weighs, per query point and grid kinks (``_points_weighed``)."""
+_MEMORIES = (_MULTIPLIERS, _SIZES, _GAPS, _RUNS, _LEAST, _CHEAPEST, _POINTS)
 _PINNED: dict[int, object] = {}
 """Every constant (or table) a remembered entry's key names by ``id``, kept alive so that
 no other object takes its id while the entry stands (``_remembered``)."""
@@ -1139,13 +1141,12 @@ def _plan_on_domain(
         node = alpha_node_below(query.alpha, kinks.alpha_nodes)
         if node is not None and node not in tops:
             tops = (*tops, node)  # last: as the sweeps weigh it
-        capped = _capped_points(query, regions, tops)
-        points = _tester_points(query, regions, kinks, tops)
-        # the capped points first, as the sweeps weigh them (each is the reference when it
-        # needs fewer users; on a tie the first point wins, so where a capped point is also
-        # a rung of the ladder, it is weighed at the front, not at the rung: a review found
-        # a sweep and ``plan`` splitting a tie at α above the covered top differently)
-        points = [*capped, *(point for point in points if point not in capped)]
+        capped, points = _remembered(
+            _POINTS,
+            kinks,
+            (id(kinks), query.eps1, query.eps2, query.alpha, *regions, None, *tops),
+            lambda: _points_weighed(query, regions, kinks, tops),
+        )
         runs = []
         # a point none of whose protocols can need fewer users than the query's own plan
         # (``_least_users``) can be chosen by no rule below: it is not sized
@@ -1154,6 +1155,8 @@ def _plan_on_domain(
             if _PRUNE_CANDIDATES and asked.coverage is Coverage.CALIBRATED
             else None
         )
+        if _PRUNE_CANDIDATES and to_beat is not None:  # no point at or above it is taken
+            unbeatable = to_beat if unbeatable is None else min(unbeatable, to_beat)
         for point in points:
             lowered = at_point(query, point.eps1, point.eps2, point.alpha)
             if unbeatable is not None and point not in capped:
@@ -1427,8 +1430,15 @@ class _Weighing:
 
 
 def _weighing(setting: Setting, table: ConstantTable, fallback: bool) -> _Weighing:
-    protocols = tuple(_protocols_weighed(setting, table, fallback))
-    constants = tuple(table.for_setting(protocol.key) for protocol in protocols)
+    key = ("weighed protocols", setting.key, fallback)
+    found = table.memo.get(key)
+    if found is None:  # the protocols and their constants: the table's, remembered with it
+        protocols = tuple(_protocols_weighed(setting, table, fallback))
+        found = table.memo[key] = (
+            protocols,
+            tuple(table.for_setting(protocol.key) for protocol in protocols),
+        )
+    protocols, constants = found
     named = tuple(value for c in constants for value in (id(c), *_compression(c)))
     return _Weighing(protocols, constants, (id(table), setting.key, fallback, *named))
 
@@ -1719,6 +1729,23 @@ def _capped_points(
         if changed and point not in points:
             points.append(point)
     return points
+
+
+def _points_weighed(
+    query: Query,
+    regions: list[tuple[float, float]],
+    kinks: GridKinks,
+    alpha_tops: tuple[float, ...],
+) -> tuple[tuple[LoweredPoint, ...], tuple[LoweredPoint, ...]]:
+    """The capped points (:func:`_capped_points`), and every point a plan weighs in its
+    order: the capped points first, as the sweeps weigh them (each is the reference when
+    it needs fewer users; on a tie the first point wins, so where a capped point is also a
+    rung of the ladder, it is weighed at the front, not at the rung: a review found a
+    sweep and ``plan`` splitting a tie at α above the covered top differently), then
+    :func:`_tester_points`."""
+    capped = tuple(_capped_points(query, regions, alpha_tops))
+    points = _tester_points(query, regions, kinks, alpha_tops)
+    return capped, (*capped, *(point for point in points if point not in capped))
 
 
 def _tester_points(
