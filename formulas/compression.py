@@ -76,10 +76,31 @@ def closed_form_L(k: float, alpha: float, mu1: float, mu2: float) -> float:
 
 
 def closed_form_L_guess(k: Any, alpha: Any, mu1: Any, mu2: Any) -> np.ndarray:
-    """:func:`closed_form_L` elementwise, as a guess for :func:`integer_argmin` (arrays in)."""
+    """:func:`closed_form_L` elementwise, as a guess for :func:`integer_argmin` (arrays in).
+
+    The same formula with cube roots for the powers of thirds (x^{4/3} = x·∛x), several
+    times faster on arrays than ``np.power``; it may differ from :func:`closed_form_L` in
+    the last bits, which moves no integer argmin (the search checks its guess's window
+    and searches wherever the window does not show the minimiser)."""
     k, alpha, mu1, mu2 = (np.asarray(value, dtype=np.float64) for value in (k, alpha, mu1, mu2))
     with np.errstate(all="ignore"):
-        stationary = _stationary_L(k, alpha, mu1, mu2, np.maximum, np.where)
+        alpha_sq = alpha * alpha
+        a = k / alpha_sq
+        b = np.sqrt(k * mu1) / alpha
+        c = k * k / (alpha_sq * alpha_sq * mu1 * mu2)
+        d = np.cbrt(k * k * mu1 / mu2) / (alpha * np.cbrt(alpha))
+        p2, p0 = -2 * a / b, -8 * c / b
+        depressed_p = -(p2 * p2) / 3
+        depressed_q = 2 * p2 * p2 * p2 / 27 + p0
+        half_q = depressed_q / 2
+        third_p = depressed_p / 3
+        root_discriminant = np.sqrt(np.maximum(0.0, half_q * half_q + third_p * third_p * third_p))
+        u = np.cbrt(-half_q + root_discriminant) + np.cbrt(-half_q - root_discriminant) - p2 / 3
+        stationary = np.where(u >= 0, u * np.cbrt(u), np.nan)
+        two_term = -p2  # 2a/b
+        stationary = np.where(
+            c / (stationary * stationary) > d, two_term * np.cbrt(two_term), stationary
+        )
         return np.minimum(k, np.maximum(2.0, stationary))
 
 

@@ -35,6 +35,24 @@ def deadline(seconds: float) -> Iterator[None]:
         _DEADLINE.until, _DEADLINE.seconds = before
 
 
+def deadline_state() -> tuple[float | None, float | None]:
+    """This thread's deadline (``until``, ``seconds``; None, None: none), for a thread it
+    starts to carry (:func:`carried_deadline`)."""
+    return getattr(_DEADLINE, "until", None), getattr(_DEADLINE, "seconds", None)
+
+
+@contextmanager
+def carried_deadline(state: tuple[float | None, float | None]) -> Iterator[None]:
+    """Within the block, this thread keeps the deadline ``state`` of the thread that handed
+    it work (:func:`deadline_state`): work split over threads ends at the caller's cap."""
+    before = deadline_state()
+    _DEADLINE.until, _DEADLINE.seconds = state
+    try:
+        yield
+    finally:
+        _DEADLINE.until, _DEADLINE.seconds = before
+
+
 def check_deadline() -> None:
     """Raise :class:`DeadlineExceededError` when this thread's deadline has passed."""
     until = getattr(_DEADLINE, "until", None)

@@ -114,7 +114,8 @@ class SettingConstant:
     def grid_corner_arrays(
         self, k: Any, alpha: Any, eps_strong: Any, eps_weak: Any
     ) -> list[GridCorner] | None:
-        """All 16 corners of each point's grid cell (multilinear in the logs), elementwise.
+        """The 16 corners of each point's grid cell (multilinear in the logs), elementwise,
+        less those whose weight is 0 at every point.
 
         Fields are arrays of the points' shape; a corner's weight is 0 where the point sits
         on its cell's other face. On an axis where the point lies outside the grid, both
@@ -125,79 +126,79 @@ class SettingConstant:
         grid = self._parsed_grid
         if grid is None:
             return None
-        axes, log_axes, values, margin = grid
+        values = grid[2]
         point = [np.asarray(value, dtype=np.float64) for value in (k, alpha, eps_strong)]
         point.append(np.asarray(eps_weak, dtype=np.float64) / point[2])
         sides = []  # per axis: ((index, coordinate, weight) of the lower and upper corner)
         on_nodes = np.ones(np.shape(point[0]), dtype=bool)
-        for axis, logs, coordinate in zip(axes, log_axes, point, strict=True):
-            x = np.log(coordinate)
-            outside = (x < logs[0]) | (x > logs[-1]) | (len(logs) == 1)
-            on_nodes = on_nodes & ~outside
-            edge = np.where(x < logs[0], 0, len(logs) - 1)
-            inner = _cell_index(logs, x)
-            upper_index = np.minimum(inner + 1, len(logs) - 1)
-            span = np.asarray(logs)[upper_index] - np.asarray(logs)[inner]
-            fraction = (x - np.asarray(logs)[inner]) / np.where(span > 0, span, 1.0)
-            nodes = np.asarray(axis)
-            sides.append(
-                (
-                    (
-                        np.where(outside, edge, inner),
-                        np.where(outside, coordinate, nodes[inner]),
-                        np.where(outside, 1.0, 1.0 - fraction),
-                    ),
-                    (
-                        np.where(outside, edge, upper_index),
-                        np.where(outside, coordinate, nodes[upper_index]),
-                        np.where(outside, 0.0, fraction),
-                    ),
+        for (nodes, logs, spans), coordinate in zip(self._grid_arrays, point, strict=True):
+            flat = coordinate.ravel()
+            if flat.size > 1 and bool((flat == flat[0]).all()):  # one value (a sweep's ε)
+                outside, (lower, upper) = _axis_sides(nodes, logs, spans, flat[:1])
+                outside = np.broadcast_to(outside, coordinate.shape)
+                axis_sides = (
+                    tuple(np.broadcast_to(part, coordinate.shape) for part in lower),
+                    tuple(np.broadcast_to(part, coordinate.shape) for part in upper),
                 )
-            )
-        log_ratio = np.log(point[3])
-        ratio_clamped = (
-            (log_ratio < log_axes[3][0]) | (log_ratio > log_axes[3][-1]) | (len(log_axes[3]) == 1)
-        )
+            else:
+                outside, axis_sides = _axis_sides(nodes, logs, spans, coordinate)
+            on_nodes = on_nodes & ~outside
+            sides.append(axis_sides)
+        ratio_clamped = outside  # the last axis: ε_weak/ε_strong outside its nodes
         own_weak = np.asarray(eps_weak, dtype=np.float64)
         # what several corners share is made once: k rounded per k side, ε_weak per
         # (ε_strong, ratio) side, the weight's partial products in the same order
         # ((w0·w1)·w2)·w3, and the node's flat position for one gather instead of four
-        k_nodes = [np.round(k0).astype(np.int64) for _, k0, _ in sides[0]]
-        weak_nodes = {
-            (s2, s3): np.where(ratio_clamped, own_weak, e2 * r3)
-            for s2, (_, e2, _) in enumerate(sides[2])
-            for s3, (_, r3, _) in enumerate(sides[3])
-        }
-        strides = [int(np.prod(values.shape[axis + 1 :])) for axis in range(4)]
-        flat_values = values.ravel()
+        strides = [int(math.prod(values.shape[axis + 1 :])) for axis in range(4)]
+        # a side weighing 0 at every point (the point on its lower node, or outside the
+        # grid, on that axis everywhere: a sweep's fixed ε) gives every corner on it a
+        # weight of 0 everywhere; such corners are left out (each would add exactly 0 to
+        # a chord, and nothing to a largest C)
+        live = [[bool(side[2].any()) for side in axis_sides] for axis_sides in sides]
+        offsets = [
+            [side[0] * stride for side in axis_sides]
+            for axis_sides, stride in zip(sides, strides, strict=True)
+        ]
         partial: dict[tuple[int, ...], Any] = {}
         position: dict[tuple[int, ...], Any] = {}
-        for s0, s1, s2 in itertools.product(range(2), repeat=3):
+        for s0, s1 in itertools.product(range(2), repeat=2):
+            if not (live[0][s0] and live[1][s1]):
+                continue
             weight01 = sides[0][s0][2] * sides[1][s1][2]
-            partial[s0, s1, s2] = weight01 * sides[2][s2][2]
-            position[s0, s1, s2] = (
-                sides[0][s0][0] * strides[0]
-                + sides[1][s1][0] * strides[1]
-                + sides[2][s2][0] * strides[2]
-            )
+            position01 = offsets[0][s0] + offsets[1][s1]
+            for s2 in range(2):
+                if live[2][s2]:
+                    partial[s0, s1, s2] = weight01 * sides[2][s2][2]
+                    position[s0, s1, s2] = position01 + offsets[2][s2]
+        k_nodes: dict[int, Any] = {}
+        weak_nodes: dict[tuple[int, int], Any] = {}
+        margined = self._margined_values
         corners = []
         for s0, s1, s2, s3 in itertools.product(range(2), repeat=4):
-            (i0, _, _), (i1, a1, _), (i2, e2, _), (i3, _, w3) = (
+            if (s0, s1, s2) not in partial or not live[3][s3]:
+                continue
+            (i0, k0, _), (i1, a1, _), (i2, e2, _), (i3, r3, w3) = (
                 sides[0][s0],
                 sides[1][s1],
                 sides[2][s2],
                 sides[3][s3],
             )
+            if s0 not in k_nodes:
+                k_nodes[s0] = np.round(k0).astype(np.int64)
+            if (s2, s3) not in weak_nodes:
+                weak_nodes[s2, s3] = np.where(ratio_clamped, own_weak, e2 * r3)
+            flat = position[s0, s1, s2] + offsets[3][s3]
             corners.append(
                 GridCorner(
                     partial[s0, s1, s2] * w3,
-                    margin * flat_values[position[s0, s1, s2] + i3 * strides[3]],
+                    margined[flat],
                     k_nodes[s0],
                     a1,
                     e2,
                     weak_nodes[s2, s3],
                     (i0, i1, i2, i3),
                     on_nodes,
+                    flat,
                 )
             )
         return corners
@@ -438,12 +439,11 @@ class SettingConstant:
         shape = np.shape(np.asarray(k) + np.asarray(alpha) + np.asarray(eps_strong))
         if grid is None:
             return np.full(shape, self.multiplier)
-        _, log_axes, _, _ = grid
         point = [np.asarray(value, dtype=np.float64) for value in (k, alpha, eps_strong)]
         point.append(np.asarray(eps_weak, dtype=np.float64) / point[2])
         cells = tuple(
             np.broadcast_to(_cell_index(logs, np.log(x)), shape)
-            for logs, x in zip(log_axes, point, strict=True)
+            for (_, logs, _), x in zip(self._grid_arrays, point, strict=True)
         )
         return self._cell_minima[cells]
 
@@ -496,6 +496,29 @@ class SettingConstant:
             values,
             float(grid["safety_margin"]),
         )
+
+    @functools.cached_property
+    def _margined_values(self) -> np.ndarray:
+        """The grid's C at every node with the safety margin, read flat (C order)."""
+        grid = self._parsed_grid
+        assert grid is not None
+        _, _, values, margin = grid
+        return margin * values.ravel()
+
+    @functools.cached_property
+    def _grid_arrays(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per grid axis: its nodes, their logs (as :attr:`_parsed_grid`'s), and each cell's
+        span in log (next node's log less its lower node's; 1 where that is not above 0,
+        and on a one-node axis), by the cell's lower node."""
+        grid = self._parsed_grid
+        assert grid is not None
+        arrays = []
+        for axis, logs in zip(grid[0], grid[1], strict=True):
+            log_array = np.asarray(logs, dtype=np.float64)
+            span = log_array[1:] - log_array[:-1]
+            spans = np.where(span > 0, span, 1.0) if span.size else np.ones(1)
+            arrays.append((np.asarray(axis, dtype=np.float64), log_array, spans))
+        return arrays
 
     @functools.cached_property
     def covered(self) -> dict[str, tuple[float, float]]:
@@ -564,10 +587,45 @@ class SettingConstant:
         ]
 
 
-def _cell_index(logs: list[float], x: Any) -> Any:
+def _axis_sides(
+    nodes: np.ndarray, logs: np.ndarray, spans: np.ndarray, coordinate: np.ndarray
+) -> tuple[np.ndarray, tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]]:
+    """Where each point lies outside a grid axis (``nodes``, their ``logs``, each cell's
+    ``spans`` in log), and the (index, coordinate, weight) of the lower and the upper
+    corner on it (outside: the edge node's index, the point's own coordinate, weights 1
+    and 0)."""
+    x = np.log(coordinate)
+    outside = (x < logs[0]) | (x > logs[-1]) | (len(logs) == 1)
+    edge = np.where(x < logs[0], 0, len(logs) - 1)
+    inner = _cell_index(logs, x)
+    upper_index = np.minimum(inner + 1, len(logs) - 1)
+    fraction = (x - logs[inner]) / spans[inner]
+    return outside, (
+        (
+            np.where(outside, edge, inner),
+            np.where(outside, coordinate, nodes[inner]),
+            np.where(outside, 1.0, 1.0 - fraction),
+        ),
+        (
+            np.where(outside, edge, upper_index),
+            np.where(outside, coordinate, nodes[upper_index]),
+            np.where(outside, 0.0, fraction),
+        ),
+    )
+
+
+def _cell_index(logs: np.ndarray, x: Any) -> Any:
     """The lower node of the grid cell around log-coordinate ``x`` on an axis of node logs
-    ``logs`` (the edge cell outside the axis; 0 on a one-node axis)."""
-    return np.clip(np.searchsorted(logs, x, side="right") - 1, 0, max(len(logs) - 2, 0))
+    ``logs`` (the edge cell outside the axis; 0 on a one-node axis; a NaN: the last cell).
+
+    The cells' inner nodes above ``x`` counted off the last cell, one comparison a node
+    (a grid axis has a handful): several times faster on arrays than a binary search,
+    and equal to ``clip(searchsorted(logs, x, "right") − 1, 0, len − 2)``."""
+    last = max(len(logs) - 2, 0)
+    index = np.full(np.shape(x), last, dtype=np.intp)
+    for node in logs[1:-1]:
+        index -= np.less(x, node)
+    return index
 
 
 @dataclass(frozen=True)
@@ -587,6 +645,8 @@ class GridCorner:
     """The node's index on each grid axis (arrays, or a tuple of ints for one point)."""
     on_nodes: Any = None
     """Arrays only: true where every corner of the point is a grid node (no axis outside)."""
+    flat_index: Any = None
+    """Arrays only: the node's position in the grid's values read flat (C order)."""
 
 
 def _direct_table_factor(

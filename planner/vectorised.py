@@ -9,10 +9,10 @@ row's baseline once at the end, of the protocol and point chosen), and its rows 
 single ``plan`` calls (tested on random points of every setting). What costs a
 root-find — the exact Poisson noise μ(ε, δ), the majority-vote runs r(β) — is computed
 once per distinct value. ``plan`` stays scalar because one plan must cost microseconds;
-this is for sweeps (10⁵ rows: about 0.6–1.9 s with eight protocols and the ladder's
+this is for sweeps (10⁵ rows: about 0.3–1.0 s with eight protocols and the ladder's
 rungs, each rung sized only on the rows it could win (:func:`least_sizes`), the rungs
-weighed from the lowest, and the baselines once at the end; see
-``benchmarks/bench_planner.py``).
+weighed from the lowest, the baselines once at the end, and a large call's rows split
+over the machine's cores; see ``benchmarks/bench_planner.py``).
 
 Columns are float64: counts are exact integers below 2^53 users. Rows at 2^53 or more, with
 invalid inputs, or with a β < 1/3 at which ``plan`` weighs direct calibration against the
@@ -22,7 +22,9 @@ itself (:mod:`planner.sweep` does).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -32,6 +34,7 @@ from planner.constants import COVERAGE_AXES, ConstantSource, ConstantTable, Sett
 from planner.formulas.accounting import DELTA_FLOOR
 from planner.formulas.registry import BOUNDS
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
+from planner.formulas.search import carried_deadline, deadline_state
 from planner.formulas.settings import Setting
 from planner.inputs import ALPHA_MIN, EPS_MAX, EPS_MIN, K_MAX, Accounting
 from planner.plan import (
@@ -55,7 +58,7 @@ from planner.protocols import (
     private_coin_protocol,
     protocol_for,
 )
-from planner.protocols.base import per_distinct_pairs
+from planner.protocols.base import RememberedPairs, per_distinct_pairs
 
 EXACT_COUNT_LIMIT = 2.0**53
 """Rows whose users in all reach this go to ``plan``: float64 holds integers exactly only
@@ -120,16 +123,86 @@ def plan_columns(
     """``plan(Query(setting, k[i], alpha[i], …), split=split)``'s numbers for every i,
     vectorised: each row's plan on its own domain, then on each larger domain ``plan``
     weighs (``padding_domains``, a coupled protocol's node where one runs), taken by the
-    same rule (``_padding_wins``)."""
+    same rule (``_padding_wins``).
+
+    Rows are planned independently of each other, so a large call is cut into blocks of
+    at least :data:`PARALLEL_ROWS` rows planned side by side on the machine's cores (numpy
+    releases the interpreter's lock in its loops); the columns are the same as in one
+    block."""
     k, alpha, eps1, eps2, delta, beta = np.broadcast_arrays(
         *(np.asarray(value, dtype=np.float64) for value in (k, alpha, eps1, eps2, delta, beta))
     )
+    rows = k.shape[0] if k.ndim else 1
+    workers = min(_cores(), rows // PARALLEL_ROWS)
+    if k.ndim != 1 or workers < 2:
+        return _plan_columns(setting, k, alpha, eps1, eps2, delta, beta, accounting, table, split)
+    # each worker takes a quarter from each end (rows 0–¼ and ¾–1, then ¼–½ and ½–¾ for
+    # two): a sweep's rows run along its axes and cost more at one end (small ε weighs
+    # more tester points), and rows next to each other share their distinct values
+    quarters = np.array_split(np.arange(rows), 2 * workers)
+    blocks = [np.concatenate([quarters[index], quarters[-1 - index]]) for index in range(workers)]
+    caller = deadline_state()  # each block ends at the caller's deadline, if it has one
+
+    def block_columns(block: np.ndarray) -> PlanColumns:
+        with carried_deadline(caller):
+            return _plan_columns(
+                setting,
+                k[block],
+                alpha[block],
+                eps1[block],
+                eps2[block],
+                delta[block],
+                beta[block],
+                accounting,
+                table,
+                split,
+            )
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="plan-columns") as pool:
+        made = list(pool.map(block_columns, blocks))
+    joined = {}
+    for field in fields(PlanColumns):
+        parts = [getattr(part, field.name) for part in made]
+        column = np.empty(rows, dtype=parts[0].dtype)
+        for block, part in zip(blocks, parts, strict=True):
+            column[block] = part
+        joined[field.name] = column
+    return PlanColumns(**joined)
+
+
+PARALLEL_ROWS = 20_000
+"""Rows a block of a parallel :func:`plan_columns` holds at least (below it a thread's
+start and numpy's per-call costs outweigh a second core)."""
+
+
+def _cores() -> int:
+    """Cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1
+
+
+def _plan_columns(
+    setting: Setting,
+    k: np.ndarray,
+    alpha: np.ndarray,
+    eps1: np.ndarray,
+    eps2: np.ndarray,
+    delta: np.ndarray,
+    beta: np.ndarray,
+    accounting: Accounting,
+    table: ConstantTable,
+    split: Split,
+) -> PlanColumns:
+    """:func:`plan_columns` in one block."""
+    k, alpha, eps1, eps2, delta, beta = np.broadcast_arrays(k, alpha, eps1, eps2, delta, beta)
     top = delta_top(setting, table)
     if top is not None:  # ``plan.delta_capped``: a valid δ above the covered top runs there
         with np.errstate(invalid="ignore"):
             capped = (delta > top) & (delta < 1)
         if capped.any():
-            made = plan_columns(
+            made = _plan_columns(
                 setting,
                 k,
                 alpha,
@@ -428,6 +501,21 @@ def _lowered(
         )
         return split1 + split2
 
+    def least_in_all(sizes: Sequence[np.ndarray], at: _Points, best: np.ndarray) -> np.ndarray:
+        """``users(sizes, at)`` of a protocol's least sizes (:func:`least_sizes`), or where
+        the smaller group alone is above ``best``, that group's users: no split needs
+        fewer (a variance split puts n1·n2·(γ1 + γ2)²/(γ1²·n2 + γ2²·n1) ≥ min(n1, n2) in
+        all), so such a row is ruled out alike, without computing its split."""
+        if not by_variance or int(sizes[-2].flat[0]) not in _VARIANCE_CODES:
+            return sizes[0] + sizes[1]
+        smaller = np.minimum(sizes[0], sizes[1])
+        split = smaller <= best
+        if split.all():
+            return users(sizes, at)
+        if split.any():
+            smaller[split] = users(tuple(column[split] for column in sizes), _subset(at, split))
+        return smaller
+
     best_users = users(best, points)
     # ε above EPS_CAP, and α above the covered top: each capped point is the reference
     # where it needs fewer users in all
@@ -523,12 +611,18 @@ def _lowered(
                 live = alive[other.key][rows]
                 found: dict[str, np.ndarray] = {}
                 if live.all():
-                    least = users(least_sizes(at_rows, other, table, found, by_cell=True), at_rows)
+                    least = least_in_all(
+                        least_sizes(at_rows, other, table, found, by_cell=True),
+                        at_rows,
+                        best_users[rows],
+                    )
                     unit = found[other.key]
                 elif live.any():
                     at_live = _subset(at_rows, live)
-                    least[live] = users(
-                        least_sizes(at_live, other, table, found, by_cell=True), at_live
+                    least[live] = least_in_all(
+                        least_sizes(at_live, other, table, found, by_cell=True),
+                        at_live,
+                        best_users[rows][live],
                     )
                     unit[live] = found[other.key]
                 by_key[other.key] = least
@@ -632,14 +726,9 @@ def _split_by_variance(
     for key in _VARIANCE_KEYS:  # γ from each protocol's own scalar function, once per (k, ε)
         rows = protocol == _CODE[key]
         if rows.any():
-            function: Any = protocol_for(key).variance_weight
             k = points.k[rows].astype(np.float64)  # exact: k ≤ K_MAX < 2^53
-
-            def weight(k_value: float, eps: float, function: Any = function) -> float:
-                return float(function(int(k_value), eps))
-
-            gamma1[rows] = per_distinct_pairs(k, eps1[rows], weight)
-            gamma2[rows] = per_distinct_pairs(k, eps2[rows], weight)
+            gamma1[rows] = _VARIANCE_WEIGHTS[key](k, eps1[rows])
+            gamma2[rows] = _VARIANCE_WEIGHTS[key](k, eps2[rows])
     with np.errstate(all="ignore"):  # rows far past exact counts are left to ``plan``
         exact1, exact2 = variance_split(n1 // runs, n2 // runs, gamma1, gamma2)
         split1, split2 = runs * np.ceil(exact1), runs * np.ceil(exact2)
@@ -929,6 +1018,8 @@ def _may_calibrate_directly(points: _Points, setting: Setting, table: ConstantTa
 
 def _per_distinct(values: np.ndarray, function: Any) -> np.ndarray:
     """``function`` (a scalar function) applied once per distinct value of ``values``."""
+    if values.size and bool((values == values.flat[0]).all()):  # one value (a sweep's β)
+        return np.full(values.shape, function(float(values.flat[0])), dtype=np.float64)
     distinct, inverse = np.unique(values, return_inverse=True)
     return np.array([function(float(value)) for value in distinct], dtype=np.float64)[
         inverse.reshape(values.shape)
@@ -970,6 +1061,19 @@ _VARIANCE_KEYS = frozenset(
 )
 """The protocols the default plan splits again by their statistic's variance (a channel
 per group is sized so already)."""
+
+
+def _variance_weight(key: str) -> RememberedPairs:
+    """γ(k, ε) of the protocol ``key`` (its ``variance_weight``) on arrays, remembered."""
+    function: Any = protocol_for(key).variance_weight
+
+    def weight(k: float, eps: float) -> float:
+        return float(function(int(k), eps))
+
+    return RememberedPairs(weight)
+
+
+_VARIANCE_WEIGHTS = {key: _variance_weight(key) for key in _VARIANCE_KEYS}
 
 _KEYS = tuple(protocol.key for protocol in PROTOCOLS)
 _CODE = {key: code for code, key in enumerate(_KEYS)}
@@ -1113,9 +1217,11 @@ def _corner_units(
                 for delta in deltas
             ]
         )
+        flat_table = table.reshape(deltas.size, -1)
+        every = bool(on_nodes.all())
         for position, corner in enumerate(corners):
-            index = tuple(np.broadcast_to(axis, shape)[on_nodes] for axis in corner.index)
-            unit[position][on_nodes] = table[(delta_code, *index)]
+            flat = np.broadcast_to(corner.flat_index, shape)
+            unit[position][on_nodes] = flat_table[delta_code, flat if every else flat[on_nodes]]
     off = ~on_nodes
     if off.any():
         # only the corners that weigh (most weigh 0: a point outside the grid on an axis

@@ -96,6 +96,63 @@ def test_sweep_rows_equal_single_plan_calls(setting: Setting) -> None:
         assert {name: row[name] for name in expected} == expected, row
 
 
+@pytest.mark.parametrize("key", ["shuffle-public", "local-private"])
+def test_parallel_blocks_give_the_columns_of_one_block(key: str, monkeypatch) -> None:
+    """A large call is planned in blocks on several threads: its columns equal one block's,
+    NaN for NaN, on rows that cross every region (small k, padded domains, δ above the
+    covered top, invalid rows, β < 1/3)."""
+    from planner import vectorised
+
+    rng = np.random.default_rng(20261130)
+    rows = 601
+    k = np.round(np.exp(rng.uniform(np.log(2), np.log(2e5), rows)))
+    alpha = np.exp(rng.uniform(np.log(0.008), np.log(1.2), rows))  # some above 1: invalid
+    # few distinct ε and δ: scattered ε give each row a ladder of its own, which the
+    # vectorised path sizes a few rows at a time
+    eps = np.array([0.02, 0.3, 1.0, 4.0, 25.0])
+    eps1, eps2 = rng.choice(eps, rows), rng.choice(eps, rows)
+    delta = rng.choice([1e-8, 0.01], rows)  # 0.01: above the covered top
+    beta = rng.choice([1 / 3, 1 / 3, 0.05], rows)
+    setting = next(s for s in ALL_SETTINGS if s.key == key)
+    arguments = (setting, k, alpha, eps1, eps2, delta, beta, Accounting.EXACT, default_constants())
+    monkeypatch.setattr(vectorised, "PARALLEL_ROWS", 10**9)
+    one_block = vectorised.plan_columns(*arguments)
+    monkeypatch.setattr(vectorised, "PARALLEL_ROWS", 150)
+    monkeypatch.setattr(vectorised, "_cores", lambda: 3)
+    threads = []
+    original = vectorised._plan_columns
+
+    def recording(*args, **kwargs):
+        threads.append(__import__("threading").current_thread().name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(vectorised, "_plan_columns", recording)
+    blocks = vectorised.plan_columns(*arguments)
+    assert len(set(threads)) == 3 and all(name.startswith("plan-columns") for name in threads)
+    for name in one_block.__dataclass_fields__:
+        np.testing.assert_array_equal(getattr(blocks, name), getattr(one_block, name), name)
+    assert one_block.regular.sum() > rows // 3 and (~one_block.regular).sum() > 0
+
+
+def test_parallel_blocks_keep_the_callers_deadline(monkeypatch) -> None:
+    """A block planned on another thread ends at the deadline of the thread that asked
+    (a service's cap): the error reaches the caller, and no block runs on unbounded."""
+    from planner import vectorised
+    from planner.formulas.search import DeadlineExceededError, deadline
+
+    monkeypatch.setattr(vectorised, "PARALLEL_ROWS", 50)
+    monkeypatch.setattr(vectorised, "_cores", lambda: 2)
+    rng = np.random.default_rng(20261131)
+    rows = 400
+    eps2 = rng.uniform(0.011, 0.019, rows)  # ε met nowhere before: a root-find each
+    setting = Setting(Model.SHUFFLE, Coin.PRIVATE)
+    arguments = (setting, 1000.0, 0.1, 1.0, eps2, 3.7e-7, 1 / 3, Accounting.EXACT)
+    started = time.monotonic()
+    with pytest.raises(DeadlineExceededError), deadline(0.05):
+        vectorised.plan_columns(*arguments, default_constants())
+    assert time.monotonic() - started < 5.0
+
+
 @pytest.mark.parametrize("coin", [Coin.PRIVATE, Coin.PUBLIC])
 def test_low_privacy_rows_above_the_grids_top_k_equal_plan(coin: Coin) -> None:
     """Above k = 4096 at large ε the local plans run k-RR, whose constant is read at the ε
@@ -210,6 +267,41 @@ def test_vectorised_argmin_equals_one_search_per_point() -> None:
         assert together[index] == integer_argmin(
             lambda L, v=one: bound.evaluate(**v, L=L), 2, one["k"]
         )
+
+
+def test_distinct_rows_partitions_as_numpys_unique() -> None:
+    """Several varying columns (one sort by a mix of their bits): the rows given one number
+    are equal, and there are as many numbers as distinct rows; with a NaN, NaNs are one
+    value (the column-by-column codes)."""
+    from planner.protocols.base import distinct_rows
+
+    rng = np.random.default_rng(13)
+    for trial in range(40):
+        rows = int(rng.integers(1, 3000))
+        columns = [
+            rng.choice(rng.normal(size=int(rng.integers(1, 20))), rows)
+            for _ in range(int(rng.integers(2, 5)))
+        ]
+        if trial % 4 == 0:
+            columns.append(rng.integers(0, 4, rows))
+        if trial % 5 == 0:
+            columns[0] = np.where(rng.random(rows) < 0.3, np.nan, columns[0])
+        representatives, code = distinct_rows(*columns)
+        table = np.stack([np.asarray(column, dtype=float) for column in columns], axis=1)
+        np.testing.assert_array_equal(table[representatives[code]], table)
+        canonical = np.nan_to_num(table, nan=1e300)  # NaNs one value, as np.unique's rows
+        assert len(representatives) == len(np.unique(canonical, axis=0))
+
+
+def test_cell_index_is_the_binary_searchs_cell() -> None:
+    from planner.constants import _cell_index
+
+    rng = np.random.default_rng(12)
+    for nodes in (1, 2, 3, 5, 9):
+        logs = np.sort(rng.normal(size=nodes))
+        x = np.concatenate([rng.normal(scale=2, size=5000), logs, [np.nan, -np.inf, np.inf]])
+        expected = np.clip(np.searchsorted(logs, x, side="right") - 1, 0, max(nodes - 2, 0))
+        np.testing.assert_array_equal(_cell_index(logs, x), expected)
 
 
 def test_grid_corner_arrays_match_the_scalar_corners() -> None:

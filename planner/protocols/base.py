@@ -95,6 +95,97 @@ def per_distinct_pairs(first: np.ndarray, second: np.ndarray, function: Any) -> 
     return results[inverse].reshape(first.shape)
 
 
+class RememberedPairs:
+    """A scalar function of (a, b) on arrays, each value met remembered.
+
+    Where one of the two columns holds a single value (a sweep's δ, or its k on an ε
+    axis), the other's values met so far are kept sorted with their results, per that
+    value, and each call looks its elements up there (a binary search a row: no sort of
+    the call's rows, and no call of the function for a value met before). Elsewhere, or
+    with a NaN, it is :func:`per_distinct_pairs`. The results are the function's own, so
+    the same as without the memory. At most ``limit`` values are kept per single value,
+    and ``fixed_limit`` single values (beyond either, that memory starts anew): a
+    service's memory stays bounded whatever it is asked.
+    """
+
+    def __init__(
+        self,
+        function: Callable[[float, float], float],
+        limit: int = 1 << 17,
+        fixed_limit: int = 64,
+    ) -> None:
+        self.function = function
+        self.limit = limit
+        self.fixed_limit = fixed_limit
+        self._known: dict[tuple[int, float], tuple[np.ndarray, np.ndarray]] = {}
+        self._recent: list[tuple[tuple[int, float], np.ndarray, np.ndarray]] = []
+
+    def __call__(self, first: Any, second: Any) -> np.ndarray:
+        first, second = np.broadcast_arrays(
+            np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+        )
+        flat_first, flat_second = first.ravel(), second.ravel()
+        if flat_first.size == 0 or np.isnan(flat_first).any() or np.isnan(flat_second).any():
+            return per_distinct_pairs(first, second, self.function)
+        if (flat_second == flat_second[0]).all():
+            fixed, varying, position = float(flat_second[0]), flat_first, 1
+        elif (flat_first == flat_first[0]).all():
+            fixed, varying, position = float(flat_first[0]), flat_second, 0
+        else:
+            return per_distinct_pairs(first, second, self.function)
+        if (varying == varying[0]).all():  # one value in all (a rung's ε): no search
+            return np.full(first.shape, self._one(position, fixed, float(varying[0])))
+        for key, seen, found in self._recent:  # a column looked up just before
+            if (
+                key == (position, fixed)
+                and seen.shape == varying.shape
+                and seen[-1] == varying[-1]
+                and np.array_equal(seen, varying)
+            ):
+                return found.reshape(first.shape)
+        # one reading of the memory (another thread may replace it meanwhile: each
+        # stored pair of arrays is whole, and never changed in place)
+        values, results = self._known.get((position, fixed), (_EMPTY, _EMPTY))
+        index = np.searchsorted(values, varying)
+        met = index < values.size
+        met[met] = values[index[met]] == varying[met]
+        if not met.all():
+            new = np.unique(varying[~met])
+            if position == 1:
+                computed = [self.function(value, fixed) for value in new.tolist()]
+            else:
+                computed = [self.function(fixed, value) for value in new.tolist()]
+            if values.size + new.size > self.limit:
+                values, results = _EMPTY, _EMPTY
+            if (position, fixed) not in self._known and len(self._known) >= self.fixed_limit:
+                self._known.clear()
+            values = np.concatenate([values, new])
+            results = np.concatenate([results, np.asarray(computed, dtype=np.float64)])
+            order = values.argsort(kind="stable")
+            values, results = values[order], results[order]
+            self._known[position, fixed] = (values, results)
+            index = np.searchsorted(values, varying)
+        found = results[index]
+        found.setflags(write=False)  # handed out again to a later call
+        seen = varying.copy()
+        self._recent = [((position, fixed), seen, found), *self._recent[: RECENT_COLUMNS - 1]]
+        return found.reshape(first.shape)
+
+    def _one(self, position: int, fixed: float, value: float) -> float:
+        """The function at one pair (``position``: which of the two is ``fixed``)."""
+        values, results = self._known.get((position, fixed), (_EMPTY, _EMPTY))
+        index = int(np.searchsorted(values, value))
+        if index < values.size and values[index] == value:
+            return float(results[index])
+        return float(self.function(value, fixed) if position == 1 else self.function(fixed, value))
+
+
+_EMPTY = np.empty(0, dtype=np.float64)
+RECENT_COLUMNS = 4
+"""Columns :class:`RememberedPairs` keeps its last answers for (a sizing looks the same
+ε column up two or three times in a row)."""
+
+
 def dense_codes(flat: np.ndarray) -> tuple[np.ndarray, int]:
     """Each element's rank among the distinct values of the 1-d ``flat`` (0 … m − 1, in
     sorted order; NaNs one value, as ``np.unique``'s inverse), and m: one sort, without
@@ -119,12 +210,18 @@ def distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Column by column (1-d sorts, codes kept dense), not ``np.unique(axis=0)``'s slow
     lexicographic sort of rows.
     """
+    flats = [np.ravel(column) for column in columns]
+    # a column of one value (often δ) adds nothing to the codes
+    varying = [flat for flat in flats if not (flat.size and bool((flat == flat[0]).all()))]
+    if (
+        len(varying) >= 2
+        and all(flat.dtype in _EIGHT_BYTE_NUMBERS for flat in varying)
+        and not any(flat.dtype.kind == "f" and np.isnan(flat).any() for flat in varying)
+    ):
+        return _distinct_by_hash(varying)
     code = np.zeros(columns[0].size, dtype=np.int64)
     varied = False  # code is all zeros until a column varies
-    for column in columns:
-        flat = np.ravel(column)
-        if flat.size and bool((flat == flat[0]).all()):
-            continue  # one value (often δ): it adds nothing to the codes
+    for flat in varying:
         column_code, count = dense_codes(flat)
         if not varied:  # 0·(m + 1) + column_code: already dense
             code, varied = column_code, True
@@ -133,6 +230,37 @@ def distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # the codes are dense (0 … m − 1): an index of each, without another sort (any member
     # of a tuple's rows stands for it)
     representatives = np.zeros(int(code.max(initial=-1)) + 1, dtype=np.int64)
+    representatives[code] = np.arange(code.size)
+    return representatives, code
+
+
+_EIGHT_BYTE_NUMBERS = (np.dtype(np.float64), np.dtype(np.int64))
+_HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _distinct_by_hash(flats: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`distinct_rows` over several varying columns with one sort: the rows sorted
+    by a 64-bit mix of their bits, a new tuple wherever the mix or any column differs from
+    the row before. Rows given one number are equal in every column whatever the mix
+    (a collision can only split equal rows, which then evaluate alike twice); equal rows
+    share their mix, so they sort together and share a number (no NaN: the caller keeps
+    those to the column-by-column codes, where NaNs are one value)."""
+    mixed = np.zeros(flats[0].size, dtype=np.uint64)
+    for flat in flats:  # h ← h·m + bits, wrapping
+        mixed *= _HASH_MULTIPLIER
+        mixed += np.ascontiguousarray(flat).view(np.uint64)
+    order = mixed.argsort()
+    ordered = mixed[order]
+    new = np.empty(ordered.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    for flat in flats:
+        column = flat[order]
+        new[1:] |= column[1:] != column[:-1]
+    ranks = np.cumsum(new) - 1
+    code = np.empty(ordered.size, dtype=np.int64)
+    code[order] = ranks
+    representatives = np.zeros(int(ranks[-1]) + 1 if ranks.size else 0, dtype=np.int64)
     representatives[code] = np.arange(code.size)
     return representatives, code
 

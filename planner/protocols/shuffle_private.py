@@ -34,10 +34,10 @@ from planner.protocols.base import (
     CalibrationDesign,
     Compression,
     Protocol,
+    RememberedPairs,
     RunSizes,
     bound_value,
     distinct_rows,
-    per_distinct_pairs,
 )
 
 SMALL_EPS_AXES: dict[str, list[float]] = {
@@ -55,6 +55,13 @@ def noise_mu(eps: float, delta: float, accounting: Accounting) -> float:
     if accounting is Accounting.EXACT:
         return poisson_mu_exact(eps, delta)
     return float(poisson_mu_paper(eps, delta))
+
+
+_NOISE_MU_ARRAYS = {
+    accounting: RememberedPairs(partial(noise_mu, accounting=accounting))
+    for accounting in Accounting
+}
+""":func:`noise_mu` on arrays of (ε, δ), per accounting."""
 
 
 def exact_privacy(eps: float, delta: float, accounting: Accounting) -> float:
@@ -172,10 +179,7 @@ def shuffle_sizes_arrays(
 ) -> Any:
     """:func:`shuffle_sizes` elementwise (``Protocol.size_run_arrays``): one root-find per
     distinct (ε, δ), one L argmin per distinct point."""
-    mu_s, mu_w = (
-        per_distinct_pairs(eps, delta, lambda e, d: noise_mu(e, d, accounting))
-        for eps in (eps_s, eps_w)
-    )
+    mu_s, mu_w = (_NOISE_MU_ARRAYS[accounting](eps, delta) for eps in (eps_s, eps_w))
     bound = BOUNDS[upper_key]
     values = {"k": k, "alpha": alpha, "mu1": mu_s, "mu2": mu_w}
     if unit_strong is None:
@@ -191,9 +195,13 @@ def shuffle_sizes_arrays(
             )
             argmin = integer_argmin(
                 lambda L: bound.evaluate(**distinct, L=L), 2, distinct["k"], guess=guess
-            )[inverse].reshape(columns[0].shape)
-            values["L"] = np.maximum(np.minimum(compression[0], k), argmin)
-        unit_strong = bound.evaluate(**values)
+            )
+            L = np.maximum(np.minimum(compression[0], distinct["k"]), argmin)
+            # the bound at each distinct point, read back at its rows (equal points give
+            # equal values)
+            unit_strong = bound.evaluate(**distinct, L=L)[inverse].reshape(columns[0].shape)
+        else:
+            unit_strong = bound.evaluate(**values)
     if multiplier is None:
         return unit_strong
     return (
