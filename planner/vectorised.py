@@ -674,16 +674,23 @@ def _lowered(
     # covered best is ruled out there at every tester point, where its sizes fall with ε
     # (``Protocol.sizes_fall_with_eps``): each tester point has no larger ε or α, so its
     # least users there are no fewer, and the best only falls. So it is not sized there
-    # again. Not a protocol the default split resizes by its variance: that count also
-    # moves with the groups' variance weights, which need not keep it from falling at a
-    # lower ε (a review: the shuffle public coin at k = 7, α = 0.01, ε = (10.07, 0.026),
-    # δ = 10⁻¹², ran the local public coin at the query, 325 users above ``plan``'s point
-    # at ε1 = 10, whose variance split needs fewer in all).
+    # again. For a protocol the default split resizes by its variance, the users in all
+    # also move with the groups' variance weights, which need not keep them from falling
+    # at a lower ε (a review: the shuffle public coin at k = 7, α = 0.01, ε = (10.07,
+    # 0.026), δ = 10⁻¹², ran the local public coin at the query, 325 users above
+    # ``plan``'s point at ε1 = 10, whose variance split needs fewer in all); but no split
+    # puts fewer than its smaller group in all (``least_in_all``), and each group's size
+    # only grows at a lower point, so such a protocol is ruled out where its smaller
+    # group's least size at the query is no fewer than the best.
     alive = {}
     for other in weighed:
         alive[other.key] = np.ones(points.k.shape, dtype=bool)
-        if other.sizes_fall_with_eps and not (by_variance and other.key in _VARIANCE_KEYS):
-            least_here = users(least_sizes(points, other, table), points)
+        if other.sizes_fall_with_eps:
+            sizes = least_sizes(points, other, table)
+            if by_variance and other.key in _VARIANCE_KEYS:
+                least_here = np.minimum(sizes[0], sizes[1])
+            else:
+                least_here = users(sizes, points)
             alive[other.key] = (best[-1] != 0) | (least_here < best_users)
 
     # above the covered α top, the query's own ε at that α (a tester point where ε is
