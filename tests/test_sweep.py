@@ -269,6 +269,38 @@ def test_vectorised_argmin_equals_one_search_per_point() -> None:
         )
 
 
+def test_remembered_pairs_answer_as_the_function_whatever_its_memory_holds() -> None:
+    """The sorted memory per fixed value, its restart past ``limit`` (a review found a
+    restart that kept only the call's new values while its other values were read from
+    it: wrong variance weights, sweep rows off ``plan``), the restart past ``fixed_limit``
+    and the last-columns memory: every answer is the function's own."""
+    from planner.protocols.base import RememberedPairs
+
+    calls = []
+
+    def function(a: float, b: float) -> float:
+        calls.append((a, b))
+        return a * 1000.0 + b
+
+    remembered = RememberedPairs(function, limit=8, fixed_limit=3)
+    rng = np.random.default_rng(14)
+    pool = np.arange(20, dtype=float)
+    for _ in range(300):
+        size = int(rng.integers(1, 12))
+        varying = rng.choice(pool, size)
+        fixed = float(rng.choice([0.5, 1.5, 2.5, 3.5]))
+        if rng.random() < 0.5:
+            first, second = varying, np.full(size, fixed)
+            expected = varying * 1000.0 + fixed
+        else:
+            first, second = np.full(size, fixed), varying
+            expected = fixed * 1000.0 + varying
+        got = remembered(first, second)
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(remembered(first.copy(), second.copy()), expected)
+    assert len(calls) < 300 * 6  # the memory answers most values
+
+
 def test_distinct_rows_partitions_as_numpys_unique() -> None:
     """Several varying columns (one sort by a mix of their bits): the rows given one number
     are equal, and there are as many numbers as distinct rows; with a NaN, NaNs are one

@@ -103,9 +103,10 @@ class RememberedPairs:
     value, and each call looks its elements up there (a binary search a row: no sort of
     the call's rows, and no call of the function for a value met before). Elsewhere, or
     with a NaN, it is :func:`per_distinct_pairs`. The results are the function's own, so
-    the same as without the memory. At most ``limit`` values are kept per single value,
-    and ``fixed_limit`` single values (beyond either, that memory starts anew): a
-    service's memory stays bounded whatever it is asked.
+    the same as without the memory. At most ``limit`` values are kept per single value
+    (beyond it, the memory of that value starts anew with the values of the call that
+    passed it), and ``fixed_limit`` single values (beyond it, every memory starts anew):
+    a service's memory stays bounded whatever it is asked.
     """
 
     def __init__(
@@ -155,8 +156,9 @@ class RememberedPairs:
                 computed = [self.function(value, fixed) for value in new.tolist()]
             else:
                 computed = [self.function(fixed, value) for value in new.tolist()]
-            if values.size + new.size > self.limit:
-                values, results = _EMPTY, _EMPTY
+            if values.size + new.size > self.limit:  # anew, with this call's values alone
+                kept = np.unique(index[met])  # those met before keep their results
+                values, results = values[kept], results[kept]
             if (position, fixed) not in self._known and len(self._known) >= self.fixed_limit:
                 self._known.clear()
             values = np.concatenate([values, new])
