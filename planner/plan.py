@@ -1157,22 +1157,22 @@ def _plan_on_domain(
         )
         if _PRUNE_CANDIDATES and to_beat is not None:  # no point at or above it is taken
             unbeatable = to_beat if unbeatable is None else min(unbeatable, to_beat)
-        for point in points:
-            lowered = at_point(query, point.eps1, point.eps2, point.alpha)
-            if unbeatable is not None and point not in capped:
+        for at in points:  # (ε1, ε2, α)
+            lowered = at_point(query, *at)
+            if unbeatable is not None and at not in capped:
                 values = _query_values(lowered)
                 if _least_users_weighed(lowered, table, weighing, values) >= unbeatable:
                     continue
             run, run_notes = _cheapest_protocol(lowered, table, fallback, split, weighing)
             if run.coverage is Coverage.CALIBRATED:
-                runs.append((point, run, run_notes))
+                runs.append((LoweredPoint(*at), run, run_notes))
         # ε above 1 (outside the theorems' range), or at β < 1/3 α above direct
         # calibration's top (where the vote costs up to 10× more): a capped point (the
         # cheapest) is the reference when it needs fewer users in all, or when the query's
         # own plan is not covered (α above every covered top: a review found the paper's
         # split refused there while the default ran at the top)
         for point, run, run_notes in runs:
-            if point in capped and (
+            if (point.eps1, point.eps2, point.alpha) in capped and (
                 run.total_users < reference.total_users
                 or reference.coverage is not Coverage.CALIBRATED
             ):
@@ -1736,16 +1736,22 @@ def _points_weighed(
     regions: list[tuple[float, float]],
     kinks: GridKinks,
     alpha_tops: tuple[float, ...],
-) -> tuple[tuple[LoweredPoint, ...], tuple[LoweredPoint, ...]]:
+) -> tuple[tuple[tuple[float, float, float], ...], tuple[tuple[float, float, float], ...]]:
     """The capped points (:func:`_capped_points`), and every point a plan weighs in its
     order: the capped points first, as the sweeps weigh them (each is the reference when
     it needs fewer users; on a tie the first point wins, so where a capped point is also a
     rung of the ladder, it is weighed at the front, not at the rung: a review found a
     sweep and ``plan`` splitting a tie at α above the covered top differently), then
-    :func:`_tester_points`."""
+    :func:`_tester_points`. Each point as its (ε1, ε2, α): a memory of plain tuples of
+    floats, which the garbage collector stops tracking (``_remembered``; a review found
+    ``LoweredPoint`` objects held here tripling a full collection's pause)."""
     capped = tuple(_capped_points(query, regions, alpha_tops))
     points = _tester_points(query, regions, kinks, alpha_tops)
-    return capped, (*capped, *(point for point in points if point not in capped))
+    ordered = (*capped, *(point for point in points if point not in capped))
+    return (
+        tuple((point.eps1, point.eps2, point.alpha) for point in capped),
+        tuple((point.eps1, point.eps2, point.alpha) for point in ordered),
+    )
 
 
 def _tester_points(

@@ -125,10 +125,16 @@ def plan_columns(
     weighs (``padding_domains``, a coupled protocol's node where one runs), taken by the
     same rule (``_padding_wins``).
 
+    ``split``: ``Split.FEWEST`` or ``Split.PAPER`` (a sweep's); ``Split.HOMOGENEOUS`` (the
+    equal-ε protocol's own plan, ``plan``'s ``_homogeneous_plan``) is not planned here and
+    is refused.
+
     Rows are planned independently of each other, so a large call is cut into blocks of
     at least :data:`PARALLEL_ROWS` rows planned side by side on the machine's cores (numpy
     releases the interpreter's lock in its loops); the columns are the same as in one
     block."""
+    if split is Split.HOMOGENEOUS:  # a review found its rows differing from ``plan``'s
+        raise ValueError("plan_columns plans Split.FEWEST or Split.PAPER")
     k, alpha, eps1, eps2, delta, beta = np.broadcast_arrays(
         *(np.asarray(value, dtype=np.float64) for value in (k, alpha, eps1, eps2, delta, beta))
     )
@@ -218,9 +224,7 @@ def _plan_columns(
     made = _plan_columns_on_domain(
         setting, k, alpha, eps1, eps2, delta, beta, accounting, table, split
     )
-    if split is Split.HOMOGENEOUS or (
-        table.for_setting(setting.key).source is not ConstantSource.CALIBRATED
-    ):
+    if table.for_setting(setting.key).source is not ConstantSource.CALIBRATED:
         return made
     coupled = [protocol.key for protocol in PROTOCOLS if protocol.coupled_groups]
     for domain, lowest, coupled_only in padding_domains(setting, table, True):

@@ -299,6 +299,25 @@ def test_remembered_pairs_answer_as_the_function_whatever_its_memory_holds() -> 
         np.testing.assert_array_equal(got, expected)
         np.testing.assert_array_equal(remembered(first.copy(), second.copy()), expected)
     assert len(calls) < 300 * 6  # the memory answers most values
+    many = np.arange(100, 130, dtype=float)  # more values in one call than ``limit``
+    np.testing.assert_array_equal(remembered(many, np.full(30, 0.5)), many * 1000.0 + 0.5)
+    assert all(values.size <= 8 for values, _ in remembered._known.values())
+
+
+def test_plan_columns_refuses_the_homogeneous_split() -> None:
+    with pytest.raises(ValueError, match=r"FEWEST or Split\.PAPER"):
+        plan_columns(
+            ALL_SETTINGS[0],
+            100.0,
+            0.1,
+            1.0,
+            0.5,
+            np.nan,
+            1 / 3,
+            Accounting.EXACT,
+            default_constants(),
+            Split.HOMOGENEOUS,
+        )
 
 
 def test_distinct_rows_partitions_as_numpys_unique() -> None:

@@ -105,8 +105,8 @@ class RememberedPairs:
     with a NaN, it is :func:`per_distinct_pairs`. The results are the function's own, so
     the same as without the memory. At most ``limit`` values are kept per single value
     (beyond it, the memory of that value starts anew with the values of the call that
-    passed it), and ``fixed_limit`` single values (beyond it, every memory starts anew):
-    a service's memory stays bounded whatever it is asked.
+    passed it, unless they alone are more), and ``fixed_limit`` single values (beyond
+    it, every memory starts anew): a service's memory stays bounded whatever it asks.
     """
 
     def __init__(
@@ -165,7 +165,8 @@ class RememberedPairs:
             results = np.concatenate([results, np.asarray(computed, dtype=np.float64)])
             order = values.argsort(kind="stable")
             values, results = values[order], results[order]
-            self._known[position, fixed] = (values, results)
+            if values.size <= self.limit:  # a call's own values beyond it: not kept
+                self._known[position, fixed] = (values, results)
             index = np.searchsorted(values, varying)
         found = results[index]
         found.setflags(write=False)  # handed out again to a later call
