@@ -104,6 +104,9 @@ def closed_form_L_guess(k: Any, alpha: Any, mu1: Any, mu2: Any) -> np.ndarray:
         return np.minimum(k, np.maximum(2.0, stationary))
 
 
+SEARCH_FAN = 16
+"""Points a step of :func:`integer_argmin`'s search tests, for one point or many alike (so
+a point's answer does not depend on the others searched with it)."""
 GUESS_WINDOW = 2
 """Integers on each side of a guess that :func:`integer_argmin` looks at first."""
 GUESS_RANGE_MAX = 2**20
@@ -120,10 +123,9 @@ def integer_argmin(
     to the smaller argument: fewer bins, less noise in total) is then the first m with
     cost(m + 1) ≥ cost(m), a monotone predicate, found by a many-way search: each step
     tests ``fan`` evenly spaced m and keeps the gap where the predicate turns true; a
-    window narrower than ``fan`` is searched exhaustively. ``lower`` and ``upper`` may be
-    arrays, searched elementwise at once (fan 4096 for one search; for many, a fan that
-    keeps each step near 2^16 evaluations). ``cost`` takes an integer array of shape
-    (m, *points) and returns values of that shape. Scalars in, int out.
+    window narrower than ``fan`` (:data:`SEARCH_FAN`) is searched exhaustively. ``lower``
+    and ``upper`` may be arrays, searched elementwise at once. ``cost`` takes an integer
+    array of shape (m, *points) and returns values of that shape. Scalars in, int out.
 
     The public-coin shuffle bound is unimodal in L: its derivative is L^{-3/4}·(b/4 −
     a/2·L^{-3/4} − 2c·L^{-9/4}·1[min on its first branch]) with a bracket increasing in L,
@@ -138,15 +140,22 @@ def integer_argmin(
     by ~1/(2L*²) relative, ≳ 1e-13.
     """
     low, high = (np.array(bound, dtype=np.int64) for bound in np.broadcast_arrays(lower, upper))
-    fan = 4096 if low.ndim == 0 else max(4, 2**16 // max(low.size, 1))
+    fan = SEARCH_FAN
     if guess is not None:
         near, shown = _argmin_near(cost, low, high, np.asarray(guess, dtype=np.float64))
         if shown.all():
             return int(near) if low.ndim == 0 else near
     column = (-1,) + (1,) * low.ndim
-    while np.any(low < high):
-        width = int((high - low).max())
-        if width < fan:  # consecutive integers: look at every one
+    # Each point's steps depend on its own [low, high] alone (a fan step while it is at
+    # least ``fan`` wide, then one look at every integer left), whatever the other points
+    # of the call: where the computed values are not unimodal (upper above
+    # GUESS_RANGE_MAX, where neighbours can tie in floating point), the answer is then
+    # the same searched alone or among any others (a review found a sweep's threaded
+    # blocks, with their own fans, differing from one block by a user in 10^10).
+    while True:
+        wide = (high - low) >= fan
+        if not wide.any():  # consecutive integers: look at every one
+            width = int((high - low).max(initial=0))
             candidates = np.minimum(low + np.arange(width + 1).reshape(column), high)
             best = np.argmin(cost(candidates), axis=0)
             low = np.take_along_axis(candidates, best[None], axis=0)[0]
@@ -157,11 +166,10 @@ def integer_argmin(
         first = np.argmax(rising, axis=0)  # the first rising candidate (0 if none)
         chosen = np.take_along_axis(candidates, first[None], axis=0)[0]
         before = np.take_along_axis(candidates, np.maximum(first - 1, 0)[None], axis=0)[0]
-        searching = low < high
         found = rising.any(axis=0)
         new_low = np.where(found, np.where(first > 0, before + 1, low), candidates[-1] + 1)
-        low = np.where(searching, new_low, low)
-        high = np.where(searching & found, chosen, high)
+        low = np.where(wide, new_low, low)
+        high = np.where(wide & found, chosen, high)
     return int(low) if low.ndim == 0 else low
 
 

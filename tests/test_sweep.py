@@ -355,6 +355,29 @@ def test_cell_index_is_the_binary_searchs_cell() -> None:
         np.testing.assert_array_equal(_cell_index(logs, x), expected)
 
 
+def test_argmin_above_the_guess_range_is_the_same_alone_or_among_others() -> None:
+    """Above 2^20 bins the computed bound need not be unimodal (neighbours tie in floating
+    point): a point's L must still not depend on the points searched with it (a review
+    found threaded sweep blocks differing from one block, and sweeps from ``plan``)."""
+    bound = BOUNDS["shuffle-public-compressed"]
+    points = 400
+    k = np.round(np.geomspace(2**21, 1e12, points))  # the review's case: α = 0.0101, ε ≈ 2.2
+    alpha = np.full(points, 0.0101)
+    mu1 = np.full(points, 13.508)
+    mu2 = np.full(points, 15.621)
+
+    def argmins(rows: slice) -> np.ndarray:
+        values = {"k": k[rows], "alpha": alpha[rows], "mu1": mu1[rows], "mu2": mu2[rows]}
+        return integer_argmin(lambda L: bound.evaluate(**values, L=L), 2, k[rows])
+
+    together = argmins(slice(None))
+    np.testing.assert_array_equal(argmins(slice(0, 77)), together[:77])
+    for index in range(0, points, 20):
+        one = {"k": k[index], "alpha": alpha[index], "mu1": mu1[index], "mu2": mu2[index]}
+        alone = integer_argmin(lambda L, v=one: bound.evaluate(**v, L=L), 2, int(k[index]))
+        assert alone == together[index]
+
+
 def test_grid_corner_arrays_match_the_scalar_corners() -> None:
     rng = np.random.default_rng(11)
     for key in ("local-private", "shuffle-public", "central"):
