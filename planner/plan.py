@@ -1709,24 +1709,25 @@ def alpha_tops(setting: Setting, table: ConstantTable, fallback: bool) -> tuple[
 
 def _capped_points(
     query: Query, regions: list[tuple[float, float]], alpha_tops: tuple[float, ...] = ()
-) -> list[LoweredPoint]:
-    """The query with each ε capped at :data:`EPS_CAP`; where direct calibration may hold
-    at (β, k), instead per region it covers (``_direct_regions``) each ε capped at the
-    larger of 1 and the region's ε_strong top and α at its α top: a smaller ε or α only
-    costs users where the factors hold. Above the covered α of a protocol the query may
-    run (``alpha_tops``, :func:`alpha_tops`), also ε at 1 with α at that top: above it
-    that protocol is not covered, and the query must not be dearer than its neighbour
-    just inside (a tester for a smaller α rejects every pair farther apart). The points
-    that change the query, first the direct points' own region."""
+) -> list[tuple[float, float, float]]:
+    """The (ε1, ε2, α) of the query with each ε capped at :data:`EPS_CAP`; where direct
+    calibration may hold at (β, k), instead per region it covers (``_direct_regions``) each
+    ε capped at the larger of 1 and the region's ε_strong top and α at its α top: a smaller
+    ε or α only costs users where the factors hold. Above the covered α of a protocol the
+    query may run (``alpha_tops``, :func:`alpha_tops`), also ε at 1 with α at that top:
+    above it that protocol is not covered, and the query must not be dearer than its
+    neighbour just inside (a tester for a smaller α rejects every pair farther apart). The
+    points that change the query, first the direct points' own region."""
     caps = [(EPS_CAP, math.inf)] if not regions else [(max(EPS_CAP, e), a) for e, a in regions]
     caps.extend((EPS_CAP, top) for top in alpha_tops if query.alpha > top)
-    points: list[LoweredPoint] = []
+    points: list[tuple[float, float, float]] = []
     for eps_cap, alpha_cap in caps:
-        point = LoweredPoint(
-            min(query.eps1, eps_cap), min(query.eps2, eps_cap), min(query.alpha, alpha_cap)
+        point = (
+            min(query.eps1, eps_cap),
+            min(query.eps2, eps_cap),
+            min(query.alpha, alpha_cap),
         )
-        changed = (point.eps1, point.eps2, point.alpha) != (query.eps1, query.eps2, query.alpha)
-        if changed and point not in points:
+        if point != (query.eps1, query.eps2, query.alpha) and point not in points:
             points.append(point)
     return points
 
@@ -1747,11 +1748,7 @@ def _points_weighed(
     ``LoweredPoint`` objects held here tripling a full collection's pause)."""
     capped = tuple(_capped_points(query, regions, alpha_tops))
     points = _tester_points(query, regions, kinks, alpha_tops)
-    ordered = (*capped, *(point for point in points if point not in capped))
-    return (
-        tuple((point.eps1, point.eps2, point.alpha) for point in capped),
-        tuple((point.eps1, point.eps2, point.alpha) for point in ordered),
-    )
+    return capped, (*capped, *(point for point in points if point not in capped))
 
 
 def _tester_points(
@@ -1759,25 +1756,25 @@ def _tester_points(
     regions: list[tuple[float, float]],
     kinks: GridKinks,
     alpha_tops: tuple[float, ...] = (),
-) -> list[LoweredPoint]:
-    """Where below the query its tester may run (see ``plan``), nearest first: the strong
-    ε down :func:`strong_eps_ladder` (with the grids' ``kinks``), then each rung of
-    :func:`weak_eps_ladder` with the strong ε at the query and down its ladder (both groups
-    at the rung where the query's ε are equal: a homogeneous plan stays homogeneous), then
-    the weaker group at the largest ratio node below the query's (:func:`ratio_node_below`,
-    the stronger at its own ε). At a β < 1/3 and k direct calibration is measured at, also
-    the query and each of those with ε and α capped at each region's tops; and above a
-    covered α top (``alpha_tops``; also the grids' α node just below the query's,
-    :func:`alpha_node_below`), each with α at that top (as ``_capped_points``: a tester
-    for a smaller α rejects every pair farther apart)."""
+) -> list[tuple[float, float, float]]:
+    """Where below the query its tester may run (see ``plan``), as (ε1, ε2, α), nearest
+    first: the strong ε down :func:`strong_eps_ladder` (with the grids' ``kinks``), then
+    each rung of :func:`weak_eps_ladder` with the strong ε at the query and down its ladder
+    (both groups at the rung where the query's ε are equal: a homogeneous plan stays
+    homogeneous), then the weaker group at the largest ratio node below the query's
+    (:func:`ratio_node_below`, the stronger at its own ε). At a β < 1/3 and k direct
+    calibration is measured at, also the query and each of those with ε and α capped at each
+    region's tops; and above a covered α top (``alpha_tops``; also the grids' α node just
+    below the query's, :func:`alpha_node_below`), each with α at that top (as
+    ``_capped_points``: a tester for a smaller α rejects every pair farther apart)."""
     strong_is_1 = query.eps1 >= query.eps2
     eps_strong, eps_weak = (query.eps1, query.eps2) if strong_is_1 else (query.eps2, query.eps1)
     rungs = [eps_strong, *strong_eps_ladder(eps_strong, eps_weak, kinks)]
     caps = [(math.inf, math.inf), *regions]
     caps.extend((math.inf, top) for top in alpha_tops if query.alpha > top)
-    points: list[LoweredPoint] = []
+    points: list[tuple[float, float, float]] = []
     asked = (query.eps1, query.eps2, query.alpha)
-    seen = {asked}  # (ε1, ε2, α): a point's equality, without its dataclass __eq__
+    seen = {asked}
     pairs = [(rung, eps_weak) for rung in rungs]
     for weak in weak_eps_ladder(eps_weak, kinks):  # the weaker group run lower too
         if eps_strong == eps_weak:  # equal ε: both groups together (homogeneous stays so)
@@ -1797,7 +1794,7 @@ def _tester_points(
             values = (eps1, eps2, min(query.alpha, top_alpha))
             if values not in seen:
                 seen.add(values)
-                points.append(LoweredPoint(*values))
+                points.append(values)
     return points
 
 

@@ -152,10 +152,7 @@ class RememberedPairs:
         met[met] = values[index[met]] == varying[met]
         if not met.all():
             new = np.unique(varying[~met])
-            if position == 1:
-                computed = [self.function(value, fixed) for value in new.tolist()]
-            else:
-                computed = [self.function(fixed, value) for value in new.tolist()]
+            computed = [self._evaluate(position, fixed, value) for value in new.tolist()]
             if values.size + new.size > self.limit:  # anew, with this call's values alone
                 kept = np.unique(index[met])  # those met before keep their results
                 values, results = values[kept], results[kept]
@@ -180,6 +177,10 @@ class RememberedPairs:
         index = int(np.searchsorted(values, value))
         if index < values.size and values[index] == value:
             return float(results[index])
+        return self._evaluate(position, fixed, value)
+
+    def _evaluate(self, position: int, fixed: float, value: float) -> float:
+        """The function at ``value`` and the ``fixed`` one, in their places."""
         return float(self.function(value, fixed) if position == 1 else self.function(fixed, value))
 
 
