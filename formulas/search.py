@@ -173,7 +173,8 @@ class SeededTest:
     def seed(self, guess: float, step: float = 1e-5, iterations: int = 12) -> None:
         """Evaluate near the crossing: ``guess`` (> 0), ``guess``·(1 ± step) (the first
         questions of :func:`planner.formulas.accounting._bracket_around`), secant steps on
-        log value against log x, then the two sides of the estimate at ± m/8."""
+        log value against log x until a step is below m/16, then the two sides of the last
+        estimate at ± m/10 (a bracket within m/4 when the estimate is that close)."""
         if not (guess > 0 and math.isfinite(guess) and self.level > 0):
             return
         x0 = guess
@@ -191,11 +192,15 @@ class SeededTest:
                     x2 = math.sqrt(self.failing * self.passing)
             else:  # no bracket yet: a step of at most a factor 4
                 x2 = min(max(x2, x1 / 4.0), x1 * 4.0)
-            converged = abs(math.log(x2 / x1)) < self.margin / 16
+            if abs(math.log(x2 / x1)) < self.margin / 16:  # converged: its two sides next
+                x1 = x2
+                break
             x0, v0, x1 = x1, v1, x2
             _, v1 = self._evaluate(x1)
-            if converged:
-                break
-        for x in (x1 * (1.0 - self.margin / 8), x1 * (1.0 + self.margin / 8)):
+        below, above = x1 * (1.0 - self.margin / 10), x1 * (1.0 + self.margin / 10)
+        # the side away from the last point evaluated first: with that point it may
+        # already bracket the crossing within m/4
+        last_passed = v1 <= self.level
+        for x in (below, above) if last_passed else (above, below):
             if not self._narrow() and self.failing < x < self.passing:
                 self._evaluate(x)

@@ -137,7 +137,7 @@ def test_exact_epsilon_at_the_noise_floor_and_below_it() -> None:
 
 def _plain_mu_search(eps: float, delta: float) -> tuple[float, int]:
     """``poisson_mu_exact``'s search with every question evaluated: (μ, sums)."""
-    from planner.formulas.accounting import _ROUNDING_ALLOWANCE, _bracket_around, _gaussian_mu
+    from planner.formulas.accounting import _ROUNDING_ALLOWANCE, _bracket_around
     from planner.formulas.search import least_passing
 
     sums = 0
@@ -148,9 +148,73 @@ def _plain_mu_search(eps: float, delta: float) -> tuple[float, int]:
         return poisson_histogram_delta(eps, mu) <= delta
 
     high = float(poisson_mu_paper(eps, delta))
-    guess = _gaussian_mu(eps, delta - _ROUNDING_ALLOWANCE, high)
+    guess = _plain_gaussian_mu(eps, delta - _ROUNDING_ALLOWANCE, high)
     low, high = _bracket_around(passes, guess, 1e-9, high)
     return least_passing(passes, low, high, 1e-6), sums
+
+
+def _plain_gaussian_mu(eps: float, delta: float, high: float) -> float:
+    """The analytic Gaussian μ by bisection on ``gaussian_histogram_delta`` itself."""
+    from planner.formulas.accounting import gaussian_histogram_delta
+    from planner.formulas.search import least_passing
+
+    return least_passing(lambda mu: gaussian_histogram_delta(eps, mu) <= delta, 1e-9, high, 1e-9)
+
+
+def test_gaussian_mu_is_the_plain_bisection_bit_for_bit() -> None:
+    """``_gaussian_mu`` inlines the Gaussian δ's arithmetic (e^ε once): the same μ to the
+    last bit as bisecting on :func:`gaussian_histogram_delta`, which seeds and brackets the
+    exact search (so every exact μ depends on these bits)."""
+    from planner.formulas.accounting import _gaussian_mu
+
+    rng = np.random.default_rng(20261129)
+    for _ in range(500):
+        eps = math.exp(rng.uniform(math.log(1e-3), math.log(20)))
+        delta = 10 ** rng.uniform(-12, -0.3)
+        high = float(poisson_mu_paper(eps, delta))
+        assert _gaussian_mu(eps, delta, high) == _plain_gaussian_mu(eps, delta, high), (
+            eps,
+            delta,
+        )
+
+
+def test_exact_mu_is_the_same_whatever_the_searches_before_it() -> None:
+    """Each search is seeded by the crossings found before it (the nearest ε's ratio to the
+    Gaussian μ): in any order, after any history, every μ is the plain search's, bit for
+    bit, and close ε (a sweep's) take fewer sums than with the Gaussian seed alone."""
+    from planner.formulas import accounting, search
+
+    evaluations = 0
+    original = search.SeededTest._evaluate
+
+    def counted(self: search.SeededTest, x: float) -> tuple[bool, float]:
+        nonlocal evaluations
+        evaluations += 1
+        return original(self, x)
+
+    rng = np.random.default_rng(29)
+    close = [float(e) for e in np.geomspace(0.05, 1.0, 150)]  # 2 % apart
+    scattered = [float(math.exp(rng.uniform(math.log(0.02), math.log(20)))) for _ in range(20)]
+    asked = [(eps, 1e-6) for eps in close] + [(eps, 1e-9) for eps in scattered]
+    expected = {pair: _plain_mu_search(*pair)[0] for pair in asked}
+    search.SeededTest._evaluate = counted  # type: ignore[method-assign]
+    try:
+        sums_by_order = []
+        for order in (asked, asked[::-1], [asked[i] for i in rng.permutation(len(asked))]):
+            accounting._CROSSINGS = accounting._Crossings()
+            evaluations = 0
+            for eps, delta in order:
+                assert poisson_mu_exact.__wrapped__(eps, delta) == expected[eps, delta]
+            sums_by_order.append(evaluations)
+        accounting._CROSSINGS = accounting._Crossings()
+        accounting._CROSSINGS.ratio_near = lambda eps, delta: 1.0  # type: ignore[method-assign]
+        evaluations = 0  # the Gaussian seed alone
+        for eps, delta in asked:
+            assert poisson_mu_exact.__wrapped__(eps, delta) == expected[eps, delta]
+        assert sums_by_order[0] < 0.85 * evaluations  # in a sweep's order (ascending)
+    finally:
+        search.SeededTest._evaluate = original  # type: ignore[method-assign]
+        accounting._CROSSINGS = accounting._Crossings()
 
 
 def test_seeded_mu_search_returns_the_plain_search_bit_for_bit() -> None:

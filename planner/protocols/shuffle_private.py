@@ -37,6 +37,7 @@ from planner.protocols.base import (
     RememberedPairs,
     RunSizes,
     bound_value,
+    computed_once,
     distinct_rows,
 )
 
@@ -49,7 +50,7 @@ up to 1.5× below 0.25, private coin: up to 1.3×), and up to 20, the accepted t
 the tester adds little noise and its constant rises again (docs/coverage.md)."""
 
 
-@lru_cache(maxsize=16384)
+@computed_once(maxsize=16384)
 def noise_mu(eps: float, delta: float, accounting: Accounting) -> float:
     """Per-bin Poisson noise for (ε, δ) under replace-one (docs/method.md), per (ε, δ) once."""
     if accounting is Accounting.EXACT:
