@@ -72,6 +72,8 @@ class AllocationRule(StrEnum):
 
 @dataclass(frozen=True)
 class Allocation:
+    """The users per group under an allocation rule, and the reason it gives them."""
+
     rule: AllocationRule
     n_users_group1: int | None
     n_users_group2: int | None

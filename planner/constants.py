@@ -730,6 +730,8 @@ NODE_TABLES_MEMO = 4096
 
 @dataclass(frozen=True)
 class ConstantTable:
+    """The calibrated constants of every setting, with the table's version."""
+
     version: str
     settings: dict[str, SettingConstant]
 

@@ -197,6 +197,8 @@ class LoweredPoint:
 
 @dataclass(frozen=True)
 class Plan:
+    """A plan: the users per group, the protocol that runs and why, for one query."""
+
     query: Query
     protocol: str
     """Setting key of the protocol that runs (a public-coin ask may run the private one)."""

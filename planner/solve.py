@@ -101,6 +101,8 @@ def left_out(given: dict[str, object]) -> Unknown:
 
 @dataclass(frozen=True)
 class Solution:
+    """The solved value of the one unknown, the plan there, or why none fits."""
+
     unknown: Unknown
     value: float | int | None
     """The solved value (an ``int`` for n1, n2, as the JSON shows it); None when

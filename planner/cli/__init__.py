@@ -236,7 +236,17 @@ def exit_with(code: int) -> NoReturn:
 
     After Ctrl-C ("aborted", 130) the process ends at once: the interpreter's shutdown
     would join an interrupted worker pool's management thread, whose pipes are closed by
-    then ("Exception ignored … Bad file descriptor" on stderr, seen under load)."""
+    then ("Exception ignored … Bad file descriptor" on stderr, seen under load).
+
+    Otherwise, where no other thread is left (no server, cluster or pool), the objects
+    alive are frozen out of the garbage collector (``gc.freeze``) before the interpreter's
+    shutdown: its last collections walked every object numpy, typer and the planner made,
+    a fifth of ``planner plan``'s wall time (19 ms of 25 ms of shutdown). Exit handlers
+    still run and objects still go as their references drop; only cycles are left to the
+    operating system, which takes the whole process's memory anyway."""
+    import gc
+    import threading
+
     from planner.pipes import flushed
 
     code = flushed(code)  # a broken pipe met at the last flush: 141, not a warning
@@ -244,6 +254,8 @@ def exit_with(code: int) -> NoReturn:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)
+    if threading.active_count() == 1:
+        gc.freeze()
     sys.exit(code)
 
 
