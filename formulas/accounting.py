@@ -222,6 +222,8 @@ class _Crossings:
 
     def ratio_near(self, eps: float, delta: float) -> float:
         """The ratio at the nearest ε met within 20 % of ``eps`` (1 without one)."""
+        if not (eps > 0 and math.isfinite(eps)):
+            return 1.0
         with self._lock:
             epsilons, ratios = self._by_delta.get(delta, ([], []))
             index = bisect.bisect_left(epsilons, eps)

@@ -123,6 +123,9 @@ def least_passing_integer(
     return passing
 
 
+_LOG_4 = math.log(4.0)
+
+
 class SeededTest:
     """``x ↦ value(x) ≤ level`` for a value that does not increase in x, answered from the
     points already evaluated wherever they decide it, and evaluated elsewhere.
@@ -185,13 +188,15 @@ class SeededTest:
             if self._narrow() or not (v0 > 0 and v1 > 0) or v0 == v1:
                 break
             f0, f1 = math.log(v0 / self.level), math.log(v1 / self.level)
+            if f0 == f1:  # both at the value's floor (its rounding allowance): no slope
+                break
             log_x0, log_x1 = math.log(x0), math.log(x1)
-            x2 = math.exp(log_x1 - f1 * (log_x1 - log_x0) / (f1 - f0))
+            log_x2 = log_x1 - f1 * (log_x1 - log_x0) / (f1 - f0)
             if self.failing > 0 and math.isfinite(self.passing):
-                if not self.failing < x2 < self.passing:
-                    x2 = math.sqrt(self.failing * self.passing)
-            else:  # no bracket yet: a step of at most a factor 4
-                x2 = min(max(x2, x1 / 4.0), x1 * 4.0)
+                inside = math.log(self.failing) < log_x2 < math.log(self.passing)
+                x2 = math.exp(log_x2) if inside else math.sqrt(self.failing * self.passing)
+            else:  # no bracket yet: a step of at most a factor 4 (clamped before exp)
+                x2 = math.exp(min(max(log_x2, log_x1 - _LOG_4), log_x1 + _LOG_4))
             if abs(math.log(x2 / x1)) < self.margin / 16:  # converged: its two sides next
                 x1 = x2
                 break

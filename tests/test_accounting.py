@@ -357,3 +357,26 @@ def test_the_shortcut_s_narrower_window_moves_delta_by_less_than_its_allowance(
     narrow = accounting.poisson_histogram_delta(eps, mu, accounting.NARROW_WINDOW_SIGMAS)
     assert abs(wide - narrow) < 1e-15
     assert 1e-14 < wide < 1.0  # a δ the comparison is about, not the allowance alone
+
+
+@pytest.mark.parametrize("factor", [1e-3, 0.05, 2.2, 50.0, 1e3])
+def test_exact_mu_is_the_same_from_a_far_seed(factor: float) -> None:
+    """A neighbour's crossing ratio far from this ε's (here planted) seeds the search far off:
+    the secant step is clamped before it can overflow, a flat pair of values ends the
+    seeding, and the μ is the plain search's (a review found a ZeroDivisionError at 2.2×
+    the true ratio, δ = 1e-12)."""
+    from planner.formulas import accounting
+
+    eps, delta = 4.747862516566117, 1e-12
+    expected, _ = _plain_mu_search(eps, delta)
+    guess_ratio = accounting._CROSSINGS.ratio_near(eps, delta)
+    try:
+        accounting._CROSSINGS = accounting._Crossings()
+        accounting.poisson_mu_exact.__wrapped__(eps, delta)
+        (true_ratio,) = accounting._CROSSINGS._by_delta[delta][1]
+        accounting._CROSSINGS = accounting._Crossings()
+        accounting._CROSSINGS.add(eps * 1.1, delta, factor * true_ratio)
+        assert poisson_mu_exact.__wrapped__(eps, delta) == expected
+    finally:
+        accounting._CROSSINGS = accounting._Crossings()
+    assert guess_ratio > 0

@@ -821,3 +821,60 @@ def test_computed_once_computes_a_value_asked_by_two_threads_once() -> None:
     assert calls == [3.0, 4.0, 5.0, 3.0]
     once(5.0)
     assert calls == [3.0, 4.0, 5.0, 3.0]
+
+
+def test_computed_once_keeps_deadlines_forks_and_pickling() -> None:
+    """A thread waiting for another's computation still ends at its own deadline; a child
+    forked while a value is being computed computes it itself instead of waiting for a
+    thread it does not have; ``noise_mu`` and the shuffle records still pickle and copy
+    (a review: wrapping ``noise_mu`` itself had broken both)."""
+    import copy
+    import os
+    import pickle
+    import threading
+
+    from planner.formulas.search import DeadlineExceededError, deadline
+    from planner.protocols import protocol_for
+    from planner.protocols.base import ComputedOnce
+    from planner.protocols.shuffle_private import noise_mu
+
+    parent = os.getpid()
+    release = threading.Event()
+
+    def slow_in_parent(x: float) -> float:
+        if os.getpid() == parent:
+            release.wait(timeout=10)
+        return 2 * x
+
+    once = ComputedOnce(slow_in_parent, maxsize=8)
+    owner = threading.Thread(target=once, args=(1.0,))
+    owner.start()
+    time.sleep(0.1)  # the owner computes 1.0 until released
+    try:
+        start = time.monotonic()
+        with pytest.raises(DeadlineExceededError), deadline(0.2):
+            once(1.0)
+        assert time.monotonic() - start < 2.0
+        child = os.fork()
+        if child == 0:  # the child: no owner thread here
+            os._exit(0 if once(1.0) == 2.0 else 1)
+        waited = 0.0
+        while waited < 10:
+            done, status = os.waitpid(child, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.05)
+            waited += 0.05
+        else:
+            os.kill(child, 9)
+            os.waitpid(child, 0)
+            pytest.fail("the forked child waited for a thread it does not have")
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        release.set()
+        owner.join(timeout=10)
+    assert once(1.0) == 2.0
+
+    assert pickle.loads(pickle.dumps(noise_mu)) is noise_mu
+    record = protocol_for("shuffle-public")
+    assert copy.deepcopy(record).key == record.key

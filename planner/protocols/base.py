@@ -13,17 +13,19 @@ This module also holds what every protocol's sizing returns (:class:`RunSizes`,
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import lru_cache, update_wrapper
+from functools import lru_cache
 from typing import Any, Generic, ParamSpec, TypeVar
 
 import numpy as np
 
 from planner.formulas.registry import BOUNDS, Bound
+from planner.formulas.search import check_deadline
 from planner.formulas.settings import Setting
 from planner.inputs import Accounting, Query
 
@@ -79,8 +81,14 @@ class ComputedOnce(Generic[_Arguments, _Result]):
     levels; with ``lru_cache`` both computed each one they asked for at the same time (the
     first run of a 10⁵-row shuffle sweep paid 3,422 root-finds for 2,307 distinct ε).
     Where the computing thread fails (its deadline passed), a waiting one computes the
-    value itself. At most ``maxsize`` results are kept, the least recently used dropped.
+    value itself; a waiting thread keeps its own deadline (``formulas.search``). A child
+    process forked meanwhile forgets the calls in flight (their threads are not in it).
+    At most ``maxsize`` results are kept, the least recently used dropped. Call it through
+    a plain module function (``shuffle_private.noise_mu``), which pickles by name.
     """
+
+    WAIT_SECONDS = 0.05
+    """How often a waiting thread checks its deadline."""
 
     def __init__(self, function: Callable[_Arguments, _Result], maxsize: int) -> None:
         self.function = function
@@ -88,7 +96,7 @@ class ComputedOnce(Generic[_Arguments, _Result]):
         self._lock = threading.Lock()
         self._results: OrderedDict[Hashable, _Result] = OrderedDict()
         self._running: dict[Hashable, threading.Event] = {}
-        update_wrapper(self, function)
+        os.register_at_fork(after_in_child=self._forget_running)
 
     def __call__(self, *args: _Arguments.args, **kwargs: _Arguments.kwargs) -> _Result:
         key = (args, tuple(sorted(kwargs.items())))
@@ -101,7 +109,9 @@ class ComputedOnce(Generic[_Arguments, _Result]):
                 if running is None:
                     running = self._running[key] = threading.Event()
                     break
-            running.wait()  # another thread computes it; if it failed, the loop claims it
+            # another thread computes it; if that fails, the loop claims it
+            while not running.wait(self.WAIT_SECONDS):
+                check_deadline()
         try:
             result = self.function(*args, **kwargs)
             with self._lock:
@@ -119,16 +129,10 @@ class ComputedOnce(Generic[_Arguments, _Result]):
         with self._lock:
             self._results.clear()
 
-
-def computed_once(
-    maxsize: int,
-) -> Callable[[Callable[_Arguments, _Result]], ComputedOnce[_Arguments, _Result]]:
-    """Decorator: :class:`ComputedOnce` of the function, keeping ``maxsize`` results."""
-
-    def decorate(function: Callable[_Arguments, _Result]) -> ComputedOnce[_Arguments, _Result]:
-        return ComputedOnce(function, maxsize)
-
-    return decorate
+    def _forget_running(self) -> None:
+        """In a forked child: no thread computes what the parent's threads were computing."""
+        self._lock = threading.Lock()
+        self._running = {}
 
 
 def mixing_scale(sizes: RunSizes) -> float:

@@ -33,11 +33,11 @@ from planner.protocols.base import (
     AllocationFamily,
     CalibrationDesign,
     Compression,
+    ComputedOnce,
     Protocol,
     RememberedPairs,
     RunSizes,
     bound_value,
-    computed_once,
     distinct_rows,
 )
 
@@ -50,12 +50,19 @@ up to 1.5× below 0.25, private coin: up to 1.3×), and up to 20, the accepted t
 the tester adds little noise and its constant rises again (docs/coverage.md)."""
 
 
-@computed_once(maxsize=16384)
 def noise_mu(eps: float, delta: float, accounting: Accounting) -> float:
-    """Per-bin Poisson noise for (ε, δ) under replace-one (docs/method.md), per (ε, δ) once."""
+    """Per-bin Poisson noise for (ε, δ) under replace-one (docs/method.md), per (ε, δ) once,
+    also across a sweep's threads (:data:`_NOISE_MU_ONCE`)."""
+    return _NOISE_MU_ONCE(eps, delta, accounting)
+
+
+def _noise_mu(eps: float, delta: float, accounting: Accounting) -> float:
     if accounting is Accounting.EXACT:
         return poisson_mu_exact(eps, delta)
     return float(poisson_mu_paper(eps, delta))
+
+
+_NOISE_MU_ONCE = ComputedOnce(_noise_mu, maxsize=16384)
 
 
 _NOISE_MU_ARRAYS = {
