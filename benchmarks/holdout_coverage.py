@@ -82,10 +82,6 @@ LOW_PRIVACY = {**COVERED, "k": (2, 4096), "alpha": (0.03, 0.95), "eps": (2.0, 20
 """``--region low-privacy``: both groups' ε from [2, 20] and k up to 4096, where the local
 plans run k-ary randomized response (its grid, ``local-private+k-rr``; above it, the
 next region)."""
-CURATOR_HISTOGRAM = {**COVERED, "k": (16, 1024), "alpha": (0.01, 0.95), "eps": (3.0, 20.0)}
-"""``--region curator-histogram``: central queries from k = 16 to 1024 with both ε from
-[3, 20], where a curator's histogram per group (``central+histogram``, covered from the
-larger ε = 5) competes with the paper's central tester and k-ary randomized response."""
 LOW_PRIVACY_LARGE_K = {**LOW_PRIVACY, "k": (4096, 10**5)}
 """``--region low-privacy-large-k``: both groups' ε from [2, 20] above the grids' top k, where
 k-RR reads its constant at the ε of the same e^ε/k at k = 4096 and the shared hash keeps
@@ -130,7 +126,6 @@ REGIONS = {
     "small-alpha": SMALL_ALPHA,
     "large-alpha": LARGE_ALPHA,
     "low-privacy": LOW_PRIVACY,
-    "curator-histogram": CURATOR_HISTOGRAM,
     "low-privacy-large-k": LOW_PRIVACY_LARGE_K,
     "low-privacy-small-alpha": LOW_PRIVACY_SMALL_ALPHA,
     "small-k": SMALL_K,

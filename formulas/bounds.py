@@ -209,34 +209,6 @@ def local_channels(k: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops = NUMPY) -
     return (ops.sqrt(k) * root1 * (root1 + root2) / alpha**2,)
 
 
-def curator_noise(eps: Any, ops: Ops = NUMPY) -> Any:
-    """Per-bin variance of a curator's discrete Laplace noise at ε under replace-one
-    neighbours (sensitivity 2): v = 2r/(1 − r)², r = e^{−ε/2} (about 8/ε² at small ε)."""
-    ratio = ops.exp(-eps / 2)
-    return 2 * ratio / (1 - ratio) ** 2
-
-
-def curator_channels(k: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops = NUMPY) -> Terms:
-    """Group 1's users when a trusted curator releases each group's histogram with discrete
-    Laplace noise at the group's ε and one ℓ2 statistic reads both (docs/method.md, "A
-    curator's histogram per group"): √k/α² + √k·√(1 + 2α²v1√k)/α², v_g =
-    :func:`curator_noise` at ε_g.
-
-    Near the uniform p a bin's debiased frequency has variance 1/(k·n_g) + v_g/n_g²: the
-    draw, then the noise, which does not shrink with a group's users as a local channel's
-    does. The statistic's null s.d. is about √(2k)·Σ_g (1/(k·n_g) + v_g/n_g²); against its
-    least mean under the alternative, 4α²/k, that asks Σ_g (1/(k·n_g) + v_g/n_g²) ≲
-    α²/k^{3/2}. Each group takes half of it, the fewest users where the draw dominates
-    (equal groups) and at most 1.26× the fewest in all where the noise does and one ε is
-    1/32 of the other (there the split by v_g^{1/3} would be best): n_g solves
-    α²n²/(2k^{3/2}) = n/k + v_g, this. ε2 does not enter group 1's size; the constant
-    calibrated per (ε_strong, ratio) node does. Without noise it is 2√k/α² a group, the
-    ℓ2 closeness order, as :func:`local_channels` is with w → 1."""
-    noise = curator_noise(eps1, ops)
-    root_k = ops.sqrt(k)
-    return (root_k / alpha**2, root_k * ops.sqrt(1 + 2 * alpha**2 * noise * root_k) / alpha**2)
-
-
 HASHED_BUCKETS_MIN = 16
 """The fewest buckets a shared hash maps [k] into (``hashed_buckets``): with fewer, one hash
 merges a pair's difference too often (two buckets lose the difference of a

@@ -188,20 +188,6 @@ BOUNDS: dict[str, Bound] = {
             ),
         ),
         Bound(
-            key="central-histogram",
-            title="Central DP, a curator's noisy histogram per group, one ℓ2 statistic",
-            reference="a curator's histogram per group (docs/method.md)",
-            parameters=("k", "alpha", "eps1", "eps2"),
-            term_labels=("√k/α² (the draw)", "√k·√(1 + 2α²v1√k)/α² (with the noise)"),
-            combine=Combine.SUM,
-            function=bounds.curator_channels,
-            validity=(
-                "group 1's users (group 2's: ε1 and ε2 exchanged); k ≥ 2, α ∈ (0, 1], "
-                "ε_g > 0; v_g = 2r/(1 − r)², r = e^{−ε_g/2}: discrete Laplace noise per bin "
-                "at sensitivity 2"
-            ),
-        ),
-        Bound(
             key="local-hashed-channels",
             title="Local DP, public coin: a shared hash onto K buckets, a channel per group",
             reference="a shared hash, then a channel per group (docs/method.md)",

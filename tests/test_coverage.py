@@ -204,7 +204,6 @@ def test_compare_lists_uncovered_settings_without_numbers(capsys) -> None:
         "local-private+k-rr",
         "local-private+channels",
         "local-public+hashed",
-        "central+histogram",
     }
     assert all(p["coverage"] == "calibrated" for p in document["plans"])
     assert all("outside the covered range" in n["reason"] for n in document["not_covered"])

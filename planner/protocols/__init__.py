@@ -13,7 +13,6 @@ import functools
 from planner.formulas.settings import Coin, Model, Setting
 from planner.protocols import (
     central,
-    central_histogram,
     local_channels,
     local_hashed,
     local_krr,
@@ -33,7 +32,6 @@ PROTOCOLS: tuple[Protocol, ...] = (
     local_krr.PROTOCOL,
     local_channels.PROTOCOL,
     local_hashed.PROTOCOL,
-    central_histogram.PROTOCOL,
 )
 """Every protocol, in the order the planner lists them (``compare``, tables, plots)."""
 
