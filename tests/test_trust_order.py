@@ -62,6 +62,20 @@ def test_more_trusted_models_never_need_more_users(coin: str) -> None:
     assert compared >= QUERIES  # most pairs are covered: the check is not vacuous
 
 
+@pytest.mark.parametrize(("k", "alpha", "eps1", "eps2"), [(8, 0.01, 14.0, 8.0)])
+def test_a_central_plan_weighs_the_rungs_a_local_plan_weighs(
+    k: int, alpha: float, eps1: float, eps2: float
+) -> None:
+    """Both run k-RR at high ε; the local plan found a cheaper tester point on its grids'
+    ladder (k = 8: the weaker group at ε = 7, 71,938 users), which the central plan did not
+    weigh (72,404): its ladder now holds the rungs of every protocol it may run (a review
+    of 2026-11-29 found 427 such queries on its grid)."""
+    central = _total("central", "private", {"k": k, "alpha": alpha, "eps1": eps1, "eps2": eps2})
+    local = _total("local", "private", {"k": k, "alpha": alpha, "eps1": eps1, "eps2": eps2})
+    assert central is not None and local is not None
+    assert central <= local
+
+
 @pytest.mark.parametrize("coin", ["private", "public"])
 def test_at_low_privacy_a_local_plan_is_near_the_central_one(coin: str) -> None:
     """Where both ε are at least ln k + 2 a report is mostly its user's own item, and a local
