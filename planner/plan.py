@@ -816,33 +816,28 @@ def grid_kinks(setting: Setting, table: ConstantTable) -> GridKinks:
         return known[1]
     own = protocol_for(setting)
     private = private_coin_protocol(own)
-    may_run = other_mechanisms(own)
     strong: set[float] = set()
     ratios: set[float] = set()
     caps: set[float] = set()
     alphas: set[float] = set()
     step, weak_from = LADDER_STEP, math.inf
-    for protocol in (own, *((private,) if private else ()), *may_run):
+    for protocol in (own, *((private,) if private else ()), *other_mechanisms(own)):
         if protocol.allocation_family is AllocationFamily.NOISE:
             step, weak_from = NOISE_LADDER_STEP, WEAK_LADDER_FROM
         if not table.has_setting(protocol.key):
             continue
         constant = table.for_setting(protocol.key)
+        # the α nodes where the constant steps: a shuffle or central plan runs k-RR or a
+        # channel per group where they need fewer users (k = 98, ε = 7.92, β = 0.2,
+        # shuffle: 194 users at α = 0.5, a 7-run vote of 658 at 0.505 without)
+        if protocol.coupled_groups or protocol.largest_alpha_c_below_k:
+            alphas.update(alpha for alpha in constant.grid_axis("alpha") if alpha < 1.0)
         if "eps_weak" in constant.covered_above_grid[1]:
             caps.add(constant.covered_above_grid[1]["eps_weak"][1])
         if protocol.weak_eps_only:
             continue  # a tester run at ε_weak alone does not move with ε_strong
         strong.update(constant.grid_axis("eps_strong"))
         ratios.update(ratio for ratio in constant.grid_axis("eps_ratio") if ratio < 1.0)
-    # the α nodes of every protocol the query may run, of any model: a shuffle or central
-    # plan runs k-RR or a channel per group where they need fewer users (k = 98, ε = 7.92,
-    # β = 0.2, shuffle: 194 users at α = 0.5, a 7-run vote of 658 at 0.505 without)
-    for protocol in (own, *((private,) if private else ()), *other_mechanisms(own)):
-        if (protocol.coupled_groups or protocol.largest_alpha_c_below_k) and table.has_setting(
-            protocol.key
-        ):
-            axis = table.for_setting(protocol.key).grid_axis("alpha")
-            alphas.update(alpha for alpha in axis if alpha < 1.0)
     kinks = GridKinks(
         step,
         tuple(sorted(strong)),

@@ -266,16 +266,35 @@ def dense_codes(flat: np.ndarray) -> tuple[np.ndarray, int]:
     ``np.unique``'s extra passes."""
     order = flat.argsort()
     ordered = flat[order]
-    new = np.empty(ordered.size, dtype=bool)
-    new[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    new = _changes(ordered)
     if ordered.dtype.kind == "f" and ordered.size and np.isnan(ordered[-1]):
         nan = np.isnan(ordered)  # NaNs sort last; they are one value
         new[1:] &= ~(nan[1:] & nan[:-1])
+    return _ranks(order, new)
+
+
+def _changes(ordered: np.ndarray) -> np.ndarray:
+    """Where each element of sorted ``ordered`` starts a new value (True at the first)."""
+    new = np.empty(ordered.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    return new
+
+
+def _ranks(order: np.ndarray, new: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each element's rank (0 … m − 1) from the sort ``order`` and where, in that order,
+    a new value starts; and m."""
     ranks = np.cumsum(new) - 1
-    code = np.empty(ordered.size, dtype=np.int64)
+    code = np.empty(order.size, dtype=np.int64)
     code[order] = ranks
     return code, int(ranks[-1]) + 1 if ranks.size else 0
+
+
+def _representatives(code: np.ndarray, count: int) -> np.ndarray:
+    """A flat index of each of the ``count`` dense codes (any member stands for it)."""
+    representatives = np.zeros(count, dtype=np.int64)
+    representatives[code] = np.arange(code.size)
+    return representatives
 
 
 def distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -301,11 +320,8 @@ def distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             code, varied = column_code, True
             continue
         code, _ = dense_codes(code * count + column_code)
-    # the codes are dense (0 … m − 1): an index of each, without another sort (any member
-    # of a tuple's rows stands for it)
-    representatives = np.zeros(int(code.max(initial=-1)) + 1, dtype=np.int64)
-    representatives[code] = np.arange(code.size)
-    return representatives, code
+    # the codes are dense (0 … m − 1): an index of each, without another sort
+    return _representatives(code, int(code.max(initial=-1)) + 1), code
 
 
 _EIGHT_BYTE_NUMBERS = (np.dtype(np.float64), np.dtype(np.int64))
@@ -324,19 +340,12 @@ def _distinct_by_hash(flats: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         mixed *= _HASH_MULTIPLIER
         mixed += np.ascontiguousarray(flat).view(np.uint64)
     order = mixed.argsort()
-    ordered = mixed[order]
-    new = np.empty(ordered.size, dtype=bool)
-    new[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    new = _changes(mixed[order])
     for flat in flats:
         column = flat[order]
         new[1:] |= column[1:] != column[:-1]
-    ranks = np.cumsum(new) - 1
-    code = np.empty(ordered.size, dtype=np.int64)
-    code[order] = ranks
-    representatives = np.zeros(int(ranks[-1]) + 1 if ranks.size else 0, dtype=np.int64)
-    representatives[code] = np.arange(code.size)
-    return representatives, code
+    code, count = _ranks(order, new)
+    return _representatives(code, count), code
 
 
 DEFAULT_GRID_AXES: dict[str, list[float]] = {
