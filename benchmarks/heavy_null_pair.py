@@ -1,11 +1,14 @@
-"""A far pair outside the 12 families: one heavy bin in both, a difference among the light.
+"""Printed plans on a heavy null bin beside a light difference.
 
 p puts mass ``h`` on one bin and spreads the rest evenly; q keeps the heavy bin and moves
 mass ±c·p_j between neighbouring light bins (a Paninski pattern on the light part), c
 chosen so that TV(p, q) = α exactly. An unweighted ℓ2 statistic's null spread grows with
 ‖p‖₂, which the heavy bin sets, while the difference sits where p is small: the channels'
-statistic misses it at low noise (docs/evidence.md, "A curator's histogram per group:
-built, then withdrawn"). For each query this validates the printed plan on the pair
+statistic missed it at low noise until it took χ² weights (docs/evidence.md, "A curator's
+histogram per group: built, then withdrawn", and "Chi-square weights for the channels
+statistic"). Since 2026-11-29 the instance family ``heavy-null-light-difference`` (the
+mirrored pattern at h = 1/2) is in every calibration and validation; this script keeps the
+first pair, at any ``--heavy``. For each query it validates the printed plan on the pair
 (``planner validate … --p-file --q-file`` does the same), sequentially, at β = 1/3.
 
     python benchmarks/heavy_null_pair.py --seed 1

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -53,6 +54,9 @@ class Bound:
     validity: str
     """Parameter range in which the paper proves the bound."""
     counts: str = "users per group"
+    eps_max: float = math.inf
+    """The largest ε the bound's theorem assumes (1 for the paper's theorems; inf where it
+    holds at every ε): a plan sized by it above that ε says so."""
 
     def terms(self, **values: Any) -> tuple[Any, ...]:
         """Numeric terms (floats or numpy arrays), in the order of ``term_labels``."""
@@ -126,6 +130,7 @@ BOUNDS: dict[str, Bound] = {
             combine=Combine.SUM,
             function=bounds.local_private,
             validity=_PER_GROUP_LOCAL,
+            eps_max=1.0,
         ),
         Bound(
             key="local-private-proof",
@@ -136,6 +141,7 @@ BOUNDS: dict[str, Bound] = {
             combine=Combine.SUM,
             function=bounds.local_private_proof,
             validity=_PER_GROUP_LOCAL + "; K = smallest power of two ≥ k",
+            eps_max=1.0,
         ),
         Bound(
             key="local-private-hadamard",
@@ -146,6 +152,7 @@ BOUNDS: dict[str, Bound] = {
             combine=Combine.SUM,
             function=bounds.local_private_hadamard,
             validity=_PER_GROUP_LOCAL + "; K = smallest power of two ≥ k",
+            eps_max=1.0,
         ),
         Bound(
             key="local-private-tester",
@@ -220,6 +227,7 @@ BOUNDS: dict[str, Bound] = {
             combine=Combine.SUM,
             function=bounds.local_public,
             validity=_PER_GROUP_LOCAL,
+            eps_max=1.0,
         ),
         Bound(
             key="local-public-compressed",
@@ -230,6 +238,7 @@ BOUNDS: dict[str, Bound] = {
             combine=Combine.SUM,
             function=bounds.local_public_compressed,
             validity=_PER_GROUP_LOCAL + "; L ∈ [2, k]",
+            eps_max=1.0,
         ),
         Bound(
             key="shuffle-private",
@@ -244,6 +253,7 @@ BOUNDS: dict[str, Bound] = {
             combine=Combine.SUM,
             function=bounds.shuffle_private,
             validity=_SHUFFLE_VALIDITY,
+            eps_max=1.0,
             counts="users of group 1",
         ),
         Bound(
@@ -259,6 +269,7 @@ BOUNDS: dict[str, Bound] = {
             combine=Combine.SUM,
             function=bounds.shuffle_private_eps,
             validity=_SHUFFLE_VALIDITY,
+            eps_max=1.0,
             counts="users of group 1",
         ),
         Bound(
@@ -274,6 +285,7 @@ BOUNDS: dict[str, Bound] = {
             combine=Combine.SUM,
             function=bounds.shuffle_public_compressed,
             validity=_SHUFFLE_VALIDITY + "; L ∈ [2, k]",
+            eps_max=1.0,
             counts="users of group 1",
         ),
         Bound(
@@ -289,6 +301,7 @@ BOUNDS: dict[str, Bound] = {
             combine=Combine.SUM,
             function=bounds.shuffle_public_eps,
             validity=_SHUFFLE_VALIDITY,
+            eps_max=1.0,
             counts="users of group 1",
         ),
         Bound(
@@ -309,6 +322,7 @@ BOUNDS: dict[str, Bound] = {
                 "group 1 = the group with the larger ε, at ε = ε1; k ≥ 2, α ∈ (0, 1], "
                 "ε ∈ (0, 1]; group 2 gets n2 = n1·(e^{ε1}−1)/(e^{ε2}−1) (theo:subsampling)"
             ),
+            eps_max=1.0,
             counts="users of group 1",
         ),
         Bound(
@@ -360,6 +374,7 @@ BOUNDS: dict[str, Bound] = {
             combine=Combine.SUM,
             function=bounds.lower_shuffle,
             validity="per group g, at ε = ε_g; k ≥ 2, α ∈ (0, 1], ε_g ∈ (0, 1]",
+            eps_max=1.0,
         ),
         Bound(
             key="lower-central",
@@ -370,6 +385,7 @@ BOUNDS: dict[str, Bound] = {
             combine=Combine.SUM,
             function=bounds.lower_central,
             validity="per group g, at ε = ε_g; k ≥ 2, α ∈ (0, 1], ε_g ∈ (0, 1]",
+            eps_max=1.0,
         ),
     )
 }

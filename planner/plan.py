@@ -2280,10 +2280,11 @@ def _warnings(
             + (f"; {constant.note}" if constant.note else "")
         )
     for group in groups:
-        if group.eps > 1:
+        top = sizes.bound.eps_max  # 1 for the paper's theorems; k-RR's, channels': none
+        if group.eps > top:
             notes.append(
-                f"{group.name}: ε = {group.eps:g} > 1 is outside the theorems' range "
-                "(they assume ε ≤ 1)"
+                f"{group.name}: ε = {group.eps:g} > {top:g} is outside the theorems' range "
+                f"(they assume ε ≤ {top:g})"
             )
         if group.saving_users < 0:
             notes.append(_above_baseline_line(group))

@@ -265,10 +265,10 @@ def test_bad_input_is_one_line_naming_the_parameter(inputs, parameter) -> None:
 
 def test_validation_query_takes_the_allocated_sizes() -> None:
     _, n1, n2, split, _ = api.validation_query(
-        model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, allocation="cost"
+        model="local", k=1000, alpha=0.1, eps1=2, eps2=0.5, allocation="cost"
     )
     document = api.plan_document(
-        model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, allocation="cost"
+        model="local", k=1000, alpha=0.1, eps1=2, eps2=0.5, allocation="cost"
     )
     # the tester the allocation was sized for: here the default's own (a channel per
     # group, cheaper than every member of the paper split's variance family)
@@ -281,10 +281,10 @@ def test_validation_query_takes_the_allocated_sizes() -> None:
     assert (document["n_users_group1"], document["n_users_group2"]) == (n1, n2)  # as printed
     for rule in ("fewest", "paper"):
         printed = api.plan_document(
-            model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, allocation=rule
+            model="local", k=1000, alpha=0.1, eps1=2, eps2=0.5, allocation=rule
         )
         target = api.validation_query(
-            model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, allocation=rule
+            model="local", k=1000, alpha=0.1, eps1=2, eps2=0.5, allocation=rule
         )
         assert target.split.value == rule
         assert api.validation_sizes(target) == (
@@ -292,7 +292,7 @@ def test_validation_query_takes_the_allocated_sizes() -> None:
             printed["n_users_group2"],
         )
     with pytest.raises(InputError) as caught:
-        api.validation_query(model="local", k=1000, alpha=0.1, eps1=1, eps2=0.25, n1=5)
+        api.validation_query(model="local", k=1000, alpha=0.1, eps1=2, eps2=0.5, n1=5)
     assert caught.value.parameter == "n2"
 
 

@@ -101,6 +101,32 @@ def test_a_refit_on_the_full_grid_keeps_the_covered_region() -> None:
     assert refit.covered["eps_strong"][1] > max(refit.extra["grid"]["axes"]["eps_strong"])
 
 
+def test_a_full_grid_refit_keeps_the_coverage_above_the_grid_and_the_beyond_factors() -> None:
+    """A channel per group is covered above its grid's k only where the smaller ε is at
+    most 5 (``covered_above_grid``), and reads direct factors above its direct points' ε
+    (``direct_large_eps``): a grid refit (2026-11-29) had dropped both, which left it
+    covered above k = 1,024 at every ε."""
+    from planner.calibration.grid import PointResult
+    from planner.constants import default_constants
+
+    setting = "local-private+channels"
+    shipped = default_constants().for_setting(setting)
+    results = [PointResult(point, 0.5, "uniform", None, None) for point in grid_points(setting)]
+    document = constants_document(
+        results, trials=500, seed=1, created="2026-01-01", code_version="test"
+    )
+    refit = parse_constant_table(document).for_setting(setting)
+    assert (
+        refit.covered_above_grid
+        == shipped.covered_above_grid
+        == (
+            1024.0,
+            {"eps_weak": (0.0, 5.0)},
+        )
+    )
+    assert refit.extra["direct_large_eps"] == shipped.extra["direct_large_eps"]
+
+
 def test_a_grid_refit_keeps_the_direct_factors_alpha_floor() -> None:
     """The shuffle settings' direct factors stop at α = 0.15 (``direct_alpha_min``: below
     it their direct plans failed); a grid refit replaces the grid, not that floor."""

@@ -10,6 +10,7 @@ import pytest
 from planner import Query
 from planner.formulas.bounds import channel_noise
 from planner.formulas.registry import BOUNDS
+from planner.formulas.settings import Setting
 from planner.plan import Coverage, Split, plan
 from planner.protocols import ASKED_PROTOCOLS, other_mechanisms, protocol_for
 
@@ -86,16 +87,29 @@ def test_allocations_start_from_the_papers_split_and_never_cost_more_than_the_de
 
 
 def test_the_automatic_path_counts_a_unary_reports_bits() -> None:
-    """A channel per group at k = 100 (ε = (1, 0.5): unary encodings, 100 bits a user)
-    with 168,583 users a group and 5 trials: 1.7 million users fit the user path's budget,
-    but their reports are 169 million bits, and the user path ran 13 s (a hostile run).
-    ``path=auto`` weighs the cells a user's report draws, and takes the fast path."""
+    """A channel per group at k = 100 (ε = (1.5, 0.5): unary encodings, 100 bits a user)
+    with 101,551 + 328,578 users and 5 trials: 2.2 million users fit the user path's
+    budget, but their reports are 215 million bits (at ε = (1, 0.5) the user path had run
+    13 s, a hostile run). ``path=auto`` weighs the cells a user's report draws, and takes
+    the fast path."""
     from planner.api import validate_document
     from planner.validate import USER_PATH_BUDGET
 
-    asked = {"model": "local", "k": 100, "alpha": 0.2, "eps1": 1.0, "eps2": 0.5}
+    asked = {"model": "local", "k": 100, "alpha": 0.2, "eps1": 1.5, "eps2": 0.5}
     report = validate_document(**asked, trials=5, families=["uniform"])
     assert report["protocol"] == "local-private+channels"
     users = report["n_users_group1"] + report["n_users_group2"]
     assert 5 * users <= USER_PATH_BUDGET < 5 * users * 100
     assert report["path"] == "fast"
+
+
+def test_a_plan_warns_of_the_theorems_range_only_where_its_bound_assumes_eps_at_most_one() -> None:
+    """Above ε = 1 a channels plan (its bound holds at every ε) prints no theorem warning;
+    a plan sized by a paper bound (ε ≤ 1: Hadamard response at k = 16, ε = 1.5, which
+    the channels do not beat there) still does."""
+    channels = plan(Query(Setting.from_key("local-private+channels"), 1000, 0.1, 8.0, 8.0))
+    assert BOUNDS["local-channels"].eps_max == math.inf
+    assert not [w for w in channels.warnings if "theorems' range" in w]
+    hadamard = plan(Query(Setting.from_key("local-private"), 16, 0.3, 1.5, 1.5), fallback=False)
+    assert BOUNDS["local-private"].eps_max == 1.0
+    assert [w for w in hadamard.warnings if "ε = 1.5 > 1 is outside the theorems' range" in w]

@@ -315,7 +315,7 @@ def test_a_setting_run_by_another_protocol_has_its_own_tester_simulated() -> Non
 
 
 def test_a_covered_setting_run_by_another_protocol_is_not_planned_again(monkeypatch) -> None:
-    """Local private coin, k = 1000, α = 0.1, ε = (1, 0.25) runs a channel per group, and
+    """Local private coin, k = 1000, α = 0.1, ε = (1, 1) runs a channel per group, and
     its own protocol is covered at the query: ``covered_plan`` has nothing to simulate and
     plans no domain again (it had planned the query's own domain twice more, 182 µs a
     repeated plan against 65 µs)."""
@@ -329,7 +329,7 @@ def test_a_covered_setting_run_by_another_protocol_is_not_planned_again(monkeypa
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(coverage, "plan_on_domain", counted)
-    result = coverage.covered_plan(_query("local-private", 1000, 0.1, 1.0, 0.25))
+    result = coverage.covered_plan(_query("local-private", 1000, 0.1, 1.0, 1.0))
     assert result.protocol != "local-private" and result.coverage is Coverage.CALIBRATED
     assert calls == []
     # where the own protocol is not covered at the query, it is planned (and simulated)

@@ -108,6 +108,18 @@ def test_every_far_family_is_far_and_every_null_family_is_null() -> None:
     # puts 3/8 and 1/8 on alternate elements
     assert build("paninski", 4, 0.5).q.tolist() == [0.5, 0.0, 0.5, 0.0]
     assert build("paninski-symmetric", 4, 0.5).p.tolist() == [0.375, 0.125, 0.375, 0.125]
+    # the heavy null: 1/2 on element 0 in both, the mirrored pair at TV 2α on the other
+    # k − 1 scaled to the other 1/2; hand-computed at k = 5, α = 1/4: the light parts are
+    # 1/2·(3/8, 1/8, 3/8, 1/8) and 1/2·(1/8, 3/8, 1/8, 3/8)
+    heavy = build("heavy-null-light-difference", 5, 0.25)
+    assert heavy.p.tolist() == [0.5, 0.1875, 0.0625, 0.1875, 0.0625]
+    assert heavy.q.tolist() == [0.5, 0.0625, 0.1875, 0.0625, 0.1875]
+    for k in (3, 16, 1001):
+        for alpha in (0.01, 0.2, 0.5):
+            pair = build("heavy-null-light-difference", k, alpha)
+            assert pair.p[0] == pytest.approx(0.5) and pair.q[0] == pytest.approx(0.5)
+            assert pair.tv == pytest.approx(alpha, rel=1e-12)
+        assert build("heavy-null-light-difference", k, 0.51) is None
 
 
 def test_pmf_files_are_validated(tmp_path) -> None:

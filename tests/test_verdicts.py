@@ -109,7 +109,7 @@ class _OnTheTarget:
 
 
 def test_stopping_when_decided_does_not_inflate_the_error() -> None:
-    """Error exactly at β on all 12 families, 8 looks: a ``fail`` is a wrong verdict; the
+    """Error exactly at β on every family, 8 looks: a ``fail`` is a wrong verdict; the
     union bound keeps it ≤ 5 %. 300 sequential runs: if the true rate of wrong verdicts
     were 5 %, P(more than 24 of 300) < 1 %. A naive rule (each look's 95 % Wilson bound,
     family by family) says ``fail`` far more often, so the check can tell them apart."""

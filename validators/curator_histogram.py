@@ -124,6 +124,8 @@ class HistogramChannel:
 
     k: int
     eps: float
+    counts_reports = False
+    """Its counts carry noise, not users' reports alone (``local_channels.Channel``)."""
 
     def __post_init__(self) -> None:
         if self.k < 2 or not (self.eps > 0 and math.isfinite(self.eps)):
@@ -149,6 +151,11 @@ class HistogramChannel:
         share = np.asarray(counts, dtype=np.float64) / n
         noise = noise_variance(self.eps) / (n * n)
         return share, (share - share * share + noise) / (n - 1) + noise
+
+    def null_variance(self, pmf: np.ndarray, n: int) -> np.ndarray:
+        """Var p̂_j = p_j(1 − p_j)/n + v/n² where the group's frequencies are ``pmf``."""
+        share = np.asarray(pmf, dtype=np.float64)
+        return share * (1.0 - share) / n + noise_variance(self.eps) / (n * n)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ hash h: [k] → [K], uniform and independent per element. Each user maps its ite
 bucket h(x) and reports that bucket through its own group's channel over K bins
 (:func:`planner.validators.local_channels.best_channel` at (K, ε_g): k-RR or optimized
 unary encoding). The analyser reads each group's per-bucket counts and runs the two-channel
-statistic of :mod:`planner.validators.local_channels` on them, studentized (Z > κ·σ̂).
+statistic of :mod:`planner.validators.local_channels` on them, χ²-weighted and
+studentized (Z_χ > κ·σ̂).
 
 Privacy: h is public and fixed before any user reports, and the channel is ε_g-LDP over
 its K inputs, so a user's report distribution given x is the channel's at h(x): for any
@@ -14,11 +15,12 @@ The hash is pre-processing of each user's own item, not of anyone else's.
 
 Why it needs fewer users (docs/method.md, "A shared hash, then a channel per group"):
 the hashed pair's ‖H(p − q)‖²₂ has mean (1 − 1/K)·‖p − q‖²₂ over the hash, while each
-channel's noise is that of K bins, not k. The statistic's null mean is exactly 0 for every
-p and every hash (it is the two-channel statistic of the hashed pair), so the error under
-the null does not depend on the hash; under the alternative one hash may merge a pair's
+channel's noise is that of K bins, not k. The statistic is the two-channel statistic of
+the hashed pair, so under the null its law is that of a null over K bins whatever the
+hash: the error under the null depends on the hash only through the hashed pmf's shape,
+which the null families cover; under the alternative one hash may merge a pair's
 difference, which K ≥ 16 buckets keep rare (``formulas.bounds.HASHED_BUCKETS_MIN``) and
-the calibration's 12 families measure.
+the calibration's families measure.
 
 Fast path: a trial draws its own hash, pushes each pmf through it (per-bucket sums), and
 draws each group's counts from its channel exactly as the user path does.
@@ -58,7 +60,7 @@ class HashedChannelsTester(ChannelsTester):
     """Closeness of p (group 1) and q (group 2) over [k]: a hash onto ``buckets`` drawn
     from the shared seed (the run's ``rng``), then :class:`ChannelsTester` on the buckets:
     each group through its own best channel over them at its own ε; rejects when
-    Z > ``threshold_sd``·σ̂. The planner's ``local-public+hashed`` protocol."""
+    Z_χ > ``threshold_sd``·σ̂ (χ² weights). The planner's ``local-public+hashed`` protocol."""
 
     buckets: int = field(default=HASHED_BUCKETS_MIN, kw_only=True)
 

@@ -7,10 +7,11 @@ optimized unary encoding or bit flipping). A group under the **central** model h
 items to a trusted curator, which releases the group's histogram with discrete Laplace
 noise at its ε (:class:`planner.validators.curator_histogram.HistogramChannel`; pure
 ε-DP, sensitivity 2 under replace-one neighbours). The analyser — the curator itself, or
-anyone: what it reads is already private — computes the studentized statistic of
-:mod:`planner.validators.local_channels` from the two releases: Z = Σ_j [(p̂_j − q̂_j)² −
-u1_j − u2_j], each group's (p̂, u) unbiased through its own channel, so E Z = ‖p − q‖²₂
-for every pair and every two channels, and rejects when Z > κ·σ̂.
+anyone: what it reads is already private — computes the statistic of
+:mod:`planner.validators.local_channels` from the two releases: the terms
+(p̂_j − q̂_j)² − u1_j − u2_j, each group's (p̂, u) unbiased through its own channel, so
+their sum has mean ‖p − q‖²₂ for every pair and every two channels; weighed by each
+bin's null variance (χ² weights) and studentized, it rejects when Z_χ > κ·σ̂.
 
 Privacy per group is its own model's guarantee: the local group's reports are ε1-LDP
 (``tests/test_channels.py`` enumerates them), the curator's release is ε2-DP

@@ -114,6 +114,8 @@ def constants_document(
                 "direct_alpha_min",
                 "direct_by_node",
                 "direct_small_eps",
+                "direct_large_eps",
+                "direct_large_alpha",
             )
             if name in previous
         }
@@ -123,7 +125,11 @@ def constants_document(
         earlier_axes = previous.get("grid", {}).get("axes", {})
         if all(set(values) <= set(setting_axes[name]) for name, values in earlier_axes.items()):
             kept.update(
-                {name: previous[name] for name in ("covered", "covered_note") if name in previous}
+                {
+                    name: previous[name]
+                    for name in ("covered", "covered_note", "covered_above_grid")
+                    if name in previous
+                }
             )
         settings[setting] = {
             "source": "calibrated",

@@ -4,8 +4,9 @@ Each group reports through the randomizer that suits its own ε: k-ary randomize
 where e^ε is large against k, optimized unary encoding (k bits, Hadamard response's
 variance) where it is not (``validators/local_channels.py``, ``best_channel``). The
 analyser debiases each group's report counts through its own channel and runs one
-studentized ℓ2 statistic on the difference, whose null mean is exactly 0 for every p
-whatever the two channels are (docs/method.md, "One channel per group"). So group 1 at
+studentized statistic on the difference, each bin weighed by its null variance (χ²
+weights: a heavy bin's spread does not hide a difference among light ones), whatever the
+two channels are (docs/method.md, "One channel per group"). So group 1 at
 ε = 8 answers through k-RR while group 2 at ε = 0.5 answers through unary encoding: the
 heterogeneity is in the mechanism as well as the sizes. Each group g needs about
 √k·√w_g·(√w1 + √w2)/α² users, w_g its channel's per-user noise. It uses no shared

@@ -3,7 +3,7 @@
 
 The public coin's seed draws one hash h: [k] → [K] per run; each user reports its bucket
 h(x) through its own group's channel over K bins (k-RR or optimized unary encoding, the
-least noisy at its ε), and the analyser runs the studentized two-channel statistic on the
+least noisy at its ε), and the analyser runs the χ²-weighted two-channel statistic on the
 two groups' bucket counts (``validators/local_hashed.py``). Hashing keeps ‖p − q‖²₂'s mean
 up to 1 − 1/K while the channels' noise is that of K bins, not k: between ε ≈ 1 and ln k
 it needs several times fewer users than a channel per group on [k] (docs/method.md, "A
