@@ -2279,8 +2279,8 @@ def _warnings(
             "that a tester succeeds with these numbers"
             + (f"; {constant.note}" if constant.note else "")
         )
+    top = sizes.bound.eps_max  # 1 for the paper's theorems; k-RR's, channels': none
     for group in groups:
-        top = sizes.bound.eps_max  # 1 for the paper's theorems; k-RR's, channels': none
         if group.eps > top:
             notes.append(
                 f"{group.name}: ε = {group.eps:g} > {top:g} is outside the theorems' range "

@@ -70,6 +70,16 @@ def _symbols(*names: str) -> list[sympy.Symbol]:
     return [sympy.Symbol(name, positive=True) for name in names]
 
 
+def test_a_bound_assumes_eps_at_most_one_exactly_where_its_validity_says_so() -> None:
+    """``Bound.eps_max`` (which sets the plan's theorem warning) and the validity text a user
+    reads never disagree: 1 where the text limits ε to (0, 1], unlimited elsewhere."""
+    for key, bound in BOUNDS.items():
+        says_so = "ε ∈ (0, 1]" in bound.validity or "ε_g ∈ (0, 1]" in bound.validity
+        assert bound.eps_max == (1.0 if says_so else math.inf), key
+    assert BOUNDS["local-private"].eps_max == 1.0 and BOUNDS["central"].eps_max == 1.0
+    assert BOUNDS["local-krr"].eps_max == BOUNDS["local-channels"].eps_max == math.inf
+
+
 def test_compressed_forms_are_the_spec_expressions() -> None:
     k, alpha, eps, L, mu1, mu2 = _symbols("k", "alpha", "epsilon", "L", "mu_1", "mu_2")
     ops = sympy_ops()
