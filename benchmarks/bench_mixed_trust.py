@@ -18,7 +18,8 @@ is kept. The planner's own covered plan for the both-local query is printed besi
 
     python benchmarks/bench_mixed_trust.py --trials 300 --seed 1
 
-Not a plan: the planner does not size mixed pairs yet.
+Not a plan: bare searches without calibrated margins (``planner plan --model
+local,central`` prints the plan).
 """
 
 from __future__ import annotations

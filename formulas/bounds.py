@@ -209,6 +209,66 @@ def local_channels(k: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops = NUMPY) -
     return (ops.sqrt(k) * root1 * (root1 + root2) / alpha**2,)
 
 
+def curator_noise_variance(eps: Any, ops: Ops = NUMPY) -> Any:
+    """Variance 2r/(1 − r)² of the discrete Laplace noise, r = e^{−ε/2}, that a curator
+    adds to each bin of its group's histogram for ε-DP (sensitivity 2: replacing one
+    user's item moves two bins by one); about 8/ε² for small ε."""
+    ratio = ops.exp(-eps / 2)
+    return 2 * ratio / (1 - ratio) ** 2
+
+
+def _release_noise(k: Any, eps: Any, curator: bool, ops: Ops) -> tuple[Any, Any]:
+    """A release's (w, c): times k, each bin's variance near the uniform p is w/n + c/n².
+    A local channel: w its per-user noise (:func:`channel_noise`), c = 0. A curator's
+    noisy histogram: w = 1 (sampling), c = k·v (:func:`curator_noise_variance`)."""
+    if curator:
+        return 1, k * curator_noise_variance(eps, ops)
+    return channel_noise(k, eps, ops), 0
+
+
+def _pair_sizes(
+    k: Any, alpha: Any, eps1: Any, eps2: Any, curator1: bool, curator2: bool, ops: Ops
+) -> tuple[Any, Any]:
+    """Both groups' users when each releases through a local channel or a curator's noisy
+    histogram (docs/method.md, "Mixed pairs"): the statistic asks the two groups' per-bin
+    variances, times k, to sum to at most τ = α²/√k, as for :func:`local_channels`.
+
+    With a curator's c/n² term the fewest users in all have no closed form (a quartic);
+    this splits τ in two closed-form passes. First by √w1 : √w2 (the split of two
+    per-user noises), solving each group's w/n + c/n² = τ_g exactly,
+    n = (w + √(w² + 4c·τ_g))/(2τ_g); then by the effective noises √w_g′ = √(w_g + c_g/n_g)
+    at those n, solving again. Within 1 % of the fewest users in all for k from 2 to 10⁵,
+    α from 0.01 and each ε from 0.05 to 20 (``tests/test_mixed_pairs.py``); with two local
+    channels it is :func:`local_channels` exactly."""
+    w1, c1 = _release_noise(k, eps1, curator1, ops)
+    w2, c2 = _release_noise(k, eps2, curator2, ops)
+    tau = alpha**2 / ops.sqrt(k)
+
+    def users(w: Any, c: Any, share: Any) -> Any:
+        return (w + ops.sqrt(w * w + 4 * c * share)) / (2 * share)
+
+    root1, root2 = ops.sqrt(w1), ops.sqrt(w2)
+    first1 = users(w1, c1, tau * root1 / (root1 + root2))
+    first2 = users(w2, c2, tau * root2 / (root1 + root2))
+    root1, root2 = ops.sqrt(w1 + c1 / first1), ops.sqrt(w2 + c2 / first2)
+    return (
+        users(w1, c1, tau * root1 / (root1 + root2)),
+        users(w2, c2, tau * root2 / (root1 + root2)),
+    )
+
+
+def curator_beside_local(k: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops = NUMPY) -> Terms:
+    """Group 1's users when group 1's curator releases its noisy histogram at ε1 and
+    group 2 reports locally at ε2 (:func:`_pair_sizes`)."""
+    return (_pair_sizes(k, alpha, eps1, eps2, True, False, ops)[0],)
+
+
+def local_beside_curator(k: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops = NUMPY) -> Terms:
+    """Group 1's users when group 1 reports locally at ε1 and group 2's curator releases
+    its noisy histogram at ε2 (:func:`_pair_sizes`)."""
+    return (_pair_sizes(k, alpha, eps1, eps2, False, True, ops)[0],)
+
+
 HASHED_BUCKETS_MIN = 16
 """The fewest buckets a shared hash maps [k] into (``hashed_buckets``): with fewer, one hash
 merges a pair's difference too often (two buckets lose the difference of a

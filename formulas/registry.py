@@ -195,6 +195,32 @@ BOUNDS: dict[str, Bound] = {
             ),
         ),
         Bound(
+            key="curator-beside-local",
+            title="Mixed pair: group 1's curator releases a noisy histogram, group 2 is local",
+            reference="mixed pairs (docs/method.md)",
+            parameters=("k", "alpha", "eps1", "eps2"),
+            term_labels=("(1 + √(1 + 4k·v1·τ1))/(2τ1), τ1 the curator's share of α²/√k",),
+            combine=Combine.SUM,
+            function=bounds.curator_beside_local,
+            validity=(
+                "group 1's users (the curator's, at ε1; group 2 local at ε2); k ≥ 2, "
+                "α ∈ (0, 1], ε_g > 0; v1 = 2r/(1 − r)², r = e^(−ε1/2)"
+            ),
+        ),
+        Bound(
+            key="local-beside-curator",
+            title="Mixed pair: group 1 is local, group 2's curator releases a noisy histogram",
+            reference="mixed pairs (docs/method.md)",
+            parameters=("k", "alpha", "eps1", "eps2"),
+            term_labels=("√w1·(√w1 + √w2′)·√k/α², w2′ the curator's effective noise",),
+            combine=Combine.SUM,
+            function=bounds.local_beside_curator,
+            validity=(
+                "group 1's users (local at ε1, beside a curator's group at ε2); k ≥ 2, "
+                "α ∈ (0, 1], ε_g > 0; w1 as local-channels"
+            ),
+        ),
+        Bound(
             key="local-hashed-channels",
             title="Local DP, public coin: a shared hash onto K buckets, a channel per group",
             reference="a shared hash, then a channel per group (docs/method.md)",

@@ -49,6 +49,7 @@ from planner.plan import (
     RepetitionMethod,
     Split,
     calibrated_multiplier,
+    mixed_runs,
     variance_split,
 )
 from planner.plan import plan as make_plan
@@ -87,6 +88,9 @@ class Allocation:
     fallback: bool = True
     """False: that plan is the setting's own protocol's (``plan(…, fallback=False)``), whose
     family does better than the protocol the query's plans run instead."""
+    run: Query | None = None
+    """A mixed pair's run whose plan these sizes belong to (``planner.plan.mixed_runs``:
+    both groups under the less trusted model, or the mixed protocol); None: the query's."""
 
     @property
     def feasible(self) -> bool:
@@ -205,6 +209,9 @@ def allocate(
         plan = make_plan(plan.query, constants, split=split_for(rule))
     cost1 = check_number("cost1", cost1, COST_MIN, COST_MAX, low_open=False, high_open=False)
     cost2 = check_number("cost2", cost2, COST_MIN, COST_MAX, low_open=False, high_open=False)
+    asked = plan.query.setting
+    if asked.is_mixed and not asked.mechanism and rule not in OWN_SPLIT_RULES:
+        return _mixed_allocation(plan, rule, cost1, cost2, n2, constants)
     found = _allocate(plan, rule, cost1, cost2, n2, constants)
     if rule in (AllocationRule.PAPER, AllocationRule.FEWEST) or plan.coverage is Coverage.NONE:
         return found
@@ -221,6 +228,35 @@ def allocate(
         title = protocol_for(own.protocol).title
         other = replace(other, fallback=False, reason=f"on the {title} protocol: {other.reason}")
     return _better(found, other, rule)
+
+
+OWN_SPLIT_RULES = (AllocationRule.PAPER, AllocationRule.FEWEST)
+"""The rules whose sizes are a plan's own split (no allocation to weigh)."""
+
+
+def _mixed_allocation(
+    plan: Plan,
+    rule: AllocationRule,
+    cost1: float,
+    cost2: float,
+    n2: object,
+    constants: ConstantTable | None,
+) -> Allocation:
+    """A mixed pair's allocation: each of its runs allocated as its own query (each run's
+    family, and its setting's own protocol's), the cheapest (``cost``) or the one needing
+    the fewest group-1 users (``fixed-n2``) kept, with the run it belongs to. A mixed
+    protocol's run is weighed where its plan is calibrated, as ``mixed_plan`` weighs it."""
+    best: Allocation | None = None
+    for run in mixed_runs(plan.query):
+        made = make_plan(run, constants, split=split_for(rule))
+        if run.setting.is_mixed and made.coverage is not Coverage.CALIBRATED:
+            continue
+        found = replace(
+            allocate(made, rule, cost1=cost1, cost2=cost2, n2=n2, constants=constants), run=run
+        )
+        best = found if best is None else _better(best, found, rule)
+    assert best is not None  # the less trusted model's run is always weighed
+    return best
 
 
 OWN_PLANS = {
@@ -481,7 +517,13 @@ def allocated_plan(
     n1, n2 = allocation.n_users_group1, allocation.n_users_group2
     assert n1 is not None and n2 is not None  # feasible
     base = plan
-    if allocation.split is not Split.PAPER or not allocation.fallback:  # that plan's tester
+    if allocation.run is not None:  # a mixed pair's run: its plan, named as the pair asks
+        asked = plan.query
+        base = make_plan(
+            allocation.run, constants, split=allocation.split, fallback=allocation.fallback
+        )
+        base = replace(base, query=asked, warnings=(*asked.warnings, *base.warnings))
+    elif allocation.split is not Split.PAPER or not allocation.fallback:  # that plan's tester
         base = make_plan(
             plan.query, constants, split=allocation.split, fallback=allocation.fallback
         )

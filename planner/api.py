@@ -32,6 +32,7 @@ from planner.documents import (
     sweep_to_dict,
 )
 from planner.formulas.search import DeadlineExceededError, deadline
+from planner.formulas.settings import MIXED_SETTINGS, Coin, Model, Setting, parse_models
 from planner.inputs import (
     DEFAULT_BETA,
     InputError,
@@ -53,7 +54,18 @@ if TYPE_CHECKING:
 
 SETTING_KEYS = tuple(protocol.key for protocol in ASKED_PROTOCOLS)
 """The settings a query asks for by model and coin."""
+MIXED_SETTING_KEYS = tuple(setting.key for setting in MIXED_SETTINGS)
+"""The mixed pairs a query asks for: group 1 under one model, group 2 under another, per
+coin (``local/central-private``)."""
 PROTOCOL_KEYS = tuple(protocol.key for protocol in PROTOCOLS)
+
+
+def asked_needs_delta(key: str) -> bool:
+    """Whether a query of the asked setting ``key`` (one of :data:`SETTING_KEYS` or
+    :data:`MIXED_SETTING_KEYS`) must give δ: some group is under the shuffle model."""
+    return (key in SETTING_KEYS or key in MIXED_SETTING_KEYS) and Setting.from_key(key).needs_delta
+
+
 """Every protocol's key: the settings' own and the mechanisms a plan may run instead."""
 
 
@@ -162,6 +174,13 @@ def check_exact_cost(query: Query, trials: int) -> None:
     from planner.coverage import simulation_seconds
     from planner.simulation import private_coin_twin
 
+    if query.setting.is_mixed:
+        raise InputError(
+            "exact",
+            query.setting.key,
+            "left out for a mixed pair (no search of its own yet: planner validate checks "
+            "given sizes)",
+        )
     twin = private_coin_twin(query)
     needed = simulation_seconds(query, trials) + (
         0.0 if twin is None else simulation_seconds(twin, trials)
@@ -265,18 +284,31 @@ def compare_answer(
     beta: object = DEFAULT_BETA,
     accounting: object = "exact",
     power: object = None,
+    model: object = None,
 ) -> CompareAnswer:
     """Every setting (the shuffle ones only with δ), and each mechanism a setting may run
-    (``local-private+k-rr``, …) on its own: covered plans, fewest users first."""
+    (``local-private+k-rr``, …) on its own: covered plans, fewest users first. Where
+    ``model`` names two models (``"local,central"``), also that mixed pair's plan under each
+    coin and its mixed protocol on its own."""
     from planner.constants import default_constants
     from planner.coverage import NotCoveredError
 
     beta = beta_or_power(beta, power)
+    pair = None if model is None else parse_models(model)
+    if pair is not None and pair[1] is None:
+        raise InputError(
+            "model",
+            model,
+            "two models joined by a comma (local,central): compare lists every one-model "
+            "setting already",
+        )
     plans, refused = [], []
     table = default_constants()
     for protocol in PROTOCOLS:
         setting = protocol.setting
-        if setting.model.needs_delta and delta is None:
+        if setting.is_mixed:
+            continue  # a mixed pair's rows follow, where the query names one
+        if setting.needs_delta and delta is None:
             continue
         if setting.mechanism and not table.has_setting(setting.key):
             continue  # a mechanism not calibrated yet is weighed by no plan
@@ -287,7 +319,7 @@ def compare_answer(
             alpha,
             eps1,
             eps2,
-            delta if setting.model.needs_delta else None,
+            delta if setting.needs_delta else None,
             beta,
             accounting,
         )
@@ -306,8 +338,53 @@ def compare_answer(
         except NotCoveredError as error:
             why = "; ".join(error.gaps)
             refused.append((setting.key, f"{why} (planner plan simulates it within its budget)"))
+    if pair is not None and pair[1] is not None:
+        _mixed_rows(model, k, alpha, eps1, eps2, delta, beta, accounting, plans, refused)
     plans.sort(key=lambda item: item.total_users)
     return CompareAnswer(plans, refused, query)
+
+
+def _mixed_rows(
+    model: object,
+    k: object,
+    alpha: object,
+    eps1: object,
+    eps2: object,
+    delta: object,
+    beta: object,
+    accounting: object,
+    plans: list[Plan],
+    refused: list[tuple[str, str]],
+) -> None:
+    """``compare``'s rows of a mixed pair: its plan under each coin (the shuffle model's
+    only with δ), then each mixed protocol it may run on its own where that is covered."""
+    from planner.constants import default_constants
+    from planner.coverage import NotCoveredError
+    from planner.plan import mixed_runs
+
+    table = default_constants()
+    alone: dict[str, Query] = {}
+    first, second = parse_models(model)
+    for coin in Coin:
+        if Setting(first, coin, model2=second).needs_delta and delta is None:
+            continue  # as the shuffle settings: the report says to give δ
+        query = Query.build(model, coin.value, k, alpha, eps1, eps2, delta, beta, accounting)
+        try:
+            plans.append(covered(query))
+        except NotCoveredError as error:
+            why = "; ".join(error.gaps)
+            refused.append(
+                (query.setting.key, f"{why} (planner plan simulates it within its budget)")
+            )
+        for run in mixed_runs(query):
+            if run.setting.is_mixed and table.has_setting(run.setting.key):
+                alone.setdefault(run.setting.key, run)
+    for key, run in alone.items():
+        made = make_plan(run, table, fallback=False)
+        if made.coverage is Coverage.EXTRAPOLATED:
+            refused.append((key, "; ".join(made.coverage_gaps)))
+        else:
+            plans.append(made)
 
 
 def compare_document(**inputs: Any) -> dict[str, Any]:
@@ -414,7 +491,7 @@ def simulated_power(
         return answer
     query = answer.query  # at the solved β
     target = validation_query(
-        model=query.setting.model.value,
+        model=query.setting.models_text,
         coin=query.setting.coin.value,
         k=query.k,
         alpha=query.alpha,
@@ -489,6 +566,7 @@ def sweep_result(
 
         beta = beta_spec_of_power(beta, power)
     by_key = {protocol.key: protocol.setting for protocol in PROTOCOLS}
+    by_key |= {key: Setting.from_key(key) for key in MIXED_SETTING_KEYS}
     if settings is not None and len(settings) == 0:
         raise InputError("settings", "[]", "a non-empty list of settings, or none: every setting")
     if settings:
@@ -531,13 +609,9 @@ def explained_bounds(model: object, coin: object = "private", as_stated: bool = 
     """``planner explain``'s setting and its (role, bound) pairs: the upper bound (the
     μ-form used for numbers, or the paper's ε-form ``as_stated``) and the lower bound."""
     from planner.formulas.registry import BOUNDS
-    from planner.formulas.settings import Coin, Model, Setting
     from planner.protocols import protocol_for
 
-    setting = Setting(
-        check_choice("model", model, Model),
-        check_choice("coin", coin, Coin),
-    )
+    setting = Setting(_explained_model(model), check_choice("coin", coin, Coin))
     protocol = protocol_for(setting)
     upper = protocol.display_bound_key if as_stated else protocol.upper_bound_key
     return setting, [("upper", BOUNDS[upper]), ("lower", BOUNDS[protocol.lower_bound_key])]
@@ -547,11 +621,20 @@ def explain_document(
     model: object, coin: object = "private", as_stated: bool = False
 ) -> dict[str, Any]:
     """What ``planner explain`` prints, as data: each bound's terms as text and LaTeX."""
-    from planner.formulas.settings import Coin, Model
-
     # checked before the cache, which cannot hash a hostile list
-    chosen = check_choice("model", model, Model), check_choice("coin", coin, Coin)
+    chosen = _explained_model(model), check_choice("coin", coin, Coin)
     return _explain_document(chosen[0].value, chosen[1].value, bool(as_stated))
+
+
+def _explained_model(model: object) -> Model:
+    """``explain``'s one model (any case, surrounding spaces), or one line saying a pair is
+    not one."""
+    try:
+        return Model(str(model).strip().lower())
+    except ValueError:  # also an int too long to print
+        raise InputError(
+            "model", model, "one of local, shuffle, central (explain shows one model's bounds)"
+        ) from None
 
 
 @functools.lru_cache(maxsize=32)
@@ -640,6 +723,10 @@ def validation_query(
         if not allocated.feasible:
             raise InputError("allocation", str(allocation), f"feasible: {allocated.reason}")
         sizes = allocated.n_users_group1, allocated.n_users_group2
+        if allocated.run is not None:  # a mixed pair's: the run these sizes belong to
+            note = f"the {query.setting.key} pair's allocation runs {allocated.run.setting.key}"
+            run = replace(allocated.run, warnings=(*query.warnings, note))
+            return ValidationTarget(run, *sizes, allocated.split, allocated.fallback)
         # its tester's plan: the split's, and the setting's own protocol where so allocated
         return ValidationTarget(query, *sizes, allocated.split, allocated.fallback)
     if (n1 is None) != (n2 is None):

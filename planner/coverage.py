@@ -26,6 +26,8 @@ from planner.plan import (
     covered_at_query,
     delta_capped,
     hash_floor_line,
+    mixed_plan,
+    mixed_runs,
     plan,
     plan_on_domain,
 )
@@ -55,6 +57,8 @@ def simulation_seconds(query: Query, trials: int) -> float:
     """A generous estimate of the ``--exact`` search's time for this query."""
     from planner.validators.instances import FAMILIES
 
+    if query.setting.is_mixed:  # what a mixed query simulates: its less trusted model's
+        query = mixed_runs(query)[0]
     bins = protocol_for(query.setting).simulated_bins(query.k)
     cells = SEARCH_CHECKS * len(FAMILIES) * trials * float(bins)
     return cells / SIMULATED_CELLS_PER_SECOND
@@ -76,6 +80,20 @@ def covered_plan(
     sized at the query itself, where both rules agree).
     """
     check_query(query)
+    if query.setting.is_mixed:  # each run covered as its own setting's; mixed ones calibrated
+        table = constants or default_constants()
+
+        def covered_run(run: Query) -> Plan:
+            if run.setting.is_mixed:
+                return plan(run, table, split=split)
+            return covered_plan(
+                run, table, budget_seconds=budget_seconds, trials=trials, seed=seed, split=split
+            )
+
+        try:
+            return mixed_plan(query, table, covered_run)
+        except NotCoveredError as error:  # named as asked, not as the run that refused
+            raise NotCoveredError(query, error.gaps, error.reason) from None
     capped = delta_capped(query, constants or default_constants())
     if capped is not query:  # planned at the covered δ, which answers it (``plan``)
         made = covered_plan(

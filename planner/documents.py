@@ -34,7 +34,7 @@ POWER_SCHEMA = "planner.power/1"
 def query_to_dict(query: Query) -> dict[str, Any]:
     """Every input of a query (echoed in each JSON document)."""
     return {
-        "model": query.setting.model.value,
+        "model": query.setting.models_text,
         "coin": query.setting.coin.value,
         "k": query.k,
         "alpha": query.alpha,
@@ -48,9 +48,11 @@ def query_to_dict(query: Query) -> dict[str, Any]:
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
     """The plan as plain JSON-ready data (schema ``planner.plan/1``)."""
+    models = plan.query.setting.group_models
     groups = [
         {
             "name": group.name,
+            "model": models[0 if group.name == "group 1" else 1].value,
             "eps": group.eps,
             "n_users": group.n_users,
             "paper_role": group.paper_role,

@@ -13,7 +13,7 @@ from typing import Any, SupportsFloat, SupportsIndex, TypeVar
 from planner.formulas.accounting import DELTA_FLOOR
 from planner.formulas.errors import ALLOWED as ALLOWED_BY_NAME
 from planner.formulas.errors import InputError
-from planner.formulas.settings import Coin, Model, Setting
+from planner.formulas.settings import Coin, Setting, parse_models
 
 K_MAX = 10**12
 ALPHA_MIN = 1e-6
@@ -41,7 +41,7 @@ ALLOWED: dict[str, str] = {
     "power": "a number in (0.5, 1) (power = 1 − beta)",
     "n1": "an integer ≥ 1",
     "n2": "an integer ≥ 1",
-    "model": "one of local, shuffle, central",
+    "model": "one of local, shuffle, central, or two of them joined by a comma (local,central)",
     "coin": "one of private, public",
     "accounting": "one of paper, exact",
     "allocation": "one of fewest, paper, cost, fixed-n2",
@@ -235,7 +235,7 @@ class Query:
         if type(self.accounting) is not Accounting:
             set_(self, "accounting", check_choice("accounting", self.accounting, Accounting))
         warnings = list(self.warnings)
-        if setting.model.needs_delta:
+        if setting.needs_delta:
             delta = self.delta
             if delta is None:
                 raise InputError(
@@ -246,13 +246,12 @@ class Query:
         else:
             if self.delta is not None:
                 check_delta(self.delta)
-                warnings.append(
-                    f"delta is ignored: the {setting.model.value} protocol is pure ε-DP"
-                )
+                words = _models_words(setting, "is", "are")
+                warnings.append(f"delta is ignored: the {words} pure ε-DP")
                 set_(self, "delta", None)
             if self.accounting is Accounting.PAPER:  # the shuffle noise's alone
                 warnings.append(
-                    f"accounting paper is ignored: the {setting.model.value} protocol adds no "
+                    f"accounting paper is ignored: the {_models_words(setting, 'adds', 'add')} no "
                     "shuffle noise to account for"
                 )
                 set_(self, "accounting", Accounting.EXACT)
@@ -272,10 +271,10 @@ class Query:
         accounting: object = Accounting.EXACT,
     ) -> Query:
         """Validate raw values (e.g. from the command line) into a query."""
-        model_ = check_choice("model", model, Model)
+        model_, model2 = parse_models(model)
         coin_ = check_choice("coin", coin, Coin)
         warnings: list[str] = []
-        if Setting(model_, coin_).coin is not coin_:  # normalised: the coin changes nothing
+        if Setting(model_, coin_, model2=model2).coin is not coin_:  # the coin changes nothing
             warnings.append(f"the {model_.value} model has no public-coin variant: same protocol")
         # checked in __post_init__'s order, so the first bad value is the one reported
         k_ = check_integer("k", k, 2, K_MAX)
@@ -284,7 +283,7 @@ class Query:
         beta_ = check_beta(beta)
         accounting_ = check_choice("accounting", accounting, Accounting)
         return cls(
-            setting=Setting(model_, coin_),
+            setting=Setting(model_, coin_, model2=model2),
             k=k_,
             alpha=alpha_,
             eps1=eps1_,
@@ -294,6 +293,14 @@ class Query:
             accounting=accounting_,
             warnings=tuple(warnings),
         )
+
+
+def _models_words(setting: Setting, singular: str, plural: str) -> str:
+    """ "local protocol is" or "local and central protocols are": the setting's models and
+    a verb agreeing with them."""
+    if setting.model2 is None:
+        return f"{setting.model.value} protocol {singular}"
+    return f"{setting.model.value} and {setting.model2.value} protocols {plural}"
 
 
 def _restore_query(fields: dict[str, Any]) -> Query:

@@ -194,8 +194,8 @@ def check_sweep_pace(started: float, now: float, done: int, left: int) -> None:
             "sweep size",
             f"{done + left:,} rows planned one by one",
             f"a sweep within {SWEEP_SECONDS_MAX:g} s (it had run {elapsed:.1f} s in all "
-            f"with {done:,} of these rows planned: β < 1/3 below k = 16, or 2^53 users or "
-            "more): fewer values",
+            f"with {done:,} of these rows planned: β < 1/3 below k = 16, 2^53 users or "
+            "more, or a mixed pair's rows): fewer values",
         )
 
 

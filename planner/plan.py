@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import functools
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -49,6 +50,7 @@ from planner.protocols import (
 from planner.protocols.base import AllocationFamily, Compression, RunSizes, mixing_scale
 from planner.protocols.base import bound_terms as _bound_terms
 from planner.protocols.base import bound_value as _bound_value
+from planner.protocols.mixed_channels import run_setting
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -911,6 +913,10 @@ def plan(
     if not isinstance(split, Split):  # a hostile caller's split=3 is refused, not ignored
         split = check_choice("split", split, Split)
     table = constants or default_constants()
+    if query.setting.is_mixed and (not query.setting.mechanism or query.eps1 < query.eps2):
+        return mixed_plan(
+            query, table, lambda run: plan(run, table, fallback=fallback, split=split), fallback
+        )
     capped = delta_capped(query, table)
     if capped is not query:  # its plan at the covered δ answers it
         return at_capped_delta(plan(capped, table, fallback=fallback, split=split), query)
@@ -933,9 +939,202 @@ def plan(
     return made
 
 
+# Mixed pairs: each group under its own model -------------------------------------------
+
+
+def mixed_runs(query: Query, fallback: bool = True) -> list[Query]:
+    """The queries a mixed query may be planned as, in the order they are weighed.
+
+    * Both groups under the less trusted of the two models, with that model's plan (every
+      protocol it may run): a more trusted group may always run a less trusted group's
+      mechanism, which is still private (a curator may run its users' local randomizers,
+      a shuffler pass local reports on). So a mixed plan never needs more users in all
+      than this one. Left out with ``fallback`` off.
+    * Where one group is central and the other reports through a local channel (local,
+      or shuffle, whose users may run one): the curator's noisy histogram beside the
+      local channel (``planner.protocols.mixed_channels``)."""
+    setting = query.setting
+    runs = []
+    if fallback:
+        base = Setting(setting.less_trusted, setting.coin)
+        runs.append(_run_query(query, base))
+    mixed = run_setting(setting)
+    if mixed is not None:
+        runs.append(_run_query(query, mixed))
+    return runs
+
+
+def _run_query(query: Query, setting: Setting) -> Query:
+    """``query`` under ``setting``, its δ kept only where that setting spends one."""
+    delta = query.delta if setting.needs_delta else None
+    return replace(query, setting=setting, delta=delta, warnings=())
+
+
+def mirrored_query(query: Query) -> Query:
+    """The query with its two groups exchanged: group 1's model and ε become group 2's."""
+    return replace(
+        query, setting=query.setting.mirrored(), eps1=query.eps2, eps2=query.eps1, warnings=()
+    )
+
+
+_GROUP_WORDS = {"group 1": "group 2", "ε1": "ε2", "eps1": "eps2", "n1": "n2", "γ1": "γ2"}
+_GROUP_WORDS |= {second: first for first, second in _GROUP_WORDS.items()}
+_GROUP_PATTERN = re.compile(r"\b(?:group [12]|ε[12]|eps[12]|n[12]|γ[12])\b")
+
+
+def _named_back(text: str) -> str:
+    """A plan's line with the two groups' names exchanged (group 1 ↔ group 2, ε1 ↔ ε2,
+    eps1 ↔ eps2, n1 ↔ n2, γ1 ↔ γ2): a mirrored run's lines named as the query names its
+    groups."""
+    return _GROUP_PATTERN.sub(lambda match: _GROUP_WORDS[match.group(0)], text)
+
+
+def mirrored_plan(made: Plan, query: Query) -> Plan:
+    """``made``, the plan of ``mirrored_query(query)``, with the groups named as ``query``
+    names them: sizes, tester point, protocol key, lines and mechanism exchanged back."""
+    one, two = made.groups
+    groups = (replace(two, name="group 1"), replace(one, name="group 2"))
+    point = made.tester_point
+    if point is not None:
+        point = replace(point, eps1=point.eps2, eps2=point.eps1)
+    alternative = made.alternative_accounting
+    if alternative is not None:
+        alternative = (alternative[0], alternative[2], alternative[1])
+    back = replace(
+        made,
+        query=query,
+        protocol=Setting.from_key(made.protocol).mirrored().key,
+        groups=groups,
+        tester_point=point,
+        alternative_accounting=alternative,
+        warnings=tuple(_named_back(line) for line in made.warnings),
+        coverage_gaps=tuple(_named_back(line) for line in made.coverage_gaps),
+    )
+    describe = protocol_for(back.protocol).mechanism
+    tester = back.tester_query
+    return replace(back, mechanism="" if describe is None else describe(tester, tester.k))
+
+
+def mixed_plan(
+    query: Query, table: ConstantTable, plan_of: Callable[[Query], Plan], fallback: bool = True
+) -> Plan:
+    """The plan of a mixed query: of :func:`mixed_runs`, the covered plan with the fewest
+    users in all (where none is covered, the first run's), named as the query asks.
+    ``plan_of`` plans each run (``plan`` or ``covered_plan`` with the caller's options); a
+    mixed protocol's run is weighed only where its constants are calibrated and cover it
+    (with ``fallback`` off, wherever it has constants)."""
+    if query.setting.mechanism:  # a mixed protocol asked by its key: itself
+        return _planned_run(query, plan_of)
+    made: list[Plan] = []
+    skipped = ""
+    base = Setting(query.setting.less_trusted, query.setting.coin).key
+    for run in mixed_runs(query, fallback):
+        key = run.setting.key
+        if run.setting.is_mixed and not table.has_setting(key):
+            skipped = f"{key} has no calibrated constant yet"
+            continue
+        source = table.for_setting(key).source
+        if run.setting.is_mixed and fallback and source is not table.for_setting(base).source:
+            # a C = 1 plan is no match for a proof-backed one (``--constants proof``)
+            skipped = f"its constant is the {source.value} one, the {base} plan's is not"
+            continue
+        result = _planned_run(run, plan_of)
+        if run.setting.is_mixed and fallback and result.coverage is Coverage.EXTRAPOLATED:
+            skipped = f"{key} is not covered here ({'; '.join(result.coverage_gaps)})"
+            continue
+        made.append(result)
+    if not made:  # fallback off and no constant: the one-model plan after all
+        made.append(
+            plan_of(_run_query(query, Setting(query.setting.less_trusted, query.setting.coin)))
+        )
+    covered = [result for result in made if result.coverage is not Coverage.EXTRAPOLATED]
+    best = min(covered or made, key=lambda result: result.total_users)
+    best = _own_lower_bounds(best, query)
+    return replace(
+        best,
+        query=query,
+        warnings=(*query.warnings, *best.warnings, *_mixed_notes(query, best, skipped)),
+    )
+
+
+def _own_lower_bounds(made: Plan, query: Query) -> Plan:
+    """``made`` with each group's lower bound at its own model's (the run's is the less
+    trusted model's for both): a central group's is the central bound at its ε."""
+    groups = []
+    for group, model, eps in zip(
+        made.groups, query.setting.group_models, (query.eps1, query.eps2), strict=True
+    ):
+        lower = BOUNDS[protocol_for(Setting(model, query.setting.coin)).lower_bound_key]
+        value = _bound_value(lower.key, (("k", query.k), ("alpha", query.alpha), ("eps", eps)))
+        gap = group.optimality_gap * group.lower_bound / value
+        groups.append(replace(group, lower_bound=value, optimality_gap=gap))
+    return replace(made, groups=(groups[0], groups[1]))
+
+
+def _planned_run(run: Query, plan_of: Callable[[Query], Plan]) -> Plan:
+    """``plan_of(run)``; a mixed protocol's run with the larger ε on group 2 is planned as
+    its mirror (where its constants were calibrated) and named back. At equal ε both
+    orders' constants apply (the same protocol, its groups named either way): the plan is
+    the larger of the two, so that neither order, nor relaxing either group's ε from
+    there, gives a plan its neighbours do not back (the two differed by up to 3.7 %)."""
+    if run.setting.is_mixed and run.eps1 < run.eps2:
+        return mirrored_plan(plan_of(mirrored_query(run)), run)
+    made = plan_of(run)
+    if run.setting.is_mixed and run.eps1 == run.eps2:
+        other = mirrored_plan(plan_of(mirrored_query(run)), run)
+        if other.total_users > made.total_users:
+            return other
+    return made
+
+
+def _mixed_notes(query: Query, made: Plan, skipped: str) -> tuple[str, ...]:
+    """What a mixed plan says of who runs what, whose privacy rests on whom, and why no
+    mixed protocol ran where none did (``skipped``: why one was not weighed)."""
+    setting = query.setting
+    if Setting.from_key(made.protocol).is_mixed:
+        return (
+            "each group's privacy is its own model's, pure ε-DP: the curator's group trusts "
+            "its curator, the other group trusts nobody; whoever analyses reads only the two "
+            "private releases",
+        )
+    less = setting.less_trusted.value
+    trusted = [
+        f"group {index}, under the {model.value} model,"
+        for index, model in enumerate(setting.group_models, start=1)
+        if model is not setting.less_trusted
+    ]
+    spent = Setting.from_key(made.protocol).needs_delta  # the run is (ε, δ)-DP
+    pure = [
+        f"group {index} ({model.value}) then has that protocol's (ε{index}, δ)-DP at the "
+        "query's δ, not pure ε-DP"
+        for index, model in enumerate(setting.group_models, start=1)
+        if spent and not model.needs_delta
+    ]
+    if skipped:
+        why = f"the mixed protocol was not weighed: {skipped}"
+    elif run_setting(setting) is None:
+        why = (
+            "no mixed protocol serves this pair yet (a shuffle group's own noisy histogram "
+            "is not weighed)"
+        )
+    else:
+        why = "the mixed protocol needs more users here"
+    return (
+        f"both groups run the {less} model's protocol ({made.protocol}): {trusted[0]} may "
+        "run it too (a less trusted model's mechanism is still private under a more "
+        f"trusted one); {why}",
+        *pure,
+    )
+
+
 def delta_top(setting: Setting, table: ConstantTable) -> float | None:
     """The largest δ at which the setting's own protocol is covered (None: it takes no δ,
-    or its constant is not calibrated)."""
+    or its constant is not calibrated); a mixed pair's, its shuffle group's model's."""
+    if setting.is_mixed:
+        spending = [model for model in setting.group_models if model.needs_delta]
+        if not spending:
+            return None
+        setting = Setting(spending[0], setting.coin)
     protocol = protocol_for(setting)
     if not protocol.needs_delta or not table.has_setting(protocol.key):
         return None

@@ -24,6 +24,7 @@ from typing import Any
 from planner.constants import ConstantTable
 from planner.documents import power_to_dict
 from planner.formulas.search import least_passing
+from planner.formulas.settings import MIXED_SETTINGS
 from planner.inputs import DEFAULT_BETA, InputError, Query, check_power, refuse_beta_with_power
 from planner.plan import plan
 from planner.solve import BETA_TOP, RELATIVE_PRECISION, Solution, Unknown, fitting_plan, solve
@@ -212,6 +213,7 @@ def settings_curves(
     from planner.sweep import parse_values
 
     by_key = {protocol.key: protocol.setting for protocol in PROTOCOLS}
+    by_key |= {setting.key: setting for setting in MIXED_SETTINGS}
     if settings:
         unknown = [key for key in settings if key not in by_key]
         if unknown:
@@ -241,15 +243,17 @@ def settings_curves(
     curves = []
     for setting in chosen:
         query = Query.build(
-            setting.model,
+            setting.models_text,
             setting.coin,
             values["k"],
             values["alpha"],
             values["eps1"],
             values["eps2"],
-            delta if setting.model.needs_delta else None,
+            delta if setting.needs_delta else None,
             DEFAULT_BETA,
             accounting,
         )
+        if setting.mechanism:  # the mechanism alone, as sweep and compare plan it
+            query = replace(query, setting=setting)
         curves.append((query, power_curve(query, totals)))
     return curves

@@ -80,9 +80,12 @@ def plan_blocks(plan: Plan) -> list[Block]:
         + f", β = {query.beta:.4g}"
     )
     columns = [("", "left")]
+    models = query.setting.group_models
     for group in plan.groups:
-        asked = query.eps1 if group.name == "group 1" else query.eps2
-        columns.append((f"{group.name} ({eps_heading(asked, group.eps)})", "right"))
+        first = group.name == "group 1"
+        asked = query.eps1 if first else query.eps2
+        model = f"{models[0 if first else 1].value}, " if query.setting.is_mixed else ""
+        columns.append((f"{group.name} ({model}{eps_heading(asked, group.eps)})", "right"))
     rows: list[tuple[str, list[str]]] = [
         ("users needed", [f"{g.n_users:,}" for g in plan.groups]),
         ("homogeneous baseline", [f"{g.baseline_n_users:,}" for g in plan.groups]),

@@ -506,7 +506,10 @@ def _solve(
         # weighs the own plans only where they are calibrated)
         if exact is not None and split_fits(split, exact) and fitting(exact) is not None:
             answers.append(exact)
-    covered = (constants or default_constants()).for_setting(query_template.setting.key).covered
+    table = constants or default_constants()
+    key = query_template.setting.key
+    # a mixed pair has no constant of its own (its runs' plans are each covered)
+    covered = table.for_setting(key).covered if table.has_setting(key) else {}
     edges = (covered["alpha"][1],) if unknown is Unknown.ALPHA and "alpha" in covered else ()
     wide = _smallest_satisfying(fitting, low, high, min(answers, default=None), edges)
     if wide is not None:

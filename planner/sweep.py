@@ -37,6 +37,7 @@ from planner.inputs import (
     check_integer,
 )
 from planner.limits import (
+    SWEEP_SINGLE_ROWS_MAX,
     check_root_finds,
     check_single_rows,
     check_sweep_pace,
@@ -203,7 +204,7 @@ def sweep(
     varied = tuple(name for name in PARAMETERS if len(values[name]) > 1)
     per_setting = math.prod(len(values[name]) for name in PARAMETERS)
     check_sweep_rows(per_setting * len(settings))
-    if any(setting.model.needs_delta for setting in settings):
+    if any(setting.needs_delta for setting in settings):
         check_root_finds(
             values["eps1"] + values["eps2"],
             _searched_deltas(settings, values["delta"], table),
@@ -242,7 +243,7 @@ def _searched_deltas(
 ) -> list[float]:
     """The δ values a sweep's noise searches run at: a valid δ above the covered top is
     planned at the top (``plan.delta_capped``), so the values above it are one search."""
-    tops = {delta_top(setting, table) for setting in settings if setting.model.needs_delta}
+    tops = {delta_top(setting, table) for setting in settings if setting.needs_delta}
     if len(tops) != 1 or None in tops:
         return deltas
     top = tops.pop()
@@ -308,6 +309,8 @@ def _setting_block(
     from planner.vectorised import plan_columns, valid_rows  # not on `planner plan`'s path
 
     k, alpha, eps1, eps2, delta, beta = (grid[name] for name in PARAMETERS)
+    if setting.is_mixed:
+        return _mixed_block(setting, grid, accounting, table, started)
     numbers = plan_columns(setting, k, alpha, eps1, eps2, delta, beta, accounting, table)
     size = len(grid["k"])
     columns: dict[str, np.ndarray] = {
@@ -342,6 +345,38 @@ def _setting_block(
     for done, row in enumerate(single, start=1):
         _answer_one(setting, grid, accounting, table, int(row), columns, exact_counts)
         check_sweep_pace(started, time.monotonic(), done, len(single) - done)
+    return columns, exact_counts
+
+
+def _mixed_block(
+    setting: Setting,
+    grid: dict[str, np.ndarray],
+    accounting: Accounting,
+    table: ConstantTable,
+    started: float,
+) -> tuple[dict[str, np.ndarray], dict[int, dict[str, int]]]:
+    """A mixed pair's rows, each planned by ``plan`` (no vectorised twin): at most
+    :data:`~planner.limits.SWEEP_SINGLE_ROWS_MAX` rows, each a few plans."""
+    size = len(grid["k"])
+    if size > SWEEP_SINGLE_ROWS_MAX:
+        raise InputError(
+            "sweep size",
+            f"{size:,} rows of the mixed pair {setting.key}",
+            f"at most {SWEEP_SINGLE_ROWS_MAX:,} rows a mixed pair (each is planned one by "
+            "one): fewer values",
+        )
+    columns: dict[str, np.ndarray] = {
+        "setting": np.full(size, setting.key, dtype=object),
+        "protocol": np.full(size, "", dtype=object),
+        **{name: grid[name].copy() for name in PARAMETERS},
+        "accounting": np.full(size, accounting.value, dtype=object),
+        "status": np.full(size, "ok", dtype=object),
+        **{name: np.full(size, np.nan) for name in NUMBER_COLUMNS},
+    }
+    exact_counts: dict[int, dict[str, int]] = {}
+    for row in range(size):
+        _answer_one(setting, grid, accounting, table, row, columns, exact_counts)
+        check_sweep_pace(started, time.monotonic(), row + 1, size - row - 1)
     return columns, exact_counts
 
 

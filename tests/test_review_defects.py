@@ -664,7 +664,8 @@ def test_an_unknown_body_field_is_named_before_the_missing_one(idle_client) -> N
     [
         (
             {"k": 100, "alpha": 0.1, "eps1": 1, "eps2": 1},
-            "missing model: must be given (one of local, shuffle, central)",
+            "missing model: must be given (one of local, shuffle, central, or two of them "
+            "joined by a comma (local,central))",
         ),
         (
             {"model": "local", "alpha": 0.1, "eps1": 1, "eps2": 1},
@@ -731,7 +732,8 @@ def test_an_empty_sweep_list_is_named_not_nan(idle_client) -> None:
     [
         (
             ["plan", "-k", "100"],
-            "error: missing --model: must be given (one of local, shuffle, central)\n",
+            "error: missing --model: must be given (one of local, shuffle, central, or two of them "
+            "joined by a comma (local,central))\n",
         ),
         (
             ["plan", "-m", "central", "--alpha", "0.1", "--eps1", "1", "--eps2", "1"],

@@ -81,6 +81,14 @@ def noise_variance(eps: float) -> float:
     return 2.0 * ratio / (1.0 - ratio) ** 2
 
 
+def noise_fourth_cumulant(eps: float) -> float:
+    """κ4 N = 2r(1 + 4r + r²)/(1 − r)⁴ per bin: N is the difference of two i.i.d.
+    geometric counts, whose even cumulants add (each r(1 + 4r + r²)/(1 − r)⁴); about
+    3·(Var N)², the continuous Laplace's, for small ε."""
+    ratio = noise_ratio(eps)
+    return 2.0 * ratio * (1.0 + 4.0 * ratio + ratio * ratio) / (1.0 - ratio) ** 4
+
+
 def sample_noise(eps: float, size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     """Discrete Laplace draws of ratio r = e^{−ε/Δ}: the difference of two i.i.d. geometric
     counts of ratio r (numpy's sampler: for simulation, not for a real release)."""
@@ -156,6 +164,11 @@ class HistogramChannel:
         """Var p̂_j = p_j(1 − p_j)/n + v/n² where the group's frequencies are ``pmf``."""
         share = np.asarray(pmf, dtype=np.float64)
         return share * (1.0 - share) / n + noise_variance(self.eps) / (n * n)
+
+    def noise_fourth_cumulant(self, n: int) -> float:
+        """κ4 of the noise in frequency units, :func:`noise_fourth_cumulant`/n⁴
+        (``Channel.noise_fourth_cumulant``)."""
+        return noise_fourth_cumulant(self.eps) / float(n) ** 4
 
 
 @dataclass(frozen=True)

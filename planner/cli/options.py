@@ -17,7 +17,26 @@ from planner.protocols import PROTOCOLS
 
 # one query's options (plan, compare, solve, validate, explain)
 Model = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        "-m",
+        metavar="MODEL[,MODEL]",
+        help="Privacy model: local, shuffle or central; two joined by a comma (local,central) "
+        "put group 1 under the first and group 2 under the second.",
+    ),
+]
+OneModel = Annotated[
     str, typer.Option("--model", "-m", metavar="local|shuffle|central", help="Privacy model.")
+]
+MixedModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        metavar="MODEL,MODEL",
+        help="A mixed pair (local,central: group 1 local, group 2 central) whose rows to add.",
+    ),
 ]
 CoinOpt = Annotated[
     str, typer.Option("--coin", "-c", metavar="private|public", help="Shared randomness available?")
@@ -92,9 +111,11 @@ SettingsOpt = Annotated[
         "--setting",
         "-s",
         metavar="KEY",
-        help="A setting or a local mechanism alone to sweep (repeat for several): "
+        help="A setting or a mechanism alone to sweep (repeat for several): "
         + ", ".join(protocol.key for protocol in PROTOCOLS)
-        + ". Default: the five settings (shuffle ones need --delta).",
+        + "; or a mixed pair, group 1's model first: local/central-private, "
+        "central/shuffle-public, … (six ordered pairs, either coin). Default: the five "
+        "settings (shuffle ones need --delta).",
     ),
 ]
 SPEC_HELP = " One value, a list a,b,c, or a range start:stop:count[log]."

@@ -19,7 +19,9 @@ from planner.cli.options import (
     Eps2Opt,
     JsonOpt,
     KOpt,
+    MixedModelOpt,
     Model,
+    OneModel,
     PowerOpt,
     SimulationBudgetOpt,
     _beta,
@@ -126,12 +128,14 @@ def compare(
     beta: BetaOpt = "0.3333333333333333",
     power: PowerOpt = None,
     accounting: AccountingOpt = "exact",
+    model: MixedModelOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """All five settings side by side, cheapest (fewest users in total) first.
 
     A setting whose plan would fall outside its covered region is listed as not covered,
-    with the reason (``planner plan`` can simulate it).
+    with the reason (``planner plan`` can simulate it). ``--model local,central`` adds
+    that mixed pair's rows.
     """
     from planner import api
     from planner.report import compare_renderable
@@ -144,6 +148,7 @@ def compare(
         delta=delta,
         beta=_beta(beta, power),
         accounting=accounting,
+        model=model,
     )
     if as_json:
         _print_json(answer.to_dict())
@@ -162,7 +167,7 @@ def compare(
 
 
 def explain(
-    model: Model,
+    model: OneModel,
     coin: CoinOpt = "private",
     latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX.")] = False,
     as_stated: Annotated[

@@ -18,6 +18,7 @@ from planner.protocols import (
     local_krr,
     local_private,
     local_public,
+    mixed_channels,
     shuffle_private,
     shuffle_public,
 )
@@ -32,8 +33,11 @@ PROTOCOLS: tuple[Protocol, ...] = (
     local_krr.PROTOCOL,
     local_channels.PROTOCOL,
     local_hashed.PROTOCOL,
+    mixed_channels.LOCAL_STRONG,
+    mixed_channels.CURATOR_STRONG,
 )
-"""Every protocol, in the order the planner lists them (``compare``, tables, plots)."""
+"""Every protocol, in the order the planner lists them (``compare``, tables, plots). The
+last two serve mixed pairs only (a group under each of two models)."""
 
 ASKED_PROTOCOLS: tuple[Protocol, ...] = tuple(
     protocol for protocol in PROTOCOLS if not protocol.setting.mechanism
@@ -83,6 +87,7 @@ def other_mechanisms(protocol: Protocol) -> tuple[Protocol, ...]:
         for other in PROTOCOLS
         if other is not protocol
         and other.key != twin
+        and not other.setting.is_mixed
         and (other.setting.coin in (setting.coin, Coin.PRIVATE) or setting.model is Model.CENTRAL)
         and (not other.needs_delta or protocol.needs_delta)
         and (

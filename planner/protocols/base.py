@@ -523,7 +523,7 @@ class Protocol:
     @property
     def needs_delta(self) -> bool:
         """Whether its privacy is (ε, δ): a query must give δ."""
-        return self.setting.model.needs_delta
+        return self.setting.needs_delta
 
     @property
     def noise_messages(self) -> bool:

@@ -42,14 +42,16 @@ def paired_sizes(
     eps_strong: float,
     eps_weak: float,
     multiplier: float,
+    weak_bound_key: str | None = None,
 ) -> RunSizes:
     """Each group C·bound(its ε, the other's) users, at least ``MIN_USERS``: a protocol
     whose bound gives group 1's users at (ε1, ε2) with the ``shared`` parameters (k, α,
-    …), and group 2's with the two ε exchanged (a channel per group, a shared hash)."""
+    …), and group 2's with the two ε exchanged (a channel per group, a shared hash); the
+    weaker group's by ``weak_bound_key`` where its release differs (a mixed pair)."""
     strong = (*shared, ("eps1", eps_strong), ("eps2", eps_weak))
     weak = (*shared, ("eps1", eps_weak), ("eps2", eps_strong))
     order_strong = bound_value(bound_key, strong)
-    order_weak = bound_value(bound_key, weak)
+    order_weak = bound_value(weak_bound_key or bound_key, weak)
     return RunSizes(
         n_strong=max(MIN_USERS, math.ceil(multiplier * order_strong)),
         n_weak=max(MIN_USERS, math.ceil(multiplier * order_weak)),
@@ -67,6 +69,7 @@ def paired_sizes_arrays(
     eps_w: np.ndarray,
     multiplier: np.ndarray | None,
     unit_strong: np.ndarray | None = None,
+    weak_bound_key: str | None = None,
 ) -> Any:
     """:func:`paired_sizes` elementwise: the strong group's C = 1 size when ``multiplier``
     is None, else (n_strong, n_weak)."""
@@ -76,7 +79,7 @@ def paired_sizes_arrays(
     )
     if multiplier is None:
         return unit
-    weak = bound.evaluate(**shared, eps1=eps_w, eps2=eps_s)
+    weak = BOUNDS[weak_bound_key or bound_key].evaluate(**shared, eps1=eps_w, eps2=eps_s)
     return (
         np.maximum(MIN_USERS, np.ceil(multiplier * unit)),
         np.maximum(MIN_USERS, np.ceil(multiplier * weak)),

@@ -21,7 +21,12 @@ Spec = Integer | StrictFloat | Text | Values
 """A sweep value: one number, a list, or a spec string (``"0.05:1:20log"``)."""
 
 ModelName = Annotated[
-    StrictStr, Field(description="local, shuffle or central", examples=["shuffle"])
+    StrictStr,
+    Field(
+        description="local, shuffle or central; two joined by a comma (local,central) put "
+        "group 1 under the first and group 2 under the second",
+        examples=["shuffle"],
+    ),
 ]
 CoinName = Annotated[StrictStr, Field(description="private or public")]
 POWER_HELP = "power 1 − beta in (0.5, 1), instead of beta (0.8 is beta 0.2)"
@@ -55,7 +60,10 @@ class PlanRequest(QueryFields):
 
 
 class CompareRequest(QueryFields):
-    """``planner compare --json``: every setting (shuffle ones only with δ)."""
+    """``planner compare --json``: every setting (shuffle ones only with δ); ``model``, a
+    mixed pair (``local,central``), adds its rows."""
+
+    model: ModelName | None = None
 
 
 class SolveRequest(Request):

@@ -35,7 +35,6 @@ from planner.inputs import (
     check_integer,
     check_number,
 )
-from planner.protocols import protocol_for
 from planner.report import eps_heading, multiplier_text, rate_text, total_text
 from planner.report import number_text as _number
 from planner.service.auth import COOKIE, authorized, token_matches
@@ -44,7 +43,7 @@ from planner.service.svgplot import eps2_values, users_against_eps2
 
 router = APIRouter(include_in_schema=False)
 
-SETTINGS = ("compare", *api.SETTING_KEYS)
+SETTINGS = ("compare", *api.SETTING_KEYS, *api.MIXED_SETTING_KEYS)
 DEFAULTS = {
     "setting": "compare",
     "k": "1000",
@@ -108,7 +107,7 @@ def _form_problem(request: Request) -> InputError | None:
 
 def _needs_delta(setting: str) -> bool:
     """Whether the page's setting (a key, or "compare") is a protocol that takes δ."""
-    return setting in api.SETTING_KEYS and protocol_for(setting).needs_delta
+    return api.asked_needs_delta(setting)
 
 
 OPTIONAL = ("delta", "beta", "cost1", "cost2", "n2")
@@ -239,9 +238,10 @@ def _count(value: Any) -> str:
 def _plan_section(document: dict[str, Any], values: dict[str, str] | None = None) -> str:
     groups = document["groups"]
     inputs = document["inputs"]
+    mixed = "," in inputs["model"]  # each group's model heads its column, as on the CLI
     head = "".join(
-        f'<th scope="col">{escape(g["name"])} '
-        f"({eps_heading(inputs['eps1' if g['name'] == 'group 1' else 'eps2'], g['eps'])})</th>"
+        f'<th scope="col">{escape(g["name"])} ({escape(g["model"]) + ", " if mixed else ""}'
+        f"{eps_heading(inputs['eps1' if g['name'] == 'group 1' else 'eps2'], g['eps'])})</th>"
         for g in groups
     )
     rows = [

@@ -1,0 +1,176 @@
+"""A mixed pair: one group's curator releases a noisy histogram, the other group reports
+locally (bounds ``curator-beside-local`` and ``local-beside-curator``).
+
+The group under the **central** model hands its items to a trusted curator, which
+releases the group's histogram with discrete Laplace noise at its ε (pure ε-DP for that
+group; sensitivity 2 under replace-one neighbours). The group under the **local** model —
+or under the **shuffle** model, whose users may run a local randomizer and let the
+shuffler pass the reports on — reports through its best local channel at its ε (k-RR,
+optimized unary encoding or bit flipping; pure ε-LDP). The analyser — the curator itself,
+or anyone: what it reads is already private — debiases each release through its own
+channel and runs the local channels' χ²-weighted studentized statistic on the difference
+(``validators/mixed_channels.py``). Each group's privacy is its own model's guarantee and
+needs no δ; the curator is trusted by its own group only.
+
+A protocol's setting names its groups in the paper's roles, the group with the larger ε
+first: ``local/central-private+channels`` is sized and calibrated where the local group
+has the larger ε, ``central/local-private+channels`` where the curator's group has it. A
+mixed query with the smaller ε on group 1 is planned as its mirror (``planner.plan``,
+"Mixed pairs") and the plan names the groups back as asked. No shared randomness: it
+answers both coins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.formulas.bounds import channel_bits, least_noise_channel
+from planner.formulas.settings import Coin, Model, Setting
+from planner.inputs import Query
+from planner.protocols.base import (
+    AllocationFamily,
+    CalibrationDesign,
+    Protocol,
+)
+from planner.protocols.local_channels import CHANNEL_TITLES, paired_sizes, paired_sizes_arrays
+from planner.protocols.local_krr import MIN_USERS, thresholds_for_beta
+
+BOUND_OF_MODEL = {Model.LOCAL: "local-beside-curator", Model.CENTRAL: "curator-beside-local"}
+"""A group's bound by its model in the pair: its users, its ε first, the other's second."""
+
+
+def _sizes(strong_model: Model, weak_model: Model) -> Any:
+    """``Protocol.size_run`` for the pair whose stronger group is under ``strong_model``:
+    each group C·(its bound) users, at least ``MIN_USERS``."""
+    strong_key, weak_key = BOUND_OF_MODEL[strong_model], BOUND_OF_MODEL[weak_model]
+
+    def sizes(query: Query, eps_strong: float, eps_weak: float, multiplier: float, *_: Any) -> Any:
+        shared = (("k", query.k), ("alpha", query.alpha))
+        return paired_sizes(strong_key, shared, eps_strong, eps_weak, multiplier, weak_key)
+
+    return sizes
+
+
+def _sizes_arrays(strong_model: Model, weak_model: Model) -> Any:
+    """``Protocol.size_run_arrays`` for the same pair (``paired_sizes_arrays``)."""
+    strong_key, weak_key = BOUND_OF_MODEL[strong_model], BOUND_OF_MODEL[weak_model]
+
+    def sizes_arrays(
+        k: Any, alpha: Any, delta: Any, eps_s: Any, eps_w: Any, multiplier: Any,
+        bound_key: Any, accounting: Any, compression: Any, unit_strong: Any = None,
+    ) -> Any:  # fmt: skip
+        shared = {"k": k, "alpha": alpha}
+        return paired_sizes_arrays(
+            strong_key, shared, eps_s, eps_w, multiplier, unit_strong, weak_key
+        )
+
+    return sizes_arrays
+
+
+def channel_model(model: Model) -> Model:
+    """The model whose channel a group under ``model`` reports through in this pair: a
+    shuffle group's users run a local randomizer (private under the shuffle model too)."""
+    return Model.LOCAL if model is Model.SHUFFLE else model
+
+
+def run_setting(asked: Setting) -> Setting | None:
+    """The mixed protocol's setting an asked mixed pair may run, groups named as asked:
+    where one group is central and the other reports through a local channel (local, or
+    shuffle); None otherwise (two local channels are the local model's own protocol)."""
+    first, second = (channel_model(model) for model in asked.group_models)
+    if first is second:
+        return None
+    return Setting(first, Coin.PRIVATE, "channels", model2=second)
+
+
+def _named_models(query: Query) -> tuple[str, str]:
+    """Each named group's channel model at a query of this protocol's setting (named in
+    the setting's order: the planner mirrors a query whose group 1 has the smaller ε)."""
+    first, second = query.setting.group_models
+    return channel_model(first).value, channel_model(second).value
+
+
+def _tester(query: Query, parameters: dict[str, Any], L: int | None, hashes: int) -> Any:
+    from planner.validators.mixed_channels import MixedChannelsTester
+
+    model1, model2 = _named_models(query)
+    return MixedChannelsTester(
+        query.k, query.alpha, query.eps1, query.eps2, model1=model1, model2=model2, **parameters
+    )
+
+
+def _mechanism(query: Query, bins: int) -> str:
+    """Each group's release and what it sends, from ``formulas`` alone."""
+    parts = []
+    for group, (model, eps) in enumerate(
+        zip(_named_models(query), (query.eps1, query.eps2), strict=True), start=1
+    ):
+        if model == Model.CENTRAL.value:
+            parts.append(
+                f"group {group}: the curator releases its histogram with discrete Laplace "
+                f"noise at ε = {eps:g}"
+            )
+            continue
+        key = least_noise_channel(query.k, eps)
+        bits = channel_bits(key, query.k)
+        parts.append(
+            f"group {group}: {CHANNEL_TITLES[key]} at ε = {eps:g}, "
+            f"{bits} bit{'s' if bits > 1 else ''} a user"
+        )
+    return "; ".join(parts)
+
+
+def _report_cells(query: Query) -> tuple[int, int]:
+    """A local group's report cells (k-RR's one value, a unary encoding's k bits); a
+    curator's group draws its histogram's k bins once, about one cell a user."""
+    cells = []
+    for model, eps in zip(_named_models(query), (query.eps1, query.eps2), strict=True):
+        local = model == Model.LOCAL.value and least_noise_channel(query.k, eps) != "k-rr"
+        cells.append(query.k if local else 1)
+    return cells[0], cells[1]
+
+
+def _bins(k: int) -> int:
+    return k
+
+
+def _protocol(strong_model: Model, weak_model: Model, colour: str) -> Protocol:
+    strong_words = "a curator's group" if strong_model is Model.CENTRAL else "a local group"
+    weak_words = "a curator's group" if weak_model is Model.CENTRAL else "a local group"
+    return Protocol(
+        setting=Setting(strong_model, Coin.PRIVATE, "channels", model2=weak_model),
+        title=f"mixed, {strong_words} (larger ε) beside {weak_words}",
+        colour=colour,
+        upper_bound_key=BOUND_OF_MODEL[strong_model],
+        display_bound_key=BOUND_OF_MODEL[strong_model],
+        # a central lower bound holds for every group (a local protocol is a central one)
+        lower_bound_key="lower-central",
+        allocation_family=AllocationFamily.FIXED,
+        sizes_fall_with_eps=True,
+        coupled_groups=True,
+        min_users=MIN_USERS,
+        thresholds_for_beta=thresholds_for_beta,
+        size_run=_sizes(strong_model, weak_model),
+        size_run_arrays=_sizes_arrays(strong_model, weak_model),
+        build_tester=_tester,
+        mechanism=_mechanism,
+        report_cells=_report_cells,
+        simulated_bins=_bins,
+        calibration=CalibrationDesign(
+            search_range=(0.05, 5.0),
+            point_seconds={16: 1.0, 128: 4.0, 1024: 40.0},
+            grid_axes={
+                "k": [16, 128, 1024],
+                "alpha": [0.01, 0.03, 0.2, 0.5, 0.95],
+                "eps_strong": [0.125, 1.0, 5.0, 20.0],
+                "eps_ratio": [1 / 32, 0.25, 1.0],
+            },
+            grid_at_operating_point=True,
+        ),
+    )
+
+
+LOCAL_STRONG = _protocol(Model.LOCAL, Model.CENTRAL, "#7fbf7b")
+"""The local group has the larger ε (``local/central-private+channels``)."""
+CURATOR_STRONG = _protocol(Model.CENTRAL, Model.LOCAL, "#af8dc3")
+"""The curator's group has the larger ε (``central/local-private+channels``)."""
