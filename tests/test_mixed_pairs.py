@@ -395,3 +395,82 @@ def test_validate_runs_the_mixed_protocol_and_its_two_paths_agree() -> None:
         p = (one["error_rate"] + two["error_rate"]) / 2
         spread = math.sqrt(max(p * (1 - p), 1e-4) * 2 / 400)
         assert abs(one["error_rate"] - two["error_rate"]) <= 5 * spread, one["family"]
+
+
+# A second hostile review's findings (2026-11-29, calibrated mixed plans) ---------------
+
+
+def test_a_central_group_on_a_shuffle_protocol_is_told_its_delta() -> None:
+    made = plan(Query.build("central,shuffle", "private", 64, 0.3, 1, 1, 1e-6))
+    assert made.protocol.startswith("shuffle")
+    assert any("group 1 (central) then has that protocol's (ε1, δ)-DP" in w for w in made.warnings)
+    local = plan(Query.build("central,local", "private", 64, 0.3, 1, 1))
+    assert not any("δ)-DP" in w for w in local.warnings)
+
+
+@pytest.mark.parametrize(
+    ("pair", "flags", "one_model"),
+    [
+        ("central,local", {"eps1": 12.202, "eps2": 0.234, "k": 500, "alpha": 0.173, "cost2": 20},
+         "local"),
+        ("local,central", {"eps1": 0.162, "eps2": 2.893, "k": 30, "alpha": 0.065, "cost1": 20},
+         "local"),
+    ],
+)  # fmt: skip
+def test_a_mixed_cost_allocation_costs_no_more_than_the_less_trusted_one(
+    pair: str, flags: dict, one_model: str
+) -> None:
+    from planner.api import plan_answer
+
+    mixed = plan_answer(model=pair, allocation="cost", **flags).allocation
+    less = plan_answer(model=one_model, allocation="cost", **flags).allocation
+    assert mixed is not None and less is not None
+    assert mixed.cost <= less.cost
+
+
+def test_a_mixed_fixed_n2_takes_what_the_less_trusted_plan_takes() -> None:
+    from planner.api import plan_answer
+
+    flags = {"k": 256, "alpha": 0.882, "eps1": 3.798, "eps2": 4.483, "delta": 1e-6}
+    mixed = plan_answer(model="central,shuffle", allocation="fixed-n2", n2=283, **flags)
+    less = plan_answer(model="shuffle", allocation="fixed-n2", n2=283, **flags)
+    assert mixed.allocation is not None and less.allocation is not None
+    assert mixed.allocation.n_users_group1 <= less.allocation.n_users_group1
+
+
+def test_equal_eps_gives_one_plan_whichever_group_is_named_first_and_is_monotone() -> None:
+    """Both orders' constants apply at equal ε; the larger plan is taken, so the two orders
+    agree and relaxing either ε from there never costs users."""
+    totals = {}
+    for pair, eps1, eps2 in (
+        ("central,local", 1.0, 1.0),
+        ("local,central", 1.0, 1.0),
+        ("local,central", 1.0, 1.001),
+        ("local,central", 1.001, 1.0),
+    ):
+        totals[(pair, eps1, eps2)] = plan(
+            Query.build(pair, "private", 64, 0.1, eps1, eps2)
+        ).total_users
+    assert totals[("central,local", 1.0, 1.0)] == totals[("local,central", 1.0, 1.0)]
+    assert totals[("local,central", 1.0, 1.001)] <= totals[("local,central", 1.0, 1.0)]
+    assert totals[("local,central", 1.001, 1.0)] <= totals[("local,central", 1.0, 1.0)]
+
+
+def test_proof_constants_do_not_weigh_an_order_constant_mixed_plan() -> None:
+    from planner.constants import ConstantSource, constants_with_source
+
+    table = constants_with_source(ConstantSource.PROOF)
+    made = plan(Query.build("central,local", "private", 128, 0.3, 0.5, 4), table)
+    assert made.constant_source is ConstantSource.PROOF
+    assert any("the mixed protocol was not weighed" in w for w in made.warnings)
+
+
+def test_validate_with_a_mixed_allocation_checks_the_run_it_belongs_to() -> None:
+    from planner.api import validation_query
+
+    target = validation_query(
+        model="local,central", k=30, alpha=0.065, eps1=0.162, eps2=2.893,
+        allocation="cost", cost1=20,
+    )  # fmt: skip
+    assert not target.query.setting.is_mixed or target.query.setting.mechanism
+    assert any("pair's allocation runs" in w for w in target.query.warnings)
