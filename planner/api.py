@@ -58,15 +58,13 @@ MIXED_SETTING_KEYS = tuple(setting.key for setting in MIXED_SETTINGS)
 """The mixed pairs a query asks for: group 1 under one model, group 2 under another, per
 coin (``local/central-private``)."""
 PROTOCOL_KEYS = tuple(protocol.key for protocol in PROTOCOLS)
+"""Every protocol's key: the settings' own and the mechanisms a plan may run instead."""
 
 
 def asked_needs_delta(key: str) -> bool:
     """Whether a query of the asked setting ``key`` (one of :data:`SETTING_KEYS` or
     :data:`MIXED_SETTING_KEYS`) must give δ: some group is under the shuffle model."""
     return (key in SETTING_KEYS or key in MIXED_SETTING_KEYS) and Setting.from_key(key).needs_delta
-
-
-"""Every protocol's key: the settings' own and the mechanisms a plan may run instead."""
 
 
 def split_of(rule: object) -> Split:

@@ -60,7 +60,7 @@ def private_coin_protocol(protocol: Protocol) -> Protocol | None:
     return None if protocol.private_coin_key is None else _BY_KEY[protocol.private_coin_key]
 
 
-TRUST_ORDER: tuple[Model, ...] = (Model.LOCAL, Model.SHUFFLE, Model.CENTRAL)
+TRUST_ORDER: tuple[Model, ...] = tuple(sorted(Model, key=lambda model: model.trust))
 """Models from the least trusted to the most: a protocol of a less trusted model is private
 under a more trusted one too (a curator or a shuffler may run users' local randomizers and
 pass their reports on: the output is a post-processing of ε-LDP reports)."""
