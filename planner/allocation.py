@@ -50,6 +50,7 @@ from planner.plan import (
     Split,
     calibrated_multiplier,
     mixed_runs,
+    own_lower_bounds,
     variance_split,
 )
 from planner.plan import plan as make_plan
@@ -522,7 +523,9 @@ def allocated_plan(
         base = make_plan(
             allocation.run, constants, split=allocation.split, fallback=allocation.fallback
         )
-        base = replace(base, query=asked, warnings=(*asked.warnings, *base.warnings))
+        base = replace(
+            own_lower_bounds(base, asked), query=asked, warnings=(*asked.warnings, *base.warnings)
+        )
     elif allocation.split is not Split.PAPER or not allocation.fallback:  # that plan's tester
         base = make_plan(
             plan.query, constants, split=allocation.split, fallback=allocation.fallback

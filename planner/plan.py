@@ -1049,7 +1049,7 @@ def mixed_plan(
         )
     covered = [result for result in made if result.coverage is not Coverage.EXTRAPOLATED]
     best = min(covered or made, key=lambda result: result.total_users)
-    best = _own_lower_bounds(best, query)
+    best = own_lower_bounds(best, query)
     return replace(
         best,
         query=query,
@@ -1057,7 +1057,7 @@ def mixed_plan(
     )
 
 
-def _own_lower_bounds(made: Plan, query: Query) -> Plan:
+def own_lower_bounds(made: Plan, query: Query) -> Plan:
     """``made`` with each group's lower bound at its own model's (the run's is the less
     trusted model's for both): a central group's is the central bound at its ε."""
     groups = []
