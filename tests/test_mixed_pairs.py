@@ -33,7 +33,6 @@ from planner.formulas.bounds import (
 from planner.formulas.errors import InputError
 from planner.formulas.settings import Model, parse_models
 from planner.plan import Coverage, mixed_runs, plan
-from planner.validators import curator_histogram
 from planner.validators.curator_histogram import HistogramChannel, noise_fourth_cumulant
 from planner.validators.engine import verify
 from planner.validators.local_channels import best_channel
@@ -263,14 +262,6 @@ def test_the_shuffle_group_of_a_mixed_pair_needs_delta() -> None:
     assert query.delta == 1e-6
     local = Query.build("local,central", "private", 100, 0.1, 1, 1, 1e-6)
     assert local.delta is None and any("pure ε-DP" in line for line in local.warnings)
-
-
-def test_a_curator_beside_local_reports_does_not_lose_its_noise_variance() -> None:
-    """The curator's per-bin variance v = 2r/(1 − r)², as the validator draws it."""
-    for eps in (0.1, 1.0, 7.0):
-        assert float(curator_noise_variance(eps)) == pytest.approx(
-            curator_histogram.noise_variance(eps), rel=1e-12
-        )
 
 
 # A hostile review's findings (2026-11-29), each a reproducer ------------------------

@@ -58,6 +58,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from planner.formulas.bounds import curator_noise_variance
 from planner.validators import discrete_laplace
 from planner.validators.compression import hashed_mean_share
 from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
@@ -76,9 +77,9 @@ def noise_ratio(eps: float) -> float:
 
 
 def noise_variance(eps: float) -> float:
-    """Var N = 2r/(1 − r)² per bin."""
-    ratio = noise_ratio(eps)
-    return 2.0 * ratio / (1.0 - ratio) ** 2
+    """Var N = 2r/(1 − r)² per bin (``formulas.bounds.curator_noise_variance``, which the
+    mixed pairs' bound reads too)."""
+    return float(curator_noise_variance(eps))
 
 
 def noise_fourth_cumulant(eps: float) -> float:
