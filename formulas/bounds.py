@@ -263,6 +263,13 @@ def curator_beside_local(k: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops = NU
     return (_pair_sizes(k, alpha, eps1, eps2, True, False, ops)[0],)
 
 
+def curator_beside_curator(k: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops = NUMPY) -> Terms:
+    """Group 1's users when each group's curator releases its own noisy histogram, at ε1
+    and ε2 (:func:`_pair_sizes`): the central model's histogram tester, which wins where
+    the noise is small next to the sampling (large ε, small α)."""
+    return (_pair_sizes(k, alpha, eps1, eps2, True, True, ops)[0],)
+
+
 def local_beside_curator(k: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops = NUMPY) -> Terms:
     """Group 1's users when group 1 reports locally at ε1 and group 2's curator releases
     its noisy histogram at ε2 (:func:`_pair_sizes`)."""

@@ -208,6 +208,19 @@ BOUNDS: dict[str, Bound] = {
             ),
         ),
         Bound(
+            key="curator-beside-curator",
+            title="Central DP: each group's curator releases a noisy histogram",
+            reference="a noisy histogram per group (docs/method.md)",
+            parameters=("k", "alpha", "eps1", "eps2"),
+            term_labels=("(1 + √(1 + 4k·v1·τ1))/(2τ1), τ1 group 1's share of α²/√k",),
+            combine=Combine.SUM,
+            function=bounds.curator_beside_curator,
+            validity=(
+                "group 1's users (group 2's: ε1 and ε2 exchanged); k ≥ 2, α ∈ (0, 1], "
+                "ε_g > 0; v_g = 2r/(1 − r)², r = e^(−ε_g/2)"
+            ),
+        ),
+        Bound(
             key="local-beside-curator",
             title="Mixed pair: group 1 is local, group 2's curator releases a noisy histogram",
             reference="mixed pairs (docs/method.md)",

@@ -122,6 +122,15 @@ class Setting:
         model (:attr:`Model.needs_delta`)."""
         return any(model.needs_delta for model in self.group_models)
 
+    @property
+    def takes_delta(self) -> bool:
+        """Whether a query of this setting keeps a δ it gives: one it must give
+        (:attr:`needs_delta`), or the central model's own query, whose curator may then
+        also run a shuffle protocol itself, (ε, δ)-DP at that δ (``planner.plan``)."""
+        return self.needs_delta or (
+            self.model is Model.CENTRAL and self.model2 is None and not self.mechanism
+        )
+
     @cached_property
     def key(self) -> str:
         """Stable identifier, e.g. ``"shuffle-public"``, ``"central"`` or

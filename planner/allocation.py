@@ -49,8 +49,9 @@ from planner.plan import (
     RepetitionMethod,
     Split,
     calibrated_multiplier,
-    mixed_runs,
     own_lower_bounds,
+    spends_delta_by_choice,
+    trust_runs,
     variance_split,
 )
 from planner.plan import plan as make_plan
@@ -90,8 +91,10 @@ class Allocation:
     """False: that plan is the setting's own protocol's (``plan(…, fallback=False)``), whose
     family does better than the protocol the query's plans run instead."""
     run: Query | None = None
-    """A mixed pair's run whose plan these sizes belong to (``planner.plan.mixed_runs``:
-    both groups under the less trusted model, or the mixed protocol); None: the query's."""
+    """The run whose plan these sizes belong to, for a query planned by runs
+    (``planner.plan.trust_runs``: a mixed pair's, both groups under the less trusted model
+    or the mixed protocol; a central query's that gives δ, the pure ε-DP plan or a shuffle
+    protocol's); None: the query's."""
 
     @property
     def feasible(self) -> bool:
@@ -211,7 +214,8 @@ def allocate(
     cost1 = check_number("cost1", cost1, COST_MIN, COST_MAX, low_open=False, high_open=False)
     cost2 = check_number("cost2", cost2, COST_MIN, COST_MAX, low_open=False, high_open=False)
     asked = plan.query.setting
-    if asked.is_mixed and not asked.mechanism and rule not in OWN_SPLIT_RULES:
+    by_runs = (asked.is_mixed and not asked.mechanism) or spends_delta_by_choice(plan.query)
+    if by_runs and rule not in OWN_SPLIT_RULES:
         return _mixed_allocation(plan, rule, cost1, cost2, n2, constants)
     found = _allocate(plan, rule, cost1, cost2, n2, constants)
     if rule in (AllocationRule.PAPER, AllocationRule.FEWEST) or plan.coverage is Coverage.NONE:
@@ -243,14 +247,16 @@ def _mixed_allocation(
     n2: object,
     constants: ConstantTable | None,
 ) -> Allocation:
-    """A mixed pair's allocation: each of its runs allocated as its own query (each run's
+    """The allocation of a query planned by runs (a mixed pair, or a central query that
+    gives δ: ``planner.plan.trust_runs``): each run allocated as its own query (each run's
     family, and its setting's own protocol's), the cheapest (``cost``) or the one needing
-    the fewest group-1 users (``fixed-n2``) kept, with the run it belongs to. A mixed
-    protocol's run is weighed where its plan is calibrated, as ``mixed_plan`` weighs it."""
+    the fewest group-1 users (``fixed-n2``) kept, with the run it belongs to. A run after
+    the first (a mixed protocol's, a shuffle protocol's) is weighed where its plan is
+    calibrated, as the plan weighs it."""
     best: Allocation | None = None
-    for run in mixed_runs(plan.query):
+    for index, run in enumerate(trust_runs(plan.query)):
         made = make_plan(run, constants, split=split_for(rule))
-        if run.setting.is_mixed and made.coverage is not Coverage.CALIBRATED:
+        if index > 0 and made.coverage is not Coverage.CALIBRATED:
             continue
         found = replace(
             allocate(made, rule, cost1=cost1, cost2=cost2, n2=n2, constants=constants), run=run

@@ -67,6 +67,13 @@ def asked_needs_delta(key: str) -> bool:
     return (key in SETTING_KEYS or key in MIXED_SETTING_KEYS) and Setting.from_key(key).needs_delta
 
 
+def asked_takes_delta(key: str) -> bool:
+    """Whether a query of the asked setting ``key`` keeps a δ it gives: the shuffle model's
+    (it must give one) and the central model's (its curator may then also run a shuffle
+    protocol itself, (ε, δ)-DP at that δ: ``planner.plan.central_delta_plan``)."""
+    return (key in SETTING_KEYS or key in MIXED_SETTING_KEYS) and Setting.from_key(key).takes_delta
+
+
 def split_of(rule: object) -> Split:
     """The split of the plan an ``allocation`` starts from (``allocation.split_for``): the
     default's for ``fewest``, the paper's for ``paper``, ``cost`` and ``fixed-n2``."""
@@ -178,6 +185,13 @@ def check_exact_cost(query: Query, trials: int) -> None:
             query.setting.key,
             "left out for a mixed pair (no search of its own yet: planner validate checks "
             "given sizes)",
+        )
+    if query.setting.takes_delta and not query.setting.needs_delta and query.delta is not None:
+        raise InputError(
+            "delta",
+            query.delta,
+            "left out with --exact for the central model (its search is of the pure ε-DP "
+            "tester: give no δ)",
         )
     twin = private_coin_twin(query)
     needed = simulation_seconds(query, trials) + (
@@ -317,7 +331,7 @@ def compare_answer(
             alpha,
             eps1,
             eps2,
-            delta if setting.needs_delta else None,
+            delta if setting.takes_delta else None,
             beta,
             accounting,
         )
@@ -721,8 +735,9 @@ def validation_query(
         if not allocated.feasible:
             raise InputError("allocation", str(allocation), f"feasible: {allocated.reason}")
         sizes = allocated.n_users_group1, allocated.n_users_group2
-        if allocated.run is not None:  # a mixed pair's: the run these sizes belong to
-            note = f"the {query.setting.key} pair's allocation runs {allocated.run.setting.key}"
+        if allocated.run is not None:  # a query planned by runs: the run the sizes belong to
+            whose = "pair's" if query.setting.is_mixed else "query's"
+            note = f"the {query.setting.key} {whose} allocation runs {allocated.run.setting.key}"
             run = replace(allocated.run, warnings=(*query.warnings, note))
             return ValidationTarget(run, *sizes, allocated.split, allocated.fallback)
         # its tester's plan: the split's, and the setting's own protocol where so allocated

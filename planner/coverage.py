@@ -23,13 +23,15 @@ from planner.plan import (
     RepetitionMethod,
     Split,
     at_capped_delta,
+    central_delta_plan,
     covered_at_query,
     delta_capped,
     hash_floor_line,
     mixed_plan,
-    mixed_runs,
     plan,
     plan_on_domain,
+    spends_delta_by_choice,
+    trust_runs,
 )
 from planner.protocols import protocol_for
 from planner.simulation import SIMULATION_K_MIN, private_coin_twin
@@ -57,8 +59,8 @@ def simulation_seconds(query: Query, trials: int) -> float:
     """A generous estimate of the ``--exact`` search's time for this query."""
     from planner.validators.instances import FAMILIES
 
-    if query.setting.is_mixed:  # what a mixed query simulates: its less trusted model's
-        query = mixed_runs(query)[0]
+    if query.setting.is_mixed or spends_delta_by_choice(query):
+        query = trust_runs(query)[0]  # what it simulates: the less trusted or pure ε-DP run
     bins = protocol_for(query.setting).simulated_bins(query.k)
     cells = SEARCH_CHECKS * len(FAMILIES) * trials * float(bins)
     return cells / SIMULATED_CELLS_PER_SECOND
@@ -94,6 +96,17 @@ def covered_plan(
             return mixed_plan(query, table, covered_run)
         except NotCoveredError as error:  # named as asked, not as the run that refused
             raise NotCoveredError(query, error.gaps, error.reason) from None
+    if spends_delta_by_choice(query):  # the pure ε-DP run covered as ever; a shuffle run
+        table = constants or default_constants()  # only where calibrated
+
+        def central_run(run: Query) -> Plan:
+            if run.setting.needs_delta:
+                return plan(run, table, split=split)
+            return covered_plan(
+                run, table, budget_seconds=budget_seconds, trials=trials, seed=seed, split=split
+            )
+
+        return central_delta_plan(query, table, central_run)
     capped = delta_capped(query, constants or default_constants())
     if capped is not query:  # planned at the covered δ, which answers it (``plan``)
         made = covered_plan(

@@ -201,7 +201,8 @@ class Query:
 
     ``eps1``/``eps2`` belong to the *named* groups 1 and 2, in either order; the planner
     itself puts the larger ε in the paper's "group 1" role. ``delta`` is required by the
-    shuffle model only (local and central are pure DP).
+    shuffle model; a central query may give one, and its curator may then also run a
+    shuffle protocol itself, (ε, δ)-DP at that δ; a local query's is ignored (pure DP).
     """
 
     setting: Setting
@@ -243,6 +244,9 @@ class Query:
                 )
             if not (type(delta) is float and DELTA_FLOOR <= delta < 1.0):
                 set_(self, "delta", check_delta(delta))
+        elif setting.takes_delta and self.delta is not None:  # central: δ kept where given
+            if not (type(self.delta) is float and DELTA_FLOOR <= self.delta < 1.0):
+                set_(self, "delta", check_delta(self.delta))
         else:
             if self.delta is not None:
                 check_delta(self.delta)

@@ -43,6 +43,7 @@ from planner.inputs import (
 from planner.limits import SIMULATION_N_MAX
 from planner.protocols import (
     Protocol,
+    delta_runs,
     other_mechanisms,
     private_coin_protocol,
     protocol_for,
@@ -234,7 +235,10 @@ class Plan:
     def tester_query(self) -> Query:
         """The query the tester is built for: the protocol that runs, at ``tester_point``
         when there is one (what ``validate`` and the allocations use)."""
-        changed: dict[str, Any] = {"setting": Setting.from_key(self.protocol), "warnings": ()}
+        setting = Setting.from_key(self.protocol)
+        changed: dict[str, Any] = {"setting": setting, "warnings": ()}
+        if not setting.needs_delta:  # a pure ε-DP tester spends no δ the query gave
+            changed["delta"] = None
         if self.tester_point is not None:
             point = self.tester_point
             changed |= {"eps1": point.eps1, "eps2": point.eps2, "alpha": point.alpha}
@@ -917,6 +921,10 @@ def plan(
         return mixed_plan(
             query, table, lambda run: plan(run, table, fallback=fallback, split=split), fallback
         )
+    if spends_delta_by_choice(query):
+        return central_delta_plan(
+            query, table, lambda run: plan(run, table, fallback=fallback, split=split), fallback
+        )
     capped = delta_capped(query, table)
     if capped is not query:  # its plan at the covered δ answers it
         return at_capped_delta(plan(capped, table, fallback=fallback, split=split), query)
@@ -1125,6 +1133,59 @@ def _mixed_notes(query: Query, made: Plan, skipped: str) -> tuple[str, ...]:
         f"trusted one); {why}",
         *pure,
     )
+
+
+# A central query that gives δ: its curator may run a shuffle protocol itself -----------
+
+
+def spends_delta_by_choice(query: Query) -> bool:
+    """A central query that gives δ (``Setting.takes_delta``, not ``needs_delta``): planned
+    by :func:`central_delta_plan`."""
+    setting = query.setting
+    return query.delta is not None and setting.takes_delta and not setting.needs_delta
+
+
+def trust_runs(query: Query, fallback: bool = True) -> list[Query]:
+    """The runs a query planned by runs may take, in the order they are weighed, the first
+    always: a mixed pair's :func:`mixed_runs`; for a central query that gives δ, the pure
+    ε-DP central plan (δ dropped), then, with ``fallback``, each shuffle protocol at the
+    query's δ. A curator holds its users' items and may run a shuffle protocol itself (the
+    users' messages, the shuffler, and the analyser; with a public coin it draws the shared
+    seed): each user is then (ε, δ)-DP, which the query allowed by giving δ. So a central
+    plan that gives δ never needs more users than the shuffle plan of the same query."""
+    if query.setting.is_mixed:
+        return mixed_runs(query, fallback)
+    runs = [_run_query(query, query.setting)]
+    if fallback and spends_delta_by_choice(query):
+        runs.extend(_run_query(query, setting) for setting in delta_runs(query.setting))
+    return runs
+
+
+def central_delta_plan(
+    query: Query, table: ConstantTable, plan_of: Callable[[Query], Plan], fallback: bool = True
+) -> Plan:
+    """The plan of a central query that gives δ: of :func:`trust_runs`, the covered plan
+    with the fewest users in all (the pure ε-DP one on a tie), named as the query asks,
+    with a line saying which privacy it gives. ``plan_of`` plans each run (``plan``, or
+    ``coverage.covered_plan`` for the first); each group's lower bound is the central
+    model's."""
+    made = [plan_of(run) for run in trust_runs(query, fallback)]
+    covered = [result for result in made if result.coverage is not Coverage.EXTRAPOLATED]
+    best = own_lower_bounds(min(covered or made[:1], key=lambda result: result.total_users), query)
+    pure = made[0]
+    if Setting.from_key(best.protocol).needs_delta:
+        note = (
+            f"the curator runs the {best.protocol} protocol itself (the users' messages, the "
+            f"shuffler and the analyser): each group is then (ε, δ)-DP at δ = {query.delta:g}, "
+            f"not pure ε-DP, for {pure.total_users - best.total_users:,} fewer users in all "
+            "than the pure ε-DP plan; give no δ for that plan"
+        )
+    else:
+        note = (
+            f"pure ε-DP: δ = {query.delta:g} is not spent (no shuffle protocol the curator "
+            "may run needs fewer users here)"
+        )
+    return replace(best, query=query, warnings=(*query.warnings, *best.warnings, note))
 
 
 def delta_top(setting: Setting, table: ConstantTable) -> float | None:

@@ -25,6 +25,7 @@ from planner.documents import sweep_to_dict  # named here too: the CLI imports i
 from planner.formulas.settings import Setting
 from planner.inputs import (
     DEFAULT_BETA,
+    DELTA_FLOOR,
     K_MAX,
     Accounting,
     InputError,
@@ -44,6 +45,7 @@ from planner.limits import (
     check_sweep_rows,
 )
 from planner.plan import Coverage, delta_top, plan
+from planner.protocols import delta_runs
 
 PARAMETERS = ("k", "alpha", "eps1", "eps2", "delta", "beta")
 """The numeric inputs of a plan, in the order rows vary (the last fastest)."""
@@ -204,10 +206,13 @@ def sweep(
     varied = tuple(name for name in PARAMETERS if len(values[name]) > 1)
     per_setting = math.prod(len(values[name]) for name in PARAMETERS)
     check_sweep_rows(per_setting * len(settings))
-    if any(setting.needs_delta for setting in settings):
+    spending = [setting for setting in settings if setting.needs_delta]
+    if delta is not None:  # a central query's shuffle runs search δ too
+        spending += [run for setting in settings for run in delta_runs(setting)]
+    if spending:
         check_root_finds(
             values["eps1"] + values["eps2"],
-            _searched_deltas(settings, values["delta"], table),
+            _searched_deltas(spending, values["delta"], table),
             accounting is Accounting.PAPER,
         )
     mesh = np.meshgrid(*(np.asarray(values[name]) for name in PARAMETERS), indexing="ij")
@@ -311,6 +316,8 @@ def _setting_block(
     k, alpha, eps1, eps2, delta, beta = (grid[name] for name in PARAMETERS)
     if setting.is_mixed:
         return _mixed_block(setting, grid, accounting, table, started)
+    if delta_runs(setting) and not np.isnan(delta).all():
+        return _central_delta_block(setting, grid, accounting, table, started)
     numbers = plan_columns(setting, k, alpha, eps1, eps2, delta, beta, accounting, table)
     size = len(grid["k"])
     columns: dict[str, np.ndarray] = {
@@ -345,6 +352,47 @@ def _setting_block(
     for done, row in enumerate(single, start=1):
         _answer_one(setting, grid, accounting, table, int(row), columns, exact_counts)
         check_sweep_pace(started, time.monotonic(), done, len(single) - done)
+    return columns, exact_counts
+
+
+def _central_delta_block(
+    setting: Setting,
+    grid: dict[str, np.ndarray],
+    accounting: Accounting,
+    table: ConstantTable,
+    started: float,
+) -> tuple[dict[str, np.ndarray], dict[int, dict[str, int]]]:
+    """Rows of a central query that gives δ, as ``planner.plan.central_delta_plan`` plans
+    them: the pure ε-DP central row, or a shuffle protocol's row at the row's δ where that
+    is covered and needs fewer users in all (the central row on a tie), with the central
+    model's lower bounds and the row's δ."""
+    pure = {**grid, "delta": np.full(len(grid["k"]), np.nan)}
+    columns, exact_counts = _setting_block(setting, pure, accounting, table, started)
+    taken = columns["status"] == "ok"
+    for run in delta_runs(setting):
+        other, other_exact = _setting_block(run, grid, accounting, table, started)
+        fewer = (other["status"] == "ok") & (
+            ~taken | (other["total_users"] < columns["total_users"])
+        )
+        for name in COLUMNS:
+            if name in ("setting", *PARAMETERS, "lower_bound_group1", "lower_bound_group2"):
+                continue
+            columns[name][fewer] = other[name][fewer]
+        for row in np.flatnonzero(fewer):
+            exact_counts.pop(int(row), None)
+            if int(row) in other_exact:
+                exact_counts[int(row)] = other_exact[int(row)]
+        taken |= fewer
+    columns["delta"] = grid["delta"].copy()
+    for row in np.flatnonzero(~((grid["delta"] >= DELTA_FLOOR) & (grid["delta"] < 1.0))):
+        try:  # the row's δ, as ``Query`` checks it for a central query that gives one
+            check_delta(float(grid["delta"][row]))
+        except InputError as error:
+            columns["status"][row] = f"error: {error}"
+            columns["protocol"][row] = ""
+            for name in NUMBER_COLUMNS:
+                columns[name][row] = np.nan
+            exact_counts.pop(int(row), None)
     return columns, exact_counts
 
 

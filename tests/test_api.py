@@ -162,6 +162,7 @@ def test_compare_is_every_covered_setting_cheapest_first(capsys) -> None:
         "local-private",
         "local-public",
         "central",
+        "central+channels",
         "local-private+k-rr",
         "local-private+channels",
         "local-public+hashed",

@@ -239,8 +239,12 @@ def test_least_users_fall_with_eps_where_a_protocol_says_so() -> None:
         np.maximum(0.01, eps2 * rng.uniform(0.05, 1, rows)),
     )
     flagged = [protocol for protocol in PROTOCOLS if protocol.sizes_fall_with_eps]
-    # local mechanisms, and the mixed pairs' (a curator's noise falls with its ε too)
-    assert {p.setting.model for p in flagged if not p.setting.is_mixed} == {Model.LOCAL}
+    # local mechanisms, the mixed pairs' and the central histograms' (a curator's noise
+    # falls with its ε too)
+    assert {p.key for p in flagged if p.setting.model is Model.CENTRAL} == {
+        "central+channels",
+        "central/local-private+channels",
+    }
     for protocol in flagged:
         at_here = _users_in_all(here, vectorised.least_sizes(here, protocol, table))
         at_lower = _users_in_all(lower, vectorised.least_sizes(lower, protocol, table))

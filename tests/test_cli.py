@@ -99,7 +99,12 @@ def test_compare_lists_all_five_settings_cheapest_first(capsys) -> None:
     assert code == 0
     plans = json.loads(out)["plans"]
     settings = ["local-private", "local-public", "shuffle-private", "shuffle-public", "central"]
-    mechanisms = ["local-private+k-rr", "local-private+channels", "local-public+hashed"]
+    mechanisms = [
+        "central+channels",
+        "local-private+k-rr",
+        "local-private+channels",
+        "local-public+hashed",
+    ]
     assert sorted(p["setting"] for p in plans) == sorted([*settings, *mechanisms])
     totals = [p["total_users"] for p in plans]
     assert totals == sorted(totals)

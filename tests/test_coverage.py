@@ -201,6 +201,7 @@ def test_compare_lists_uncovered_settings_without_numbers(capsys) -> None:
         n["setting"] for n in document["not_covered"]
     }
     assert listed == set(SETTING_KEYS) | {
+        "central+channels",
         "local-private+k-rr",
         "local-private+channels",
         "local-public+hashed",

@@ -355,10 +355,11 @@ def test_a_plan_runs_the_stronger_group_lower_when_that_needs_fewer_users_in_eac
     """Central, k = 27, α = 0.25, ε = (2.4, 19.2), β = 1/3. The paper's split feeds the
     weaker group through subsampling at rate (e^ε_w − 1)/(e^ε_s − 1) ≈ e^(2.4 − 19.2), so
     its population is about e^16.8 ≈ 2·10⁷ times the tester's sample: billions of users
-    (at the asked point a less trusted protocol, k-RR at ε_w, does better: a few thousand).
-    The homogeneous tester at ε_w = 2.4 needs a few hundred. The plan runs the stronger
-    group lower, at a rung of ``strong_eps_ladder`` (a power of 2, or 2.4), with that point's
-    numbers, a line with the asked point's cost, and it passes validation (seeded)."""
+    (at the asked point a noisy histogram per group, ``central+channels``, which needs no
+    subsampling, does better: 326 in all). The homogeneous tester at ε_w = 2.4 needs fewer.
+    The plan runs the stronger group lower, at a rung of ``strong_eps_ladder`` (a power of
+    2, or 2.4), with that point's numbers, a line with the asked point's cost, and it
+    passes validation (seeded)."""
     from dataclasses import replace
 
     from planner.plan import strong_eps_ladder
@@ -377,7 +378,7 @@ def test_a_plan_runs_the_stronger_group_lower_when_that_needs_fewer_users_in_eac
     )
     (line,) = [w for w in made.warnings if w.startswith("the tester runs at")]
     asked_total = int(line.split("fewer than ")[1].split(" ")[0].replace(",", ""))
-    assert made.total_users < 1000 and asked_total > 3 * made.total_users
+    assert made.total_users < 300 and asked_total > made.total_users
     report = validate(query, seed=37)
     assert report.tester["eps2"] == point.eps2
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]

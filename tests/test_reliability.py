@@ -616,13 +616,14 @@ def test_an_output_named_dash_is_refused_not_written_as_a_file(
 
 
 def test_validate_shows_the_inputs_warnings_as_plan_does(capsys) -> None:
-    """δ given to the central model is ignored: plan says so, and now validate too."""
-    args = ["validate", "--model", "central", "-k", "64", *BASE, "-d", "1e-6", "--trials", "50"]
+    """δ given to the local model is ignored: plan says so, and now validate too (a central
+    query keeps its δ: its curator may spend it on a shuffle protocol)."""
+    args = ["validate", "--model", "local", "-k", "64", *BASE, "-d", "1e-6", "--trials", "50"]
     code, out, _ = run(args, capsys)
     assert code in (0, 3)
-    assert "warning: delta is ignored: the central protocol is pure ε-DP" in out
+    assert "warning: delta is ignored: the local protocol is pure ε-DP" in out
     code, out, _ = run([*args, "--json"], capsys)
-    assert json.loads(out)["warnings"] == ["delta is ignored: the central protocol is pure ε-DP"]
+    assert json.loads(out)["warnings"] == ["delta is ignored: the local protocol is pure ε-DP"]
 
 
 def _python(code: str) -> subprocess.CompletedProcess[str]:

@@ -58,7 +58,15 @@ Eps2Opt = Annotated[
 ]
 DeltaOpt = Annotated[
     str | None,
-    typer.Option("--delta", "-d", metavar="FLOAT", help="δ in [1e-12, 1); shuffle model only."),
+    typer.Option(
+        "--delta",
+        "-d",
+        metavar="FLOAT",
+        help=(
+            "δ in [1e-12, 1): needed by the shuffle model; a central plan may spend it "
+            "(then (ε, δ)-DP, and says so)."
+        ),
+    ),
 ]
 BetaOpt = Annotated[
     str, typer.Option("--beta", "-b", metavar="FLOAT", help="Target error probability in (0, 0.5).")
@@ -127,7 +135,12 @@ SpecEps1 = Annotated[str, typer.Option("--eps1", metavar="SPEC", help="Group 1's
 SpecEps2 = Annotated[str, typer.Option("--eps2", metavar="SPEC", help="Group 2's ε." + SPEC_HELP)]
 SpecDelta = Annotated[
     str | None,
-    typer.Option("--delta", "-d", metavar="SPEC", help="δ (shuffle model)." + SPEC_HELP),
+    typer.Option(
+        "--delta",
+        "-d",
+        metavar="SPEC",
+        help="δ (the shuffle model's; central rows may spend it)." + SPEC_HELP,
+    ),
 ]
 SpecBeta = Annotated[
     str, typer.Option("--beta", "-b", metavar="SPEC", help="Target error." + SPEC_HELP)

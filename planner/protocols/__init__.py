@@ -13,6 +13,7 @@ import functools
 from planner.formulas.settings import Coin, Model, Setting
 from planner.protocols import (
     central,
+    central_channels,
     local_channels,
     local_hashed,
     local_krr,
@@ -30,6 +31,7 @@ PROTOCOLS: tuple[Protocol, ...] = (
     shuffle_private.PROTOCOL,
     shuffle_public.PROTOCOL,
     central.PROTOCOL,
+    central_channels.PROTOCOL,
     local_krr.PROTOCOL,
     local_channels.PROTOCOL,
     local_hashed.PROTOCOL,
@@ -97,11 +99,27 @@ def other_mechanisms(protocol: Protocol) -> tuple[Protocol, ...]:
     )
 
 
+@functools.cache
+def delta_runs(setting: Setting) -> tuple[Setting, ...]:
+    """The asked settings whose whole plans a query of ``setting`` may run when it gives a
+    δ it does not need: the (ε, δ) models less trusted than its own, both coins (the
+    central model's: the shuffle model; a curator holds its users' items and may run a
+    shuffle protocol itself, drawing any shared seed). Empty for every other setting."""
+    if setting.needs_delta or not setting.takes_delta:
+        return ()
+    return tuple(
+        protocol.setting
+        for protocol in ASKED_PROTOCOLS
+        if protocol.needs_delta and protocol.setting.model.trust < setting.model.trust
+    )
+
+
 __all__ = [
     "ASKED_PROTOCOLS",
     "PROTOCOLS",
     "AllocationFamily",
     "Protocol",
+    "delta_runs",
     "other_mechanisms",
     "private_coin_protocol",
     "protocol_for",

@@ -35,14 +35,19 @@ from planner.protocols.base import (
 from planner.protocols.local_channels import CHANNEL_TITLES, paired_sizes, paired_sizes_arrays
 from planner.protocols.local_krr import MIN_USERS, thresholds_for_beta
 
-BOUND_OF_MODEL = {Model.LOCAL: "local-beside-curator", Model.CENTRAL: "curator-beside-local"}
-"""A group's bound by its model in the pair: its users, its ε first, the other's second."""
+
+def bound_key(model: Model, other: Model) -> str:
+    """A group's bound by its release (a curator's noisy histogram, or a local channel)
+    and the other group's: its users, its ε first, the other's second."""
+    if model is Model.CENTRAL:
+        return "curator-beside-curator" if other is Model.CENTRAL else "curator-beside-local"
+    return "local-beside-curator"
 
 
 def _sizes(strong_model: Model, weak_model: Model) -> Any:
     """``Protocol.size_run`` for the pair whose stronger group is under ``strong_model``:
     each group C·(its bound) users, at least ``MIN_USERS``."""
-    strong_key, weak_key = BOUND_OF_MODEL[strong_model], BOUND_OF_MODEL[weak_model]
+    strong_key, weak_key = bound_key(strong_model, weak_model), bound_key(weak_model, strong_model)
 
     def sizes(query: Query, eps_strong: float, eps_weak: float, multiplier: float, *_: Any) -> Any:
         shared = (("k", query.k), ("alpha", query.alpha))
@@ -53,7 +58,7 @@ def _sizes(strong_model: Model, weak_model: Model) -> Any:
 
 def _sizes_arrays(strong_model: Model, weak_model: Model) -> Any:
     """``Protocol.size_run_arrays`` for the same pair (``paired_sizes_arrays``)."""
-    strong_key, weak_key = BOUND_OF_MODEL[strong_model], BOUND_OF_MODEL[weak_model]
+    strong_key, weak_key = bound_key(strong_model, weak_model), bound_key(weak_model, strong_model)
 
     def sizes_arrays(
         k: Any, alpha: Any, delta: Any, eps_s: Any, eps_w: Any, multiplier: Any,
@@ -134,15 +139,24 @@ def _bins(k: int) -> int:
     return k
 
 
-def _protocol(strong_model: Model, weak_model: Model, colour: str) -> Protocol:
+def releases_protocol(strong_model: Model, weak_model: Model, colour: str) -> Protocol:
+    """The protocol whose stronger group (larger ε) releases under ``strong_model`` and
+    the other under ``weak_model`` (each a curator's noisy histogram or a local channel),
+    read by the channels' statistic; two curators are the central model's own
+    ``central+channels`` (``planner.protocols.central_channels``)."""
     strong_words = "a curator's group" if strong_model is Model.CENTRAL else "a local group"
     weak_words = "a curator's group" if weak_model is Model.CENTRAL else "a local group"
+    setting = Setting(strong_model, Coin.PRIVATE, "channels", model2=weak_model)
     return Protocol(
-        setting=Setting(strong_model, Coin.PRIVATE, "channels", model2=weak_model),
-        title=f"mixed, {strong_words} (larger ε) beside {weak_words}",
+        setting=setting,
+        title=(
+            f"mixed, {strong_words} (larger ε) beside {weak_words}"
+            if setting.is_mixed
+            else "central, a noisy histogram per group"
+        ),
         colour=colour,
-        upper_bound_key=BOUND_OF_MODEL[strong_model],
-        display_bound_key=BOUND_OF_MODEL[strong_model],
+        upper_bound_key=bound_key(strong_model, weak_model),
+        display_bound_key=bound_key(strong_model, weak_model),
         # a central lower bound holds for every group (a local protocol is a central one)
         lower_bound_key="lower-central",
         allocation_family=AllocationFamily.FIXED,
@@ -170,7 +184,7 @@ def _protocol(strong_model: Model, weak_model: Model, colour: str) -> Protocol:
     )
 
 
-LOCAL_STRONG = _protocol(Model.LOCAL, Model.CENTRAL, "#7fbf7b")
+LOCAL_STRONG = releases_protocol(Model.LOCAL, Model.CENTRAL, "#7fbf7b")
 """The local group has the larger ε (``local/central-private+channels``)."""
-CURATOR_STRONG = _protocol(Model.CENTRAL, Model.LOCAL, "#af8dc3")
+CURATOR_STRONG = releases_protocol(Model.CENTRAL, Model.LOCAL, "#af8dc3")
 """The curator's group has the larger ε (``central/local-private+channels``)."""

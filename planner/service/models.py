@@ -32,6 +32,12 @@ CoinName = Annotated[StrictStr, Field(description="private or public")]
 POWER_HELP = "power 1 − beta in (0.5, 1), instead of beta (0.8 is beta 0.2)"
 
 
+DELTA_DESCRIPTION = (
+    "δ in [1e-12, 1): needed by the shuffle model; a central plan may spend it (then "
+    "(ε, δ)-DP, and it says so)"
+)
+
+
 class Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -41,7 +47,7 @@ class QueryFields(Request):
     alpha: Number = Field(description="TV distance to detect, in [1e-06, 1]", examples=[0.1])
     eps1: Number = Field(description="group 1's ε, in [1e-4, 20]", examples=[1.0])
     eps2: Number = Field(description="group 2's ε, in [1e-4, 20]", examples=[0.25])
-    delta: Number | None = Field(None, description="δ in [1e-12, 1); shuffle model only")
+    delta: Number | None = Field(None, description=DELTA_DESCRIPTION)
     beta: Number = Field(1 / 3, description="target error probability in (0, 0.5)")
     accounting: StrictStr = Field("exact", description="shuffle noise: exact or paper")
     power: Number | None = Field(None, description=POWER_HELP)
@@ -146,5 +152,5 @@ class PowerRequest(Request):
     eps2: Number = Field(description="group 2's ε, in [1e-4, 20]", examples=[0.1])
     n1: Number = Field(description="group 1's users (given), an integer ≥ 1", examples=[5000])
     n2: Number = Field(description="group 2's users (given), an integer ≥ 1", examples=[5000])
-    delta: Number | None = Field(None, description="δ in [1e-12, 1); shuffle model only")
+    delta: Number | None = Field(None, description=DELTA_DESCRIPTION)
     accounting: StrictStr = Field("exact", description="shuffle noise: exact or paper")
