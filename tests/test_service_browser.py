@@ -134,9 +134,9 @@ def test_the_page_fits_a_phone(server, browser) -> None:
     page.goto(f"{server}/?k=1000&alpha=0.1&eps1=1&eps2=0.25&delta=1e-6")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 375
-    # the five settings and each local mechanism alone (k-RR, a channel per group, a
-    # shared hash)
-    assert page.locator("#compare-table tbody tr").count() == 8
+    # the five settings and each mechanism alone (k-RR, a channel per group, a shared
+    # hash, the central model's noisy histogram per group)
+    assert page.locator("#compare-table tbody tr").count() == 9
     for name in ("Domain size k", "Distance α (TV)", "Group 1's ε1", "Setting"):
         assert page.get_by_label(name).is_visible()
     page.close()
