@@ -48,6 +48,7 @@ from planner.plan import (
     Plan,
     RepetitionMethod,
     Split,
+    as_central_plan,
     calibrated_multiplier,
     own_lower_bounds,
     spends_delta_by_choice,
@@ -529,9 +530,14 @@ def allocated_plan(
         base = make_plan(
             allocation.run, constants, split=allocation.split, fallback=allocation.fallback
         )
-        base = replace(
-            own_lower_bounds(base, asked), query=asked, warnings=(*asked.warnings, *base.warnings)
-        )
+        if spends_delta_by_choice(asked):  # its privacy line is the run's that is printed
+            base = as_central_plan(base, asked)
+        else:
+            base = replace(
+                own_lower_bounds(base, asked),
+                query=asked,
+                warnings=(*asked.warnings, *base.warnings),
+            )
     elif allocation.split is not Split.PAPER or not allocation.fallback:  # that plan's tester
         base = make_plan(
             plan.query, constants, split=allocation.split, fallback=allocation.fallback

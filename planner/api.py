@@ -67,13 +67,6 @@ def asked_needs_delta(key: str) -> bool:
     return (key in SETTING_KEYS or key in MIXED_SETTING_KEYS) and Setting.from_key(key).needs_delta
 
 
-def asked_takes_delta(key: str) -> bool:
-    """Whether a query of the asked setting ``key`` keeps a δ it gives: the shuffle model's
-    (it must give one) and the central model's (its curator may then also run a shuffle
-    protocol itself, (ε, δ)-DP at that δ: ``planner.plan.central_delta_plan``)."""
-    return (key in SETTING_KEYS or key in MIXED_SETTING_KEYS) and Setting.from_key(key).takes_delta
-
-
 def split_of(rule: object) -> Split:
     """The split of the plan an ``allocation`` starts from (``allocation.split_for``): the
     default's for ``fewest``, the paper's for ``paper``, ``cost`` and ``fixed-n2``."""
@@ -331,7 +324,7 @@ def compare_answer(
             alpha,
             eps1,
             eps2,
-            delta if setting.takes_delta else None,
+            delta if setting.needs_delta else None,  # a central row stays pure ε-DP
             beta,
             accounting,
         )

@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from planner.inputs import Query
-from planner.plan import Plan
+from planner.plan import Plan, privacy_lines
 from planner.statistics import code_version
 
 if TYPE_CHECKING:
@@ -226,7 +226,10 @@ def report_to_dict(report: Any) -> dict[str, Any]:
     return {
         "schema": VALIDATE_SCHEMA,
         "inputs": query_to_dict(report.query),
-        "warnings": list(report.query.warnings),
+        "warnings": [
+            *report.query.warnings,
+            *(privacy_lines(report.plan) if report.plan is not None else ()),
+        ],
         "sizes_from": "plan" if report.plan is not None else "explicit",
         "coverage": report.plan.coverage.value if report.plan is not None else None,
         "protocol": report.protocol,

@@ -973,9 +973,11 @@ def mixed_runs(query: Query, fallback: bool = True) -> list[Query]:
 
 
 def _run_query(query: Query, setting: Setting) -> Query:
-    """``query`` under ``setting``, its δ kept only where that setting spends one."""
-    delta = query.delta if setting.needs_delta else None
-    return replace(query, setting=setting, delta=delta, warnings=())
+    """``query`` under ``setting``, its δ and its shuffle noise's accounting kept only
+    where that setting spends a δ (no "ignored" line from a run that does not)."""
+    if setting.needs_delta:
+        return replace(query, setting=setting, warnings=())
+    return replace(query, setting=setting, delta=None, accounting=Accounting.EXACT, warnings=())
 
 
 def mirrored_query(query: Query) -> Query:
@@ -1171,21 +1173,49 @@ def central_delta_plan(
     model's."""
     made = [plan_of(run) for run in trust_runs(query, fallback)]
     covered = [result for result in made if result.coverage is not Coverage.EXTRAPOLATED]
-    best = own_lower_bounds(min(covered or made[:1], key=lambda result: result.total_users), query)
-    pure = made[0]
-    if Setting.from_key(best.protocol).needs_delta:
-        note = (
-            f"the curator runs the {best.protocol} protocol itself (the users' messages, the "
-            f"shuffler and the analyser): each group is then (ε, δ)-DP at δ = {query.delta:g}, "
-            f"not pure ε-DP, for {pure.total_users - best.total_users:,} fewer users in all "
-            "than the pure ε-DP plan; give no δ for that plan"
+    best = min(covered or made[:1], key=lambda result: result.total_users)
+    return as_central_plan(best, query, made[0].total_users - best.total_users)
+
+
+def as_central_plan(made: Plan, query: Query, fewer: int | None = None) -> Plan:
+    """``made``, a run's plan of the central ``query`` that gives δ
+    (:func:`trust_runs`), named as the query asks: each group's lower bound the central
+    model's, and the line (:func:`central_delta_line`) saying which privacy it gives."""
+    asked = replace(made.query, setting=query.setting, delta=query.delta, warnings=())
+    asked = replace(asked, accounting=query.accounting, warnings=query.warnings)
+    line = central_delta_line(made, query.delta, fewer)
+    return replace(
+        own_lower_bounds(made, asked), query=asked, warnings=(*asked.warnings, *made.warnings, line)
+    )
+
+
+PRIVACY_LINE_OPENINGS = ("the curator runs the ", "pure ε-DP: δ = ")
+"""How :func:`central_delta_line`'s lines open (``privacy_lines`` finds them)."""
+
+
+def privacy_lines(made: Plan) -> tuple[str, ...]:
+    """``made``'s lines on the privacy a central plan given δ gives (which every surface
+    that shows a plan in short, solve and validate, prints too)."""
+    return tuple(line for line in made.warnings if line.startswith(PRIVACY_LINE_OPENINGS))
+
+
+def central_delta_line(made: Plan, delta: float | None, fewer: int | None = None) -> str:
+    """What a central plan given δ says of its privacy: pure ε-DP (the δ not spent), or
+    that the curator runs ``made``'s shuffle protocol itself and each group is (ε, δ)-DP at
+    the δ that protocol spends (the query's, or the covered top it is capped to), with
+    ``fewer`` users in all than the pure ε-DP plan where known."""
+    if not Setting.from_key(made.protocol).needs_delta:
+        return (  # opens with PRIVACY_LINE_OPENINGS[1]
+            f"pure ε-DP: δ = {delta:.6g} is not spent (no shuffle protocol the curator may run "
+            "needs fewer users here)"
         )
-    else:
-        note = (
-            f"pure ε-DP: δ = {query.delta:g} is not spent (no shuffle protocol the curator "
-            "may run needs fewer users here)"
-        )
-    return replace(best, query=query, warnings=(*query.warnings, *best.warnings, note))
+    spent = made.tester_query.delta
+    saving = "" if fewer is None else f", for {fewer:,} fewer users in all than the pure plan"
+    return (  # opens with PRIVACY_LINE_OPENINGS[0]
+        f"the curator runs the {made.protocol} protocol itself (the users' messages, the "
+        f"shuffler and the analyser): each group is then (ε, δ)-DP at δ = {spent:.6g}, not "
+        f"pure ε-DP{saving}; give no δ for a pure ε-DP plan"
+    )
 
 
 def delta_top(setting: Setting, table: ConstantTable) -> float | None:

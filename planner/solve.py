@@ -43,7 +43,15 @@ from planner.inputs import (
     check_integer,
     check_query,
 )
-from planner.plan import Coverage, Plan, Split, plan
+from planner.plan import (
+    Coverage,
+    Plan,
+    Split,
+    as_central_plan,
+    plan,
+    spends_delta_by_choice,
+    trust_runs,
+)
 
 ALPHA_FLOOR = 1e-6
 RELATIVE_PRECISION = 1e-9
@@ -326,6 +334,8 @@ def solve(
     """
     check_query(query_template)
     unknown = Unknown(check_choice("unknown", unknown, Unknown))
+    if spends_delta_by_choice(query_template):
+        return _solve_by_runs(query_template, unknown, n1, n2, constants, precision)
     solution = _solve(query_template, unknown, n1, n2, constants, precision)
     if (
         solution.plan is not None
@@ -538,6 +548,31 @@ def _solve(
             else f"the smallest ε2 the planner accepts ({EPS_MIN:g}) already fits"
         )
     return Solution(unknown, value, reason, solved)
+
+
+def _solve_by_runs(
+    query_template: Query,
+    unknown: Unknown,
+    n1: object,
+    n2: object,
+    constants: ConstantTable | None,
+    precision: float,
+) -> Solution:
+    """A central query that gives δ (``planner.plan.trust_runs``): each run solved as its
+    own query (the pure ε-DP plan, each shuffle protocol its curator may run), the least
+    value that fits kept (the pure run's on a tie, and its answer where none fits), its
+    plan named as the query asks with the line saying which privacy it gives. Every value
+    solved for is better smaller (α, ε2, β, a group's size)."""
+    solutions = [
+        solve(run, unknown, n1, n2, constants, precision=precision)
+        for run in trust_runs(query_template)
+    ]
+    feasible = [solution for solution in solutions if solution.feasible]
+    best = min(feasible, key=lambda solution: float(solution.value or 0)) if feasible else None
+    if best is None:
+        return solutions[0]
+    assert best.plan is not None  # a feasible answer has its plan
+    return replace(best, plan=as_central_plan(best.plan, query_template))
 
 
 def _infeasible(

@@ -116,9 +116,12 @@ def test_the_cli_http_page_and_allocation_give_the_api_s_numbers(capsys, tmp_pat
     code, out, err = _cli(["plan", "--model", "central", *flags, "--json"], capsys)
     assert code == 0, err
     assert json.loads(out) == document
+    # compare and the page give δ to the shuffle rows alone: their central plan is pure
+    pure_document = plan_document(model="central", **POINT)
     compared = compare_document(**query)
     rows = {row["setting"]: row["total_users"] for row in compared["plans"]}
-    assert rows["central"] == document["total_users"] == rows["shuffle-private"]
+    assert rows["shuffle-private"] == document["total_users"]
+    assert rows["central"] == pure_document["total_users"] > document["total_users"]
     app = create_app(tmp_path / "jobs.sqlite3", workers=1, run_jobs=False)
     with TestClient(app) as client:
         assert client.post("/v1/plan", json={"model": "central", **query}).json() == document
@@ -126,7 +129,7 @@ def test_the_cli_http_page_and_allocation_give_the_api_s_numbers(capsys, tmp_pat
         assert page.status_code == 200
         users = re.findall(r'data-field="users"[^>]*>([\d,]+)<', page.text)
         assert [int(value.replace(",", "")) for value in users] == [
-            group["n_users"] for group in document["groups"]
+            group["n_users"] for group in pure_document["groups"]
         ]
     # a cost allocation weighs both runs: never dearer than the pure plan's own allocation
     costed = plan_document(model="central", allocation="cost", cost1=1, cost2=3, **query)
@@ -147,3 +150,57 @@ def test_validate_runs_the_shuffle_tester_a_central_plan_with_delta_ran() -> Non
     report = validate_document(model="central", seed=3, path="fast", **query)
     assert report["protocol"] == "shuffle-private"
     assert report["verdict"] == "pass", report["families"]
+
+
+# A hostile review's findings (2026-11-30) ----------------------------------------------
+
+
+def test_an_allocated_plan_keeps_the_line_of_the_run_it_prints() -> None:
+    """A cost or fixed-n2 allocation may pick the shuffle run where the default plan is
+    pure: the printed plan still says it is (ε, δ)-DP."""
+    asked = {"k": 16, "alpha": 0.02, "eps1": 4, "eps2": 2, "delta": 1e-3}
+    document = plan_document(model="central", allocation="fixed-n2", n2=20000, **asked)
+    assert document["protocol"] == "shuffle-private"
+    assert any("(ε, δ)-DP at δ = 0.001" in line for line in document["warnings"])
+    costed = plan_document(model="central", allocation="cost", cost1=5, cost2=1, **asked)
+    lines = [line for line in costed["warnings"] if line.startswith(("the curator", "pure"))]
+    assert len(lines) == 1
+    assert ("(ε, δ)-DP" in lines[0]) == (costed["protocol"] == "shuffle-private")
+
+
+def test_solve_weighs_the_shuffle_runs_and_says_so() -> None:
+    """The sizes a fixed-n2 central plan given δ runs at ε2 = 2 (11,572 and 13,011, by the
+    shuffle protocol) solve back to ε2 ≈ 2, as the shuffle model's own solve does, not to
+    the pure central plan's larger ε2."""
+    from planner.api import solve_document
+
+    given = {"k": 16, "alpha": 0.02, "eps1": 4, "n1": 11572, "n2": 13011, "delta": 1e-3}
+    central = solve_document(model="central", **given)
+    shuffle = solve_document(model="shuffle", **given)
+    pure = solve_document(model="central", **{**given, "delta": None})
+    assert central["value"] == shuffle["value"]
+    assert pure["value"] is None or pure["value"] > central["value"]  # pure: none fits
+    assert central["plan"]["inputs"]["model"] == "central"
+    assert any("(ε, δ)-DP" in line for line in central["plan"]["warnings"])
+
+
+def test_the_line_names_the_delta_spent_and_paper_accounting_is_not_called_ignored() -> None:
+    capped = plan(Query.build("central", "private", k=16, alpha=0.02, eps1=4, eps2=2, delta=0.5))
+    assert capped.protocol == "shuffle-private"
+    assert capped.tester_query.delta == 1e-3
+    assert any("(ε, δ)-DP at δ = 0.001," in line for line in capped.warnings)
+    paper = plan(
+        Query.build(
+            "central", "private", k=16, alpha=0.02, eps1=4, eps2=2, delta=1e-3, accounting="paper"
+        )
+    )
+    assert not any("accounting paper is ignored" in line for line in paper.warnings)
+
+
+def test_validate_says_which_privacy_the_plan_it_checks_gives() -> None:
+    from planner.api import validate_document
+
+    query = {"k": 16, "alpha": 0.05, "eps1": 8.0, "eps2": 3.0, "delta": 1e-3}
+    report = validate_document(model="central", trials=50, seed=1, path="fast", **query)
+    assert report["protocol"] == "shuffle-private"
+    assert any("(ε, δ)-DP at δ = 0.001" in line for line in report["warnings"])

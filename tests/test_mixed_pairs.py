@@ -465,3 +465,25 @@ def test_validate_with_a_mixed_allocation_checks_the_run_it_belongs_to() -> None
     )  # fmt: skip
     assert not target.query.setting.is_mixed or target.query.setting.mechanism
     assert any("pair's allocation runs" in w for w in target.query.warnings)
+
+
+def test_above_the_grid_a_local_group_at_a_large_eps_does_not_run_the_mixed_protocol() -> None:
+    """A targeted hold-out (2026-11-30, seed 8601) failed the mixed protocol's plan at
+    k = 9,476, α = 0.72, ε = (12.6 local, 1.33 curator): 768 + 3,038 users erred 0.63 on
+    ``paninski-symmetric`` (k-RR at ε = 12.6 is almost noiseless: a few hundred users over
+    thousands of bins). Above the grid the mixed protocol is covered only where the local
+    group's ε is at most 5, whichever group has the larger ε; the plan runs the local
+    group at ε ≤ 5 or both groups locally."""
+    point = {"k": 9476, "alpha": 0.7227, "eps1": 12.584, "eps2": 1.3259}
+    for model, local_first in (("local,central", True), ("central,local", False)):
+        asked = point if local_first else {**point, "eps1": point["eps2"], "eps2": point["eps1"]}
+        made = plan(Query.build(model, "private", **asked))
+        assert made.coverage is Coverage.CALIBRATED
+        if Setting.from_key(made.protocol).is_mixed:
+            tester = made.tester_query
+            assert (tester.eps1 if local_first else tester.eps2) <= 5.0, made.protocol
+    for key in ("local/central-private+channels", "central/local-private+channels"):
+        above = default_constants().for_setting(key).covered_above_grid[1]
+        assert above == (
+            {"eps_strong": (0.0, 5.0)} if key.startswith("local/") else {"eps_weak": (0.0, 5.0)}
+        )

@@ -46,6 +46,7 @@ def solve(
 ) -> None:
     """Solve for the one parameter left out of --n1, --n2, --alpha, --eps2."""
     from planner import api
+    from planner.plan import privacy_lines
     from planner.report import solution_to_dict, tester_point_words
     from planner.solve import Unknown
 
@@ -89,6 +90,8 @@ def solve(
                 else ""
             )
         )
+        for line in privacy_lines(solution.plan):
+            typer.echo(f"warning: {line}")
     else:
         typer.echo(f"infeasible: {solution.reason}")
     if not solution.feasible:

@@ -152,11 +152,12 @@ def validate(
     if as_json:
         sys.stdout.write(text)
     else:
+        from planner.documents import report_to_dict
         from planner.report import validation_renderable
 
         console = _console()
         console.print(validation_renderable(report))
-        for warning in report.query.warnings:  # as `planner plan` prints them
+        for warning in report_to_dict(report)["warnings"]:  # as `planner plan` prints them
             console.print(f"warning: {warning}", highlight=False, markup=False)
     raise typer.Exit(VERDICT_EXIT_CODES[report.verdict.value])
 

@@ -8,9 +8,10 @@ statistic on the two debiased releases (``validators/mixed_channels.py`` with bo
 dominates it (large ε or small α) this tester needs about the non-private ℓ2 closeness
 test's users, fewer than the paper's central tester (Thm ``theo:central``), whose single
 noisy statistic wins where the noise dominates. A central query runs whichever needs
-fewer users (``planner.protocols.other_mechanisms``). It also bounds every
-histogram-based shuffle protocol: a shuffler can at best deliver such a histogram, with
-more noise.
+fewer users (``planner.protocols.other_mechanisms``). A shuffler can at best deliver
+such a histogram, with more noise, so this tester is what histogram-based shuffle
+protocols approach (the two calibrations' slack aside: at k = 16, α = 0.02, ε = (4, 2) the
+shuffle plan at δ = 10⁻³ needs 24,583 users, this one 24,728).
 """
 
 from __future__ import annotations

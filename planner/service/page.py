@@ -63,7 +63,7 @@ LABELS = {
     "alpha": "Distance α (TV)",
     "eps1": "Group 1's ε1",
     "eps2": "Group 2's ε2",
-    "delta": "δ (shuffle; central may spend it)",
+    "delta": "δ (shuffle only)",
     "beta": "Target error β",
     "allocation": "Allocation",
     "cost1": "Cost per group-1 user",
@@ -75,7 +75,7 @@ HINTS = {
     "alpha": "in [1e-06, 1]",
     "eps1": "in [0.0001, 20]",
     "eps2": "in [0.0001, 20]",
-    "delta": "in [1e-12, 1); blank: pure ε-DP, local and central only",
+    "delta": "in [1e-12, 1); blank: local and central only",
     "beta": "in (0, 0.5); blank: 1/3",
 }
 FIELD_OF = {"model": "setting", "coin": "setting", "setting": "setting", "unknown": "n2"}
@@ -105,10 +105,12 @@ def _form_problem(request: Request) -> InputError | None:
     return None
 
 
-def _takes_delta(setting: str) -> bool:
-    """Whether the page's setting (a key, or "compare") keeps a δ: the shuffle model's, and
-    the central model's, whose curator may then also run a shuffle protocol itself."""
-    return api.asked_takes_delta(setting)
+def _needs_delta(setting: str) -> bool:
+    """Whether the page's setting (a key, or "compare") is a protocol that takes δ. The
+    form's δ, filled in by default, is the shuffle model's alone: a central plan on the
+    page stays pure ε-DP (a central query that gives δ may run a shuffle protocol: the
+    command line, the API and HTTP ask it so)."""
+    return api.asked_needs_delta(setting)
 
 
 OPTIONAL = ("delta", "beta", "cost1", "cost2", "n2")
@@ -137,7 +139,7 @@ def _field_errors(values: dict[str, str]) -> dict[str, str]:
     the line the API would give for that field alone; {} when every field is good."""
     errors: dict[str, str] = {}
     setting = values["setting"]
-    with_delta = setting == "compare" or _takes_delta(setting)
+    with_delta = setting == "compare" or _needs_delta(setting)
     for name, check in CHECKS.items():
         value = values[name]
         if (name in OPTIONAL and value == "") or (name == "delta" and not with_delta):
@@ -224,9 +226,9 @@ def page_words(line: str, values: dict[str, str] | None = None) -> str:
 def _inputs(values: dict[str, str]) -> dict[str, Any]:
     """The query's fields as the API takes them (blank: not given)."""
     inputs: dict[str, Any] = {name: values[name] for name in ("k", "alpha", "eps1", "eps2")}
-    # the form's δ (filled in by default) is the shuffle model's, and a central plan may
-    # spend it (its line says so); a local plan would only warn that it is ignored
-    with_delta = values["setting"] == "compare" or _takes_delta(values["setting"])
+    # the form's δ (filled in by default) is the shuffle model's alone: a local plan would
+    # only warn that it is ignored, and a central one must not spend it unasked
+    with_delta = values["setting"] == "compare" or _needs_delta(values["setting"])
     inputs["delta"] = (values["delta"] or None) if with_delta else None
     inputs["beta"] = values["beta"] or 1 / 3
     return inputs
@@ -370,7 +372,7 @@ def _job_query(values: dict[str, str]) -> dict[str, str]:
         **{name: values[name] for name in ("k", "alpha", "eps1", "eps2")},
         "allocation": values["allocation"],
     }
-    if values["delta"] and _takes_delta(values["setting"]):
+    if values["delta"] and _needs_delta(values["setting"]):
         query["delta"] = values["delta"]
     if values["beta"]:
         query["beta"] = values["beta"]
