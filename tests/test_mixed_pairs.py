@@ -26,6 +26,7 @@ from planner.cli import main
 from planner.constants import default_constants
 from planner.formulas.bounds import (
     channel_noise,
+    curator_beside_curator,
     curator_beside_local,
     curator_noise_variance,
     local_beside_curator,
@@ -79,31 +80,46 @@ def test_a_bad_pair_is_one_line_naming_model(text: object) -> None:
         Query.build(text, "private", 100, 0.1, 1, 1)
 
 
-def test_the_closed_form_split_is_within_one_percent_of_the_fewest_users() -> None:
-    """Both groups' C = 1 users against a numerical minimisation of n_L + n_C subject to
-    w/n_L + 1/n_C + k·v/n_C² = α²/√k (docs/method.md, "Mixed pairs")."""
+def _release(k: int, eps: float, curator: bool) -> tuple[float, float]:
+    """A release's (w, c): times k, each bin's variance near the uniform p is w/n + c/n²
+    (a local channel: w its noise, c = 0; a curator's histogram: w = 1, c = k·v)."""
+    if curator:
+        return 1.0, k * float(curator_noise_variance(eps))
+    return float(channel_noise(k, eps)), 0.0
+
+
+@pytest.mark.parametrize(
+    ("bound1", "curator1", "bound2", "curator2"),
+    [
+        (local_beside_curator, False, curator_beside_local, True),
+        (curator_beside_curator, True, curator_beside_curator, True),
+    ],
+    ids=["local-and-curator", "two-curators"],
+)
+def test_the_closed_form_split_is_within_one_percent_of_the_fewest_users(
+    bound1, curator1: bool, bound2, curator2: bool
+) -> None:
+    """Both groups' C = 1 users against a numerical minimisation of n1 + n2 subject to
+    Σ_g (w_g/n_g + c_g/n_g²) = α²/√k (docs/method.md, "Mixed pairs"; the central model's
+    histogram tester is the pair of two curators)."""
     worst = 1.0
     for k in (2, 16, 1000, 10**5):
         for alpha in (0.01, 0.2, 0.9):
-            for eps_local in (0.05, 1.0, 20.0):
-                for eps_curator in (0.05, 1.0, 20.0):
-                    w = float(channel_noise(k, eps_local))
-                    noise = k * float(curator_noise_variance(eps_curator))
+            for eps1 in (0.05, 1.0, 20.0):
+                for eps2 in (0.05, 1.0, 20.0):
+                    (w1, c1), (w2, c2) = _release(k, eps1, curator1), _release(k, eps2, curator2)
                     tau = alpha**2 / math.sqrt(k)
 
-                    def total(share: float, w=w, noise=noise, tau=tau) -> float:
-                        curator = (1 + math.sqrt(1 + 4 * noise * tau * (1 - share))) / (
-                            2 * tau * (1 - share)
-                        )
-                        return w / (tau * share) + curator
+                    def users(w: float, c: float, share: float) -> float:
+                        return (w + math.sqrt(w * w + 4 * c * share)) / (2 * share)
+
+                    def total(s: float, w1=w1, c1=c1, w2=w2, c2=c2, tau=tau) -> float:
+                        return users(w1, c1, tau * s) + users(w2, c2, tau * (1 - s))
 
                     least = minimize_scalar(
                         total, bounds=(1e-9, 1 - 1e-9), method="bounded", options={"xatol": 1e-12}
                     ).fun
-                    ours = (
-                        local_beside_curator(k, alpha, eps_local, eps_curator)[0]
-                        + curator_beside_local(k, alpha, eps_curator, eps_local)[0]
-                    )
+                    ours = bound1(k, alpha, eps1, eps2)[0] + bound2(k, alpha, eps2, eps1)[0]
                     assert ours >= least * (1 - 1e-9)
                     worst = max(worst, ours / least)
     assert worst <= 1.01
@@ -367,18 +383,35 @@ def test_a_mirrored_line_names_the_groups_back() -> None:
     )
 
 
-def test_validate_runs_the_mixed_protocol_and_its_two_paths_agree() -> None:
-    """``planner validate`` on a printed mixed plan runs the mixed tester (a curator's
-    release and a local randomizer); user-level and fast paths draw the same releases, so
-    each family's error rates agree within 5 standard errors (400 trials each, seeds 1, 2)."""
+@pytest.mark.parametrize(
+    ("query", "protocol", "models"),
+    [
+        (
+            {"model": "central,local", "k": 16, "alpha": 0.6, "eps1": 4, "eps2": 2},
+            "central/local-private+channels",
+            ("central", "local"),
+        ),
+        (  # the central model's histogram tester: two curators
+            {"model": "central", "k": 16, "alpha": 0.3, "eps1": 5, "eps2": 5},
+            "central+channels",
+            ("central", "central"),
+        ),
+    ],
+    ids=["mixed", "two-curators"],
+)
+def test_validate_runs_the_channels_of_releases_and_its_two_paths_agree(
+    query: dict, protocol: str, models: tuple[str, str]
+) -> None:
+    """``planner validate`` on a printed plan that runs a curator's release beside another
+    release runs that tester; user-level and fast paths draw the same releases, so each
+    family's error rates agree within 5 standard errors (400 trials each, seeds 1, 2)."""
     from planner.api import validate_document
 
-    query = {"model": "central,local", "k": 16, "alpha": 0.6, "eps1": 4, "eps2": 2}
     user = validate_document(trials=400, seed=1, path="user", **query)
     fast = validate_document(trials=400, seed=2, path="fast", **query)
-    assert user["protocol"] == fast["protocol"] == "central/local-private+channels"
+    assert user["protocol"] == fast["protocol"] == protocol
     assert user["tester"]["class"] == "MixedChannelsTester"
-    assert (user["tester"]["model1"], user["tester"]["model2"]) == ("central", "local")
+    assert (user["tester"]["model1"], user["tester"]["model2"]) == models
     assert user["verdict"] in ("pass", "fail", "inconclusive")
     for one, two in zip(user["families"], fast["families"], strict=True):
         if not one["applicable"]:
