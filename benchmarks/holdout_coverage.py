@@ -148,20 +148,30 @@ def log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
 
 
 def draw(
-    seed: int, index: int, ranges: dict[str, tuple[float, float]], beta: float | None = None
+    seed: int,
+    index: int,
+    ranges: dict[str, tuple[float, float]],
+    beta: float | None = None,
+    settings: tuple[str, ...] = SETTINGS,
+    central_delta: bool = False,
 ) -> dict[str, Any]:
-    """Query ``index``'s parameters (``beta``: fixed instead of drawn, the draw unchanged)."""
+    """Query ``index``'s parameters (``beta``: fixed instead of drawn, the draw unchanged;
+    ``settings``: the keys cycled, e.g. mixed pairs'; ``central_delta``: a central query
+    draws a δ too, which its plan may spend on a shuffle protocol)."""
+    from planner.formulas.settings import Setting
+
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
-    setting = SETTINGS[index % len(SETTINGS)]
+    setting = settings[index % len(settings)]
+    spends = Setting.from_key(setting).needs_delta or (central_delta and setting == "central")
     return {
         "index": index,
         "setting": setting,
-        "allocation": ALLOCATIONS[(index // len(SETTINGS)) % len(ALLOCATIONS)],
+        "allocation": ALLOCATIONS[(index // len(settings)) % len(ALLOCATIONS)],
         "k": round(log_uniform(rng, *ranges["k"])),
         "alpha": log_uniform(rng, *ranges["alpha"]),
         "eps1": log_uniform(rng, *ranges["eps"]),
         "eps2": log_uniform(rng, *ranges["eps"]),
-        "delta": log_uniform(rng, *ranges["delta"]) if setting.startswith("shuffle") else None,
+        "delta": log_uniform(rng, *ranges["delta"]) if spends else None,
         "beta": min(log_uniform(rng, *ranges["beta"]), 0.4999) if beta is None else beta,
         "cost2_over_cost1": log_uniform(rng, 0.1, 10.0),
         "n2_factor": log_uniform(rng, 0.5, 4.0),
@@ -297,7 +307,19 @@ def main() -> None:
         "--allocation", choices=ALLOCATIONS, help="every query with this allocation (else cycled)"
     )
     parser.add_argument(
-        "--setting", choices=SETTINGS, default=None, help="only the queries drawn for it"
+        "--setting", default=None, help="only the queries drawn for it (one of --settings)"
+    )
+    parser.add_argument(
+        "--settings",
+        nargs="+",
+        default=list(SETTINGS),
+        help="the setting keys cycled (default the five one-model ones; mixed pairs as "
+        "local/central-private)",
+    )
+    parser.add_argument(
+        "--central-delta",
+        action="store_true",
+        help="central queries draw a δ too (their plans may run a shuffle protocol)",
     )
     parser.add_argument(
         "--rerun",
@@ -324,7 +346,9 @@ def main() -> None:
         todo = [
             (
                 {
-                    **draw(args.seed, i, ranges, args.beta),
+                    **draw(
+                        args.seed, i, ranges, args.beta, tuple(args.settings), args.central_delta
+                    ),
                     **({"allocation": args.allocation} if args.allocation else {}),
                     "plan_only": args.plan_only,
                 },
@@ -332,7 +356,7 @@ def main() -> None:
             )
             for i in range(args.first, args.queries)
             if i not in done
-            and (args.setting is None or SETTINGS[i % len(SETTINGS)] == args.setting)
+            and (args.setting is None or args.settings[i % len(args.settings)] == args.setting)
         ]
     with args.output.open("a") as out, ProcessPoolExecutor(args.workers) as pool:
         for record in pool.map(run_query, todo):

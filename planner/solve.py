@@ -562,11 +562,20 @@ def _solve_by_runs(
     own query (the pure ε-DP plan, each shuffle protocol its curator may run), the least
     value that fits kept (the pure run's on a tie, and its answer where none fits), its
     plan named as the query asks with the line saying which privacy it gives. Every value
-    solved for is better smaller (α, ε2, β, a group's size)."""
-    solutions = [
-        solve(run, unknown, n1, n2, constants, precision=precision)
-        for run in trust_runs(query_template)
-    ]
+    solved for is better smaller (α, ε2, β, a group's size). A shuffle run is solved only
+    where its plans fit the given sizes just below the pure run's answer (for α, ε2 and β,
+    where more of each never needs more users: a run that does not fit there fits nowhere
+    below): its solve costs several times the pure one's."""
+    pure, *others = trust_runs(query_template)
+    solutions = [solve(pure, unknown, n1, n2, constants, precision=precision)]
+    bound = solutions[0].value
+    for run in others:
+        if bound is not None and unknown in (Unknown.ALPHA, Unknown.EPS2, Unknown.BETA):
+            below = _with_value(run, unknown, float(bound) * (1 - 1e-6))
+            sizes = check_integer("n1", n1, 1), check_integer("n2", n2, 1)  # both given
+            if fitting_plan(below, *sizes, constants) is None:
+                continue
+        solutions.append(solve(run, unknown, n1, n2, constants, precision=precision))
     feasible = [solution for solution in solutions if solution.feasible]
     best = min(feasible, key=lambda solution: float(solution.value or 0)) if feasible else None
     if best is None:
