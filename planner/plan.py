@@ -1174,7 +1174,8 @@ def central_delta_plan(
     made = [plan_of(run) for run in trust_runs(query, fallback)]
     covered = [result for result in made if result.coverage is not Coverage.EXTRAPOLATED]
     best = min(covered or made[:1], key=lambda result: result.total_users)
-    return as_central_plan(best, query, made[0].total_users - best.total_users)
+    fewer = made[0].total_users - best.total_users  # below 0 where the pure plan is not covered
+    return as_central_plan(best, query, fewer if fewer > 0 else None)
 
 
 def as_central_plan(made: Plan, query: Query, fewer: int | None = None) -> Plan:
