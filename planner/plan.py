@@ -1182,8 +1182,13 @@ def as_central_plan(made: Plan, query: Query, fewer: int | None = None) -> Plan:
     """``made``, a run's plan of the central ``query`` that gives δ
     (:func:`trust_runs`), named as the query asks: each group's lower bound the central
     model's, and the line (:func:`central_delta_line`) saying which privacy it gives."""
-    asked = replace(made.query, setting=query.setting, delta=query.delta, warnings=())
-    asked = replace(asked, accounting=query.accounting, warnings=query.warnings)
+    asked = replace(
+        made.query,
+        setting=query.setting,
+        delta=query.delta,
+        accounting=query.accounting,
+        warnings=query.warnings,
+    )
     line = central_delta_line(made, query.delta, fewer)
     return replace(
         own_lower_bounds(made, asked), query=asked, warnings=(*asked.warnings, *made.warnings, line)

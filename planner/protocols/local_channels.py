@@ -162,6 +162,19 @@ def _report_cells(query: Query) -> tuple[int, int]:
     return report_cells(query.k, query.eps1, query.eps2)
 
 
+CHANNELS_GRID_AXES: dict[str, list[float]] = {
+    # from k = 16: at k = 2 with α = 0.95 and ε ≥ 5 the ℓ2 statistic on two bins missed
+    # the target at every C up to 5 (ten-odd users a group); k-RR's χ² statistic
+    # (local_krr) answers small k. k = 4096 nodes cost ~8 CPU-minutes each.
+    "k": [16, 128, 1024],
+    "alpha": [0.01, 0.03, 0.2, 0.5, 0.95],  # 0.01: the paper protocols' least α
+    "eps_strong": [0.125, 1.0, 5.0, 20.0],
+    "eps_ratio": [1 / 32, 0.25, 1.0],
+}
+"""The calibration grid of the channels' statistic: a channel per group's, and the
+releases' pairs' (``mixed_channels``: a curator beside a local channel, two curators)."""
+
+
 PROTOCOL = Protocol(
     setting=Setting(Model.LOCAL, Coin.PRIVATE, "channels"),
     title="local, a channel per group",
@@ -183,15 +196,7 @@ PROTOCOL = Protocol(
     calibration=CalibrationDesign(
         search_range=(0.05, 5.0),
         point_seconds={16: 2.0, 128: 8.0, 1024: 90.0},
-        grid_axes={
-            # from k = 16: at k = 2 with α = 0.95 and ε ≥ 5 the ℓ2 statistic on two bins
-            # missed the target at every C up to 5 (ten-odd users a group); k-RR's χ²
-            # statistic (local_krr) answers small k. k = 4096 nodes cost ~8 CPU-minutes each.
-            "k": [16, 128, 1024],
-            "alpha": [0.01, 0.03, 0.2, 0.5, 0.95],  # 0.01: the paper protocols' least α
-            "eps_strong": [0.125, 1.0, 5.0, 20.0],
-            "eps_ratio": [1 / 32, 0.25, 1.0],
-        },
+        grid_axes=CHANNELS_GRID_AXES,
         grid_at_operating_point=True,
         # it runs where ε is large: its factors at ε_strong 5 and 20 too (direct_large_eps)
         direct_beyond={"eps_strong": [5.0, 20.0]},

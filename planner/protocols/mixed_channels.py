@@ -32,7 +32,12 @@ from planner.protocols.base import (
     CalibrationDesign,
     Protocol,
 )
-from planner.protocols.local_channels import CHANNEL_TITLES, paired_sizes, paired_sizes_arrays
+from planner.protocols.local_channels import (
+    CHANNEL_TITLES,
+    CHANNELS_GRID_AXES,
+    paired_sizes,
+    paired_sizes_arrays,
+)
 from planner.protocols.local_krr import MIN_USERS, thresholds_for_beta
 
 
@@ -173,12 +178,7 @@ def releases_protocol(strong_model: Model, weak_model: Model, colour: str) -> Pr
         calibration=CalibrationDesign(
             search_range=(0.05, 5.0),
             point_seconds={16: 1.0, 128: 4.0, 1024: 40.0},
-            grid_axes={
-                "k": [16, 128, 1024],
-                "alpha": [0.01, 0.03, 0.2, 0.5, 0.95],
-                "eps_strong": [0.125, 1.0, 5.0, 20.0],
-                "eps_ratio": [1 / 32, 0.25, 1.0],
-            },
+            grid_axes=CHANNELS_GRID_AXES,
             grid_at_operating_point=True,
         ),
     )
