@@ -116,6 +116,9 @@ ALPHA_ABOVE_TOPS = {**COVERED, "alpha": (0.5, 1.0)}
 """``--region alpha-above-tops``: α from [0.5, 1], above the shuffle public coin's covered
 top (0.5) and up to 1, above every setting's (0.95): the plan also runs its tester at a top
 (docs/coverage.md, α)."""
+MESSAGES = {**COVERED, "k": (16, 4096), "eps": (0.05, 20.0)}
+"""``--region messages``: where the multi-message shuffle protocol is covered (k from 16
+to 4,096; above 1,024 only α ≤ 0.5), for shuffle queries (docs/shuffle-multi-message.md)."""
 REGIONS = {
     "accepted": ACCEPTED,
     "covered": COVERED,
@@ -138,6 +141,7 @@ REGIONS = {
     "alpha-above-tops": ALPHA_ABOVE_TOPS,
     "channels-below-node": CHANNELS_BELOW_NODE,
     "channels-below-top-node": CHANNELS_BELOW_TOP_NODE,
+    "messages": MESSAGES,
 }
 SETTINGS = ("local-private", "local-public", "shuffle-private", "shuffle-public", "central")
 ALLOCATIONS = ("fewest", "paper", "cost", "fixed-n2")

@@ -38,8 +38,10 @@ Exactness. The sum over the two laws is exact (sorted values, suffix sums: O(W l
 terms). Each law is summed over m ≤ M where P(min(N⁺, N⁻) > M) ≤ 2·TAIL_MASS (Poisson
 Chernoff bound plus the geometric tail of min(G1, G2), ratio p²); that mass, and any term
 whose weight or loss does not come out finite in floating point, is added to δ whole.
-A rounding allowance (:func:`rounding_allowance`) covers the floating-point error of the
-weights and losses. The result is never below the true δ.
+A rounding allowance covers the floating-point error of the weights and losses: η
+(:func:`rounding_allowance`) bounds each one's absolute error, and δ takes 6η times the
+mass where the loss exceeds ε − 2η (``_rounding``), plus 10⁻¹³. The result is never below
+the true δ.
 
 The flood's limit. Adding the same independent Poisson to both coordinates is a
 post-processing of the view, so δ(ε) does not increase with λ; as λ → ∞ only the difference
@@ -111,35 +113,140 @@ def limit_delta(eps: float, p: float) -> float:
     return max(0.0, 1.0 - p * p * math.exp(eps)) / (1.0 + p) ** 2
 
 
-def window_top(p: float, lam: float, tail: float = TAIL_MASS) -> int:
-    """M with P(min(N⁺, N⁻) > M) ≤ 2·``tail`` for one bin: min(N⁺, N⁻) = P + min(G1, G2),
-    P(P ≥ λ + t) ≤ exp(−t²/(2(λ + t))) and P(min(G1, G2) ≥ g) = p^{2g}."""
-    c = -math.log(tail)
-    t = c + math.sqrt(c * c + 2.0 * c * lam)
-    g = c / (-2.0 * math.log(p))
-    return math.ceil(lam + t + g)
+@dataclass(frozen=True)
+class Flood:
+    """The flood's law in one bin: the count F added to both the "+j" and the "−j"
+    messages. ``ratio`` 0: Poisson(``mean``). ``ratio`` q in (0, 1): negative binomial
+    NB(r, q) of that mean, r = mean·(1 − q)/q (failures, each of probability q, before r
+    successes; P(F = t) = Γ(t + r)/(Γ(r)·t!)·q^t·(1 − q)^r). Both are infinitely
+    divisible: each of n users sends Poisson(mean/n), or NB(r/n, q), copies of both signs.
+
+    Why the negative binomial: the flood must make an empty "+" count rarer than δ, and
+    hide the geometric noise's shape. A Poisson flood does the second only when its mean
+    is about ln(1/δ)/ε′², ε′ the ε left to it; a negative binomial with 1 − q of order ε′
+    and r of order ln(1/δ) does both at a mean of order ln(1/δ)/ε′ (docs/shuffle-multi-
+    message.md). The Poisson is its limit q → 0 at a fixed mean."""
+
+    mean: float
+    ratio: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (self.mean > 0.0 and math.isfinite(self.mean) and 0.0 <= self.ratio < 1.0):
+            raise ValueError(f"a flood needs a finite mean > 0 and 0 ≤ q < 1 ({self})")
+
+    @property
+    def shape(self) -> float:
+        """r = mean·(1 − q)/q (∞ for the Poisson)."""
+        return math.inf if self.ratio == 0.0 else self.mean * (1.0 - self.ratio) / self.ratio
+
+    @property
+    def variance(self) -> float:
+        """Var F: the mean, or mean/(1 − q)."""
+        return self.mean / (1.0 - self.ratio)
+
+    def log_pmf(self, t: np.ndarray) -> np.ndarray:
+        """ln P(F = t) at integers t ≥ 0 (``math.lgamma`` term by term: a plan's flood
+        search imports no scipy)."""
+        t = np.asarray(t, dtype=float)
+        if self.ratio == 0.0:
+            lam = self.mean
+            return np.asarray(-lam + t * math.log(lam) - _lgamma(t + 1.0))
+        r, q = self.shape, self.ratio
+        return np.asarray(
+            _lgamma(t + r) - math.lgamma(r) - _lgamma(t + 1.0) + t * math.log(q)
+            + r * math.log1p(-q)
+        )  # fmt: skip
+
+    def log_empty(self) -> float:
+        """ln P(F = 0): −mean, or r·ln(1 − q)."""
+        return -self.mean if self.ratio == 0.0 else self.shape * math.log1p(-self.ratio)
+
+    def tail_top(self, tail: float) -> float:
+        """x with P(F ≥ x) ≤ ``tail``: for the Poisson, P(F ≥ λ + t) ≤ exp(−t²/(2(λ + t)));
+        for NB(r, q), Chernoff at e^s = q^{−c}, P(F ≥ x) ≤ ((1 − q)/(1 − q^{1−c}))^r·q^{cx},
+        the least x over a few c."""
+        c = -math.log(tail)
+        if self.ratio == 0.0:
+            return self.mean + c + math.sqrt(c * c + 2.0 * c * self.mean)
+        r, q = self.shape, self.ratio
+        return min(
+            (r * (math.log1p(-q) - math.log1p(-(q ** (1.0 - share)))) + c) / (share * -math.log(q))
+            for share in (0.25, 0.5, 0.75, 0.9, 0.97, 0.99)
+        )
+
+    def log_scale(self, top: int) -> float:
+        """A bound on |ln P(F = t)| for t ≤ ``top`` and on the sums built from it, for
+        the rounding allowance: λ·(2 + |ln λ|) for the Poisson (its terms' size near the
+        mode), and the sum of the absolute parts of the NB's log-pmf at ``top``."""
+        if self.ratio == 0.0:
+            lam = self.mean
+            return lam * (2.0 + abs(math.log(lam)))
+        r, q = self.shape, self.ratio
+        return (
+            abs(math.lgamma(top + r)) + abs(math.lgamma(r)) + math.lgamma(top + 1.0)
+            + top * -math.log(q) + r * -math.log1p(-q)
+        )  # fmt: skip
 
 
-def _log_terms(p: float, lam: float, top: int) -> np.ndarray:
-    """ln(Pois(t; λ)·p^{−2t}) for t = 0 … ``top``."""
-    from scipy.special import gammaln
+_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188)
+"""The Stirling series' coefficients of x⁻¹, x⁻³, …, x⁻⁹ in ln Γ(x)."""
+STIRLING_FROM = 20.0
+"""Above this x the series (truncated after x⁻⁹, error < 691/(360360·x¹¹) < 10⁻¹⁷) gives
+ln Γ(x); below it ``math.lgamma``."""
 
+
+def _lgamma(values: np.ndarray) -> np.ndarray:
+    """ln Γ elementwise: the Stirling series in numpy for x ≥ :data:`STIRLING_FROM` (a
+    window of 10⁵ terms in milliseconds), ``math.lgamma`` below (no scipy: a plan's flood
+    search imports none)."""
+    x = np.asarray(values, dtype=float)
+    out = np.empty_like(x)
+    large = x >= STIRLING_FROM
+    y = x[large]
+    inverse, square = 1.0 / y, 1.0 / (y * y)
+    series = np.zeros_like(y)
+    for coefficient in reversed(_STIRLING):
+        series = series * square + coefficient
+    out[large] = (y - 0.5) * np.log(y) - y + 0.5 * math.log(2.0 * math.pi) + series * inverse
+    small = ~large
+    out[small] = [math.lgamma(value) for value in x[small].tolist()]
+    return out
+
+
+FloodLike = Flood | float
+"""A :class:`Flood`, or a bare λ > 0: the Poisson flood of that mean."""
+
+
+def as_flood(flood: FloodLike) -> Flood:
+    """A bare λ as the Poisson flood Flood(λ)."""
+    return flood if isinstance(flood, Flood) else Flood(float(flood))
+
+
+def window_top(p: float, flood: FloodLike, tail: float = TAIL_MASS) -> int:
+    """M with P(min(N⁺, N⁻) > M) ≤ 2·``tail`` for one bin: min(N⁺, N⁻) = F + min(G1, G2),
+    the flood's tail (:meth:`Flood.tail_top`) and P(min(G1, G2) ≥ g) = p^{2g}."""
+    g = -math.log(tail) / (-2.0 * math.log(p))
+    return math.ceil(as_flood(flood).tail_top(tail) + g)
+
+
+def _log_terms(p: float, flood: FloodLike, top: int) -> np.ndarray:
+    """ln(P(F = t)·p^{−2t}) for t = 0 … ``top``."""
     t = np.arange(top + 1, dtype=float)
-    return np.asarray(-lam + t * math.log(lam) - gammaln(t + 1.0) - 2.0 * t * math.log(p))
+    return np.asarray(as_flood(flood).log_pmf(t) - 2.0 * t * math.log(p))
 
 
-def log_prefix_sums(p: float, lam: float, top: int) -> np.ndarray:
-    """ln S(m) for m = 0 … ``top``, S(m) = Σ_{t ≤ m} Pois(t; λ)·p^{−2t} (λ > 0)."""
-    return np.asarray(np.logaddexp.accumulate(_log_terms(p, lam, top)))
+def log_prefix_sums(p: float, flood: FloodLike, top: int) -> np.ndarray:
+    """ln S(m) for m = 0 … ``top``, S(m) = Σ_{t ≤ m} P(F = t)·p^{−2t}."""
+    return np.asarray(np.logaddexp.accumulate(_log_terms(p, flood, top)))
 
 
-def log_view_pmf(a: np.ndarray, b: np.ndarray, h: int, p: float, lam: float) -> np.ndarray:
+def log_view_pmf(a: np.ndarray, b: np.ndarray, h: int, p: float, flood: FloodLike) -> np.ndarray:
     """ln f_h(a, b) = 2·ln(1 − p) + (a − h + b)·ln p + ln S(min(a − h, b)), −∞ where a < h
     (elementwise over integer arrays a, b ≥ 0)."""
     a = np.asarray(a, dtype=np.int64) - h
     b = np.asarray(b, dtype=np.int64)
     low = np.minimum(a, b)
-    log_s = log_prefix_sums(p, lam, max(int(low.max(initial=0)), 0))
+    log_s = log_prefix_sums(p, flood, max(int(low.max(initial=0)), 0))
     inside = low >= 0
     values = 2.0 * math.log1p(-p) + (a + b) * math.log(p) + log_s[np.where(inside, low, 0)]
     return np.where(inside, values, -np.inf)
@@ -170,25 +277,27 @@ class LossLaws:
     """Rounding allowance of a δ computed from these laws (:func:`rounding_allowance`)."""
 
 
-def rounding_allowance(terms: int, lam: float) -> float:
-    """What floating point may cost a δ computed over ``terms`` window terms at flood λ.
+def rounding_allowance(terms: int, scale: float) -> float:
+    """What floating point may cost a δ computed over ``terms`` window terms whose
+    log-terms have magnitude up to ``scale`` (:meth:`Flood.log_scale`).
 
     The losses and log-weights come from sums of logarithms of magnitude up to about
-    λ·(2 + |ln λ|) + W (ln Pois(t; λ) and the prefix sums), each with relative rounding
-    of a few units of 2⁻⁵³, and the δ sum adds W terms of at most 1: 2⁻⁴⁶ (64 units) per
-    unit of that magnitude, plus 10⁻¹³. Checked against 50-digit arithmetic in the tests.
+    scale + W (ln P(F = t) and the prefix sums), each with relative rounding of a few
+    units of 2⁻⁵³, and the δ sum adds W terms of at most 1: 2⁻⁴⁶ (64 units) per unit of
+    that magnitude, plus 10⁻¹³. Checked against 50-digit arithmetic in the tests.
     """
-    scale = terms + lam * (2.0 + abs(math.log(lam)))
-    return 1e-13 + 2.0**-46 * scale
+    return 1e-13 + 2.0**-46 * (terms + scale)
 
 
 @lru_cache(maxsize=8)
-def loss_laws(p: float, lam: float, tail: float = TAIL_MASS) -> LossLaws:
-    """Both changed bins' loss laws at ratio p and flood λ (0 < p < 1, λ > 0)."""
-    if not (0.0 < p < 1.0 and lam > 0.0 and math.isfinite(lam)):
-        raise ValueError(f"the laws need 0 < p < 1 and a finite λ > 0 (p={p}, λ={lam})")
-    top = window_top(p, lam, tail)
-    terms = _log_terms(p, lam, top + 1)
+def loss_laws(p: float, flood: FloodLike, tail: float = TAIL_MASS) -> LossLaws:
+    """Both changed bins' loss laws at ratio p and this flood (0 < p < 1; a bare λ > 0 is
+    the Poisson flood)."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"the laws need 0 < p < 1 (p={p})")
+    flood = as_flood(flood)
+    top = window_top(p, flood, tail)
+    terms = _log_terms(p, flood, top + 1)
     log_s = np.logaddexp.accumulate(terms)
     log_p, log_q = math.log(p), math.log1p(-p)
     m = np.arange(top + 1, dtype=float)
@@ -205,10 +314,10 @@ def loss_laws(p: float, lam: float, tail: float = TAIL_MASS) -> LossLaws:
     join = _law(
         np.concatenate(([log_p], log_p + increment[:-1])),
         np.concatenate(([log_p - math.log1p(p)], log_q + 2.0 * m[1:] * log_p + log_s[1:-1])),
-        infinite=math.exp(log_q - lam),
+        infinite=math.exp(log_q + flood.log_empty()),
         tail=2.0 * tail,
     )
-    return LossLaws(leave, join, rounding_allowance(2 * (top + 2), lam))
+    return LossLaws(leave, join, rounding_allowance(2 * (top + 2), flood.log_scale(top + 1)))
 
 
 def _law(values: np.ndarray, log_weights: np.ndarray, infinite: float, tail: float) -> LossLaw:
@@ -238,30 +347,37 @@ def delta_from_laws(eps: float, laws: LossLaws) -> float:
     bracket = np.where(above, mass[index] - scale * tilted_mass[index], 0.0)
     np.clip(bracket, 0.0, 1.0, out=bracket)
     main = float(np.dot(join.weights, bracket))
-    extra = join.infinite + leave.infinite + join.left_out + leave.left_out + laws.allowance
-    return min(1.0, main + extra)
+    extra = join.infinite + leave.infinite + join.left_out + leave.left_out
+    return min(1.0, main + extra + _rounding(eps, laws, values, mass))
 
 
-def correlated_noise_delta(eps: float, p: float, lam: float) -> float:
-    """δ(ε) of the flooded correlated-noise histogram at ratio p and flood λ, under
-    replace-one neighbours, for an adversary that sees every message type's count: never
-    below the true δ (module docstring). 1 when λ ≤ 0."""
-    if lam <= 0.0:
+def _rounding(eps: float, laws: LossLaws, values: np.ndarray, mass: np.ndarray) -> float:
+    """What floating point may have cost ``main``: with η = ``laws.allowance`` bounding
+    each loss's and log-weight's absolute error, a term w_x·w_y·(1 − e^{ε−x−y})₊ moves by
+    at most about 4η·w_x·w_y, and only where x + y > ε − 2η (elsewhere both the computed
+    and the exact bracket are 0); the suffix sums' own rounding is W·2⁻⁵² relative to
+    the same tail mass, below η. So 6η·P(L > ε − 2η) (that mass read from the same sums,
+    each weight up to e^{2η} high), plus 10⁻¹³. Where η is not small, η itself."""
+    eta = laws.allowance
+    if eta >= 1e-3:
+        return eta
+    join = laws.join
+    wide = np.searchsorted(values, eps - 2.0 * eta - join.values, side="right")
+    tail = float(np.dot(join.weights, mass[wide])) * math.exp(2.0 * eta)
+    return 1e-13 + 6.0 * eta * min(1.0, tail)
+
+
+def correlated_noise_delta(eps: float, p: float, flood: FloodLike) -> float:
+    """δ(ε) of the flooded correlated-noise histogram at ratio p and this flood (a bare λ:
+    Poisson), under replace-one neighbours, for an adversary that sees every message
+    type's count: never below the true δ (module docstring). 1 when a bare λ ≤ 0."""
+    if not isinstance(flood, Flood) and flood <= 0.0:
         return 1.0
-    return delta_from_laws(eps, loss_laws(p, lam))
+    return delta_from_laws(eps, loss_laws(p, flood))
 
 
-@lru_cache(maxsize=4096)
-def least_flood(eps: float, delta: float, p: float, rel_tol: float = 1e-6) -> float:
-    """The least flood λ with ``correlated_noise_delta(eps, p, λ) ≤ delta`` (to relative
-    tolerance, rounded up: the returned λ passes).
-
-    ValueError when no λ does: when ``limit_delta(eps, p)`` (the difference's own δ, which
-    no flood removes) is not below δ less the accounting's allowances, or when the least
-    λ would exceed :data:`MAX_FLOOD`. δ does not increase in λ (a larger flood is the
-    smaller one plus the same Poisson on both coordinates), and at least (1 − p)e^{−λ}
-    of it is the join bin's empty "+" count, so the search starts at λ = ln((1 − p)/δ).
-    """
+def _check_flood_query(eps: float, delta: float, p: float) -> None:
+    """ValueError unless a flood can meet (ε, δ) at ratio p (:func:`limit_delta`)."""
     if not delta >= DELTA_FLOOR:
         raise ValueError(f"exact accounting needs delta ≥ {DELTA_FLOOR:g}")
     if not (0.0 < p < 1.0 and eps > 0.0):
@@ -272,59 +388,136 @@ def least_flood(eps: float, delta: float, p: float, rel_tol: float = 1e-6) -> fl
             f"alone has δ = {limit_delta(eps, p):.3g} (needs 2·ln(1/p) ≲ ε)"
         )
 
-    def passes(lam: float) -> bool:
-        check_deadline()
-        return correlated_noise_delta(eps, p, lam) <= delta
 
-    low = max(math.log((1.0 - p) / delta), 1e-6)
-    if passes(low):  # only when δ ≥ 1 − p, nearly: any flood at all
+def least_mean(eps: float, delta: float, p: float, ratio: float, rel_tol: float = 1e-6) -> float:
+    """The least mean of a flood of this ``ratio`` (0: Poisson) with δ(ε) ≤ ``delta`` at
+    ratio p (to relative tolerance, rounded up: the returned mean passes).
+
+    At a fixed q, δ does not increase with the mean: NB(r₁, q) + NB(r₂, q) = NB(r₁ + r₂,
+    q) (Poisson likewise), so a larger flood is a smaller one plus the same independent
+    count on both coordinates, a post-processing. At least (1 − p)·P(F = 0) of δ is the
+    join bin's empty "+" count, so the search starts where that alone is δ. ValueError
+    past :data:`MAX_FLOOD`, or where :func:`limit_delta` leaves no room."""
+    _check_flood_query(eps, delta, p)
+
+    def passes(mean: float) -> bool:
+        check_deadline()
+        return correlated_noise_delta(eps, p, Flood(mean, ratio)) <= delta
+
+    need = math.log((1.0 - p) / delta)  # −ln P(F = 0) at least this
+    if ratio == 0.0:
+        low = max(need, 1e-6)
+    else:
+        low = max(need * ratio / ((1.0 - ratio) * -math.log1p(-ratio)), 1e-6)
+    if passes(low):
         return low
     high = 2.0 * low
     while not passes(high):
         if high >= MAX_FLOOD:
             raise ValueError(
-                f"no flood up to λ = {MAX_FLOOD:g} reaches δ = {delta:g} at ε = {eps:g} "
-                f"with p = {p:g}"
+                f"no flood of mean up to {MAX_FLOOD:g} (q = {ratio:g}) reaches δ = {delta:g} "
+                f"at ε = {eps:g} with p = {p:g}"
             )
         low, high = high, min(2.0 * high, MAX_FLOOD)
     return least_passing(passes, low, high, rel_tol)
 
 
+@lru_cache(maxsize=4096)
+def least_flood(eps: float, delta: float, p: float, rel_tol: float = 1e-6) -> float:
+    """The least Poisson flood λ with ``correlated_noise_delta(eps, p, λ) ≤ delta``
+    (:func:`least_mean` at q = 0). ValueError when none does: when ``limit_delta(eps, p)``
+    (the difference's own δ, which no flood removes) is not below δ less the
+    accounting's allowances, or when the least λ would exceed :data:`MAX_FLOOD`."""
+    return least_mean(eps, delta, p, 0.0, rel_tol)
+
+
+FLOOD_RATIOS: tuple[float, ...] = (0.0, *(1.0 - 2.0 ** (-j / 2.0) for j in range(1, 27)))
+"""The flood ratios q :func:`best_flood` weighs: the Poisson, and 1 − q = 2^{−j/2} for
+j = 1 … 26 (0.71 down to 1.2·10⁻⁴; the best 1 − q is of order the ε left to the flood)."""
+
+LEAST_MEAN_RATIO = 0.6
+"""Where the least mean's 1 − q lies: about 0.6·(1 − θ)·ε, θ = 2·ln(1/p)/ε (measured at
+δ = 10⁻⁶ over ε 0.1 – 10 and θ 0.5 – 0.9 by a search over all of :data:`FLOOD_RATIOS`:
+the best 1 − q was 0.5 – 0.7 times (1 − θ)·ε; docs/shuffle-multi-message.md)."""
+
+
+@lru_cache(maxsize=4096)
+def best_flood(eps: float, delta: float, p: float) -> Flood:
+    """The flood of least mean among the Poisson and the :data:`FLOOD_RATIOS` around
+    1 − q = :data:`LEAST_MEAN_RATIO`·(1 − θ)·ε, with δ(ε) ≤ ``delta`` at ratio p: each
+    candidate's least mean to 5 %, then the best of them to 10⁻⁶. Whatever it returns
+    passes δ exactly (``least_mean`` returns a passing end); only how near the least mean
+    it lands rests on where the candidates are (the tests check its neighbours need no
+    less). ValueError as :func:`least_mean` where no candidate has a flood."""
+    _check_flood_query(eps, delta, p)
+    spare = max(eps - 2.0 * math.log(1.0 / p), 1e-12)  # (1 − θ)·ε, the flood's share
+    centre = round(-2.0 * math.log2(min(LEAST_MEAN_RATIO * spare, 0.7)))
+    candidates = sorted(
+        {0, *(j for j in (centre - 1, centre, centre + 1) if 1 <= j < len(FLOOD_RATIOS))}
+    )
+    coarse: dict[int, float] = {}
+    for index in candidates:
+        try:
+            coarse[index] = least_mean(eps, delta, p, FLOOD_RATIOS[index], rel_tol=0.05)
+        except ValueError:
+            continue
+    if not coarse:
+        raise ValueError(
+            f"no flood of mean up to {MAX_FLOOD:g} reaches δ = {delta:g} at ε = {eps:g} "
+            f"with p = {p:g}"
+        )
+    best = min(coarse, key=coarse.__getitem__)
+    ratio = FLOOD_RATIOS[best]
+    return Flood(least_mean(eps, delta, p, ratio), ratio)
+
+
 @dataclass(frozen=True)
 class FloodOption:
-    """One (p, λ) meeting (ε, δ): θ = 2·ln(1/p)/ε, the estimate's per-bin variance and the
-    group's expected noise messages per bin."""
+    """One (p, flood) meeting (ε, δ): θ = 2·ln(1/p)/ε, the estimate's per-bin variance and
+    the group's expected noise messages per bin."""
 
     theta: float
     p: float
-    lam: float
+    flood: Flood
     variance: float
     noise_messages_per_bin: float
 
+    @property
+    def lam(self) -> float:
+        """The flood's mean."""
+        return self.flood.mean
+
     def messages_per_user(self, n: int, k: int) -> float:
         """Expected messages per user in a group of n users over k bins."""
-        return float(expected_messages_per_user(n, k, self.p, self.lam))
+        return float(expected_messages_per_user(n, k, self.p, self.flood.mean))
+
+
+def flood_option(eps: float, delta: float, theta: float) -> FloodOption:
+    """θ's option: p = e^{−θε/2} and its :func:`best_flood` (ValueError where none)."""
+    p = geometric_ratio(eps, theta)
+    flood = best_flood(eps, delta, p)
+    return FloodOption(
+        theta,
+        p,
+        flood,
+        float(noise_variance(p)),
+        float(noise_messages_per_bin(p, flood.mean)),
+    )
 
 
 @lru_cache(maxsize=1024)
 def flood_tradeoff(
     eps: float, delta: float, thetas: tuple[float, ...] = THETAS
 ) -> tuple[FloodOption, ...]:
-    """Every θ of ``thetas`` at which a flood exists, with p = e^{−θε/2} and λ the least
-    flood: variance falls and messages grow as θ rises (a tuple: ``thetas`` must be
-    hashable)."""
+    """Every θ of ``thetas`` at which a flood exists, with p = e^{−θε/2} and its least
+    flood (:func:`best_flood`): variance falls and messages grow as θ rises (a tuple:
+    ``thetas`` must be hashable)."""
     options = []
     for theta in thetas:
-        p = geometric_ratio(eps, theta)
         try:
-            lam = least_flood(eps, delta, p)
+            options.append(flood_option(eps, delta, theta))
         except ValueError:
             continue
-        options.append(
-            FloodOption(
-                theta, p, lam, float(noise_variance(p)), float(noise_messages_per_bin(p, lam))
-            )
-        )
     return tuple(options)
 
 

@@ -33,6 +33,7 @@ tester ``Allocation.split`` names.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -51,6 +52,7 @@ from planner.plan import (
     as_central_plan,
     calibrated_multiplier,
     own_lower_bounds,
+    rescaled_messages,
     spends_delta_by_choice,
     trust_runs,
     variance_split,
@@ -545,9 +547,19 @@ def allocated_plan(
     shuffle = protocol_for(base.protocol).noise_messages
 
     def resized(group: GroupPlan, size: int) -> GroupPlan:
+        if group.messages_by is not None and size != group.n_users:
+            # a multi-message group's noise is a fixed total: each user's share rescales
+            factor = group.n_users / size
+            later = functools.partial(rescaled_messages, group.messages_by, factor)
+            return replace(group, n_users=size, messages_by=later)
         if shuffle and size != group.n_users:
             return replace(
-                group, n_users=size, noise_mu=None, noise_mu_minimum=None, messages_per_user=None
+                group,
+                n_users=size,
+                noise_mu=None,
+                noise_mu_minimum=None,
+                eager_messages=None,
+                messages_by=None,
             )
         return replace(group, n_users=size)
 

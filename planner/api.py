@@ -27,6 +27,7 @@ from planner.documents import (
     batch_to_dict,
     exact_to_dict,
     plan_to_dict,
+    query_to_dict,
     report_to_dict,
     solution_to_dict,
     sweep_to_dict,
@@ -49,6 +50,7 @@ from planner.protocols import ASKED_PROTOCOLS, PROTOCOLS
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from planner.constants import ConstantTable
     from planner.solve import Solution
     from planner.validators.instances import Instance
 
@@ -138,6 +140,10 @@ class PlanAnswer:
     """An :class:`planner.allocation.Allocation`, or None for the paper's rule."""
     exact: Any = None
     """An :class:`planner.exact.ExactPlan`, or None without ``exact``."""
+    asked: Query | None = None
+    """With ``protocol``: the query as asked (the plan's is put to that protocol)."""
+    protocol: str | None = None
+    """The protocol asked for by its key (``--protocol``), or None."""
 
     @property
     def shown(self) -> Plan:
@@ -152,6 +158,8 @@ class PlanAnswer:
     def to_dict(self) -> dict[str, Any]:
         """Schema ``planner.plan/1`` (with ``exact`` and ``allocation`` when asked for)."""
         document = plan_to_dict(self.shown)
+        if self.asked is not None and self.protocol is not None:  # as asked, to replay it
+            document["inputs"] = {**query_to_dict(self.asked), "protocol": self.protocol}
         if self.exact is not None:
             document["exact"] = exact_to_dict(self.exact, self.plan)
         if self.allocation is not None:
@@ -220,19 +228,32 @@ def plan_answer(
     seed: object = 0,
     simulation_budget: object = DEFAULT_SIMULATION_BUDGET,
     power: object = None,
+    protocol: object = None,
 ) -> PlanAnswer:
     """``planner plan``: the plan, its allocation and (``exact``) the searched sizes.
 
     Outside the covered region the query is simulated if that fits ``simulation_budget``
     seconds, and refused (``InputError``) otherwise; 0 always refuses. ``power`` (1 − β)
-    may stand for ``beta``.
+    may stand for ``beta``. ``protocol`` (a key, e.g. ``shuffle-private``): that protocol
+    alone, where it is covered (:func:`protocol_query`).
     """
     from planner.constants import ConstantSource, constants_with_source
 
     beta = beta_or_power(beta, power)
     query = Query.build(model, coin, k, alpha, eps1, eps2, delta, beta, accounting)
-    table = constants_with_source(check_choice("constants", constants, ConstantSource))
+    source = check_choice("constants", constants, ConstantSource)
+    table = constants_with_source(source)
     budget = checked_simulation_budget(simulation_budget)
+    if protocol is not None:
+        alone = protocol_query(query, protocol)
+        if str(allocation).lower() != "fewest" or exact:
+            raise InputError(
+                "protocol", str(protocol), "given without --allocation and --exact (alone)"
+            )
+        if source is not ConstantSource.CALIBRATED:
+            raise InputError("protocol", str(protocol), "given with calibrated constants only")
+        made = protocol_plan(alone, table)
+        return PlanAnswer(made, None, None, query, str(protocol))
     result = covered(query, table, budget, split_of(allocation))
     allocated = _allocation(result, allocation, cost1, cost2, n2)
     if allocated is not None and not allocated.feasible:  # no plan to print, as validate
@@ -253,6 +274,35 @@ def plan_answer(
             searched, trials=exact_trials, seed=check_integer("seed", seed, 0, 2**63 - 1)
         )
     return PlanAnswer(result, allocated, exact_result)
+
+
+def protocol_plan(alone: Query, table: ConstantTable | None = None) -> Plan:
+    """The plan of a query put to one protocol (:func:`protocol_query`), where it is
+    covered; ``InputError`` naming the gaps elsewhere (no simulation)."""
+    made = make_plan(alone, table, fallback=False)
+    if made.coverage is not Coverage.CALIBRATED:
+        gaps = "; ".join(made.coverage_gaps) or "no calibrated constant"
+        raise InputError("protocol", alone.setting.key, f"covered at this query ({gaps})")
+    return made
+
+
+def protocol_query(query: Query, protocol: object) -> Query:
+    """The query put to one protocol by its key: the asked setting's own, or a mechanism
+    its plan may run instead (``planner.protocols.other_mechanisms``, with the public
+    coin's private-coin twin), e.g. ``shuffle-private`` (Poisson noise messages) or
+    ``shuffle-private+messages`` for a shuffle query. ``InputError`` naming the keys that
+    answer it otherwise."""
+    from planner.protocols import other_mechanisms, private_coin_protocol, protocol_for
+
+    if query.setting.is_mixed:
+        raise InputError("protocol", str(protocol), "given for one model, not a mixed pair")
+    own = protocol_for(query.setting)
+    twin = private_coin_protocol(own)
+    answering = [own, *((twin,) if twin is not None else ()), *other_mechanisms(own)]
+    keys = [candidate.key for candidate in answering]
+    if protocol not in keys:
+        raise InputError("protocol", str(protocol), "one of " + ", ".join(keys))
+    return replace(query, setting=protocol_for(str(protocol)).setting)
 
 
 def plan_document(**inputs: Any) -> dict[str, Any]:
@@ -702,9 +752,11 @@ def validation_query(
     cost1: object = "1",
     cost2: object = "1",
     power: object = None,
+    protocol: object = None,
 ) -> ValidationTarget:
     """The query, the sizes a validation checks (None, None: the plan's own) and the split
-    of the plan whose tester checks them.
+    of the plan whose tester checks them. ``protocol`` (a key, as ``planner plan
+    --protocol``): that protocol's plan alone, and its tester.
 
     With ``allocation`` cost or fixed-n2 the allocated sizes (fixed-n2 takes group 2's
     size from ``n2``), checked with the paper split's tester they were sized for; an
@@ -722,6 +774,16 @@ def validation_query(
             raise InputError(
                 name, size, f"left out with --allocation {rule}: the allocation sets that size"
             )
+    if protocol is not None:
+        if rule != "fewest":
+            raise InputError("protocol", str(protocol), "given without --allocation (alone)")
+        alone = protocol_query(query, protocol)
+        if (n1 is None) != (n2 is None):
+            raise InputError("n1" if n1 is None else "n2", None, "given together with the other")
+        if n1 is None:
+            return ValidationTarget(alone, None, None, Split.FEWEST, False)
+        given = check_integer("n1", n1, 1), check_integer("n2", n2, 1)
+        return ValidationTarget(alone, *given, Split.FEWEST, False)
     split = split_of(allocation)
     allocated = _allocation(make_plan(query, split=split), allocation, cost1, cost2, n2)
     if allocated is not None:

@@ -13,7 +13,7 @@ import functools
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -70,14 +70,25 @@ class GroupPlan:
     """Shuffle: per-bin Poisson noise of the group's histogram (≥ the minimum)."""
     noise_mu_minimum: float | None
     """Shuffle: the smallest μ that gives this group (ε_g, δ) under the accounting."""
-    messages_per_user: float | None
-    """Shuffle: expected messages each user sends, 1 + (bins·μ)/n per run."""
+    eager_messages: float | None
+    """Shuffle (Poisson noise): expected messages each user sends, 1 + (bins·μ)/n per run."""
+    messages_by: Callable[[], float | None] | None = field(compare=False, repr=False)
+    """A multi-message protocol's messages per user, computed when read (its flood's
+    search, remembered per (ε, δ), is not paid by the plans a sweep, a solve or an
+    allocation only weighs). Not compared: a function of the group's other fields."""
     baseline_n_users: int
     """Users this group needs with the homogeneous protocol at ε = min(ε1, ε2)."""
     lower_bound: float
     """Per-group identity-testing lower bound at ε_g (C = 1)."""
     optimality_gap: float
     """(upper bound with C = 1) / lower bound: a ratio of expressions, not of constants."""
+
+    @property
+    def messages_per_user(self) -> float | None:
+        """Expected messages each user sends, its own included (None: one report)."""
+        if self.messages_by is not None:
+            return self.messages_by()
+        return self.eager_messages
 
     @property
     def saving_users(self) -> int:
@@ -1400,6 +1411,28 @@ def _on_padded_domain(padded: Plan, query: Query, made: Plan) -> Plan:
     )
 
 
+def rescaled_messages(messages_by: Callable[[], float | None], factor: float) -> float | None:
+    """A multi-message group's messages per user once its users are scaled by 1/``factor``
+    (an allocation's new size, same ε): its noise messages are a fixed total, so each
+    user's share moves by ``factor``, 1 + (m − 1)·factor."""
+    messages = messages_by()
+    return None if messages is None else 1.0 + (messages - 1.0) * factor
+
+
+def _protocol_messages(
+    protocol: Protocol, query: Query, eps: float, n_run: int, coverage: Coverage
+) -> Callable[[], float | None] | None:
+    """A multi-message protocol's expected messages per user (``Protocol
+    .messages_per_user``) for a group at ε with ``n_run`` users, to be computed when read,
+    where the plan is covered (its flood's search is bounded there; an uncovered plan is
+    never the one printed); None for the others."""
+    if protocol.messages_per_user is None or query.delta is None:
+        return None
+    if coverage is not Coverage.CALIBRATED:
+        return None
+    return functools.partial(protocol.messages_per_user, query, eps, n_run)
+
+
 def _bins(k: int) -> str:
     """ "a 16-bin", "an 8-bin", "an 11-bin" (the article as the number is said)."""
     spoken = f"{k:,}"
@@ -2307,8 +2340,11 @@ class _ProtocolRun:
                     paper_role=role,
                     noise_mu=mu_used,
                     noise_mu_minimum=mu_min,
-                    messages_per_user=(
+                    eager_messages=(
                         None if mu_used is None else 1 + hashes * bins * mu_used / n_run
+                    ),
+                    messages_by=_protocol_messages(
+                        protocol_for(self.protocol), query, eps, n_run, self.coverage
                     ),
                     baseline_n_users=runs * (baseline.n_strong if role == 1 else baseline.n_weak),
                     lower_bound=lower_value,

@@ -96,10 +96,9 @@ def plan_blocks(plan: Plan) -> list[Block]:
     ]
     rows.append(("total n1 + n2", total_cells(plan)))
     if plan.groups[0].noise_mu is not None:
-        rows += [
-            ("noise μ per bin", [number_text(g.noise_mu) for g in plan.groups]),
-            ("messages per user", [number_text(g.messages_per_user) for g in plan.groups]),
-        ]
+        rows.append(("noise μ per bin", [number_text(g.noise_mu) for g in plan.groups]))
+    if any(g.messages_per_user is not None for g in plan.groups):
+        rows.append(("messages per user", [number_text(g.messages_per_user) for g in plan.groups]))
     # (upper bound)/(lower bound) with C = 1 (JSON ``optimality_gap``) is not shown: neither
     # expression carries its constant, so it read 1 beside a plan 7× its lower bound
     rows.append(("lower bound (C = 1)", [number_text(g.lower_bound) for g in plan.groups]))

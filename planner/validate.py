@@ -12,7 +12,7 @@ from planner.documents import report_to_dict
 from planner.files import json_text
 from planner.inputs import InputError, Query, check_choice, check_integer, check_number, check_query
 from planner.limits import SIMULATION_N_MAX, check_validation
-from planner.plan import LoweredPoint, Plan, Split, plan
+from planner.plan import GroupPlan, LoweredPoint, Plan, Split, plan
 from planner.protocols import protocol_for
 
 # check_trials and code_version are named here too: the CLI and the service import them
@@ -86,9 +86,15 @@ def trial_messages(checked: Plan, k: int, size1: int, size2: int) -> tuple[int, 
     the shuffle model, every noise message, k·μ_g per group and run. The user path holds
     them all at once (:func:`planner.limits.check_validation`)."""
     runs = checked.runs
+
+    def messages(size: int, group: GroupPlan) -> int:
+        if group.noise_mu is None and group.messages_per_user is not None:
+            # a multi-message protocol: its plan's messages per user (at the plan's sizes)
+            return round(size // runs * group.messages_per_user)
+        return size // runs + round(k * max(group.noise_mu or 0.0, group.noise_mu_minimum or 0.0))
+
     first, second = (
-        size // runs + round(k * max(group.noise_mu or 0.0, group.noise_mu_minimum or 0.0))
-        for size, group in zip((size1, size2), checked.groups, strict=True)
+        messages(size, group) for size, group in zip((size1, size2), checked.groups, strict=True)
     )
     return first, second
 

@@ -65,7 +65,10 @@ def test_plan_json_echoes_every_input_and_has_the_documented_fields(capsys) -> N
         "warnings",
     ):
         assert field in document
-    assert document["bound"]["reference"] == "theo:sdp_ns"
+    # the multi-message protocol needs fewer users here than the paper's (theo:sdp_ns):
+    # its estimate is a curator's noisy histogram at 0.8·ε
+    assert document["protocol"] == "shuffle-private+messages"
+    assert document["bound"]["reference"] == "a noisy histogram per group (docs/method.md)"
     assert document["constant"]["source"] in ("order", "proof", "calibrated")
     group1, group2 = document["groups"]
     assert group1["n_users"] == document["n_users_group1"]
@@ -75,7 +78,9 @@ def test_plan_json_echoes_every_input_and_has_the_documented_fields(capsys) -> N
 def test_plan_table_names_the_theorem_and_the_constant_source(capsys) -> None:
     code, out, _ = run(PLAN, capsys)
     assert code == 0
-    assert "theo:sdp_ns" in out and "constant:" in out and "users needed" in out
+    # the multi-message protocol runs here: its bound's source, then the messages it sends
+    assert "theorem: a noisy histogram per group" in out and "constant:" in out
+    assert "users needed" in out and "messages per user" in out
 
 
 def test_compare_lists_all_five_settings_cheapest_first(capsys) -> None:
@@ -100,6 +105,7 @@ def test_compare_lists_all_five_settings_cheapest_first(capsys) -> None:
     plans = json.loads(out)["plans"]
     settings = ["local-private", "local-public", "shuffle-private", "shuffle-public", "central"]
     mechanisms = [
+        "shuffle-private+messages",
         "central+channels",
         "local-private+k-rr",
         "local-private+channels",
@@ -396,3 +402,55 @@ def test_plot_tick_labels_on_a_log_axis_do_not_overlap(parameter: str, spec: str
         boxes = sorted((label.get_window_extent(renderer) for label in labels), key=lambda b: b.x0)
         for left, right in itertools.pairwise(boxes):
             assert left.x1 <= right.x0, (parameter, spec, [label.get_text() for label in labels])
+
+
+def test_a_protocol_is_selectable_by_name_and_the_service_gives_the_same(capsys, tmp_path) -> None:
+    """``--protocol shuffle-private`` plans the Poisson protocol alone (the default runs the
+    multi-message one, with fewer users); the service's /v1/plan gives the same numbers; a
+    key that does not answer the query is one line naming the keys that do (exit 2)."""
+    from fastapi.testclient import TestClient
+
+    from planner.service.app import create_app
+
+    code, out, _ = run([*PLAN, "--json"], capsys)
+    default = json.loads(out)
+    code, out, _ = run([*PLAN, "--protocol", "shuffle-private", "--json"], capsys)
+    assert code == 0
+    alone = json.loads(out)
+    assert alone["protocol"] == "shuffle-private" and alone["bound"]["reference"] == "theo:sdp_ns"
+    assert default["protocol"] == "shuffle-private+messages"
+    assert default["total_users"] < alone["total_users"]
+    client = TestClient(create_app(tmp_path / "jobs.sqlite3", workers=1, run_jobs=False))
+    body = {"model": "shuffle", "k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.25}
+    served = client.post("/v1/plan", json={**body, "delta": 1e-6, "protocol": "shuffle-private"})
+    assert served.status_code == 200
+    assert served.json()["total_users"] == alone["total_users"]
+    code, out, err = run([*PLAN, "--protocol", "central"], capsys)
+    assert code == 2 and out == ""
+    assert err.strip().count("\n") == 0 and "protocol" in err and "shuffle-private" in err
+    refused = client.post("/v1/plan", json={**body, "delta": 1e-6, "protocol": "central"})
+    assert refused.status_code == 422 and refused.json()["parameter"] == "protocol"
+    # the document echoes the query as asked, with the protocol: it can be replayed
+    assert alone["inputs"]["model"] == "shuffle" and alone["inputs"]["delta"] == 1e-6
+    assert alone["inputs"]["protocol"] == "shuffle-private"
+    mixed = ["plan", "--model", "local,shuffle", "-k", "64", "--alpha", "0.3"]
+    flags = ["--eps1", "1", "--eps2", "0.2", "--delta", "1e-6", "--protocol", "shuffle-private"]
+    code, out, err = run([*mixed, *flags], capsys)
+    assert code == 2 and "not a mixed pair" in err and "Traceback" not in err
+
+
+def test_validate_checks_the_plan_of_the_protocol_asked_by_name(capsys) -> None:
+    """``validate --protocol shuffle-private`` checks the Poisson protocol's own plan (its
+    sizes, its tester), not the multi-message plan the default would run."""
+    query = ["--model", "shuffle", "-k", "100", "--alpha", "0.3", "--eps1", "1", "--eps2", "0.5"]
+    alone = [*query, "--delta", "1e-6", "--protocol", "shuffle-private"]
+    code, out, _ = run(["plan", *alone, "--json"], capsys)
+    planned = json.loads(out)
+    code, out, _ = run(
+        ["validate", *alone, "--family", "uniform", "--trials", "200", "--seed", "3", "--json"],
+        capsys,
+    )
+    report = json.loads(out)
+    assert report["protocol"] == "shuffle-private" == planned["protocol"]
+    sizes = (report["n_users_group1"], report["n_users_group2"])
+    assert sizes == (planned["n_users_group1"], planned["n_users_group2"])

@@ -175,7 +175,8 @@ def test_an_uncovered_own_domain_is_simulated_or_named_beside_the_larger_domain_
     ε2 = 0.005 is covered (about 43 million users), and on the query's own 12 bins k-ary
     randomized response (about 500 million), while simulating the shuffle protocol on its
     own 12 bins needs about 4.7 million. ``planner plan`` simulates it within its budget
-    and keeps the smaller; without a budget (the service's /v1/plan) the larger-domain plan
+    and keeps the smaller (since 2026-11-30 the multi-message protocol's 21,081 on 16
+    bins); without a budget (the service's /v1/plan) the larger-domain plan
     stands with a line that says a simulation may need fewer users."""
     from planner.coverage import covered_plan
 
@@ -185,9 +186,12 @@ def test_an_uncovered_own_domain_is_simulated_or_named_beside_the_larger_domain_
     assert unsimulated.tester_point is not None and unsimulated.tester_point.k == 16
     (line,) = [w for w in unsimulated.warnings if "own 12-bin domain" in w]
     assert "for the shuffle, public coin protocol is outside the covered region" in line
+    # the multi-message protocol (its users do not depend on δ, only its flood does) now
+    # runs on 16 bins with 21,081 users: the simulation's 4.7 million do not replace it
+    assert unsimulated.protocol == "shuffle-private+messages"
+    assert unsimulated.total_users < 25_000
     simulated = covered_plan(query, budget_seconds=30)
-    assert simulated.coverage is Coverage.SIMULATED
-    assert simulated.total_users * 5 < unsimulated.total_users
+    assert simulated.total_users == unsimulated.total_users
 
 
 def test_a_delta_above_the_covered_top_is_planned_at_the_top() -> None:

@@ -513,13 +513,17 @@ def test_the_default_takes_the_split_with_far_fewer_users_and_names_the_papers()
         eps2=1.1620293838132942,
         beta=1 / 3,
     )
-    fewest, paper = plan(query), plan(query, split=Split.PAPER)
+    # the Poisson protocol's own plans (the multi-message protocol, which needs fewer
+    # users still, is weighed by the default with fallback)
+    fewest = plan(query, fallback=False)
+    paper = plan(query, split=Split.PAPER, fallback=False)
     assert fewest.tester_point is not None and fewest.tester_point.eps2 == 0.03
     assert 0.03 in strong_eps_ladder(query.eps2, query.eps1, grid_kinks(query.setting, CALIBRATED))
     assert 50 * fewest.total_users < paper.total_users
     assert fewest.n_users_group2 > paper.n_users_group2  # another trade-off
-    homogeneous = plan(replace(query, eps2=query.eps1))
+    homogeneous = plan(replace(query, eps2=query.eps1), fallback=False)
     assert fewest.total_users <= homogeneous.total_users
+    assert plan(query).total_users <= fewest.total_users
     (line,) = [w for w in fewest.warnings if w.startswith("the paper's split")]
     assert "fewer users in group 2 and more in all" in line
     assert f"n1 = {paper.n_users_group1:,}, n2 = {paper.n_users_group2:,} " in line
@@ -594,8 +598,11 @@ def test_planning_a_plans_tester_point_again_gives_the_same_plan() -> None:
 @pytest.mark.parametrize(
     ("key", "k", "eps1", "eps2", "n"),
     # central's covered α ends at 0.95 (again since its refit of 2026-11-28): 145 users a
-    # group lie between α = 0.95's 142 and α = 0.9's 153 (at ε = 0.44, as homogeneous)
-    [("shuffle-private", 1000, 1.0, 0.25, 4358), ("central", 1184, 1.0, 0.44, 145)],
+    # group lie between α = 0.95's 142 and α = 0.9's 153 (at ε = 0.44, as homogeneous);
+    # the shuffle plans run the multi-message protocol: 3,170 users a group answer
+    # α = 0.838 at ε = (1, 0.25) and the covered top 0.95 at ε = (0.25, 0.25), where α = 1
+    # would need 3,166 in group 2
+    [("shuffle-private", 1000, 1.0, 0.25, 3170), ("central", 1184, 1.0, 0.44, 145)],
 )
 def test_solving_alpha_finds_an_answer_just_below_the_covered_top(key, k, eps1, eps2, n) -> None:
     """The upward scan stepped from α = 0.839 to 1, which lies outside the covered α of

@@ -7,6 +7,7 @@ import json
 import math
 from dataclasses import replace
 from importlib import resources
+from typing import Any
 
 import pytest
 
@@ -354,6 +355,11 @@ def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> 
     for all queries), and a line gives the vote's cost. Below the last calibrated β the
     same holds for a vote of runs calibrated directly at a node above β."""
 
+    def own_plan(asked: Query, **options: Any) -> Any:
+        """The Poisson protocol's own plan: its direct factors are the subject here (the
+        multi-message protocol, which has none, is weighed by the default)."""
+        return plan(asked, fallback=False, **options)
+
     def query(**changed: float) -> Query:
         asked = {"k": 256, "alpha": 0.05, "eps1": 1.0, "eps2": 0.25, "beta": 0.1, **changed}
         return make_query("shuffle-private", **asked)
@@ -367,11 +373,11 @@ def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> 
         ({"eps1": 3.0, "eps2": 2.0, "alpha": 0.6}, 0.6),
     ):
         asked = query(**changed)
-        made = plan(asked)
+        made = own_plan(asked)
         point = made.tester_point
         assert point is not None and made.query == asked
         assert max(point.eps1, point.eps2) <= 1.0 and point.alpha == alpha
-        at_point = plan(replace(asked, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha))
+        at_point = own_plan(replace(asked, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha))
         assert at_point.repetition.method is RepetitionMethod.DIRECT
         assert at_point.tester_point is None
         assert (made.n_users_group1, made.n_users_group2) == (
@@ -395,21 +401,21 @@ def test_a_vote_plan_above_the_direct_points_runs_its_tester_at_their_tops() -> 
     # above it, so α is capped at the direct points' top there too (below ε_strong = 0.25;
     # from it up, at α = 0.6, the factors measured above α = 0.5), and ε above 1 at 1
     # (the paper's split; the default goes on down the ladder, to fewer users in all)
-    below = plan(query(alpha=0.6, eps1=0.2, eps2=0.1, beta=0.0099), split=Split.PAPER)
+    below = own_plan(query(alpha=0.6, eps1=0.2, eps2=0.1, beta=0.0099), split=Split.PAPER)
     assert below.repetition.method is RepetitionMethod.DIRECT_VOTE
     assert below.tester_point == LoweredPoint(0.2, 0.1, 0.5)
-    measured = plan(query(alpha=0.6, beta=0.0099), split=Split.PAPER)
+    measured = own_plan(query(alpha=0.6, beta=0.0099), split=Split.PAPER)
     assert measured.repetition.method is RepetitionMethod.DIRECT_VOTE
     assert measured.tester_point is None  # the asked point: its factors are measured
     assert below.total_users < below.repetition.other_total_users  # the vote of runs at 1/3
-    fewest = plan(query(alpha=0.6, eps1=0.2, eps2=0.1, beta=0.0099))
+    fewest = own_plan(query(alpha=0.6, eps1=0.2, eps2=0.1, beta=0.0099))
     assert fewest.repetition.method is RepetitionMethod.DIRECT_VOTE
     assert fewest.total_users <= below.total_users
-    capped_vote = plan(query(eps1=1.5, beta=0.0099), split=Split.PAPER)
+    capped_vote = own_plan(query(eps1=1.5, beta=0.0099), split=Split.PAPER)
     assert capped_vote.repetition.method is RepetitionMethod.DIRECT_VOTE
     assert capped_vote.tester_point == LoweredPoint(1.0, 0.25, 0.05)
-    assert plan(query(eps1=1.5, beta=0.0099)).total_users <= capped_vote.total_users
-    paper = plan(query(), split=Split.PAPER)
+    assert own_plan(query(eps1=1.5, beta=0.0099)).total_users <= capped_vote.total_users
+    paper = own_plan(query(), split=Split.PAPER)
     assert not [w for w in paper.warnings if w.startswith("the tester runs at")]
 
 

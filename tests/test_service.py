@@ -674,7 +674,8 @@ def test_the_forms_default_delta_is_left_out_of_a_local_or_central_plan(client) 
         assert page.status_code == 200 and "users needed" in page.text
         assert "is ignored" not in page.text
     shuffle = client.get("/?setting=shuffle-private&k=1000&alpha=0.1&eps1=1&eps2=0.25&delta=1e-6")
-    assert "users needed" in shuffle.text and "noise μ per bin" in shuffle.text  # δ used
+    # δ used: the multi-message protocol's messages per user (its flood is bought with δ)
+    assert "users needed" in shuffle.text and "messages per user" in shuffle.text
 
 
 def test_a_lone_surrogate_is_a_422_and_every_answer_is_strict_json(idle_client) -> None:

@@ -9,14 +9,15 @@ Randomizer (user i of a group of n, item x_i, ratio p, flood λ, shares drawn fo
 ``planned`` = n_min ≤ n users, n_min = n without dropout): one "+x_i", and for every bin
 j, A_ij "+j" and B_ij "−j" with A_ij, B_ij ~ NB(1/n_min, p) (numpy's
 ``negative_binomial(1/n_min, 1 − p)``: failures, each of probability p, before 1/n_min
-successes; mean p/(n_min(1 − p))), plus C_ij ~ Poisson(λ/n_min) copies of both "+j" and
-"−j" — all independent. n_min such shares add up to a geometric count, P(G = g) =
-(1 − p)·p^g, and to a Poisson(λ) flood.
+successes; mean p/(n_min(1 − p))), plus C_ij copies of both "+j" and "−j", C_ij the
+user's share of the flood F (:class:`~planner.formulas.correlated_noise.Flood`:
+NB(r/n_min, q), or Poisson(λ/n_min)) — all independent. n_min such shares add up to a
+geometric count, P(G = g) = (1 − p)·p^g, and to the flood F.
 
 Shuffler: one per group, a uniformly random permutation of all its messages
 (:func:`planner.validators.shuffle_private.shuffle`).
 
-Analyser: counts each message type: N⁺_j = h_j + G1_j + P_j, N⁻_j = G2_j + P_j, and takes
+Analyser: counts each message type: N⁺_j = h_j + G1_j + F_j, N⁻_j = G2_j + F_j, and takes
 X_j = N⁺_j − N⁻_j = h_j + G1_j − G2_j: the flood cancels exactly and the noise is discrete
 Laplace of ratio p, mean 0, variance v = 2p/(1 − p)², the noise of a trusted curator's
 histogram at ε_c = 2·ln(1/p) (:mod:`planner.validators.curator_histogram`, whose noise
@@ -41,22 +42,27 @@ coin); p and λ do not depend on the number of bins, and each user then sends
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from planner.formulas.correlated_noise import (
+    Flood,
+    FloodLike,
+    as_flood,
+    best_flood,
     expected_messages_per_user,
     geometric_ratio,
-    least_flood,
     noise_variance,
 )
 from planner.validators.compression import CompressedTester
 from planner.validators.curator_histogram import (
     OFFSET_FLOOR,
     CuratorHistogramTester,
+    HistogramChannel,
     sample_noise,
 )
+from planner.validators.local_channels import ChannelsTester
 from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
 from planner.validators.shuffle_private import shuffle
 
@@ -74,23 +80,34 @@ def curator_eps(p: float) -> float:
     return -2.0 * math.log(p)
 
 
+def flood_shares(
+    flood: FloodLike, planned: int, shape: tuple[int, ...], rng: np.random.Generator
+) -> np.ndarray:
+    """Each of ``planned`` users' share of the flood F, per cell of ``shape``: Poisson(λ/
+    planned), or NB(r/planned, q) (numpy's ``negative_binomial(r/planned, 1 − q)``);
+    ``planned`` of them add up to F."""
+    flood = as_flood(flood)
+    if flood.ratio == 0.0:
+        return rng.poisson(flood.mean / planned, size=shape)
+    return rng.negative_binomial(flood.shape / planned, 1.0 - flood.ratio, size=shape)
+
+
 def draw_shares(
-    n_users: int, k: int, p: float, lam: float, planned: int, rng: np.random.Generator
+    n_users: int, k: int, p: float, flood: FloodLike, planned: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(A, B, C), each (n_users, k): the users' "+j" noise counts NB(1/planned, p), their
-    "−j" noise counts, and their flood counts Poisson(λ/planned) (sent as both signs)."""
+    "−j" noise counts, and their flood counts (:func:`flood_shares`, sent as both signs)."""
     shape = (n_users, k)
     plus = rng.negative_binomial(1.0 / planned, 1.0 - p, size=shape)
     minus = rng.negative_binomial(1.0 / planned, 1.0 - p, size=shape)
-    flood = rng.poisson(lam / planned, size=shape)
-    return plus, minus, flood
+    return plus, minus, flood_shares(flood, planned, shape, rng)
 
 
 def user_counts(
     values: np.ndarray,
     k: int,
     p: float,
-    lam: float,
+    lam: FloodLike,
     rng: np.random.Generator,
     planned: int | None = None,
 ) -> np.ndarray:
@@ -108,7 +125,7 @@ def randomize(
     values: np.ndarray,
     k: int,
     p: float,
-    lam: float,
+    lam: FloodLike,
     rng: np.random.Generator,
     planned: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -141,14 +158,14 @@ def estimate(messages: np.ndarray, k: int) -> np.ndarray:
 
 
 def fast_view(
-    pmf: np.ndarray, n_users: int, p: float, lam: float, trials: int, rng: np.random.Generator
+    pmf: np.ndarray, n_users: int, p: float, lam: FloodLike, trials: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """(trials, k) draws of the view (N⁺, N⁻) of n_users items from ``pmf``: Multinomial +
-    G1 + P and G2 + P (numpy's geometric counts from 1, hence the − 1)."""
+    G1 + F and G2 + F (numpy's geometric counts from 1, hence the − 1)."""
     stack = as_trial_stack(pmf, trials)
     histogram = rng.multinomial(n_users, stack)
     shape = histogram.shape
-    flood = rng.poisson(lam, size=shape)
+    flood = flood_shares(lam, 1, shape, rng)
     plus = histogram + rng.geometric(1.0 - p, size=shape) - 1 + flood
     minus = rng.geometric(1.0 - p, size=shape) - 1 + flood
     return plus, minus
@@ -162,9 +179,9 @@ class ShuffleMultiMessageTester:
     k: int
     alpha: float
     p1: float
-    lam1: float
+    lam1: FloodLike
     p2: float
-    lam2: float
+    lam2: FloodLike
     threshold_fraction: float = 0.5
     spread_slope: float = 0.0
     hashed_from: int = 0
@@ -173,7 +190,7 @@ class ShuffleMultiMessageTester:
 
     def __post_init__(self) -> None:
         for p, lam in ((self.p1, self.lam1), (self.p2, self.lam2)):
-            if not (0.0 < p < 1.0 and lam >= 0.0):
+            if not (0.0 < p < 1.0 and (isinstance(lam, Flood) or lam >= 0.0)):
                 raise ValueError(f"each group needs 0 < p < 1 and λ ≥ 0 (p={p}, λ={lam})")
 
     @classmethod
@@ -190,9 +207,9 @@ class ShuffleMultiMessageTester:
         hashed_from: int = 0,
     ) -> ShuffleMultiMessageTester:
         """Each group at p_g = e^{−θε_g/2} and its least flood for (ε_g, δ)
-        (:func:`planner.formulas.correlated_noise.least_flood`)."""
+        (:func:`planner.formulas.correlated_noise.best_flood`)."""
         p1, p2 = geometric_ratio(eps1, theta), geometric_ratio(eps2, theta)
-        lam1, lam2 = least_flood(eps1, delta, p1), least_flood(eps2, delta, p2)
+        lam1, lam2 = best_flood(eps1, delta, p1), best_flood(eps2, delta, p2)
         return cls(k, alpha, p1, lam1, p2, lam2, threshold_fraction, spread_slope, hashed_from)
 
     @property
@@ -217,8 +234,8 @@ class ShuffleMultiMessageTester:
     def messages_per_user(self, n1: int, n2: int) -> tuple[float, float]:
         """Each group's expected messages per user, 1 + k(2p/(1 − p) + 2λ)/n."""
         return (
-            float(expected_messages_per_user(n1, self.k, self.p1, self.lam1)),
-            float(expected_messages_per_user(n2, self.k, self.p2, self.lam2)),
+            float(expected_messages_per_user(n1, self.k, self.p1, as_flood(self.lam1).mean)),
+            float(expected_messages_per_user(n2, self.k, self.p2, as_flood(self.lam2).mean)),
         )
 
     def threshold(self, n1: int, n2: int) -> float:
@@ -252,13 +269,73 @@ class ShuffleMultiMessageTester:
         return TrialBatch(scores, scores > 1.0)
 
 
+@dataclass(frozen=True)
+class MessagesChannel(HistogramChannel):
+    """One group's release through this protocol, as a channel of the closeness statistic
+    for any pair of channels (``planner.validators.local_channels.Channel``): ``eps`` is
+    the curator ε ε_c = 2·ln(1/p) whose discrete Laplace noise the estimate carries, and
+    ``flood`` the group's flood. :meth:`randomize` runs the protocol itself, every user's
+    messages, the shuffle and the analyser's counts; the fast path and the statistic's
+    terms are the curator's (:class:`HistogramChannel`), whose release has exactly the
+    estimate's law."""
+
+    flood: Flood = field(default_factory=lambda: Flood(1.0))
+
+    @property
+    def p(self) -> float:
+        """The geometric noise's ratio, e^{−ε_c/2}."""
+        return math.exp(-self.eps / 2.0)
+
+    def randomize(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """X = N⁺ − N⁻ from every user's messages after the group's shuffle."""
+        messages, _ = randomize(values, self.k, self.p, self.flood, rng)
+        return estimate(shuffle(messages, rng), self.k)
+
+    def messages_per_user(self, n: int) -> float:
+        """Expected messages per user of a group of n: 1 + k·(2p/(1 − p) + 2·E F)/n."""
+        return float(expected_messages_per_user(n, self.k, self.p, self.flood.mean))
+
+
+def messages_channel(k: int, eps: float, delta: float, theta: float) -> MessagesChannel:
+    """A group at (ε, δ): p = e^{−θε/2} (the curator's noise at θε) and its least flood
+    (:func:`planner.formulas.correlated_noise.best_flood`)."""
+    p = geometric_ratio(eps, theta)
+    return MessagesChannel(k, curator_eps(p), best_flood(eps, delta, p))
+
+
+@dataclass(frozen=True)
+class MultiMessageChannelsTester(ChannelsTester):
+    """The planner's multi-message shuffle tester (``shuffle-private+messages``): each
+    group g sends its messages at p_g = e^{−θε_g/2} with its least flood for (ε_g, δ),
+    and the analyser runs the χ²-weighted studentized statistic of
+    :mod:`planner.validators.local_channels` on the two estimates X = N⁺ − N⁻. The
+    estimates have exactly the law of a curator's releases at θε_g, so this is the
+    ``central+channels`` tester at (θε1, θε2) with the curator replaced by the users'
+    messages and a shuffler."""
+
+    delta: float = 1e-6
+    theta: float = DEFAULT_THETA
+
+    @property
+    def channels(self) -> tuple[MessagesChannel, MessagesChannel]:  # type: ignore[override]
+        return (
+            messages_channel(self.k, self.eps1, self.delta, self.theta),
+            messages_channel(self.k, self.eps2, self.delta, self.theta),
+        )
+
+    def messages_per_user(self, n1: int, n2: int) -> tuple[float, float]:
+        """Each group's expected messages per user."""
+        one, two = self.channels
+        return one.messages_per_user(n1), two.messages_per_user(n2)
+
+
 def shuffle_multi_message_public_tester(
     k: int,
     alpha: float,
     p1: float,
-    lam1: float,
+    lam1: FloodLike,
     p2: float,
-    lam2: float,
+    lam2: FloodLike,
     L: int,
     hashes: int,
     threshold_fraction: float = 0.5,

@@ -67,6 +67,16 @@ def plan(
         typer.Option("--n2", metavar="INT", help="Group 2's given size (--allocation fixed-n2)."),
     ] = None,
     simulation_budget: SimulationBudgetOpt = "30",
+    protocol: Annotated[
+        str | None,
+        typer.Option(
+            "--protocol",
+            metavar="KEY",
+            help="One protocol alone, where it is covered: the setting's own (e.g. "
+            "shuffle-private, Poisson noise messages) or a mechanism its plan weighs "
+            "(shuffle-private+messages, local-private+k-rr, …). Default: the fewest users.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """How many users each group needs (n1 for ε1, n2 for ε2).
@@ -100,6 +110,7 @@ def plan(
         trials=trials,
         seed=seed,
         simulation_budget=simulation_budget,
+        protocol=protocol,
     )
     if as_json:
         _print_json(answer.to_dict())

@@ -79,6 +79,14 @@ def validate(
     cost1: Cost1Opt = "1",
     cost2: Cost2Opt = "1",
     simulation_budget: SimulationBudgetOpt = "30",
+    protocol: Annotated[
+        str | None,
+        typer.Option(
+            "--protocol",
+            metavar="KEY",
+            help="Check one protocol's plan alone, as planner plan --protocol prints it.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the real private tester on every instance family and report its error rates.
@@ -112,6 +120,7 @@ def validate(
         allocation=allocation,
         cost1=cost1,
         cost2=cost2,
+        protocol=protocol,
     )
     instance = api.file_pair(p_file, q_file, query.k, normalize=normalize, alpha=query.alpha)
     extra = [] if instance is None else [instance]
@@ -125,7 +134,12 @@ def validate(
 
     budget = api.checked_simulation_budget(simulation_budget)
     given = n1_checked is not None or n2_checked is not None
-    printed = None if given else covered_plan(query, budget_seconds=budget, split=split)
+    if given:
+        printed = None
+    elif protocol is not None:  # that protocol's plan alone, as plan --protocol prints it
+        printed = api.protocol_plan(query)
+    else:
+        printed = covered_plan(query, budget_seconds=budget, split=split)
     report = _with_progress(
         lambda progress: run_validation(
             query,

@@ -20,6 +20,7 @@ from planner.protocols import (
     local_private,
     local_public,
     mixed_channels,
+    shuffle_messages,
     shuffle_private,
     shuffle_public,
 )
@@ -30,6 +31,7 @@ PROTOCOLS: tuple[Protocol, ...] = (
     local_public.PROTOCOL,
     shuffle_private.PROTOCOL,
     shuffle_public.PROTOCOL,
+    shuffle_messages.PROTOCOL,
     central.PROTOCOL,
     central_channels.PROTOCOL,
     local_krr.PROTOCOL,

@@ -511,6 +511,10 @@ class Protocol:
     thresholds_for_beta: Callable[[dict[str, Any], float], dict[str, Any]] | None = None
     """Tester constants tuned at β = 1/3 adapted to one run held to a smaller β (central's
     thresholds leave a null-error floor); None: the constants stay."""
+    messages_per_user: Callable[[Query, float, int], float | None] | None = None
+    """(query, a group's ε, its users) → that group's expected messages per user, for
+    protocols whose users send several messages but no Poisson noise μ (multi-message
+    shuffle); None: one message, or ``noise_mu``'s 1 + bins·μ/n."""
     report_cells: Callable[[Query], tuple[int, int]] | None = None
     """Cells of one user's report in each group, at the tester's query: what the user
     path draws per user (a unary encoding's k bits); None: one each."""

@@ -63,6 +63,11 @@ class PlanRequest(QueryFields):
     cost1: Number = Field("1", description="cost per group-1 user (allocation cost)")
     cost2: Number = Field("1", description="cost per group-2 user (allocation cost)")
     n2: Number | None = Field(None, description="group 2's given size (allocation fixed-n2)")
+    protocol: StrictStr | None = Field(
+        None,
+        description="one protocol alone by its key (e.g. shuffle-private: Poisson noise "
+        "messages), where it is covered; default: the protocol needing the fewest users",
+    )
 
 
 class CompareRequest(QueryFields):

@@ -260,6 +260,7 @@ def _plan_section(document: dict[str, Any], values: dict[str, str] | None = None
     ]
     if any(g["noise_mu"] is not None for g in groups):
         rows.append(("noise μ per bin", [_number(g["noise_mu"]) for g in groups], "mu"))
+    if any(g["messages_per_user"] is not None for g in groups):
         rows.append(
             ("messages per user", [_number(g["messages_per_user"]) for g in groups], "messages")
         )

@@ -1,0 +1,227 @@
+"""The multi-message shuffle protocol with a negative-binomial flood, and its planned form
+(``shuffle-private+messages``): exact accounting against brute-force enumeration, the
+least flood, the users' shares, the tester's identity with the curator's, and the plan's
+messages per user against the protocol's own count.
+
+Statistical checks use fixed seeds; each states its level: means within Z = 5 standard
+errors, chi-square and two-sample tests at a false-alarm rate of 1e-4."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from planner.formulas.correlated_noise import (
+    FLOOD_RATIOS,
+    Flood,
+    best_flood,
+    correlated_noise_delta,
+    geometric_ratio,
+    least_flood,
+    least_mean,
+    log_view_pmf,
+    rounding_allowance,
+)
+from planner.formulas.settings import Coin, Model, Setting
+from planner.inputs import Query
+from planner.plan import plan
+from planner.protocols.shuffle_messages import THETA
+from planner.validators.mixed_channels import MixedChannelsTester
+from planner.validators.shuffle_multi_message import (
+    MultiMessageChannelsTester,
+    flood_shares,
+    randomize,
+)
+
+Z = 5.0
+LEVEL = 1e-4
+
+
+def flood_pmf(flood: Flood, size: int) -> np.ndarray:
+    """P(F = t), t < size, from scipy (an independent implementation of the laws)."""
+    t = np.arange(size)
+    if flood.ratio == 0.0:
+        return np.asarray(stats.poisson.pmf(t, flood.mean))
+    return np.asarray(stats.nbinom.pmf(t, flood.shape, 1.0 - flood.ratio))
+
+
+def view_pmf(h: int, p: float, flood: Flood, size: int) -> np.ndarray:
+    """f_h(a, b) = Σ_t P(F = t)·Geo(a − h − t)·Geo(b − t) on a, b < size: the triple sum."""
+    geometric = (1.0 - p) * p ** np.arange(size, dtype=float)
+    weights = flood_pmf(flood, size)
+    a = np.arange(size)[:, None]
+    b = np.arange(size)[None, :]
+
+    def at(index: np.ndarray) -> np.ndarray:
+        inside = (index >= 0) & (index < size)
+        return np.where(inside, geometric[np.clip(index, 0, size - 1)], 0.0)
+
+    view = np.zeros((size, size))
+    for t in range(size):
+        view += weights[t] * at(a - h - t) * at(b - t)
+    return view
+
+
+def hockey_stick(eps: float, f0: np.ndarray, f1: np.ndarray) -> float:
+    """Σ over the two changed bins' joint views of (P − e^ε·Q)₊: under D the leaving bin
+    shows f1 and the joining bin f0, under D′ the reverse (the larger of both orders)."""
+    scale, worst = math.exp(eps), 0.0
+    for first, second in ((f1, f0), (f0, f1)):
+        p_view = np.multiply.outer(first.ravel(), second.ravel())
+        q_view = np.multiply.outer(second.ravel(), first.ravel())
+        worst = max(worst, float(np.clip(p_view - scale * q_view, 0.0, None).sum()))
+    return worst
+
+
+NB_CASES = [  # (ε, p, flood): a moderate q, a heavy q, and a light one
+    (1.0, 0.5, Flood(3.0, 0.5)),
+    (0.8, 0.5, Flood(4.0, 0.6)),
+    (2.0, 0.3, Flood(2.0, 0.2)),
+]
+
+
+@pytest.mark.parametrize(("eps", "p", "flood"), NB_CASES)
+def test_the_shortcut_and_the_exact_delta_hold_for_a_negative_binomial_flood(
+    eps: float, p: float, flood: Flood
+) -> None:
+    """The prefix-sum shortcut equals the triple sum, and the accounted δ is the brute-force
+    two-bin hockey stick (pessimistic, within the grid's missing mass and the allowance)."""
+    size = 60
+    views = [view_pmf(h, p, flood, size) for h in (0, 1)]
+    a, b = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
+    for h in (0, 1):
+        shortcut = np.exp(log_view_pmf(a, b, h, p, flood))
+        np.testing.assert_allclose(shortcut, views[h], rtol=1e-10, atol=1e-300)
+    missing = 2.0 - views[0].sum() - views[1].sum()
+    assert missing < 1e-9
+    brute = hockey_stick(eps, views[0], views[1])
+    exact = correlated_noise_delta(eps, p, flood)
+    assert exact >= brute
+    assert exact <= brute + missing + rounding_allowance(10**4, 100.0)
+
+
+def test_every_replace_one_neighbour_at_k_3_n_2_with_a_negative_binomial_flood() -> None:
+    """The whole view of three bins, every histogram of two users and every replace-one
+    neighbour: the largest hockey stick is within the accounted δ."""
+    eps, p, flood, size, k = 1.0, 0.25, Flood(1.5, 0.4), 14, 3
+    bins = [view_pmf(h, p, flood, size).ravel() for h in (0, 1, 2)]
+    missing = 1.0 - bins[2].sum()
+    histograms = {
+        tuple(np.bincount(items, minlength=k)) for items in itertools.product(range(k), repeat=2)
+    }
+
+    def joint(histogram: tuple[int, ...]) -> np.ndarray:
+        view = bins[histogram[0]]
+        for count in histogram[1:]:
+            view = np.multiply.outer(view, bins[count]).ravel()
+        return view
+
+    worst = 0.0
+    for histogram in sorted(histograms):
+        for source, target in itertools.permutations(range(k), 2):
+            if histogram[source] == 0:
+                continue
+            neighbour = list(histogram)
+            neighbour[source] -= 1
+            neighbour[target] += 1
+            gap = joint(histogram) - math.exp(eps) * joint(tuple(neighbour))
+            worst = max(worst, float(np.clip(gap, 0.0, None).sum()))
+    accounted = correlated_noise_delta(eps, p, flood)
+    assert worst <= accounted <= worst + 2 * k * missing + 1e-12
+
+
+@pytest.mark.parametrize(("eps", "theta"), [(0.1, 0.8), (0.5, 0.8), (1.0, 0.7), (3.0, 0.9)])
+def test_the_best_flood_meets_delta_is_least_at_its_ratio_and_beats_the_poisson(
+    eps: float, theta: float
+) -> None:
+    delta, p = 1e-6, geometric_ratio(eps, theta)
+    flood = best_flood(eps, delta, p)
+    assert flood.ratio in FLOOD_RATIOS
+    assert correlated_noise_delta(eps, p, flood) <= delta
+    assert correlated_noise_delta(eps, p, Flood(flood.mean * (1 - 1e-4), flood.ratio)) > delta
+    poisson = least_flood(eps, delta, p)
+    assert flood.mean <= poisson
+    if eps * (1 - theta) <= 0.03:  # where the ε left to the flood is small: far fewer
+        assert flood.mean < poisson / 10
+    # the neighbouring ratios need no less (to the coarse search's 5 %)
+    index = FLOOD_RATIOS.index(flood.ratio)
+    for other in (index - 1, index + 1):
+        if 0 < other < len(FLOOD_RATIOS):
+            assert least_mean(eps, delta, p, FLOOD_RATIOS[other], rel_tol=1e-3) > 0.93 * flood.mean
+
+
+@pytest.mark.parametrize("planned", [7, 40])
+def test_the_users_negative_binomial_shares_add_up_to_the_flood(planned: int) -> None:
+    """``planned`` users' shares summed: the flood's law (chi-square at 1e-4)."""
+    flood = Flood(9.0, 0.6)
+    rng = np.random.default_rng(20261130 + planned)
+    shares = flood_shares(flood, planned, (planned, 40_000), rng).sum(axis=0)
+    top = 40
+    observed = np.bincount(np.minimum(shares, top), minlength=top + 1)
+    pmf = flood_pmf(flood, top)
+    expected = np.append(pmf, 1.0 - pmf.sum()) * shares.size
+    assert stats.chisquare(observed, expected).pvalue > LEVEL
+
+
+def test_the_planned_tester_is_the_curators_at_theta_eps_and_runs_the_protocol() -> None:
+    """Same seed, same statistic: the fast path equals ``central+channels``'s tester at
+    (θε1, θε2); the user-level path (every message, the shuffle, the analyser's counts)
+    agrees with it (two-sample KS at 1e-4)."""
+    k, alpha, eps1, eps2, n1, n2 = 24, 0.3, 1.2, 0.5, 600, 900
+    ours = MultiMessageChannelsTester(k, alpha, eps1, eps2, delta=1e-6, theta=THETA)
+    curator = MixedChannelsTester(
+        k, alpha, THETA * eps1, THETA * eps2, model1="central", model2="central"
+    )
+    pmf = np.full(k, 1.0 / k)
+    fast = ours.simulate_fast(pmf, pmf, n1, n2, 400, np.random.default_rng(3))
+    same = curator.simulate_fast(pmf, pmf, n1, n2, 400, np.random.default_rng(3))
+    np.testing.assert_array_equal(fast.statistics, same.statistics)
+    rng = np.random.default_rng(4)
+    users = [
+        ours.run(rng.choice(k, n1, p=pmf), rng.choice(k, n2, p=pmf), rng).statistic
+        for _ in range(300)
+    ]
+    assert stats.ks_2samp(users, fast.statistics).pvalue > LEVEL
+
+
+def test_a_plans_messages_per_user_are_what_its_users_send() -> None:
+    """The plan's messages per user, against the mean over the plan's own users of what
+    the protocol's randomizer sends (Z = 5 standard errors)."""
+    query = Query(Setting(Model.SHUFFLE, Coin.PRIVATE, "messages"), 64, 0.3, 1.5, 0.6, 1e-6)
+    made = plan(query, fallback=False)
+    assert made.protocol == "shuffle-private+messages"
+    tester = made.tester_query
+    rng = np.random.default_rng(11)
+    for group, eps in zip(made.groups, (tester.eps1, tester.eps2), strict=True):
+        p = geometric_ratio(eps, THETA)
+        flood = best_flood(eps, 1e-6, p)
+        _, per_user = randomize(rng.integers(0, 64, group.n_users), 64, p, flood, rng)
+        assert group.messages_per_user is not None
+        spread = per_user.std() / math.sqrt(per_user.size)
+        assert abs(per_user.mean() - group.messages_per_user) <= Z * spread
+
+
+def test_the_derived_constant_is_central_channels_read_at_theta_eps() -> None:
+    """The packaged entry is what ``eps_scaled_entry`` makes of today's ``central+channels``
+    entry (so the two cannot drift apart), and its ε nodes are the source's divided by θ."""
+    import json
+    from pathlib import Path
+
+    import planner
+    from planner.calibration.derived import eps_scaled_entry
+    from planner.protocols.shuffle_messages import SOURCE_KEY
+
+    document = json.loads((Path(planner.__file__).parent / "data" / "constants.json").read_text())
+    settings = document["settings"]
+    entry = settings["shuffle-private+messages"]
+    derived = eps_scaled_entry(settings[SOURCE_KEY], SOURCE_KEY, THETA, "")
+    assert entry["grid"] == derived["grid"]
+    assert entry["covered"] == derived["covered"]
+    assert entry.get("covered_above_grid") == derived.get("covered_above_grid")
+    assert entry["provenance"] == derived["provenance"]
+    nodes = settings[SOURCE_KEY]["grid"]["axes"]["eps_strong"]
+    assert entry["grid"]["axes"]["eps_strong"] == pytest.approx([e / THETA for e in nodes])
