@@ -444,9 +444,9 @@ def test_validate_checks_the_plan_of_the_protocol_asked_by_name(capsys) -> None:
     sizes, its tester), not the multi-message plan the default would run."""
     query = ["--model", "shuffle", "-k", "100", "--alpha", "0.3", "--eps1", "1", "--eps2", "0.5"]
     alone = [*query, "--delta", "1e-6", "--protocol", "shuffle-private"]
-    code, out, _ = run(["plan", *alone, "--json"], capsys)
+    _, out, _ = run(["plan", *alone, "--json"], capsys)
     planned = json.loads(out)
-    code, out, _ = run(
+    _, out, _ = run(
         ["validate", *alone, "--family", "uniform", "--trials", "200", "--seed", "3", "--json"],
         capsys,
     )

@@ -49,19 +49,22 @@ def bound_key(model: Model, other: Model) -> str:
     return "local-beside-curator"
 
 
-def _sizes(strong_model: Model, weak_model: Model) -> Any:
+def releases_sizes(strong_model: Model, weak_model: Model, eps_scale: float = 1.0) -> Any:
     """``Protocol.size_run`` for the pair whose stronger group is under ``strong_model``:
-    each group C·(its bound) users, at least ``MIN_USERS``."""
+    each group C·(its bound) users, at least ``MIN_USERS``, the bounds read at
+    ``eps_scale``·ε (a release whose noise is a curator's at a share of ε: the
+    multi-message shuffle protocol's)."""
     strong_key, weak_key = bound_key(strong_model, weak_model), bound_key(weak_model, strong_model)
 
     def sizes(query: Query, eps_strong: float, eps_weak: float, multiplier: float, *_: Any) -> Any:
         shared = (("k", query.k), ("alpha", query.alpha))
-        return paired_sizes(strong_key, shared, eps_strong, eps_weak, multiplier, weak_key)
+        strong, weak = eps_scale * eps_strong, eps_scale * eps_weak
+        return paired_sizes(strong_key, shared, strong, weak, multiplier, weak_key)
 
     return sizes
 
 
-def _sizes_arrays(strong_model: Model, weak_model: Model) -> Any:
+def releases_sizes_arrays(strong_model: Model, weak_model: Model, eps_scale: float = 1.0) -> Any:
     """``Protocol.size_run_arrays`` for the same pair (``paired_sizes_arrays``)."""
     strong_key, weak_key = bound_key(strong_model, weak_model), bound_key(weak_model, strong_model)
 
@@ -70,8 +73,9 @@ def _sizes_arrays(strong_model: Model, weak_model: Model) -> Any:
         bound_key: Any, accounting: Any, compression: Any, unit_strong: Any = None,
     ) -> Any:  # fmt: skip
         shared = {"k": k, "alpha": alpha}
+        strong, weak = eps_scale * eps_s, eps_scale * eps_w
         return paired_sizes_arrays(
-            strong_key, shared, eps_s, eps_w, multiplier, unit_strong, weak_key
+            strong_key, shared, strong, weak, multiplier, unit_strong, weak_key
         )
 
     return sizes_arrays
@@ -169,8 +173,8 @@ def releases_protocol(strong_model: Model, weak_model: Model, colour: str) -> Pr
         coupled_groups=True,
         min_users=MIN_USERS,
         thresholds_for_beta=thresholds_for_beta,
-        size_run=_sizes(strong_model, weak_model),
-        size_run_arrays=_sizes_arrays(strong_model, weak_model),
+        size_run=releases_sizes(strong_model, weak_model),
+        size_run_arrays=releases_sizes_arrays(strong_model, weak_model),
         build_tester=_tester,
         mechanism=_mechanism,
         report_cells=_report_cells,

@@ -35,13 +35,13 @@ from planner.formulas.correlated_noise import (
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Query
 from planner.protocols.base import AllocationFamily, CalibrationDesign, Protocol
-from planner.protocols.local_channels import (
-    CHANNELS_GRID_AXES,
-    paired_sizes,
-    paired_sizes_arrays,
-)
+from planner.protocols.local_channels import CHANNELS_GRID_AXES
 from planner.protocols.local_krr import MIN_USERS, thresholds_for_beta
-from planner.protocols.mixed_channels import bound_key
+from planner.protocols.mixed_channels import (
+    bound_key,
+    releases_sizes,
+    releases_sizes_arrays,
+)
 
 THETA = 0.8
 """The share of each group's ε spent on the estimate's noise (p = e^{−θε/2}); the rest
@@ -53,23 +53,6 @@ SOURCE_KEY = "central+channels"
 """The protocol whose calibrated grid this one reads, its ε nodes divided by θ."""
 
 BOUND_KEY = bound_key(Model.CENTRAL, Model.CENTRAL)
-
-
-def _sizes(query: Query, eps_strong: float, eps_weak: float, multiplier: float, *_: Any) -> Any:
-    """Each group C·(the curator's bound at θ·its ε, θ·the other's) users."""
-    shared = (("k", query.k), ("alpha", query.alpha))
-    return paired_sizes(BOUND_KEY, shared, THETA * eps_strong, THETA * eps_weak, multiplier)
-
-
-def _sizes_arrays(
-    k: Any, alpha: Any, delta: Any, eps_s: Any, eps_w: Any, multiplier: Any,
-    bound_key: Any, accounting: Any, compression: Any, unit_strong: Any = None,
-) -> Any:  # fmt: skip
-    """:func:`_sizes` elementwise (``paired_sizes_arrays``)."""
-    shared = {"k": k, "alpha": alpha}
-    return paired_sizes_arrays(
-        BOUND_KEY, shared, THETA * eps_s, THETA * eps_w, multiplier, unit_strong
-    )
 
 
 def _tester(query: Query, parameters: dict[str, Any], L: int | None, hashes: int) -> Any:
@@ -140,8 +123,8 @@ PROTOCOL = Protocol(
     coupled_groups=True,
     min_users=MIN_USERS,
     thresholds_for_beta=thresholds_for_beta,
-    size_run=_sizes,
-    size_run_arrays=_sizes_arrays,
+    size_run=releases_sizes(Model.CENTRAL, Model.CENTRAL, THETA),
+    size_run_arrays=releases_sizes_arrays(Model.CENTRAL, Model.CENTRAL, THETA),
     build_tester=_tester,
     mechanism=_mechanism,
     simulated_bins=_bins,
