@@ -6,8 +6,10 @@ messages and the count of "−j" messages,
 
     N⁺ = h + G1 + P,    N⁻ = G2 + P,
 
-h the bin's count, G1, G2 geometric (P(G = g) = (1 − p)·p^g, g ≥ 0) and P Poisson(λ),
-all independent and independent across bins. The analyser's estimate N⁺ − N⁻ = h +
+h the bin's count, G1, G2 geometric (P(G = g) = (1 − p)·p^g, g ≥ 0) and P the flood, here
+Poisson(λ) — or negative binomial (:class:`Flood`): everything below holds with its pmf in
+place of Pois(t; λ), and its P(F = 0) in place of e^{−λ} —, all independent and
+independent across bins. The analyser's estimate N⁺ − N⁻ = h +
 G1 − G2 carries discrete Laplace noise of variance 2p/(1 − p)² (the flood P cancels); the
 privacy has to hold for the whole pair.
 
@@ -317,7 +319,9 @@ def loss_laws(p: float, flood: FloodLike, tail: float = TAIL_MASS) -> LossLaws:
         infinite=math.exp(log_q + flood.log_empty()),
         tail=2.0 * tail,
     )
-    return LossLaws(leave, join, rounding_allowance(2 * (top + 2), flood.log_scale(top + 1)))
+    # the log-terms' size: the flood's log-pmf and the −2t·ln p of S(m)'s terms
+    scale = flood.log_scale(top + 1) + 2.0 * (top + 1) * -log_p
+    return LossLaws(leave, join, rounding_allowance(2 * (top + 2), scale))
 
 
 def _law(values: np.ndarray, log_weights: np.ndarray, infinite: float, tail: float) -> LossLaw:

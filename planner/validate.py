@@ -89,8 +89,10 @@ def trial_messages(checked: Plan, k: int, size1: int, size2: int) -> tuple[int, 
 
     def messages(size: int, group: GroupPlan) -> int:
         if group.noise_mu is None and group.messages_per_user is not None:
-            # a multi-message protocol: its plan's messages per user (at the plan's sizes)
-            return round(size // runs * group.messages_per_user)
+            # a multi-message protocol: the users' own, and the noise and flood messages
+            # of the plan's users (a fixed total per run, whatever the sizes checked)
+            noise = (group.messages_per_user - 1.0) * (group.n_users // runs)
+            return size // runs + round(noise)
         return size // runs + round(k * max(group.noise_mu or 0.0, group.noise_mu_minimum or 0.0))
 
     first, second = (
