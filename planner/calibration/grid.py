@@ -301,9 +301,7 @@ def monotone_envelope(
         # not fall towards harder nodes, and a smaller ε_weak/ε_strong is the harder one
         for index in itertools.product(*(range(size) for size in shape)):
             k, alpha, eps_s, ratio = (axes[name][i] for name, i in zip(axes, index, strict=True))
-            point = Query(
-                protocol, int(k), float(alpha), float(eps_s), float(eps_s * ratio), delta
-            )
+            point = Query(protocol, int(k), float(alpha), float(eps_s), float(eps_s * ratio), delta)
             sizes = run_sizes(
                 point, float(eps_s), float(eps_s * ratio), 1.0, bound_key, Accounting.EXACT
             )
