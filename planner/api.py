@@ -735,6 +735,15 @@ class ValidationTarget(NamedTuple):
     fallback: bool = True
 
 
+def _given_sizes(n1: object, n2: object) -> tuple[int, int] | tuple[None, None]:
+    """A validation's given sizes, both or neither (``InputError`` naming the one alone)."""
+    if (n1 is None) != (n2 is None):
+        raise InputError("n1" if n1 is None else "n2", None, "given together with the other")
+    if n1 is None:
+        return None, None
+    return check_integer("n1", n1, 1), check_integer("n2", n2, 1)
+
+
 def validation_query(
     *,
     model: object,
@@ -778,12 +787,8 @@ def validation_query(
         if rule != "fewest":
             raise InputError("protocol", str(protocol), "given without --allocation (alone)")
         alone = protocol_query(query, protocol)
-        if (n1 is None) != (n2 is None):
-            raise InputError("n1" if n1 is None else "n2", None, "given together with the other")
-        if n1 is None:
-            return ValidationTarget(alone, None, None, Split.FEWEST, False)
-        given = check_integer("n1", n1, 1), check_integer("n2", n2, 1)
-        return ValidationTarget(alone, *given, Split.FEWEST, False)
+        first, second = _given_sizes(n1, n2)
+        return ValidationTarget(alone, first, second, Split.FEWEST, False)
     split = split_of(allocation)
     allocated = _allocation(make_plan(query, split=split), allocation, cost1, cost2, n2)
     if allocated is not None:
@@ -797,11 +802,9 @@ def validation_query(
             return ValidationTarget(run, *sizes, allocated.split, allocated.fallback)
         # its tester's plan: the split's, and the setting's own protocol where so allocated
         return ValidationTarget(query, *sizes, allocated.split, allocated.fallback)
-    if (n1 is None) != (n2 is None):
-        raise InputError("n1" if n1 is None else "n2", None, "given together with the other")
-    if n1 is None:
+    first, second = _given_sizes(n1, n2)
+    if first is None:
         return ValidationTarget(query, None, None, split)
-    sizes = check_integer("n1", n1, 1), check_integer("n2", n2, 1)
     if split is Split.FEWEST:  # sizes from a paper-split plan are run by another tester
         point = make_plan(query).tester_point
         if point != make_plan(query, split=Split.PAPER).tester_point:
@@ -811,7 +814,7 @@ def validation_query(
                 "with --allocation paper need that flag (its tester runs elsewhere)"
             )
             query = replace(query, warnings=(*query.warnings, note))
-    return ValidationTarget(query, *sizes, split)
+    return ValidationTarget(query, first, second, split)
 
 
 def file_pair(

@@ -52,6 +52,7 @@ from planner.formulas.correlated_noise import (
     as_flood,
     best_flood,
     expected_messages_per_user,
+    flood_option,
     geometric_ratio,
     noise_variance,
 )
@@ -299,8 +300,8 @@ class MessagesChannel(HistogramChannel):
 def messages_channel(k: int, eps: float, delta: float, theta: float) -> MessagesChannel:
     """A group at (ε, δ): p = e^{−θε/2} (the curator's noise at θε) and its least flood
     (:func:`planner.formulas.correlated_noise.best_flood`)."""
-    p = geometric_ratio(eps, theta)
-    return MessagesChannel(k, curator_eps(p), best_flood(eps, delta, p))
+    option = flood_option(eps, delta, theta)
+    return MessagesChannel(k, curator_eps(option.p), option.flood)
 
 
 @dataclass(frozen=True)

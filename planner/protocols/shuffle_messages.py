@@ -27,11 +27,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from planner.formulas.correlated_noise import (
-    best_flood,
-    expected_messages_per_user,
-    geometric_ratio,
-)
+from planner.formulas.correlated_noise import flood_option, geometric_ratio
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Query
 from planner.protocols.base import AllocationFamily, CalibrationDesign, Protocol
@@ -75,12 +71,11 @@ def group_messages(query: Query, eps: float, n_users: int) -> float | None:
     1 + k·(2p/(1 − p) + 2·E F)/n. None where no flood of at most ``MAX_FLOOD`` meets
     (ε, δ) (far below every covered ε)."""
     assert query.delta is not None
-    p = geometric_ratio(eps, THETA)
     try:
-        flood = best_flood(eps, query.delta, p)
+        option = flood_option(eps, query.delta, THETA)
     except ValueError:
         return None
-    return float(expected_messages_per_user(n_users, query.k, p, flood.mean))
+    return option.messages_per_user(n_users, query.k)
 
 
 def _mechanism(query: Query, bins: int) -> str:
