@@ -169,17 +169,19 @@ class PlanAnswer:
 
 EXACT_MAX_SECONDS = 300.0
 """The ``--exact`` search's cost limit: its estimated time (``simulation_seconds``, which
-errs long: about 4× on this project's machine), for the query's protocol and, for a
-public-coin query, the private-coin one it also searches. Checked before any simulation
+errs long: about 4× on this project's machine), for the protocol the plan runs
+(:func:`exact_query`) and, where that is a public-coin protocol, the private-coin one it
+also searches. Checked before any simulation
 (a fuzz case, k = 100,000 with 50 trials, ran 81 s unbounded)."""
 
 
-def check_exact_cost(query: Query, trials: int) -> None:
-    """Refuse an ``--exact`` search estimated above ``EXACT_MAX_SECONDS``, naming the
-    estimate and what to lower."""
-    from planner.coverage import simulation_seconds
-    from planner.simulation import private_coin_twin
-
+def exact_query(query: Query, made: Plan, trials: int) -> Query:
+    """What ``--exact`` searches for ``query``, whose plan is ``made``: the protocol the plan
+    runs, where its tester runs (like for like: a shuffle query's own Poisson protocol,
+    searched instead, had needed 2.1× the default multi-message plan's users at k = 90,
+    α = 0.24, ε = (4.52, 0.658)). ``InputError`` for a query with no search of its own (a
+    mixed pair; a central query that gives δ) and for a search of ``trials`` estimated
+    above the cost limit (:func:`check_exact_cost`)."""
     if query.setting.is_mixed:
         raise InputError(
             "exact",
@@ -194,6 +196,17 @@ def check_exact_cost(query: Query, trials: int) -> None:
             "left out with --exact for the central model (its search is of the pure ε-DP "
             "tester: give no δ)",
         )
+    searched = replace(made.tester_query, warnings=query.warnings)
+    check_exact_cost(searched, trials)
+    return searched
+
+
+def check_exact_cost(query: Query, trials: int) -> None:
+    """Refuse an ``--exact`` search of ``query`` (:func:`exact_query`) estimated above
+    ``EXACT_MAX_SECONDS``, naming the estimate and what to lower."""
+    from planner.coverage import simulation_seconds
+    from planner.simulation import private_coin_twin
+
     twin = private_coin_twin(query)
     needed = simulation_seconds(query, trials) + (
         0.0 if twin is None else simulation_seconds(twin, trials)
@@ -262,14 +275,8 @@ def plan_answer(
     if exact:
         from planner.exact import exact_plan
 
-        point = result.tester_point  # searched where the plan's tester runs: like for like
-        searched = (
-            query
-            if point is None
-            else replace(result.tester_query, setting=query.setting, warnings=query.warnings)
-        )
         exact_trials = check_integer("trials", trials, 50, 10**6)
-        check_exact_cost(searched, exact_trials)
+        searched = exact_query(query, result, exact_trials)
         exact_result = exact_plan(
             searched, trials=exact_trials, seed=check_integer("seed", seed, 0, 2**63 - 1)
         )
@@ -606,14 +613,17 @@ def sweep_result(
     accounting: object = "exact",
     max_rows: int | None = None,
     power: object = None,
+    as_table: bool = False,
 ) -> Any:
     """``planner sweep``'s rows (a :class:`planner.sweep.Sweep`).
 
     Each numeric parameter is a value, a list or a spec string (``0.05:1:20log``).
-    ``max_rows`` refuses a sweep of more rows before any value is built. ``power`` (a
+    ``max_rows`` refuses a sweep of more rows before any value is built; ``as_table``
+    refuses one of more rows than a table lays out before any row is sized. ``power`` (a
     value, list or spec of 1 − β) may stand for ``beta``.
     """
     from planner.inputs import Accounting
+    from planner.limits import check_table_rows
     from planner.sweep import sweep
 
     if power is not None:
@@ -645,6 +655,7 @@ def sweep_result(
         delta=delta,
         beta=beta,
         accounting=check_choice("accounting", accounting, Accounting),
+        check_rows=check_table_rows if as_table else None,
     )
 
 
@@ -817,6 +828,30 @@ def validation_query(
     return ValidationTarget(query, first, second, split)
 
 
+def printed_plan(
+    target: ValidationTarget,
+    protocol: object = None,
+    *,
+    budget_seconds: float = DEFAULT_SIMULATION_BUDGET,
+    simulate: bool = True,
+) -> Plan | None:
+    """The plan a validation checks, as ``planner plan`` prints it: None where sizes are
+    given; with ``protocol``, that protocol's plan alone (:func:`protocol_plan`); else the
+    covered plan, simulated outside the covered region within ``budget_seconds`` (with
+    ``simulate`` False only checked to be simulable: a service job refused at submission,
+    ``planner.coverage.coverable_plan``). One rule for ``planner validate`` and the
+    service's validation jobs."""
+    from planner.coverage import coverable_plan, covered_plan
+
+    if target.n1 is not None or target.n2 is not None:
+        return None
+    if protocol is not None:
+        return protocol_plan(target.query)
+    if not simulate:
+        return coverable_plan(target.query, budget_seconds=budget_seconds, split=target.split)
+    return covered_plan(target.query, budget_seconds=budget_seconds, split=target.split)
+
+
 def file_pair(
     p_file: Path | None,
     q_file: Path | None,
@@ -897,13 +932,12 @@ def validate_document(
     is decided, as the CLI's default) or a count. ``inputs`` are those of
     :func:`validation_query`. ``progress(note)`` is called as each family's look finishes.
     """
-    from planner.coverage import covered_plan
     from planner.statistics import AUTO, MAX_AUTO_TRIALS
     from planner.validate import PathChoice, checked_families, validate
 
-    query, n1, n2, split, fallback = validation_query(**inputs)
-    # the plan `planner plan` prints: calibrated, or simulated outside the covered region
-    printed = covered_plan(query, split=split) if n1 is None and n2 is None else None
+    target = validation_query(**inputs)
+    query, n1, n2, split, fallback = target
+    printed = printed_plan(target, inputs.get("protocol"))
     report = validate(
         query,
         n1=n1,
@@ -1291,6 +1325,7 @@ __all__ = [
     "plan_document",
     "power_answer",
     "power_document",
+    "printed_plan",
     "simulated_power",
     "solve_answer",
     "solve_document",

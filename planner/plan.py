@@ -2423,7 +2423,8 @@ def _describe_gap(axis: str, value: float, low: float, high: float, strong_is_1:
     name = {
         "eps_strong": f"{strong} (the larger ε)",
         "eps_ratio": f"{weak}/{strong}",
-        "eps_weak": f"{weak} (the smaller ε) at this k",
+        # a group's own floor (the multi-message flood's), or a range above the grid's k
+        "eps_weak": f"{weak} (the smaller ε)" + (" at this k" if low == 0 else ""),
     }.get(axis, axis)
     shown = f"{value:.6g}" if axis != "k" else f"{value:,.0f}"
     return f"{name} = {shown} is outside the covered range [{low:g}, {high:g}]"

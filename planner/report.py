@@ -396,7 +396,8 @@ def exact_renderable(exact: Any, default: Plan) -> Any:
             style="red",
         )
     found, worst = exact.plan, exact.worst
-    ran = "" if found.protocol == exact.query.setting.key else f", the {found.protocol} protocol"
+    # the protocol searched is named where it is not the asked setting's own
+    ran = "" if found.protocol == default.query.setting.key else f", the {found.protocol} protocol"
     where = "this query"
     if default.tester_point is not None:
         at = default.tester_point

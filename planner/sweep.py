@@ -182,11 +182,14 @@ def sweep(
     beta: Any = DEFAULT_BETA,
     accounting: Accounting | str = Accounting.EXACT,
     constants: ConstantTable | None = None,
+    check_rows: Callable[[int], None] | None = None,
 ) -> Sweep:
     """Plans for every setting and every combination of the varied values.
 
     Each parameter is one value or a sequence of values (varied). ``delta=None`` means
     not given (rows of the shuffle model then report that they need it).
+    ``check_rows(rows)`` may refuse the sweep's row count before any row is sized (a
+    table's cap, ``planner.limits.check_table_rows``).
     """
     table = constants or default_constants()
     settings = _checked_settings(settings)
@@ -206,6 +209,8 @@ def sweep(
     varied = tuple(name for name in PARAMETERS if len(values[name]) > 1)
     per_setting = math.prod(len(values[name]) for name in PARAMETERS)
     check_sweep_rows(per_setting * len(settings))
+    if check_rows is not None:
+        check_rows(per_setting * len(settings))
     spending = [setting for setting in settings if setting.needs_delta]
     if delta is not None:  # a central query's shuffle runs search δ too
         spending += [run for setting in settings for run in delta_runs(setting)]

@@ -164,12 +164,12 @@ def test_the_derived_constant_is_central_channels_read_at_theta_eps() -> None:
 
     import planner
     from planner.calibration.derived import eps_scaled_entry
-    from planner.protocols.shuffle_messages import SOURCE_KEY
+    from planner.protocols.shuffle_messages import EPS_WEAK_MIN, SOURCE_KEY
 
     document = json.loads((Path(planner.__file__).parent / "data" / "constants.json").read_text())
     settings = document["settings"]
     entry = settings["shuffle-private+messages"]
-    derived = eps_scaled_entry(settings[SOURCE_KEY], SOURCE_KEY, THETA, "")
+    derived = eps_scaled_entry(settings[SOURCE_KEY], SOURCE_KEY, THETA, "", EPS_WEAK_MIN)
     assert entry["grid"] == derived["grid"]
     assert entry["covered"] == derived["covered"]
     assert entry.get("covered_above_grid") == derived.get("covered_above_grid")

@@ -263,6 +263,29 @@ def test_a_batch_table_over_its_row_limit_is_refused_before_any_row_runs(tmp_pat
     )
 
 
+def test_a_sweep_table_over_its_row_limit_is_refused_before_any_row_is_sized(
+    capsys, monkeypatch
+) -> None:
+    """The table's row cap is known from the values alone: a 3,750-row shuffle sweep at tiny
+    ε had sized every row (14 s) before refusing the table. No block may be sized now."""
+    import importlib
+
+    sweep_module = importlib.import_module("planner.sweep")  # planner.sweep is the function
+
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("a row was sized before the table's cap was checked")
+
+    monkeypatch.setattr(sweep_module, "_setting_block", never)
+    flags = ["-k", "100", "--alpha", "0.05:1:5log", "--eps1", "1e-4:1:50log"]
+    flags += ["--eps2", "1:2:3log", "--delta", "0.5", "--accounting", "paper"]
+    code, out, err = run(["sweep", *flags], capsys)
+    assert code == 2 and out == ""
+    assert err == (
+        "error: invalid format = 'table of 3,750 rows': must be --format csv or json beyond "
+        "1,000 rows\n"
+    )
+
+
 def test_a_batch_file_over_its_size_limit_is_refused_before_it_is_parsed(tmp_path, capsys) -> None:
     from planner.limits import BATCH_FILE_BYTES_MAX
 

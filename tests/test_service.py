@@ -373,6 +373,32 @@ def test_a_validation_job_reports_the_cli_json_with_progress_and_provenance(clie
     assert {listed["jobs"][0]["id"], second["jobs"][0]["id"]} == {job["id"], rerun["id"]}
 
 
+def test_a_validation_job_checks_the_protocol_asked_by_name_as_the_cli_does(client, capsys) -> None:
+    """A job with ``protocol`` checks that protocol's plan alone with its tester: the
+    CLI's ``validate --protocol`` report, to the number (same seed); not the default
+    plan's sizes (the multi-message protocol needs fewer users at this query). Jobs of the
+    other kinds refuse the field, as ``plan --exact`` does not take it."""
+    query = {"model": "shuffle", "k": 100, "alpha": 0.3, "eps1": 1, "eps2": 0.5, "delta": 1e-6}
+    body = {**query, "protocol": "shuffle-private", "trials": 200, "seed": 3}
+    job = wait_for(
+        client, client.post("/v1/validations", json={**body, "families": ["uniform"]}).json()["id"]
+    )
+    assert job["status"] == "done", job["error"]
+    cli = ["validate", *flags(query), "--protocol", "shuffle-private", "--family", "uniform"]
+    expected = cli_json([*cli, "--trials", "200", "--seed", "3", "--json"], capsys)
+    report = dict(job["report"])
+    report.pop("elapsed_seconds"), expected.pop("elapsed_seconds")
+    assert report == expected and report["protocol"] == "shuffle-private"
+    default = cli_json(["plan", *flags(query), "--json"], capsys)
+    assert default["protocol"] == "shuffle-private+messages"
+    assert report["n_users_group1"] + report["n_users_group2"] > default["total_users"]
+    for kind in ("exact", "plan"):
+        refused = client.post("/v1/validations", json={**query, "kind": kind, "protocol": "x"})
+        assert refused.status_code == 422 and refused.json()["parameter"] == "protocol"
+    wrong = client.post("/v1/validations", json={**query, "protocol": "central"})
+    assert wrong.status_code == 422 and "shuffle-private" in wrong.json()["error"]
+
+
 def test_an_exact_job_gives_the_plan_exact_document(client, capsys) -> None:
     body = {"kind": "exact", "model": "central", "k": 16, "alpha": 0.5, "eps1": 1, "eps2": 1}
     body |= {"trials": 100, "seed": 3}

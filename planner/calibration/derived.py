@@ -16,12 +16,18 @@ from planner.inputs import EPS_MAX
 
 
 def eps_scaled_entry(
-    source: dict[str, Any], source_key: str, eps_scale: float, reason: str
+    source: dict[str, Any],
+    source_key: str,
+    eps_scale: float,
+    reason: str,
+    eps_weak_min: float | None = None,
 ) -> dict[str, Any]:
     """``source``'s constants entry read at ε·``eps_scale``: its grid's and covered
     region's ε_strong divided by it (the covered top kept within the accepted ε), the
     multipliers, their source ("calibrated": fitted by simulating the same tester) and
-    everything else unchanged, its provenance naming the source entry's."""
+    everything else unchanged, its provenance naming the source entry's.
+    ``eps_weak_min``: the least smaller ε the derived protocol runs at (its covered
+    ``eps_weak`` from there up), where the protocol itself, not its tester, sets one."""
     if not 0.0 < eps_scale <= 1.0:
         raise ValueError(f"eps_scale must be in (0, 1], not {eps_scale}")
     entry = copy.deepcopy(source)
@@ -30,6 +36,8 @@ def eps_scaled_entry(
     ]
     low, high = source["covered"]["eps_strong"]
     entry["covered"]["eps_strong"] = [low / eps_scale, min(high / eps_scale, EPS_MAX)]
+    if eps_weak_min is not None:
+        entry["covered"]["eps_weak"] = [eps_weak_min, EPS_MAX]
     entry["covered_note"] = (
         f"{source_key}'s covered region with each eps_strong divided by {eps_scale:g}: "
         + source.get("covered_note", "")

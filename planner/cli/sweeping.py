@@ -22,7 +22,7 @@ from planner.cli.options import (
     _only_with,
     _typed,
 )
-from planner.cli.output import _checked_destination, _emit, _json_format
+from planner.cli.output import OutputFormat, _checked_destination, _emit, _json_format
 
 
 def _sweep_from_options(
@@ -34,6 +34,7 @@ def _sweep_from_options(
     delta: str | None,
     beta: Any,
     accounting: str,
+    as_table: bool = False,
 ) -> Any:
     from planner import api
 
@@ -46,6 +47,7 @@ def _sweep_from_options(
         delta=delta,
         beta=beta,
         accounting=accounting,
+        as_table=as_table,
     )
 
 
@@ -73,7 +75,10 @@ def sweep(
 
     chosen_format = _checked_destination(_json_format(output_format, as_json), output)
     beta = _beta_spec(beta, power)
-    result = _sweep_from_options(settings, k, alpha, eps1, eps2, delta, beta, accounting)
+    as_table = chosen_format is OutputFormat.TABLE  # its row cap, checked before any sizing
+    result = _sweep_from_options(
+        settings, k, alpha, eps1, eps2, delta, beta, accounting, as_table=as_table
+    )
     _emit(chosen_format, output, result, sweep_renderable, sweep_to_csv, sweep_to_dict)
 
 

@@ -105,7 +105,7 @@ def validate(
     _checked_destination("json", output)
     # the sizes to check: the plan's, the allocation's (an infeasible one is refused), or
     # the given ones, as the service's validation jobs take them
-    query, n1_checked, n2_checked, split, fallback = api.validation_query(
+    target = api.validation_query(
         model=model,
         coin=coin,
         k=k,
@@ -122,6 +122,7 @@ def validate(
         cost2=cost2,
         protocol=protocol,
     )
+    query, n1_checked, n2_checked, split, fallback = target
     instance = api.file_pair(p_file, q_file, query.k, normalize=normalize, alpha=query.alpha)
     extra = [] if instance is None else [instance]
     path_choice = check_choice("path", path, PathChoice)
@@ -129,17 +130,8 @@ def validate(
     trial_cap = check_integer("max-trials", max_trials, 200, 10**7)
     run_seed = check_integer("seed", seed, 0, 2**63 - 1)
     families = [] if extra and not family else family
-    # the plan `planner plan` prints: calibrated, or simulated outside the covered region
-    from planner.coverage import covered_plan
-
     budget = api.checked_simulation_budget(simulation_budget)
-    given = n1_checked is not None or n2_checked is not None
-    if given:
-        printed = None
-    elif protocol is not None:  # that protocol's plan alone, as plan --protocol prints it
-        printed = api.protocol_plan(query)
-    else:
-        printed = covered_plan(query, budget_seconds=budget, split=split)
+    printed = api.printed_plan(target, protocol, budget_seconds=budget)
     report = _with_progress(
         lambda progress: run_validation(
             query,

@@ -148,6 +148,18 @@ def _bins(k: int) -> int:
     return k
 
 
+CURATORS_GRID_AXES: dict[str, list[float]] = {
+    **CHANNELS_GRID_AXES,
+    "alpha": sorted([0.08, *CHANNELS_GRID_AXES["alpha"]]),
+    "eps_strong": [1 / 32, *CHANNELS_GRID_AXES["eps_strong"]],
+}
+"""Two curators' grid (``central+channels``): the channels' grid with an ε node at 1/32,
+so that the multi-message shuffle protocol, which reads it at θ·ε, is calibrated from
+ε = 1/(32θ) ≈ 0.04 up (the shuffle model's queries from ε = 0.1, both groups), and an α
+node at 0.08, between 0.03 and 0.2: there the interpolated C had been up to 1.56× the
+least C a search at the query finds (k = 403, α = 0.082; ``benchmarks/curator_bare.py``)."""
+
+
 def releases_protocol(strong_model: Model, weak_model: Model, colour: str) -> Protocol:
     """The protocol whose stronger group (larger ε) releases under ``strong_model`` and
     the other under ``weak_model`` (each a curator's noisy histogram or a local channel),
@@ -182,7 +194,11 @@ def releases_protocol(strong_model: Model, weak_model: Model, colour: str) -> Pr
         calibration=CalibrationDesign(
             search_range=(0.05, 5.0),
             point_seconds={16: 1.0, 128: 4.0, 1024: 40.0},
-            grid_axes=CHANNELS_GRID_AXES,
+            grid_axes=(
+                CURATORS_GRID_AXES
+                if strong_model is weak_model is Model.CENTRAL
+                else CHANNELS_GRID_AXES
+            ),
             grid_at_operating_point=True,
         ),
     )

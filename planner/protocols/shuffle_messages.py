@@ -31,9 +31,9 @@ from planner.formulas.correlated_noise import flood_option, geometric_ratio
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Query
 from planner.protocols.base import AllocationFamily, CalibrationDesign, Protocol
-from planner.protocols.local_channels import CHANNELS_GRID_AXES
 from planner.protocols.local_krr import MIN_USERS, thresholds_for_beta
 from planner.protocols.mixed_channels import (
+    CURATORS_GRID_AXES,
     bound_key,
     releases_sizes,
     releases_sizes_arrays,
@@ -44,6 +44,15 @@ THETA = 0.8
 buys the flood. At θ = 0.8 the users are 1.1 – 1.27× the curator's at ε (60 random
 queries), against 2.5× for ``shuffle-private``; θ = 0.9 would save another 9 % of users
 for twice the messages (docs/evidence.md)."""
+
+EPS_WEAK_MIN = 0.15625 / 32
+"""The least ε a group runs this protocol at (its covered ``eps_weak``): the least flood
+is searched in about 3 s and 0.2 GB there at δ = 10⁻¹⁰ (the Poisson protocol's least
+covered δ; a plan there took 6 s and 0.22 GB at δ = 10⁻¹², the least accepted), and
+below ε ≈ 0.0013 no flood of mean up to ``MAX_FLOOD`` meets δ = 10⁻¹⁰ at all. It is
+the least ε_weak of the grid's first derivation (ε_strong from 0.156, ratio 1/32), kept
+when the grid gained ε_strong = 1/32·θ⁻¹ ≈ 0.039: a query whose smaller ε lies below it
+runs the Poisson protocol (``shuffle-private``), covered at any ε_weak."""
 
 SOURCE_KEY = "central+channels"
 """The protocol whose calibrated grid this one reads, its ε nodes divided by θ."""
@@ -130,8 +139,8 @@ PROTOCOL = Protocol(
         point_seconds={16: 1.0, 128: 4.0, 1024: 40.0},
         # the source's grid in this protocol's ε (``planner.calibration.derived``)
         grid_axes={
-            **CHANNELS_GRID_AXES,
-            "eps_strong": [eps / THETA for eps in CHANNELS_GRID_AXES["eps_strong"]],
+            **CURATORS_GRID_AXES,
+            "eps_strong": [eps / THETA for eps in CURATORS_GRID_AXES["eps_strong"]],
         },
         grid_at_operating_point=True,
     ),

@@ -116,8 +116,8 @@ class JobPlan:
 
 UNUSED_BY_KIND = {
     "validate": ("simulation_budget",),
-    "exact": ("n1", "n2", "max_trials", "path", "families", "simulation_budget"),
-    "plan": ("n1", "n2", "trials", "max_trials", "path", "families"),
+    "exact": ("n1", "n2", "max_trials", "path", "families", "simulation_budget", "protocol"),
+    "plan": ("n1", "n2", "trials", "max_trials", "path", "families", "protocol"),
 }
 """The request fields a job of each kind never reads: given, they are refused, not ignored."""
 
@@ -166,8 +166,9 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
         k = check_integer("k", request["k"], 2)
         if k > MAX_EXACT_K:
             raise InputError("k", request["k"], f"an integer in [2, {MAX_EXACT_K:,}] for --exact")
-        api.check_exact_cost(query, trials)  # as planner plan --exact refuses it, not later
-        coverable_plan(query, split=api.split_of(request["allocation"]))  # the job's own plan
+        # the job's own plan, and its search refused as planner plan --exact refuses it
+        made = coverable_plan(query, split=api.split_of(request["allocation"]))
+        api.exact_query(query, made, trials)
         return JobPlan(kind, {**request, "trials": trials, "seed": seed}, seed, trials, 1)
     asked_trials = _given(fields, "trials", AUTO)
     count = check_trials(asked_trials, MAX_TRIALS)
@@ -191,8 +192,10 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
     if target.n1 is not None and target.n2 is not None:
         checked = make_plan(query, split=target.split, fallback=target.fallback)
         sizes = (target.n1, target.n2)
-    else:
-        checked = coverable_plan(query, split=target.split)
+    else:  # the plan's own, as the job picks it, without simulating
+        printed = api.printed_plan(target, fields.get("protocol"), simulate=False)
+        assert printed is not None  # no sizes given
+        checked = printed
         sizes = (checked.n_users_group1, checked.n_users_group2)
     # what one trial sends: one run's users and, in the shuffle model, the noise's
     # messages (the user path holds them all; users alone had let such jobs in)

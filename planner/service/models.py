@@ -140,6 +140,11 @@ class ValidationRequest(Request):
     cost2: Number = "1"
     simulation_budget: Number = Field(30, description="kind plan: seconds it may simulate")
     power: Number | None = Field(None, description=POWER_HELP)
+    protocol: StrictStr | None = Field(
+        None,
+        description="kind validate: one protocol's plan alone, by its key, checked with its "
+        "tester (as POST /v1/plan's protocol); default: the protocol needing the fewest users",
+    )
 
 
 class PowerRequest(Request):
