@@ -17,9 +17,12 @@ the bare one and the ratios; then the medians and extremes of
 
 * shuffle plan ÷ bare curator (the acceptance: at most 1.5, median at most 1.3);
 * calibrated curator plan ÷ bare curator (the planner's slack: grid, margin);
-* shuffle plan ÷ calibrated curator plan (the protocol's price, θ = 0.8).
+* shuffle plan ÷ calibrated curator plan (the protocol's price, θ = 0.8);
+* with ``--exact-shuffle``, the private-coin shuffle plan's own exact search (``planner
+  plan --exact``: the protocol it runs, searched the same way at its tester point) ÷ bare
+  curator: the protocol's price without the calibration's slack.
 
-Usage (about 40 CPU-minutes at the defaults)::
+Usage (about 40 CPU-minutes at the defaults, twice that with ``--exact-shuffle``)::
 
     python benchmarks/curator_bare.py --queries 200 --stride 5 --seed 1 --workers 2
 """
@@ -37,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_curator_baseline import DELTA, Draw, draw_queries
 
+from planner.api import plan_answer
 from planner.exact import exact_plan
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Query
@@ -46,9 +50,9 @@ CURATOR = Setting(Model.CENTRAL, Coin.PRIVATE, "channels", model2=Model.CENTRAL)
 TRIALS = 1000
 
 
-def measure(arguments: tuple[int, Draw, int]) -> dict[str, Any]:
+def measure(arguments: tuple[int, Draw, int, bool]) -> dict[str, Any]:
     """One query's plans and its bare curator baseline (a top-level function: picklable)."""
-    index, draw, seed = arguments
+    index, draw, seed, exact_shuffle = arguments
     row: dict[str, Any] = {"index": index, "k": draw.k, "alpha": draw.alpha}
     row["eps"] = (draw.eps1, draw.eps2)
     for coin in (Coin.PRIVATE, Coin.PUBLIC):
@@ -63,6 +67,21 @@ def measure(arguments: tuple[int, Draw, int]) -> dict[str, Any]:
     bare = exact_plan(curator, trials=TRIALS, seed=seed, private_coin_too=False)
     row["bare_total"] = None if bare.plan is None else bare.plan.total_users
     row["bare_worst"] = None if bare.worst is None else str(bare.worst)
+    if exact_shuffle:
+        answer = plan_answer(
+            model="shuffle",
+            k=draw.k,
+            alpha=draw.alpha,
+            eps1=draw.eps1,
+            eps2=draw.eps2,
+            delta=DELTA,
+            exact=True,
+            trials=TRIALS,
+            seed=seed,
+        )
+        found = answer.exact.plan if answer.exact is not None else None
+        row["exact_protocol"] = None if found is None else found.protocol
+        row["exact_total"] = None if found is None else found.total_users
     return row
 
 
@@ -72,9 +91,13 @@ def main() -> None:
     parser.add_argument("--stride", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--exact-shuffle", action="store_true")
     args = parser.parse_args()
     draws = draw_queries(args.queries, args.seed)
-    tasks = [(i, draws[i], args.seed * 100_003 + i) for i in range(0, len(draws), args.stride)]
+    tasks = [
+        (i, draws[i], args.seed * 100_003 + i, args.exact_shuffle)
+        for i in range(0, len(draws), args.stride)
+    ]
     rows: list[dict[str, Any]] = []
     with ProcessPoolExecutor(args.workers) as pool:
         for row in pool.map(measure, tasks):
@@ -93,7 +116,12 @@ def main() -> None:
                 f"#{row['index']:3d} k={row['k']:5d} α={row['alpha']:.3f} ε=({row['eps'][0]:.3g}, "
                 f"{row['eps'][1]:.3g}) {row['private_protocol']} {row['private_total']:,} / "
                 f"{row['public_protocol']} {row['public_total']:,}; curator plan "
-                f"{row['curator_total']:,}, bare {bare if bare is None else f'{bare:,}'}: {ratios}",
+                f"{row['curator_total']:,}, bare {bare if bare is None else f'{bare:,}'}: {ratios}"
+                + (
+                    f"; exact shuffle {row['exact_protocol']} {row['exact_total']:,}"
+                    if row.get("exact_total")
+                    else ""
+                ),
                 flush=True,
             )
     found = [row for row in rows if row["bare_total"]]
@@ -103,8 +131,11 @@ def main() -> None:
         ("public-coin shuffle plan ÷ bare curator", "public_total", "bare_total"),
         ("calibrated curator plan ÷ bare curator (slack)", "curator_total", "bare_total"),
         ("private-coin shuffle plan ÷ calibrated curator plan", "private_total", "curator_total"),
+        ("exact private-coin shuffle search ÷ bare curator", "exact_total", "bare_total"),
     ):
-        values = [row[numerator] / row[denominator] for row in found]
+        values = [
+            row[numerator] / row[denominator] for row in found if row.get(numerator) is not None
+        ]
         if len(values) >= 2:
             quartiles = statistics.quantiles(values, n=4)
             print(
