@@ -209,6 +209,16 @@ def test_exact_searches_the_protocol_the_plan_runs_not_the_setting_s_own() -> No
     assert point is not None and answer.exact.query.eps1 == point.eps1
     # below the calibrated plan: the grid's interpolation and margin are what it saves
     assert answer.exact.plan.total_users < answer.plan.total_users
+    # the line names the protocol searched, as it is not the asked setting's own
+    command = (
+        "plan -m shuffle -k 90 --alpha 0.24 --eps1 4.52 --eps2 0.658 --delta 1e-6 --exact "
+        "--trials 300 --seed 0"
+    )
+    result = CliRunner().invoke(app, command.split())
+    assert result.exit_code == 0, result.output
+    line = " ".join(result.output.split())
+    assert "the shuffle-private+messages protocol, 300 trials/family" in line
+    assert f"n1 = {answer.exact.plan.n_users_group1:,}" in line
 
 
 def test_an_exact_search_over_its_cost_limit_is_refused_before_it_runs(capsys) -> None:
