@@ -414,7 +414,11 @@ _LEAST: dict[tuple[Any, ...], Any] = {}
 _CHEAPEST: dict[tuple[Any, ...], Any] = {}
 _POINTS: dict[tuple[Any, ...], Any] = {}
 """The points a plan weighs, per query point and grid kinks (``_points_weighed``)."""
-_MEMORIES = (_MULTIPLIERS, _SIZES, _GAPS, _RUNS, _LEAST, _CHEAPEST, _POINTS)
+_DOMAIN_PLANS: dict[tuple[Any, ...], Any] = {}
+"""A domain's assembled plan, per query and domain (``_plan_on_domain``): a covered plan
+assembles two (its own domain and a larger one) and ``planner.coverage`` asks for the
+own domain's again."""
+_MEMORIES = (_MULTIPLIERS, _SIZES, _GAPS, _RUNS, _LEAST, _CHEAPEST, _POINTS, _DOMAIN_PLANS)
 _PINNED: dict[int, object] = {}
 """Every constant (or table) a remembered entry's key names by ``id``, kept alive so that
 no other object takes its id while the entry stands (``_remembered``)."""
@@ -423,6 +427,10 @@ _REMEMBERED_MAX = 1 << 16
 _RUNS_MAX = 1 << 12
 """Sized protocols remembered (``_ProtocolRun.size``): each holds its query and repetition
 besides the sizes ``_SIZES`` holds, and a plan sizes a handful."""
+_DOMAIN_PLANS_MAX = 16
+"""Assembled plans remembered (``_DOMAIN_PLANS``): each is about 50 tracked objects, so the
+memory is kept small. A covered plan holds two entries (its own domain and a larger one),
+so it serves the last few queries asked again (a page planning as its user types)."""
 _SIZES_MAX = 1 << 13
 """Run sizes remembered (``_sizes``): each is a tracked object the garbage collector walks
 on every full pass, about seven a distinct plan; this many keep a pass near 15 ms."""
@@ -1456,8 +1464,42 @@ def _plan_on_domain(
 ) -> Plan | None:
     """:func:`plan_on_domain`; with ``to_beat``, None where its plan would not be covered
     or would need at least that many users in all (no plan is assembled then: a larger
-    domain ``plan`` weighs and does not take)."""
+    domain ``plan`` weighs and does not take). Remembered per query (its warnings
+    included: the plan carries them), split, ``to_beat`` and ``_PRUNE_CANDIDATES``."""
     weighing = _weighing(query.setting, table, fallback)
+    key = (
+        *weighing.key,
+        split.value,
+        _PRUNE_CANDIDATES,
+        to_beat,
+        *_query_values(query),
+        query.warnings,
+    )
+    made = _remembered(
+        _DOMAIN_PLANS,
+        table,
+        key,
+        lambda: _assembled_on_domain(query, table, fallback, split, to_beat, weighing),
+        _DOMAIN_PLANS_MAX,
+        weighing.constants,
+    )
+    return None if made is _NOT_TAKEN else made
+
+
+_NOT_TAKEN = object()
+"""``_DOMAIN_PLANS``'s entry for a domain whose plan was not assembled (None is "not
+remembered" there)."""
+
+
+def _assembled_on_domain(
+    query: Query,
+    table: ConstantTable,
+    fallback: bool,
+    split: Split,
+    to_beat: int | None,
+    weighing: _Weighing,
+) -> Any:
+    """:func:`_plan_on_domain`, sized and assembled (``_NOT_TAKEN`` for its None)."""
     asked, notes = _cheapest_protocol(query, table, fallback, split, weighing)
     best, best_notes, best_point = asked, notes, None
     reference = asked
@@ -1527,7 +1569,7 @@ def _plan_on_domain(
         best.coverage is not Coverage.CALIBRATED
         or (_fewest_users(best) if split is Split.FEWEST else best.total_users) >= to_beat
     ):
-        return None  # the plan's users in all, as assembled below
+        return _NOT_TAKEN  # the plan's users in all, as assembled below
     if best_point is None:
         made = best.plan(query, table, notes, split)
         if split is Split.FEWEST:

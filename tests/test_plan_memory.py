@@ -33,9 +33,11 @@ def _clear_memories() -> None:
 
 
 def test_distinct_plans_leave_a_bounded_number_of_tracked_objects() -> None:
-    """1,500 distinct plans over three models leave at most 30,000 tracked objects in the
-    memories (about 19,000: the bounded run sizes and sized runs; before, about 85 a
-    plan, so 127,000 and growing with every further plan up to the memories' limits)."""
+    """1,500 distinct plans over three models leave at most 36,000 tracked objects in the
+    memories (about 19,000 when this test was written; about 30,000 since every shuffle
+    plan also sizes the multi-message protocol and a channel per group: the bounded run
+    sizes and sized runs, and 16 assembled plans; before the memories were bounded, about
+    85 a plan, so 127,000 and growing with every further plan up to their limits)."""
     query = {"k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.25, "delta": 1e-6}
     for model in ("shuffle", "local", "central"):
         api.plan_document(**query, model=model)  # modules and constants loaded
@@ -49,7 +51,7 @@ def test_distinct_plans_leave_a_bounded_number_of_tracked_objects() -> None:
     growth = len(gc.get_objects()) - before
     remembered = sum(len(memory) for memory in _MEMORIES)
     assert remembered > 15_000, "the plans were not remembered: nothing was measured"
-    assert growth <= 30_000, f"{growth} tracked objects kept by 1,500 plans"
+    assert growth <= 36_000, f"{growth} tracked objects kept by 1,500 plans"
 
 
 def test_an_entry_keeps_its_constant_alive_until_the_memories_start_again() -> None:
