@@ -347,7 +347,7 @@ def _setting_block(
     }
     for code in np.unique(numbers.uncovered[numbers.uncovered != 0]):
         rows = numbers.uncovered == code
-        columns["status"][rows] = not_covered_status(int(code))
+        columns["status"][rows] = not_covered_status(int(code), setting)
         for name in NUMBER_COLUMNS:
             columns[name][rows] = np.nan
     exact_counts: dict[int, dict[str, int]] = {}
@@ -438,9 +438,20 @@ def axes_bits(axes: Sequence[str]) -> int:
     return sum(1 << COVERAGE_AXES.index(name) for name in set(axes))
 
 
-def not_covered_status(axes_bits: int) -> str:
-    """A row's status when its plan lies outside the covered region (no numbers given)."""
+def not_covered_status(axes_bits: int, setting: Setting | None = None) -> str:
+    """A row's status when its plan lies outside the covered region (no numbers given).
+
+    For a mechanism swept alone (``shuffle-private+messages``) it says what ``planner plan
+    --protocol`` does there: it refuses, and the setting's own plan weighs the others (a
+    review found the row promising a simulation, which is made only of a setting's own
+    protocol)."""
     names = [name for bit, name in enumerate(COVERAGE_AXES) if axes_bits & (1 << bit)]
+    if setting is not None and setting.mechanism:
+        return (
+            f"not covered: {', '.join(names)} outside this mechanism's covered region "
+            "(planner plan --protocol refuses such a query; the setting's own plan weighs "
+            "the other protocols)"
+        )
     return (
         f"not covered: {', '.join(names)} outside the covered region (planner plan "
         "simulates such a query where it can, from k = 8, or refuses it)"
@@ -475,7 +486,7 @@ def _answer_one(
         columns["status"][row] = f"error: {error}"
         return
     if result.coverage is Coverage.EXTRAPOLATED:
-        columns["status"][row] = not_covered_status(axes_bits(result.coverage_axes))
+        columns["status"][row] = not_covered_status(axes_bits(result.coverage_axes), setting)
         return
     counts = {
         "n_users_group1": result.n_users_group1,
