@@ -263,6 +263,16 @@ def test_default_costs_and_null_fields_are_accepted_as_left_out(idle_client) -> 
     assert idle_client.post("/v1/validations", json=exact).status_code == 202
 
 
+def test_a_job_echoes_its_default_costs_as_numbers(idle_client) -> None:
+    """A job's request echoes every number as a number: the default costs were the text
+    "1" beside numbers (a review); a cost given as text is echoed as given."""
+    job = idle_client.post("/v1/validations", json=SMALL_JOB).json()
+    assert job["request"]["cost1"] == 1 and job["request"]["cost2"] == 1
+    assert not isinstance(job["request"]["cost1"], str)
+    given = idle_client.post("/v1/validations", json={**SMALL_JOB, "cost2": "1.0"}).json()
+    assert given["request"]["cost2"] == "1.0" and given["request"]["cost1"] == 1
+
+
 def test_a_field_named_twice_is_422_not_its_last_value(idle_client) -> None:
     """JSON parsers keep the last of two equal keys; the service refuses the body instead."""
     twice = (

@@ -60,8 +60,8 @@ class PlanRequest(QueryFields):
     coin: CoinName = "private"
     constants: StrictStr = Field("calibrated", description="calibrated, proof or order")
     allocation: StrictStr = Field("fewest", description="fewest, paper, cost or fixed-n2")
-    cost1: Number = Field("1", description="cost per group-1 user (allocation cost)")
-    cost2: Number = Field("1", description="cost per group-2 user (allocation cost)")
+    cost1: Number = Field(1, description="cost per group-1 user (allocation cost)")
+    cost2: Number = Field(1, description="cost per group-2 user (allocation cost)")
     n2: Number | None = Field(None, description="group 2's given size (allocation fixed-n2)")
     protocol: StrictStr | None = Field(
         None,
@@ -136,8 +136,8 @@ class ValidationRequest(Request):
     path: StrictStr = Field("auto", description="user, fast or auto")
     families: Annotated[list[StrictStr], Field(max_length=32)] | None = None
     allocation: StrictStr = "fewest"
-    cost1: Number = "1"
-    cost2: Number = "1"
+    cost1: Number = 1
+    cost2: Number = 1
     simulation_budget: Number = Field(30, description="kind plan: seconds it may simulate")
     power: Number | None = Field(None, description=POWER_HELP)
     protocol: StrictStr | None = Field(
