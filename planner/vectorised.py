@@ -258,8 +258,13 @@ def _at_capped_delta(
 ) -> PlanColumns:
     """``made`` (planned with δ capped at ``top`` on the ``capped`` rows) as the rows'
     plans (``plan.at_capped_delta``): where the protocol that runs spends δ, the tester
-    point carries the δ, and the query's (ε1, ε2, α) where it ran at them."""
-    spending = [key for key in _KEYS if protocol_for(key).needs_delta]
+    point carries the δ, and the query's (ε1, ε2, α) where it ran at them; a protocol
+    whose users do not depend on δ runs at the row's own."""
+    spending = [
+        key
+        for key in _KEYS
+        if protocol_for(key).needs_delta and not protocol_for(key).users_free_of_delta
+    ]
     rows = capped & made.regular & np.isin(made.protocol, spending)
     at_query = rows & np.isnan(made.tester_eps1)
     tester = {

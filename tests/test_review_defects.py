@@ -868,3 +868,30 @@ def test_the_fallback_line_says_the_asked_protocol_is_not_covered_not_that_it_ne
         assert line.startswith(f"{protocol_for(query.setting).title} is not covered at this")
         assert f"query's {axis}, so the" in line
         assert not any("needs fewer users here than" in w for w in made.warnings)
+
+
+def test_above_the_covered_delta_the_multi_message_flood_is_sized_at_the_asked_delta() -> None:
+    """A shuffle query above the Poisson protocol's covered δ = 10⁻³ is planned there; where
+    the multi-message protocol runs, its users do not depend on δ, but its flood does: it
+    had been sized at 10⁻³, 72.3 and 84.0 messages a user against the 8.1 and 9.8 the asked
+    δ = 0.1 needs (a review; k = 1000, α = 1, ε = (0.415, 1.369)). The plan now equals the
+    protocol's own at the asked δ, users and messages, and the sweep's row says so too."""
+    from planner.protocols import protocol_for
+    from planner.sweep import sweep
+
+    setting = protocol_for("shuffle-private").setting
+    alone = protocol_for("shuffle-private+messages").setting
+    asked = (1000, 1.0, 0.415, 1.369)
+    high = plan(Query(setting, *asked, 0.1))
+    top = plan(Query(setting, *asked, 1e-3))
+    own = plan(Query(alone, *asked, 0.1))
+    assert high.protocol == top.protocol == own.protocol == "shuffle-private+messages"
+    assert (high.n_users_group1, high.n_users_group2) == (top.n_users_group1, top.n_users_group2)
+    assert (high.n_users_group1, high.n_users_group2) == (own.n_users_group1, own.n_users_group2)
+    for group, at_top, alone_group in zip(high.groups, top.groups, own.groups, strict=True):
+        assert group.messages_per_user == alone_group.messages_per_user
+        assert group.messages_per_user < at_top.messages_per_user / 4
+    assert high.tester_query.delta == 0.1
+    (row,) = sweep([setting], k=1000, alpha=1.0, eps1=0.415, eps2=1.369, delta=0.1).rows()
+    assert (row["protocol"], row["total_users"]) == (high.protocol, high.total_users)
+    assert row["tester_delta"] is None

@@ -515,6 +515,11 @@ class Protocol:
     """(query, a group's ε, its users) → that group's expected messages per user, for
     protocols whose users send several messages but no Poisson noise μ (multi-message
     shuffle); None: one message, or ``noise_mu``'s 1 + bins·μ/n."""
+    users_free_of_delta: bool = False
+    """Its users do not depend on δ, only each user's messages do (the multi-message
+    protocol's flood): a query whose δ is above the setting's covered top is planned at
+    the top, and such a protocol's flood is then sized at the asked δ
+    (``planner.plan.at_capped_delta``)."""
     report_cells: Callable[[Query], tuple[int, int]] | None = None
     """Cells of one user's report in each group, at the tester's query: what the user
     path draws per user (a unary encoding's k bits); None: one each."""

@@ -125,6 +125,7 @@ PROTOCOL = Protocol(
     allocation_family=AllocationFamily.FIXED,
     sizes_fall_with_eps=True,
     coupled_groups=True,
+    users_free_of_delta=True,
     min_users=MIN_USERS,
     thresholds_for_beta=thresholds_for_beta,
     size_run=releases_sizes(Model.CENTRAL, Model.CENTRAL, THETA),
