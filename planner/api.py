@@ -257,22 +257,21 @@ def plan_answer(
     source = check_choice("constants", constants, ConstantSource)
     table = constants_with_source(source)
     budget = checked_simulation_budget(simulation_budget)
+    allocated = None
     if protocol is not None:
         alone = protocol_query(query, protocol)
-        if str(allocation).lower() != "fewest" or exact:
-            raise InputError(
-                "protocol", str(protocol), "given without --allocation and --exact (alone)"
-            )
+        if str(allocation).lower() != "fewest":
+            raise InputError("protocol", str(protocol), "given without --allocation (alone)")
         if source is not ConstantSource.CALIBRATED:
             raise InputError("protocol", str(protocol), "given with calibrated constants only")
-        made = protocol_plan(alone, table)
-        return PlanAnswer(made, None, None, query, str(protocol))
-    result = covered(query, table, budget, split_of(allocation))
-    allocated = _allocation(result, allocation, cost1, cost2, n2)
-    if allocated is not None and not allocated.feasible:  # no plan to print, as validate
-        raise InputError("allocation", str(allocation), f"feasible: {allocated.reason}")
+        result = protocol_plan(alone, table)
+    else:
+        result = covered(query, table, budget, split_of(allocation))
+        allocated = _allocation(result, allocation, cost1, cost2, n2)
+        if allocated is not None and not allocated.feasible:  # no plan to print, as validate
+            raise InputError("allocation", str(allocation), f"feasible: {allocated.reason}")
     exact_result = None
-    if exact:
+    if exact:  # the search of the protocol the printed plan runs (with ``protocol``, that one)
         from planner.exact import exact_plan
 
         exact_trials = check_integer("trials", trials, 50, 10**6)
@@ -280,6 +279,8 @@ def plan_answer(
         exact_result = exact_plan(
             searched, trials=exact_trials, seed=check_integer("seed", seed, 0, 2**63 - 1)
         )
+    if protocol is not None:
+        return PlanAnswer(result, None, exact_result, query, str(protocol))
     return PlanAnswer(result, allocated, exact_result)
 
 

@@ -325,6 +325,21 @@ def with_setting(query: Query, setting: Setting) -> Query:
     return _restore_query({**query.__dict__, "setting": setting, "warnings": ()})
 
 
+def apart_texts(
+    value: float, asked: float, digits: int = 4, asked_digits: int = 6
+) -> tuple[str, str]:
+    """``value`` and ``asked`` as text, ``value`` with at least ``digits`` significant
+    figures and ``asked`` with ``asked_digits`` (``:g``), both with more where that is what
+    tells two different numbers apart: a tester run at ε1 = 0.999964 had read "ε1 = 1
+    (asked 1)" (a review)."""
+    while True:
+        value_text, asked_text = f"{value:.{digits}g}", f"{asked:.{asked_digits}g}"
+        if value_text != asked_text or value == asked or digits >= 17:
+            return value_text, asked_text
+        digits += 1
+        asked_digits = max(asked_digits, digits)
+
+
 def at_point(query: Query, eps1: float, eps2: float, alpha: float) -> Query:
     """``dataclasses.replace(query, eps1=eps1, eps2=eps2, alpha=alpha)`` without checking
     the query again when the three are floats in the accepted ranges (what ``Query``

@@ -35,6 +35,7 @@ from planner.inputs import (
     EPS_MIN,
     Accounting,
     Query,
+    apart_texts,
     at_point,
     check_choice,
     check_query,
@@ -241,6 +242,10 @@ class Plan:
     """The rule that chose the tester point, so the split between the groups."""
     mechanism: str = ""
     """What each user runs and sends under the protocol that runs, in words."""
+    paper_split_users: tuple[int, int] | None = None
+    """(n1, n2) by the paper's split where the default split resized the run by the tester's
+    variance (``_split_by_variance``), else None: what ``--exact``, which sizes the paper's
+    split, is compared with."""
 
     @property
     def tester_query(self) -> Query:
@@ -1740,7 +1745,12 @@ def _split_by_variance(made: Plan, run: _ProtocolRun) -> Plan:
     # the lines about a group above the baseline, for these sizes
     kept = tuple(w for w in made.warnings if ABOVE_BASELINE not in w)
     above = tuple(_above_baseline_line(g) for g in groups if g.saving_users < 0)
-    return _replaced(made, groups=groups, warnings=(*kept, *above, note))
+    return _replaced(
+        made,
+        groups=groups,
+        warnings=(*kept, *above, note),
+        paper_split_users=(made.n_users_group1, made.n_users_group2),
+    )
 
 
 def _homogeneous_plan(query: Query, table: ConstantTable, fallback: bool) -> Plan:
@@ -2206,7 +2216,7 @@ def _lowered_note(
     """The line a plan run below its query prints: where, and what the query's own point
     would have cost (``asked_users``: by the plan's split)."""
     lowered = [
-        f"{symbol} = {value:.4g} (asked {given:g})"
+        "{} = {} (asked {})".format(symbol, *apart_texts(value, given))
         for _, symbol, value, given in _lowered(query, point)
     ]
     why = []
@@ -2440,6 +2450,7 @@ class _ProtocolRun:
             tester_point=None,
             split=split,
             mechanism=_mechanism_text(query, main),
+            paper_split_users=None,
         )
 
 

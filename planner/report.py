@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 # the CLI imports solution_to_dict from here; it is built in planner.documents
+from planner.documents import default_over_exact
 from planner.documents import solution_to_dict as solution_to_dict
 from planner.formulas.settings import asked_key
+from planner.inputs import apart_texts
 from planner.plan import Coverage, Plan, RepetitionMethod
 
 
@@ -207,7 +209,10 @@ def multiplier_text(multiplier: float) -> str:
 def eps_heading(asked: float, run_at: float) -> str:
     """A group's column heading (the CLI's table and the web page): the asked ε, and where
     its tester runs when that is lower."""
-    return f"ε = {asked:g}" if asked == run_at else f"ε = {asked:g}, run at {run_at:g}"
+    if asked == run_at:
+        return f"ε = {asked:g}"
+    run_text, asked_text = apart_texts(run_at, asked, 6)
+    return f"ε = {asked_text}, run at {run_text}"
 
 
 def tester_point_words(plan: Plan) -> str:
@@ -217,7 +222,7 @@ def tester_point_words(plan: Plan) -> str:
         return ""
     query = plan.query
     lowered = [  # only what differs from the query: α = the asked α is not "below" it
-        f"{name} = {value:.4g}"
+        f"{name} = {apart_texts(value, asked)[0]}"
         for name, value, asked in (
             ("ε1", point.eps1, query.eps1),
             ("ε2", point.eps2, query.eps2),
@@ -408,8 +413,19 @@ def exact_renderable(exact: Any, default: Plan) -> Any:
         f"exact search ({where}{ran}, {exact.trials} trials/family, seed {exact.seed}): "
         f"n1 = {found.n_users_group1:,}, n2 = {found.n_users_group2:,} — {exact.confidence} "
         f"(worst: {worst.family}, {worst.error_rate:.3f}, 95% CI [{worst.ci_low:.3f}, "
-        f"{worst.ci_high:.3f}]); default/exact = "
-        f"{default.n_users_group1 / found.n_users_group1:.2f} (group 1)"
+        f"{worst.ci_high:.3f}]); default/exact = {default_over_exact(default, found):.2f} "
+        f"(group 1{_split_compared(default)})"
+    )
+
+
+def _split_compared(default: Plan) -> str:
+    """Words for a default plan split by the tester's variance: the ratio compares the
+    paper's split of both (the search sizes that one), not the printed sizes."""
+    if default.paper_split_users is None:
+        return ""
+    return (
+        ", both by the paper's split n_g ∝ γ_g², which the search sizes; the default plan's "
+        f"split by variance needs {default.total_users:,} in all"
     )
 
 

@@ -235,3 +235,32 @@ def test_an_exact_search_over_its_cost_limit_is_refused_before_it_runs(capsys) -
     error = capsys.readouterr().err
     assert code == 2 and error.count("\n") == 1
     assert error.startswith("error: invalid exact") and "within 300 s" in error
+
+
+def test_default_over_exact_compares_the_paper_split_of_both() -> None:
+    """The search sizes the paper's split (n_g ∝ γ_g²); a local plan split by the tester's
+    variance had its own group 1 divided by the search's: 4.97 printed at k = 100,
+    α = 0.3, ε = (1, 0.1), where the exact plan needs more users in all (a review). The
+    ratio now reads the default plan's paper split, kept on the plan."""
+    from planner.documents import default_over_exact
+
+    default = plan(make_query("local-private", 100, 0.3, 1.0, 0.1))
+    assert default.paper_split_users is not None
+    n1, n2 = default.paper_split_users
+    note = next(w for w in default.warnings if w.startswith("split by the tester's variance"))
+    assert f"the paper's n_g ∝ γ_g² needs {n1 + n2:,}" in note
+    assert n1 + n2 > default.total_users and n1 < default.n_users_group1
+    # a search that found the default's own paper split reads 1, not n1(default) / n1
+    found = replace(
+        default,
+        groups=(
+            replace(default.groups[0], n_users=n1),
+            replace(default.groups[1], n_users=n2),
+        ),
+        paper_split_users=None,
+    )
+    assert default_over_exact(default, found) == 1.0
+    # a plan with no variance split is read as printed
+    central = plan(make_query("central", 100, 0.3, 1.0, 0.1))
+    assert central.paper_split_users is None
+    assert default_over_exact(central, central) == 1.0

@@ -895,3 +895,21 @@ def test_above_the_covered_delta_the_multi_message_flood_is_sized_at_the_asked_d
     (row,) = sweep([setting], k=1000, alpha=1.0, eps1=0.415, eps2=1.369, delta=0.1).rows()
     assert (row["protocol"], row["total_users"]) == (high.protocol, high.total_users)
     assert row["tester_delta"] is None
+
+
+def test_a_tester_point_just_below_the_query_reads_apart_from_it() -> None:
+    """At ε2 = 0.249991 the tester runs at ε1 = 4·ε2 = 0.999964: the header said "run at
+    0.999964" while the line said "ε1 = 1 (asked 1)" (a review). Every text of the point now
+    differs from the asked value's."""
+    from planner.inputs import apart_texts
+    from planner.protocols import protocol_for
+    from planner.report import eps_heading, tester_point_words
+
+    made = plan(Query(protocol_for("shuffle-private").setting, 1000, 0.1, 1.0, 0.249991, 1e-6))
+    assert made.tester_point is not None and made.tester_point.eps1 == 4 * 0.249991
+    (line,) = [w for w in made.warnings if w.startswith("the tester runs at ε1")]
+    assert line.startswith("the tester runs at ε1 = 0.99996 (asked 1)")
+    assert eps_heading(1.0, made.tester_point.eps1) == "ε = 1, run at 0.999964"
+    assert "ε1 = 0.99996 " in tester_point_words(made)
+    assert apart_texts(0.5, 0.5) == ("0.5", "0.5")
+    assert apart_texts(1 - 1e-12, 1.0) == ("0.999999999999", "1")

@@ -386,8 +386,8 @@ def test_a_validation_job_reports_the_cli_json_with_progress_and_provenance(clie
 def test_a_validation_job_checks_the_protocol_asked_by_name_as_the_cli_does(client, capsys) -> None:
     """A job with ``protocol`` checks that protocol's plan alone with its tester: the
     CLI's ``validate --protocol`` report, to the number (same seed); not the default
-    plan's sizes (the multi-message protocol needs fewer users at this query). Jobs of the
-    other kinds refuse the field, as ``plan --exact`` does not take it."""
+    plan's sizes (the multi-message protocol needs fewer users at this query). An exact job
+    refuses a key that is no protocol of the query, and a plan job refuses the field."""
     query = {"model": "shuffle", "k": 100, "alpha": 0.3, "eps1": 1, "eps2": 0.5, "delta": 1e-6}
     body = {**query, "protocol": "shuffle-private", "trials": 200, "seed": 3}
     job = wait_for(
@@ -417,6 +417,23 @@ def test_an_exact_job_gives_the_plan_exact_document(client, capsys) -> None:
     cli = ["plan", "--model", "central", "-k", "16", "--alpha", "0.5", "--eps1", "1"]
     cli += ["--eps2", "1", "--exact", "--trials", "100", "--seed", "3", "--json"]
     assert job["report"] == cli_json(cli, capsys)
+
+
+def test_an_exact_job_with_a_protocol_gives_plan_protocol_exact(client, capsys) -> None:
+    """``planner plan --protocol KEY --exact`` searches that protocol's own plan (it was
+    refused while a plan's β line suggested --exact; a review), and the exact job with
+    ``protocol`` gives its document, to the number."""
+    query = {"model": "shuffle", "k": 100, "alpha": 0.3, "eps1": 1, "eps2": 0.5, "delta": 1e-6}
+    body = {**query, "kind": "exact", "protocol": "shuffle-private", "trials": 100, "seed": 3}
+    job = wait_for(client, client.post("/v1/validations", json=body).json()["id"], 240)
+    assert job["status"] == "done", job["error"]
+    cli = ["plan", *flags(query), "--protocol", "shuffle-private", "--exact"]
+    expected = cli_json([*cli, "--trials", "100", "--seed", "3", "--json"], capsys)
+    assert job["report"] == expected
+    assert expected["protocol"] == "shuffle-private"
+    assert expected["exact"]["protocol"] == "shuffle-private" and expected["exact"]["found"]
+    paper = client.post("/v1/validations", json={**body, "allocation": "paper"})
+    assert paper.status_code == 422 and paper.json()["parameter"] == "protocol"
 
 
 def test_cancel_a_queued_job_and_a_running_one(tmp_path, idle_client) -> None:

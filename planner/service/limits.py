@@ -116,7 +116,7 @@ class JobPlan:
 
 UNUSED_BY_KIND = {
     "validate": ("simulation_budget",),
-    "exact": ("n1", "n2", "max_trials", "path", "families", "simulation_budget", "protocol"),
+    "exact": ("n1", "n2", "max_trials", "path", "families", "simulation_budget"),
     "plan": ("n1", "n2", "trials", "max_trials", "path", "families", "protocol"),
 }
 """The request fields a job of each kind never reads: given, they are refused, not ignored."""
@@ -167,7 +167,14 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
         if k > MAX_EXACT_K:
             raise InputError("k", request["k"], f"an integer in [2, {MAX_EXACT_K:,}] for --exact")
         # the job's own plan, and its search refused as planner plan --exact refuses it
-        made = coverable_plan(query, split=api.split_of(request["allocation"]))
+        protocol = fields.get("protocol")
+        if protocol is None:
+            made = coverable_plan(query, split=api.split_of(request["allocation"]))
+        else:  # one protocol's plan alone, as planner plan --protocol --exact
+            if request["allocation"] != "fewest":
+                raise InputError("protocol", str(protocol), "given without allocation (alone)")
+            made = api.protocol_plan(api.protocol_query(query, protocol))
+            request["protocol"] = str(protocol)
         api.exact_query(query, made, trials)
         return JobPlan(kind, {**request, "trials": trials, "seed": seed}, seed, trials, 1)
     asked_trials = _given(fields, "trials", AUTO)
