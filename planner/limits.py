@@ -211,15 +211,28 @@ def check_single_rows(rows: int) -> None:
 
 
 def check_validation(
-    k: int, trials: int, families: int, n1: int, n2: int, *, user_path: bool
+    k: int,
+    trials: int,
+    families: int,
+    n1: int,
+    n2: int,
+    *,
+    user_path: bool,
+    messages: tuple[int, int] | None = None,
 ) -> None:
     """Refuse a validation beyond the limits above, before any instance is built (a
-    majority vote is checked through one run: ``n1``, ``n2`` are what one trial sends)."""
+    majority vote is checked through one run: ``n1``, ``n2`` are one run's users, and
+    ``messages`` what one trial sends per group, the users' reports and in the shuffle
+    model the noise's; None: the users alone). The users are held to
+    :data:`SIMULATION_N_MAX`, the messages to the user path's limit: a shuffle check of
+    n1 = 10¹⁵ users had been refused as "n1 = 1000000000304320", its messages counted
+    as users (a review)."""
     if k > VALIDATION_K_MAX:
         raise InputError("k", k, f"at most {VALIDATION_K_MAX:.0e} to validate")
     for name, size in (("n1", n1), ("n2", n2)):
         if size > SIMULATION_N_MAX:
             raise InputError(name, size, f"an integer in [1, {SIMULATION_N_MAX:.0e}] to simulate")
+    check_user_path(trials, *(messages or (n1, n2)), user_path=user_path)
     cells = k * trials * max(families, 1)
     if cells > VALIDATION_CELLS_MAX:
         raise InputError(
@@ -229,13 +242,20 @@ def check_validation(
             f"(here {k:,} × {trials:,} × {max(families, 1)} = {cells:.2e}): "
             "fewer trials or families (--family)",
         )
-    if user_path and trials * (n1 + n2) > USER_PATH_MESSAGES_MAX:
+
+
+def check_user_path(trials: int, messages1: int, messages2: int, *, user_path: bool) -> None:
+    """Refuse a user-path validation of more than :data:`USER_PATH_MESSAGES_MAX` trials ×
+    messages (it holds every trial's messages at once): one line for the CLI and the
+    service's jobs alike."""
+    sent = messages1 + messages2
+    if user_path and trials * sent > USER_PATH_MESSAGES_MAX:
         raise InputError(
             "path",
             "user",
             f"trials × messages ≤ {USER_PATH_MESSAGES_MAX:.0e} on the user path, the "
-            f"messages of one trial being {n1 + n2:,} (the users' reports and, in the shuffle "
-            f"model, the noise's) (here {trials * (n1 + n2):.2e}): --path fast, or fewer "
+            f"messages of one trial being {sent:,} (the users' reports and, in the shuffle "
+            f"model, the noise's) (here {trials * sent:.2e}): --path fast, or fewer "
             "trials (--trials, or --max-trials for auto's last look)",
         )
 

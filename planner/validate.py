@@ -198,9 +198,10 @@ def validate(
         domain,
         schedule[-1],
         family_count,
-        messages1,
-        messages2,
+        size1 // runs,
+        size2 // runs,
         user_path=user_path,
+        messages=(messages1, messages2),
     )
     verification = verify(
         tester,

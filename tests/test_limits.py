@@ -259,3 +259,19 @@ def test_a_run_that_needs_no_delta_is_sized_once_for_every_delta() -> None:
     assert any(key.startswith("local") for key in by_delta[2.01e-4])  # sized the first time
     for delta in (3.01e-4, 4.01e-4):
         assert not [key for key in by_delta[delta] if key.startswith("local")], delta
+
+
+def test_a_shuffle_validation_holds_users_and_messages_to_their_own_limits() -> None:
+    """``planner validate --n1 1e15 --n2 1e15`` in the shuffle model had been refused as
+    "n1 = 1000000000304320: must be an integer in [1, 1e+15]": its noise messages counted
+    as users (a review). Users are held to 10¹⁵, messages only to the user path's limit."""
+    noise = 304_320
+    n = 10**15
+    # the fast path: 10¹⁵ users and their noise pass
+    limits.check_validation(1000, 50, 13, n, n, user_path=False, messages=(n + noise, n + noise))
+    with pytest.raises(InputError) as caught:  # more users than a simulation takes
+        limits.check_validation(1000, 50, 13, n + 1, n, user_path=False)
+    assert caught.value.parameter == "n1"
+    with pytest.raises(InputError) as caught:  # the user path: trials × messages
+        limits.check_validation(1000, 50, 13, 10**5, 10**5, user_path=True, messages=(n, n))
+    assert caught.value.parameter == "path" and "trials × messages ≤ 2e+07" in str(caught.value)

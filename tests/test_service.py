@@ -185,8 +185,8 @@ def test_explain_version_health_and_openapi(client, capsys) -> None:
         (
             "/v1/validations",
             {**SMALL_JOB, "path": "user", "n1": 10**7, "n2": 10**7, "trials": 100},
-            "trials",
-            "user path",
+            "path",
+            "trials × messages ≤ 2e+07 on the user path",  # the CLI's line and limit
         ),
         (  # 25,600 trials × k = 20,000 = 5.1e8 > 4e8 (a vote is checked through one run)
             "/v1/validations",

@@ -47,9 +47,6 @@ MAX_TRIALS = 25_600
 """Trials per family (a count, or auto's cap): the CLI's default cap for auto."""
 MAX_FAST_CELLS = 4 * 10**8
 """Fast path: trials × k per family at most this (k = 10⁶ at 400 trials)."""
-MAX_USER_CELLS = 5 * 10**7
-"""User path: trials × messages a trial (one run's users and, in the shuffle model, the
-noise's k·μ per group) per family at most this (10× what ``auto`` picks)."""
 MAX_PAGE = 100
 """``GET /v1/validations``: jobs per page (``limit``) at most this."""
 MAX_OFFSET = 10**9
@@ -210,14 +207,6 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
     looks = trial_schedule(count, query.k, family_count, max_trials)
     largest = looks[-1]
     simulated = resolve_path(path, size1, size2, largest)
-    if simulated is SimulationPath.USER and largest * (size1 + size2) > MAX_USER_CELLS:
-        raise InputError(
-            "trials",
-            asked_trials,
-            f"at most {MAX_USER_CELLS // (size1 + size2):,} on the user path with "
-            f"{size1 + size2:,} messages a trial (users and, in the shuffle model, noise) "
-            f"(trials × messages ≤ {MAX_USER_CELLS:.0e}); use path fast",
-        )
     if simulated is SimulationPath.FAST and largest * query.k > MAX_FAST_CELLS:
         raise InputError(
             "trials",
@@ -227,8 +216,15 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
         )
     # the engine's own limits (k × trials × families, users a run simulates), as the CLI
     # refuses them before any work: a job accepted here does not fail on them later
+    runs = checked.runs
     check_validation(
-        query.k, largest, family_count, size1, size2, user_path=simulated is SimulationPath.USER
+        query.k,
+        largest,
+        family_count,
+        sizes[0] // runs,
+        sizes[1] // runs,
+        user_path=simulated is SimulationPath.USER,
+        messages=(size1, size2),
     )
     request = {**fields, "trials": count, "max_trials": max_trials, "seed": seed}
     request |= {"path": path.value, "families": list(families) if families else None}
