@@ -298,16 +298,30 @@ def protocol_query(query: Query, protocol: object) -> Query:
     """The query put to one protocol by its key: the asked setting's own, or a mechanism
     its plan may run instead (``planner.protocols.other_mechanisms``, with the public
     coin's private-coin twin), e.g. ``shuffle-private`` (Poisson noise messages) or
-    ``shuffle-private+messages`` for a shuffle query. ``InputError`` naming the keys that
-    answer it otherwise."""
-    from planner.protocols import other_mechanisms, private_coin_protocol, protocol_for
+    ``shuffle-private+messages`` for a shuffle query; for a central query that gives δ,
+    also the shuffle protocols its curator may run itself (``planner.protocols
+    .delta_runs``: a review found ``--protocol shuffle-private`` refused where the plan
+    ran it). ``InputError`` naming the keys that answer it otherwise."""
+    from planner.plan import spends_delta_by_choice
+    from planner.protocols import (
+        delta_runs,
+        other_mechanisms,
+        private_coin_protocol,
+        protocol_for,
+    )
 
     if query.setting.is_mixed:
         raise InputError("protocol", str(protocol), "given for one model, not a mixed pair")
-    own = protocol_for(query.setting)
-    twin = private_coin_protocol(own)
-    answering = [own, *((twin,) if twin is not None else ()), *other_mechanisms(own)]
-    keys = [candidate.key for candidate in answering]
+    asked = [query.setting]
+    if spends_delta_by_choice(query):
+        asked.extend(delta_runs(query.setting))
+    keys: list[str] = []
+    for setting in asked:
+        own = protocol_for(setting)
+        twin = private_coin_protocol(own)
+        for candidate in (own, *((twin,) if twin is not None else ()), *other_mechanisms(own)):
+            if candidate.key not in keys:
+                keys.append(candidate.key)
     if protocol not in keys:
         raise InputError("protocol", str(protocol), "one of " + ", ".join(keys))
     return replace(query, setting=protocol_for(str(protocol)).setting)

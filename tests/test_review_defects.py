@@ -913,3 +913,24 @@ def test_a_tester_point_just_below_the_query_reads_apart_from_it() -> None:
     assert "ε1 = 0.99996 " in tester_point_words(made)
     assert apart_texts(0.5, 0.5) == ("0.5", "0.5")
     assert apart_texts(1 - 1e-12, 1.0) == ("0.999999999999", "1")
+
+
+def test_a_central_query_that_gives_delta_takes_the_shuffle_protocol_its_plan_runs() -> None:
+    """A central query that gives δ may be planned as a shuffle protocol its curator runs
+    itself; ``--protocol shuffle-private`` was refused there although the default plan ran
+    it (a review). It is taken, and its users are the default plan's; without δ the
+    shuffle protocols are not the query's."""
+    from planner.api import plan_answer
+
+    query = {"k": 16, "alpha": 0.02, "eps1": 0.37, "eps2": 0.225, "beta": 0.01}
+    default = plan_answer(model="central", delta=1e-6, **query).plan
+    assert default.protocol == "shuffle-private"
+    alone = plan_answer(model="central", delta=1e-6, protocol="shuffle-private", **query).plan
+    assert alone.protocol == "shuffle-private"
+    assert (alone.n_users_group1, alone.n_users_group2) == (
+        default.n_users_group1,
+        default.n_users_group2,
+    )
+    with pytest.raises(InputError) as caught:
+        plan_answer(model="central", protocol="shuffle-private", **query)
+    assert caught.value.parameter == "protocol" and "central+channels" in str(caught.value)
