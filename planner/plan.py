@@ -930,12 +930,12 @@ def plan(
 
     With calibrated constants the tester may also run on a larger domain than the
     query's: the least covered k of each protocol the query may run, where that lies
-    above the query's k, and a coupled protocol's grid node just above it where that
-    protocol runs (:func:`padding_domains`). A k-bin domain is a larger one whose other bins never
-    occur, so such a tester answers the query (the central model at
-    k = 15 had run a local randomizer with 6,000× the users the central tester needs at
-    k = 16). The domain's plan is taken by the rule of the points above
-    (:func:`_padding_wins`); its tester point names the domain.
+    above the query's k, and a coupled protocol's grid node just above it: the whole plan
+    there where that protocol runs, else that protocol alone (:func:`padding_domains`).
+    A k-bin domain is a larger one whose other bins never occur, so such a tester
+    answers the query (the central model at k = 15 had run a local randomizer with 6,000×
+    the users the central tester needs at k = 16). The domain's plan is taken by the rule
+    of the points above (:func:`_padding_wins`); its tester point names the domain.
     """
     check_query(query)
     if not isinstance(split, Split):  # a hostile caller's split=3 is refused, not ignored
@@ -962,12 +962,64 @@ def plan(
             if not lowest <= query.k < domain:
                 continue
             if coupled_only and not protocol_for(made.protocol).coupled_groups:
+                made = _coupled_alone_on_node(query, table, domain, split, made, own, fallback)
                 continue
             # a covered plan is displaced only by fewer users (``_padding_wins``)
             to_beat = made.total_users if made.coverage is Coverage.CALIBRATED else None
             padded = _plan_on_domain(replace(query, k=domain), table, fallback, split, to_beat)
             if padded is not None and _padding_wins(padded, made, split):
                 made = _on_padded_domain(padded, query, own)
+    return made
+
+
+def coupled_on_node(
+    setting: Setting, table: ConstantTable, domain: int, fallback: bool = True
+) -> list[Protocol]:
+    """The protocols sized by the largest C of their grid cell (``coupled_groups``) that a
+    plan of ``setting`` may run and whose grid has a node in k at ``domain``: the ones a
+    plan running another protocol weighs there alone (:func:`_coupled_alone_on_node`)."""
+    key = ("coupled on node", setting.key, domain, fallback)
+    found = table.memo.get(key)
+    if found is None:
+        found = table.memo[key] = [
+            protocol
+            for protocol in _protocols_weighed(setting, table, fallback)
+            if protocol.coupled_groups
+            and table.for_setting(protocol.key).source is ConstantSource.CALIBRATED
+            and domain in {round(node) for node in table.for_setting(protocol.key).grid_axis("k")}
+        ]
+    return list(found)
+
+
+def _coupled_alone_on_node(
+    query: Query,
+    table: ConstantTable,
+    domain: int,
+    split: Split,
+    made: Plan,
+    own: Plan,
+    fallback: bool,
+) -> Plan:
+    """``made``, or the plan of a coupled protocol alone on its grid node ``domain`` where
+    that needs fewer users (``_padding_wins``), for a plan that runs another protocol.
+    Just below a node such a protocol reads the largest C of the cell below it, so on the
+    query's domain it can lose to another protocol and still need fewer users on the node
+    (a review: shuffle, k = 1000, α = 0.1, ε = (1, 0.5), δ = 10⁻³ ran the Poisson protocol,
+    28,824 users, where the multi-message protocol on 1,024 bins needs 28,547, fewer than
+    at δ = 8·10⁻⁴). Weighing the node's whole plan there had doubled a sweep; each coupled
+    protocol alone is what the node can improve. Not under ``Split.PAPER``, which runs no
+    coupled protocol (``_candidates``)."""
+    if split is not Split.FEWEST:
+        return made
+    asked = protocol_for(query.setting)
+    for coupled in coupled_on_node(query.setting, table, domain, fallback):
+        to_beat = made.total_users if made.coverage is Coverage.CALIBRATED else None
+        alone = replace(_run_query(query, coupled.setting), k=domain)
+        padded = _plan_on_domain(alone, table, True, split, to_beat)
+        if padded is None or not _padding_wins(padded, made, split):
+            continue
+        lines = (*padded.warnings, *_displacing_note(coupled, asked))
+        made = _on_padded_domain(_replaced(padded, warnings=lines), query, own)
     return made
 
 
@@ -1346,7 +1398,8 @@ def _padding_domains(
     setting: Setting, table: ConstantTable, fallback: bool
 ) -> tuple[tuple[int, int, bool], ...]:
     """Every larger domain a plan of ``setting`` may weigh, ascending: (domain, the least
-    k it is weighed from, whether only where the plan so far runs a coupled protocol).
+    k it is weighed from, whether it is a coupled protocol's node: its whole plan weighed
+    where the plan so far runs a coupled protocol, each coupled protocol alone elsewhere).
 
     * The least covered k of each calibrated protocol it may run (16 for most protocols,
       64 for the hashed channels), from any k.
@@ -1354,13 +1407,17 @@ def _padding_domains(
       (``Protocol.largest_alpha_c_below_k``, 8 for k-ary randomized response), from any k.
     * Each grid node in k of a protocol sized by the largest C of its grid cell
       (``Protocol.coupled_groups``: a channel per group, and the hashed channels), from
-      half of it, where the plan so far runs such a protocol: just below a node the cell's
-      C is the largest of both nodes', and the node's own cell may need fewer users (a
-      channel per group, α = 0.01, ε = (20, 1): 35,745,285 users at k = 127 against
-      30,202,383 at k = 128). Only there: weighing it for every plan cost a quarter more
-      per new plan, and doubled a 10⁵-row sweep at k = 1000. (A narrower rule, the node
+      half of it: just below a node the cell's C is the largest of both nodes', and the
+      node's own cell may need fewer users (a channel per group, α = 0.01, ε = (20, 1):
+      35,745,285 users at k = 127 against 30,202,383 at k = 128). Where the plan so far
+      runs such a protocol, the node's whole plan is weighed (a narrower rule, the node
       only where the running protocol's largest C falls there at the plan's tester point,
-      missed savings: the node's plan may run another protocol or point; a review.)"""
+      missed savings: the node's plan may run another protocol or point; a review).
+      Elsewhere each coupled protocol alone (:func:`_coupled_alone_on_node`): the whole
+      plan for every plan had cost a quarter more per new plan and doubled a 10⁵-row
+      sweep at k = 1000, and weighing no node there had left plans up to 28 % above a
+      coupled protocol's own on the node (a review found ``compare`` listing a
+      mechanism alone below its setting's plan)."""
     found: dict[int, tuple[int, bool]] = {}
 
     def add(domain: int, lowest: int, coupled_only: bool) -> None:

@@ -42,6 +42,7 @@ from planner.plan import (
     EPS_CAP,
     Split,
     alpha_tops,
+    coupled_on_node,
     delta_top,
     grid_kinks,
     noise_matched_eps,
@@ -229,8 +230,35 @@ def _plan_columns(
     coupled = [protocol.key for protocol in PROTOCOLS if protocol.coupled_groups]
     for domain, lowest, coupled_only in padding_domains(setting, table, True):
         weighed = made.regular & (k < domain) & (k >= lowest)
-        if coupled_only:  # a coupled protocol's node: where the plan so far runs one
-            weighed &= np.isin(made.protocol, coupled)
+        if coupled_only:  # a coupled protocol's node: where the plan so far runs one,
+            running = np.isin(made.protocol, coupled)  # its whole plan there; elsewhere,
+            if split is Split.FEWEST:  # each coupled protocol alone (``plan``)
+                for protocol in coupled_on_node(setting, table, domain):
+                    rows = _may_win_alone(
+                        made,
+                        weighed & ~running,
+                        protocol,
+                        domain,
+                        (alpha, eps1, eps2, delta, beta),
+                        accounting,
+                        table,
+                    )
+                    if rows.size == 0:
+                        continue
+                    alone = _plan_columns_on_domain(
+                        protocol.setting,
+                        np.full(rows.size, float(domain)),
+                        alpha[rows],
+                        eps1[rows],
+                        eps2[rows],
+                        delta[rows] if protocol.needs_delta else np.full(rows.size, np.nan),
+                        beta[rows],
+                        accounting if protocol.needs_delta else Accounting.EXACT,
+                        table,
+                        split,
+                    )
+                    made = _padded_rows(made, alone, rows, domain, (eps1, eps2, alpha), split)
+            weighed &= running
         rows = np.flatnonzero(weighed)
         if rows.size == 0:
             continue
@@ -248,6 +276,42 @@ def _plan_columns(
         )
         made = _padded_rows(made, padded, rows, domain, (eps1, eps2, alpha), split)
     return made
+
+
+def _may_win_alone(
+    made: PlanColumns,
+    candidates: np.ndarray,
+    protocol: Protocol,
+    domain: int,
+    columns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    accounting: Accounting,
+    table: ConstantTable,
+) -> np.ndarray:
+    """The ``candidates`` rows on which ``protocol`` alone on the ``domain``-bin node may
+    need fewer users in all than the row's plan so far (``plan._coupled_alone_on_node``):
+    not a covered row where its least users there, at the least C of its grid and the
+    row's own ε and α, are no fewer. Its sizes fall with ε and α
+    (``Protocol.sizes_fall_with_eps``), so no tester point of its plan needs fewer, and a
+    vote runs at least once; a row at β < 1/3, which direct calibration may size below
+    that C, is always weighed. A bound, not a choice: the rows it drops could not win."""
+    rows = np.flatnonzero(candidates)
+    if rows.size == 0 or not (_PRUNE_CANDIDATES and protocol.sizes_fall_with_eps):
+        return rows
+    alpha, eps1, eps2, delta, beta = columns
+    count = rows.size
+    at_node = _Points(
+        np.full(count, float(domain)),
+        alpha[rows],
+        eps1[rows],
+        eps2[rows],
+        delta[rows] if protocol.needs_delta else np.full(count, 1e-6),
+        beta[rows],
+        accounting if protocol.needs_delta else Accounting.EXACT,
+    )
+    least = least_sizes(at_node, protocol, table, by_cell=False)
+    total = made.n_users_group1[rows] + made.n_users_group2[rows]
+    may = (made.uncovered[rows] != 0) | (least[0] + least[1] < total)
+    return rows[may | (beta[rows] < PER_RUN_ERROR)]
 
 
 def _at_capped_delta(

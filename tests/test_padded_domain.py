@@ -15,6 +15,7 @@ import pytest
 from planner import Query, Setting
 from planner.api import SETTING_KEYS, plan_document
 from planner.constants import default_constants
+from planner.inputs import InputError
 from planner.plan import Coverage, padding_domains, plan, plan_on_domain
 from planner.protocols import protocol_for
 from planner.sweep import sweep
@@ -199,7 +200,11 @@ def test_a_delta_above_the_covered_top_is_planned_at_the_top() -> None:
     settings' covered 10⁻³ the plan runs at 10⁻³ (its tester point says so), where it had
     fallen to a local randomizer (k = 1000, α = 0.1, ε = (1, 0.25), δ = 0.002: 156,930,332
     users in all against 46,264 at 10⁻³; k = 12, δ = 0.01: 42,631,183 against 10,805), and
-    the sweep says the same; below the top nothing changes."""
+    the sweep says the same; below the top nothing changes. A protocol whose users do not
+    depend on δ (the multi-message one) runs at the asked δ, its flood sized there."""
+    from planner.protocols import protocol_for
+
+    kinds = set()
     for key, k, eps1, eps2 in (
         ("shuffle-private", 1000, 1.0, 0.25),
         ("shuffle-public", 12, 1.0, 0.005),
@@ -213,9 +218,13 @@ def test_a_delta_above_the_covered_top_is_planned_at_the_top() -> None:
                 at_top.n_users_group1,
                 at_top.n_users_group2,
             )
-            assert made.query.delta == delta and made.tester_query.delta == 1e-3
-            assert made.tester_point is not None and made.tester_point.delta == 1e-3
-            assert any(w.startswith("planned at δ = 0.001") for w in made.warnings)
+            free = protocol_for(made.protocol).users_free_of_delta
+            kinds.add(free)
+            spent = delta if free else 1e-3
+            assert made.query.delta == delta and made.tester_query.delta == spent
+            assert any(w.startswith("planned at δ = 0.001") for w in made.warnings) != free
+            if not free:
+                assert made.tester_point is not None and made.tester_point.delta == 1e-3
             (row,) = sweep(
                 [setting], k=k, alpha=at_top.query.alpha, eps1=eps1, eps2=eps2, delta=delta
             ).rows()
@@ -223,8 +232,11 @@ def test_a_delta_above_the_covered_top_is_planned_at_the_top() -> None:
                 made.n_users_group1,
                 made.n_users_group2,
             )
-            assert row["tester_delta"] == 1e-3 and row["tester_k"] == made.tester_point.k
+            assert row["tester_delta"] == (None if free else 1e-3)
+            point = made.tester_point
+            assert row["tester_k"] == (None if point is None else point.k)
         assert at_top.tester_point is None or at_top.tester_point.delta is None
+    assert kinds == {True, False}  # both kinds of protocol ran above the top
 
 
 def test_the_domain_line_reads_right_and_allocations_drop_its_stale_total() -> None:
@@ -385,3 +397,47 @@ def test_a_node_is_weighed_wherever_a_coupled_protocol_runs_below_it() -> None:
     at_node = plan(Query(setting, 128, 0.15, 1.6, 4.8, None, 0.08))
     assert below.total_users == at_node.total_users
     assert below.tester_point is not None and below.tester_point.k == 128
+
+
+def test_a_plan_never_needs_more_than_a_mechanism_it_may_run_alone() -> None:
+    """``compare`` lists each mechanism a setting may run, alone: the setting's plan (the
+    fewest users in all) must never need more. Just below a coupled protocol's k node that
+    protocol reads its cell's largest C, so it lost to another protocol on the asked domain
+    while its own plan on the node needed fewer: shuffle, k = 1000, α = 0.1, ε = (1, 0.5),
+    δ = 10⁻³ planned 28,824 users (Poisson) against the multi-message protocol's 28,547 on
+    1,024 bins, and fewer at δ = 8·10⁻⁴ (a review); local k = 127, α = 0.074, ε = (0.474,
+    1.997) 4,013,585 against a channel per group's 3,611,493. Random queries, most of them
+    within half a node below 128 or 1,024, every setting, δ up to 10⁻²."""
+    from planner.api import protocol_plan, protocol_query
+    from planner.formulas.settings import ALL_SETTINGS, Model
+    from planner.protocols import other_mechanisms, private_coin_protocol, protocol_for
+
+    review = plan(Query(Setting.from_key("shuffle-private"), 1000, 0.1, 1.0, 0.5, 1e-3))
+    assert review.protocol == "shuffle-private+messages" and review.total_users == 28_547
+    assert review.tester_point is not None and review.tester_point.k == 1024
+    assert any("needs fewer users here than shuffle, private coin" in w for w in review.warnings)
+    rng = np.random.default_rng(20261130)
+    compared = 0
+    for index in range(60):
+        setting = ALL_SETTINGS[index % len(ALL_SETTINGS)]
+        node = int(rng.choice([128, 1024]))
+        k = int(rng.integers(node // 2, node))
+        alpha, eps1, eps2 = (
+            float(np.exp(rng.uniform(np.log(a), np.log(b))))
+            for a, b in ((0.05, 0.5), (0.1, 10), (0.1, 10))
+        )
+        delta = float(rng.choice([1e-6, 1e-3, 1e-2])) if setting.model is Model.SHUFFLE else None
+        query = Query(setting, k, alpha, eps1, eps2, delta)
+        made = plan(query)
+        if made.coverage is not Coverage.CALIBRATED:
+            continue
+        own = protocol_for(setting)
+        twin = private_coin_protocol(own)
+        for other in (own, *((twin,) if twin else ()), *other_mechanisms(own)):
+            try:
+                alone = protocol_plan(protocol_query(query, other.key))
+            except InputError:  # not covered alone at this query
+                continue
+            compared += 1
+            assert made.total_users <= alone.total_users, (query, other.key)
+    assert compared > 150
