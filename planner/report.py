@@ -385,6 +385,12 @@ def repetition_line(plan: Plan) -> str | None:
     )
 
 
+EXACT_TRIALS_ADVISED = 1000
+"""Below this many trials per family an exact search that finds nothing says more trials
+may find a plan (a review: local k = 4, α = 0.3, ε = 8 found none at 100 trials, where the
+default plan passes validation)."""
+
+
 def exact_renderable(exact: Any, default: Plan) -> Any:
     from rich.text import Text
 
@@ -395,9 +401,16 @@ def exact_renderable(exact: Any, default: Plan) -> Any:
             if exact.query.beta < 1 / 3
             else ""
         )
+        few = (
+            f"; at {exact.trials} trials a family's observed error is noisy enough to fail "
+            "every multiplier near the target: more --trials may find one"
+            if exact.trials < EXACT_TRIALS_ADVISED
+            else ""
+        )
         return Text(
             "exact search: no multiplier in the search range met the target on every family"
-            + floor,
+            + floor
+            + few,
             style="red",
         )
     found, worst = exact.plan, exact.worst

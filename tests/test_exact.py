@@ -264,3 +264,15 @@ def test_default_over_exact_compares_the_paper_split_of_both() -> None:
     central = plan(make_query("central", 100, 0.3, 1.0, 0.1))
     assert central.paper_split_users is None
     assert default_over_exact(central, central) == 1.0
+
+
+def test_an_exact_search_that_finds_nothing_at_few_trials_says_more_may_find_one() -> None:
+    """At 100 trials the families' observed errors are noisy: local k = 4, α = 0.3,
+    ε = 8 found no multiplier although the default plan passes validation (a review). The
+    line says more trials may find one; at the default 1,000 it does not say so."""
+    command = "plan -m local -k 4 --alpha 0.3 --eps1 8 --eps2 8 --exact --trials 100 --seed 1"
+    result = CliRunner().invoke(app, command.split())
+    assert result.exit_code == 0, result.output
+    line = " ".join(result.output.split())
+    assert "no multiplier in the search range met the target" in line
+    assert "at 100 trials a family's observed error is noisy" in line and "--trials" in line
