@@ -194,11 +194,29 @@ def compare_renderable(
         for item in plans
         if item.tester_point is not None
     ]
+    captions += [
+        f"{item.query.setting.key}: messages per user {sent}"
+        for item in plans
+        if (sent := _messages_words(item))
+    ]
     captions += [f"{key}: {reason}" for key, reason in refused]
     if captions:
         table.caption = "\n".join(captions)
         table.caption_justify = "left"
     return table
+
+
+def _messages_words(plan: Plan) -> str:
+    """Each group's messages per user where a user sends more than its one report (the
+    shuffle protocols' noise), for ``compare``'s lines (a review: a user choosing there
+    never saw that the multi-message protocol sends tens of messages a user); "" else."""
+    sent = [group.messages_per_user for group in plan.groups]
+    if all(value is None or value <= 1.0 for value in sent):
+        return ""
+    return ", ".join(
+        f"{group.name} {'—' if value is None else f'{value:.4g}'}"
+        for group, value in zip(plan.groups, sent, strict=True)
+    )
 
 
 def multiplier_text(multiplier: float) -> str:
