@@ -930,8 +930,8 @@ def plan(
 
     With calibrated constants the tester may also run on a larger domain than the
     query's: the least covered k of each protocol the query may run, where that lies
-    above the query's k, and a coupled protocol's grid node just above it: the whole plan
-    there where that protocol runs, else that protocol alone (:func:`padding_domains`).
+    above the query's k, and a coupled protocol's grid node just above it, that protocol
+    alone there (:func:`padding_domains`).
     A k-bin domain is a larger one whose other bins never occur, so such a tester
     answers the query (the central model at k = 15 had run a local randomizer with 6,000×
     the users the central tester needs at k = 16). The domain's plan is taken by the rule
@@ -958,10 +958,10 @@ def plan(
         return _homogeneous_plan(query, table, fallback)  # its plan weighs larger domains
     made = own = plan_on_domain(query, table, fallback, split)
     if table.for_setting(query.setting.key).source is ConstantSource.CALIBRATED:
-        for domain, lowest, coupled_only in padding_domains(query.setting, table, fallback):
+        for domain, lowest, coupled_node in padding_domains(query.setting, table, fallback):
             if not lowest <= query.k < domain:
                 continue
-            if coupled_only and not protocol_for(made.protocol).coupled_groups:
+            if coupled_node:  # each coupled protocol alone on its node
                 made = _coupled_alone_on_node(query, table, domain, split, made, own, fallback)
                 continue
             # a covered plan is displaced only by fewer users (``_padding_wins``)
@@ -1001,13 +1001,12 @@ def _coupled_alone_on_node(
     fallback: bool,
 ) -> Plan:
     """``made``, or the plan of a coupled protocol alone on its grid node ``domain`` where
-    that needs fewer users (``_padding_wins``), for a plan that runs another protocol.
-    Just below a node such a protocol reads the largest C of the cell below it, so on the
-    query's domain it can lose to another protocol and still need fewer users on the node
-    (a review: shuffle, k = 1000, α = 0.1, ε = (1, 0.5), δ = 10⁻³ ran the Poisson protocol,
-    28,824 users, where the multi-message protocol on 1,024 bins needs 28,547, fewer than
-    at δ = 8·10⁻⁴). Weighing the node's whole plan there had doubled a sweep; each coupled
-    protocol alone is what the node can improve. Not under ``Split.PAPER``, which runs no
+    that needs fewer users (``_padding_wins``; ``own``: the query's own domain's plan, for
+    the line). Just below a node such a protocol reads the largest C of the cell below
+    it, so on the query's domain it can lose to another protocol and still need fewer
+    users on the node (a review: shuffle, k = 1000, α = 0.1, ε = (1, 0.5), δ = 10⁻³ ran
+    the Poisson protocol, 28,824 users, where the multi-message protocol on 1,024 bins
+    needs 28,547, fewer than at δ = 8·10⁻⁴). Not under ``Split.PAPER``, which runs no
     coupled protocol (``_candidates``)."""
     if split is not Split.FEWEST:
         return made
@@ -1018,7 +1017,8 @@ def _coupled_alone_on_node(
         padded = _plan_on_domain(alone, table, True, split, to_beat)
         if padded is None or not _padding_wins(padded, made, split):
             continue
-        lines = (*padded.warnings, *_displacing_note(coupled, asked))
+        note = _displacing_note(coupled, asked) if coupled is not asked else ()
+        lines = (*padded.warnings, *note)
         made = _on_padded_domain(_replaced(padded, warnings=lines), query, own)
     return made
 
@@ -1398,8 +1398,8 @@ def _padding_domains(
     setting: Setting, table: ConstantTable, fallback: bool
 ) -> tuple[tuple[int, int, bool], ...]:
     """Every larger domain a plan of ``setting`` may weigh, ascending: (domain, the least
-    k it is weighed from, whether it is a coupled protocol's node: its whole plan weighed
-    where the plan so far runs a coupled protocol, each coupled protocol alone elsewhere).
+    k it is weighed from, whether it is a coupled protocol's node, where each coupled
+    protocol is weighed alone rather than the domain's whole plan).
 
     * The least covered k of each calibrated protocol it may run (16 for most protocols,
       64 for the hashed channels), from any k.
@@ -1409,15 +1409,16 @@ def _padding_domains(
       (``Protocol.coupled_groups``: a channel per group, and the hashed channels), from
       half of it: just below a node the cell's C is the largest of both nodes', and the
       node's own cell may need fewer users (a channel per group, α = 0.01, ε = (20, 1):
-      35,745,285 users at k = 127 against 30,202,383 at k = 128). Where the plan so far
-      runs such a protocol, the node's whole plan is weighed (a narrower rule, the node
-      only where the running protocol's largest C falls there at the plan's tester point,
-      missed savings: the node's plan may run another protocol or point; a review).
-      Elsewhere each coupled protocol alone (:func:`_coupled_alone_on_node`): the whole
-      plan for every plan had cost a quarter more per new plan and doubled a 10⁵-row
-      sweep at k = 1000, and weighing no node there had left plans up to 28 % above a
-      coupled protocol's own on the node (a review found ``compare`` listing a
-      mechanism alone below its setting's plan)."""
+      35,745,285 users at k = 127 against 30,202,383 at k = 128). Each coupled protocol
+      is weighed alone there, at every tester point of its own
+      (:func:`_coupled_alone_on_node`): the node is what its plan can gain from. (The
+      node's whole plan, weighed only where the plan so far ran a coupled protocol, left
+      plans up to 28 % above a coupled protocol's own on the node where another protocol
+      ran, and ``compare`` listed a mechanism alone below its setting's plan (a review);
+      the whole plan for every plan had doubled a 10⁵-row sweep at k = 1000. Over 3,000
+      random queries below the nodes and 700,000 sweep rows, each protocol alone gives
+      the very plans the whole plan gave where that ran, and shuffle sweeps take 0.6×
+      the time.)"""
     found: dict[int, tuple[int, bool]] = {}
 
     def add(domain: int, lowest: int, coupled_only: bool) -> None:

@@ -227,16 +227,14 @@ def _plan_columns(
     )
     if table.for_setting(setting.key).source is not ConstantSource.CALIBRATED:
         return made
-    coupled = [protocol.key for protocol in PROTOCOLS if protocol.coupled_groups]
-    for domain, lowest, coupled_only in padding_domains(setting, table, True):
+    for domain, lowest, coupled_node in padding_domains(setting, table, True):
         weighed = made.regular & (k < domain) & (k >= lowest)
-        if coupled_only:  # a coupled protocol's node: where the plan so far runs one,
-            running = np.isin(made.protocol, coupled)  # its whole plan there; elsewhere,
-            if split is Split.FEWEST:  # each coupled protocol alone (``plan``)
+        if coupled_node:  # a coupled protocol's k node: each such protocol alone (``plan``)
+            if split is Split.FEWEST:
                 for protocol in coupled_on_node(setting, table, domain):
                     rows = _may_win_alone(
                         made,
-                        weighed & ~running,
+                        weighed,
                         protocol,
                         domain,
                         (alpha, eps1, eps2, delta, beta),
@@ -258,7 +256,7 @@ def _plan_columns(
                         split,
                     )
                     made = _padded_rows(made, alone, rows, domain, (eps1, eps2, alpha), split)
-            weighed &= running
+            continue
         rows = np.flatnonzero(weighed)
         if rows.size == 0:
             continue
