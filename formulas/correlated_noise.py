@@ -64,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.formulas.search import check_deadline, least_passing
+from planner.formulas.search import check_deadline, least_below
 
 DELTA_FLOOR = 1e-12
 """Smallest δ the accounting supports (the allowances are ~1e-13 to 1e-10)."""
@@ -402,28 +402,59 @@ def least_mean(eps: float, delta: float, p: float, ratio: float, rel_tol: float 
     count on both coordinates, a post-processing. At least (1 − p)·P(F = 0) of δ is the
     join bin's empty "+" count, so the search starts where that alone is δ. ValueError
     past :data:`MAX_FLOOD`, or where :func:`limit_delta` leaves no room."""
+    return _least_mean_bracket(eps, delta, p, ratio, rel_tol)[1]
+
+
+_Bracket = tuple[float, float, float, float]
+"""(a failing mean, a passing mean, δ at each): a search's last bracket, which a finer
+search of the same flood starts from (:func:`best_flood`)."""
+
+
+def _least_mean_bracket(
+    eps: float,
+    delta: float,
+    p: float,
+    ratio: float,
+    rel_tol: float,
+    start: _Bracket | None = None,
+) -> _Bracket:
+    """:func:`least_mean`'s bracket, from ``start`` where given (a coarser search's):
+    doubling from the lower limit until a mean passes, then false position
+    (``formulas.search.least_below``). A lower limit that passes is returned as both
+    ends."""
     _check_flood_query(eps, delta, p)
 
-    def passes(mean: float) -> bool:
+    def delta_at(mean: float) -> float:
         check_deadline()
-        return correlated_noise_delta(eps, p, Flood(mean, ratio)) <= delta
+        return correlated_noise_delta(eps, p, Flood(mean, ratio))
 
+    if start is not None:
+        low, high, low_value, high_value = start
+        return least_below(
+            delta_at, delta, low, high, rel_tol, low_value=low_value, high_value=high_value
+        )
     need = math.log((1.0 - p) / delta)  # −ln P(F = 0) at least this
     if ratio == 0.0:
         low = max(need, 1e-6)
     else:
         low = max(need * ratio / ((1.0 - ratio) * -math.log1p(-ratio)), 1e-6)
-    if passes(low):
-        return low
+    low_value = delta_at(low)
+    if low_value <= delta:
+        return low, low, low_value, low_value
     high = 2.0 * low
-    while not passes(high):
+    high_value = delta_at(high)
+    while high_value > delta:
         if high >= MAX_FLOOD:
             raise ValueError(
                 f"no flood of mean up to {MAX_FLOOD:g} (q = {ratio:g}) reaches δ = {delta:g} "
                 f"at ε = {eps:g} with p = {p:g}"
             )
-        low, high = high, min(2.0 * high, MAX_FLOOD)
-    return least_passing(passes, low, high, rel_tol)
+        low, low_value = high, high_value
+        high = min(2.0 * high, MAX_FLOOD)
+        high_value = delta_at(high)
+    return least_below(
+        delta_at, delta, low, high, rel_tol, low_value=low_value, high_value=high_value
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -449,9 +480,10 @@ the best 1 − q was 0.5 – 0.7 times (1 − θ)·ε; docs/shuffle-multi-messag
 def best_flood(eps: float, delta: float, p: float) -> Flood:
     """The flood of least mean among the Poisson and the :data:`FLOOD_RATIOS` around
     1 − q = :data:`LEAST_MEAN_RATIO`·(1 − θ)·ε, with δ(ε) ≤ ``delta`` at ratio p: each
-    candidate's least mean to 5 %, then the best of them to 10⁻⁶. Whatever it returns
-    passes δ exactly (``least_mean`` returns a passing end); only how near the least mean
-    it lands rests on where the candidates are (the tests check its neighbours need no
+    candidate's least mean to 5 %, then the best of them to 10⁻⁶ from its own bracket
+    (about half the accountings of a search afresh). Whatever it returns passes δ
+    exactly (a mean whose δ was computed and passed); only how near the least mean it
+    lands rests on where the candidates are (the tests check its neighbours need no
     less). ValueError as :func:`least_mean` where no candidate has a flood."""
     _check_flood_query(eps, delta, p)
     spare = max(eps - 2.0 * math.log(1.0 / p), 1e-12)  # (1 − θ)·ε, the flood's share
@@ -459,10 +491,10 @@ def best_flood(eps: float, delta: float, p: float) -> Flood:
     candidates = sorted(
         {0, *(j for j in (centre - 1, centre, centre + 1) if 1 <= j < len(FLOOD_RATIOS))}
     )
-    coarse: dict[int, float] = {}
+    coarse: dict[int, _Bracket] = {}
     for index in candidates:
         try:
-            coarse[index] = least_mean(eps, delta, p, FLOOD_RATIOS[index], rel_tol=0.05)
+            coarse[index] = _least_mean_bracket(eps, delta, p, FLOOD_RATIOS[index], 0.05)
         except ValueError:
             continue
     if not coarse:
@@ -470,9 +502,9 @@ def best_flood(eps: float, delta: float, p: float) -> Flood:
             f"no flood of mean up to {MAX_FLOOD:g} reaches δ = {delta:g} at ε = {eps:g} "
             f"with p = {p:g}"
         )
-    best = min(coarse, key=coarse.__getitem__)
-    ratio = FLOOD_RATIOS[best]
-    return Flood(least_mean(eps, delta, p, ratio), ratio)
+    best = min(coarse, key=lambda index: coarse[index][1])
+    ratio = FLOOD_RATIOS[best]  # refined from its coarse bracket, not searched afresh
+    return Flood(_least_mean_bracket(eps, delta, p, ratio, 1e-6, coarse[best])[1], ratio)
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,60 @@ def least_passing(
     return high
 
 
+def least_below(
+    value: Callable[[float], float],
+    target: float,
+    low: float,
+    high: float,
+    rel_tol: float,
+    *,
+    low_value: float | None = None,
+    high_value: float | None = None,
+) -> tuple[float, float, float, float]:
+    """The bracket of the least x > 0 with ``value(x) ≤ target``, as (low, high,
+    value(low), value(high)), its ends within relative tolerance: ``value`` is
+    non-increasing, ``low`` fails (``value(low) > target``) and ``high`` passes. The
+    passing end is one ``value`` was evaluated at (or the ``high`` given), so it passes
+    exactly, whatever the steps took.
+
+    False position on ln value(x), which a flood's δ makes close to linear in x (its tail
+    falls geometrically), with the Illinois rule (an end kept twice has its pull halved),
+    so a bracket of a factor 2 closes to 10⁻⁶ in a handful of evaluations where bisection
+    takes about 20. A step is kept at least a quarter of the tolerance inside the
+    bracket; a step from a value of 0 is a bisection on log x. ``low_value`` and
+    ``high_value``: ``value`` at the ends, where already known."""
+    log_target = math.log(target)
+    low_value = value(low) if low_value is None else low_value
+    high_value = value(high) if high_value is None else high_value
+
+    def gap(x_value: float) -> float:  # ln value − ln target: > 0 fails, ≤ 0 passes
+        return math.log(x_value) - log_target if x_value > 0.0 else -math.inf
+
+    pull_low, pull_high = gap(low_value), gap(high_value)
+    last = ""  # the end the previous step replaced
+    margin = rel_tol / 4.0  # a step this near an end would hardly shrink the bracket
+    while high / low > 1.0 + rel_tol:
+        check_deadline()
+        x = math.sqrt(low * high)
+        if math.isfinite(pull_low) and math.isfinite(pull_high) and pull_low > pull_high:
+            secant = high - pull_high * (high - low) / (pull_high - pull_low)
+            # kept off the ends: a step just inside the tolerance of the nearer end still
+            # closes the bracket when the least x lies between them
+            x = min(max(secant, low * (1.0 + margin)), high / (1.0 + margin))
+        x_value = value(x)
+        if x_value <= target:
+            high, high_value, pull_high = x, x_value, gap(x_value)
+            if last == "high":  # the low end kept twice (Illinois)
+                pull_low /= 2.0
+            last = "high"
+        else:
+            low, low_value, pull_low = x, x_value, gap(x_value)
+            if last == "low":
+                pull_high /= 2.0
+            last = "low"
+    return low, high, low_value, high_value
+
+
 @overload
 def least_passing_integer(passes: Callable[[int], bool], start: int) -> int: ...
 
