@@ -480,11 +480,12 @@ the best 1 − q was 0.5 – 0.7 times (1 − θ)·ε; docs/shuffle-multi-messag
 def best_flood(eps: float, delta: float, p: float) -> Flood:
     """The flood of least mean among the Poisson and the :data:`FLOOD_RATIOS` around
     1 − q = :data:`LEAST_MEAN_RATIO`·(1 − θ)·ε, with δ(ε) ≤ ``delta`` at ratio p: each
-    candidate's least mean to 5 %, then the best of them to 10⁻⁶ from its own bracket
-    (about half the accountings of a search afresh). Whatever it returns passes δ
-    exactly (a mean whose δ was computed and passed); only how near the least mean it
-    lands rests on where the candidates are (the tests check its neighbours need no
-    less). ValueError as :func:`least_mean` where no candidate has a flood."""
+    candidate's least mean to 5 %, then those within :data:`COARSE_REACH` of the least
+    to 10⁻⁶, each from its own bracket (about half the accountings of a search afresh).
+    Whatever it returns passes δ exactly (a mean whose δ was computed and passed); only
+    how near the least mean it lands rests on where the candidates are (the tests check
+    its neighbours need no less). ValueError as :func:`least_mean` where no candidate
+    has a flood."""
     _check_flood_query(eps, delta, p)
     spare = max(eps - 2.0 * math.log(1.0 / p), 1e-12)  # (1 − θ)·ε, the flood's share
     centre = round(-2.0 * math.log2(min(LEAST_MEAN_RATIO * spare, 0.7)))
@@ -502,9 +503,21 @@ def best_flood(eps: float, delta: float, p: float) -> Flood:
             f"no flood of mean up to {MAX_FLOOD:g} reaches δ = {delta:g} at ε = {eps:g} "
             f"with p = {p:g}"
         )
-    best = min(coarse, key=lambda index: coarse[index][1])
-    ratio = FLOOD_RATIOS[best]  # refined from its coarse bracket, not searched afresh
-    return Flood(_least_mean_bracket(eps, delta, p, ratio, 1e-6, coarse[best])[1], ratio)
+    # each candidate within COARSE_REACH of the least coarse mean is refined from its own
+    # bracket (not searched afresh): two within 5 % could swap places at 10⁻⁶
+    least = min(bracket[1] for bracket in coarse.values())
+    refined = {
+        index: _least_mean_bracket(eps, delta, p, FLOOD_RATIOS[index], 1e-6, bracket)[1]
+        for index, bracket in coarse.items()
+        if bracket[1] <= COARSE_REACH * least
+    }
+    best = min(refined, key=refined.__getitem__)
+    return Flood(refined[best], FLOOD_RATIOS[best])
+
+
+COARSE_REACH = 1.1
+"""A candidate flood whose coarse least mean (to 5 %) is within this factor of the least
+is refined too (:func:`best_flood`): each coarse mean lies up to 5 % above its own least."""
 
 
 @dataclass(frozen=True)
