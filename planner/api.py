@@ -180,8 +180,8 @@ def exact_query(query: Query, made: Plan, trials: int) -> Query:
     runs, where its tester runs (like for like: a shuffle query's own Poisson protocol,
     searched instead, had needed 2.1× the default multi-message plan's users at k = 90,
     α = 0.24, ε = (4.52, 0.658)). ``InputError`` for a query with no search of its own (a
-    mixed pair; a central query that gives δ) and for a search of ``trials`` estimated
-    above the cost limit (:func:`check_exact_cost`)."""
+    mixed pair) and for a search of ``trials`` estimated above the cost limit
+    (:func:`check_exact_cost`)."""
     if query.setting.is_mixed:
         raise InputError(
             "exact",
@@ -189,13 +189,9 @@ def exact_query(query: Query, made: Plan, trials: int) -> Query:
             "left out for a mixed pair (no search of its own yet: planner validate checks "
             "given sizes)",
         )
-    if query.setting.takes_delta and not query.setting.needs_delta and query.delta is not None:
-        raise InputError(
-            "delta",
-            query.delta,
-            "left out with --exact for the central model (its search is of the pure ε-DP "
-            "tester: give no δ)",
-        )
+    # a central query that gives δ: the protocol its plan runs, the pure ε-DP tester or a
+    # shuffle protocol the curator runs itself at that δ (it had been refused, and so was
+    # ``--protocol shuffle-private --exact`` there; a review)
     searched = replace(made.tester_query, warnings=query.warnings)
     check_exact_cost(searched, trials)
     return searched

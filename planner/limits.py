@@ -244,6 +244,23 @@ def check_validation(
         )
 
 
+def check_vote_sizes(n1: int, n2: int, runs: int) -> None:
+    """Refuse group sizes a majority vote of ``runs`` runs cannot be split into (fewer
+    users than runs) or that put more than :data:`SIMULATION_N_MAX` users in a run,
+    naming the size given: one rule for ``planner validate`` and the service's jobs (a
+    review found a job's refusal naming one run's share of a size it was never sent)."""
+    for name, size in (("n1", n1), ("n2", n2)):
+        if size < runs:
+            raise InputError(name, size, f"at least the majority vote's {runs} runs")
+        if runs > 1 and size // runs > SIMULATION_N_MAX:
+            raise InputError(
+                name,
+                size,
+                f"at most {runs} × {SIMULATION_N_MAX:.0e} (a {runs}-run vote, each run "
+                f"simulated with at most {SIMULATION_N_MAX:.0e} users a group)",
+            )
+
+
 def check_user_path(trials: int, messages1: int, messages2: int, *, user_path: bool) -> None:
     """Refuse a user-path validation of more than :data:`USER_PATH_MESSAGES_MAX` trials ×
     messages (it holds every trial's messages at once): one line for the CLI and the

@@ -1017,10 +1017,26 @@ def _coupled_alone_on_node(
         padded = _plan_on_domain(alone, table, True, split, to_beat)
         if padded is None or not _padding_wins(padded, made, split):
             continue
-        note = _displacing_note(coupled, asked) if coupled is not asked else ()
-        lines = (*padded.warnings, *note)
+        # the query's own lines (an input it ignores), and why another protocol runs: as
+        # the query's own domain would say them (a review found both left out)
+        lines = (*query.warnings, *padded.warnings, *_coupled_note(query, table, coupled, asked))
         made = _on_padded_domain(_replaced(padded, warnings=lines), query, own)
     return made
+
+
+def _coupled_note(
+    query: Query, table: ConstantTable, coupled: Protocol, asked: Protocol
+) -> tuple[str, ...]:
+    """The line saying that ``coupled`` runs instead of the query's own protocol
+    (``_displacing_note``: because it needs fewer users, or because the own is not
+    covered at the query); none where it is the query's own."""
+    if coupled is asked:
+        return ()
+    own_run = _ProtocolRun.size(query, query.setting, table)
+    if own_run.coverage is not Coverage.EXTRAPOLATED:
+        return _displacing_note(coupled, asked)
+    where = " and ".join(_outside_axes(query, table, asked))
+    return _displacing_note(coupled, asked, own_covered=False, where=where)
 
 
 # Mixed pairs: each group under its own model -------------------------------------------

@@ -11,7 +11,7 @@ from planner.constants import ConstantTable, default_constants
 from planner.documents import report_to_dict
 from planner.files import json_text
 from planner.inputs import InputError, Query, check_choice, check_integer, check_number, check_query
-from planner.limits import SIMULATION_N_MAX, check_validation
+from planner.limits import check_validation, check_vote_sizes
 from planner.plan import GroupPlan, LoweredPoint, Plan, Split, plan
 from planner.protocols import protocol_for
 
@@ -174,16 +174,7 @@ def validate(
     # a majority vote is checked through one of its runs (planner.validators.engine), so a
     # trial costs one run whatever the vote's size
     runs = checked.runs
-    for name, size in (("n1", size1), ("n2", size2)):
-        if size < runs:
-            raise InputError(name, size, f"at least the majority vote's {runs} runs")
-        if runs > 1 and size // runs > SIMULATION_N_MAX:
-            raise InputError(
-                name,
-                size,
-                f"at most {runs} × {SIMULATION_N_MAX:.0e} (a {runs}-run vote, each run "
-                f"simulated with at most {SIMULATION_N_MAX:.0e} users a group)",
-            )
+    check_vote_sizes(size1, size2, runs)
     domain = protocol_query.k  # the tester's k: the query's, or a larger domain's
     schedule = trial_schedule(trials, domain, family_count, max_trials)
     messages1, messages2 = trial_messages(checked, domain, size1, size2)

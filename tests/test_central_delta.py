@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from planner import Query
+from planner import Query, Setting
 from planner.api import compare_document, plan_document
 from planner.cli import main
 from planner.plan import Coverage, plan
@@ -98,10 +98,20 @@ def test_an_invalid_delta_is_refused_in_one_line_everywhere(capsys) -> None:
     assert math.isnan(rows["total_users"][1])
 
 
-def test_exact_is_refused_for_a_central_query_that_gives_delta(capsys) -> None:
-    args = ["plan", "--model", "central", "-k", "16", "--alpha", "0.5", "--eps1", "1"]
-    code, _, err = _cli([*args, "--eps2", "1", "--delta", "1e-6", "--exact"], capsys)
-    assert code == 2 and "delta" in err and "give no δ" in err
+def test_exact_searches_the_protocol_a_central_query_that_gives_delta_runs() -> None:
+    """``--exact`` on a central query that gives δ searches the protocol its plan runs: a
+    shuffle protocol the curator runs itself, at the query's δ, or the pure ε-DP tester.
+    It had been refused ("give no δ"), and with ``--protocol shuffle-private`` the advice
+    led to a second refusal (a review)."""
+    from planner.api import plan_answer
+
+    query = {"model": "central", "k": 100, "alpha": 0.3, "eps1": 2, "eps2": 0.5, "delta": 1e-6}
+    for protocol in (None, "shuffle-private"):
+        answer = plan_answer(**query, protocol=protocol, exact=True, trials=100, seed=0)
+        assert answer.exact is not None and answer.exact.plan is not None
+        assert answer.exact.plan.protocol == answer.plan.protocol
+        expected = 1e-6 if Setting.from_key(answer.plan.protocol).needs_delta else None
+        assert answer.exact.query.delta == expected
 
 
 def test_the_cli_http_page_and_allocation_give_the_api_s_numbers(capsys, tmp_path) -> None:

@@ -441,3 +441,17 @@ def test_a_plan_never_needs_more_than_a_mechanism_it_may_run_alone() -> None:
             compared += 1
             assert made.total_users <= alone.total_users, (query, other.key)
     assert compared > 150
+
+
+def test_a_coupled_protocol_on_its_node_keeps_the_query_s_own_lines() -> None:
+    """A plan that moves to a coupled protocol's k node keeps the query's own lines: a
+    review found "delta is ignored" dropped at local k = 127 with δ given (printed at
+    k = 128 and before the node rule), so the δ was silently left out."""
+    for k in (127, 128):
+        made = plan(Query(Setting.from_key("local-private"), k, 0.074, 0.474, 1.997, 1e-6))
+        assert made.protocol == "local-private+channels"
+        assert made.warnings[0].startswith("delta is ignored: the local protocol is pure ε-DP")
+        assert (
+            sum("needs fewer users here than local, private coin" in w for w in made.warnings) == 1
+        )
+    assert made.tester_point is None or made.tester_point.k is None  # k = 128: its own node

@@ -187,8 +187,8 @@ def test_the_deadline_stops_a_search_and_is_off_without_one() -> None:
 @pytest.mark.parametrize(
     ("request_", "parameter", "fragment"),
     [
-        (  # 400 trials × the multi-message plan's 611,836 messages: over the user path's 5e7
-            {
+        (  # 400 trials × the multi-message plan's 611,836 messages: over the user path's
+            {  # 2e7, refused in the CLI's words
                 "model": "shuffle",
                 "k": 1000,
                 "alpha": 0.5,
@@ -198,8 +198,8 @@ def test_the_deadline_stops_a_search_and_is_off_without_one() -> None:
                 "path": "user",
                 "trials": 400,
             },
-            "trials",
-            "messages a trial (users and, in the shuffle model, noise)",
+            "path",
+            "on the user path, the messages of one trial being 611,",
         ),
         (  # outside the covered region, its simulation far over the budget
             {
@@ -934,3 +934,48 @@ def test_a_central_query_that_gives_delta_takes_the_shuffle_protocol_its_plan_ru
     with pytest.raises(InputError) as caught:
         plan_answer(model="central", protocol="shuffle-private", **query)
     assert caught.value.parameter == "protocol" and "central+channels" in str(caught.value)
+
+
+def test_a_job_with_a_vote_refuses_sizes_as_validate_does(tmp_path) -> None:
+    """A validation job whose plan is a majority vote refuses given sizes in the CLI's
+    words, naming the size sent: it had named one run's share (n1 = 1333333333333333 for
+    4·10¹⁵ over 3 runs), and n1 = 2 for a 3-run vote was accepted, then failed (a review)."""
+    base = {"model": "central", "k": 100, "alpha": 0.3, "eps1": 1, "eps2": 0.5, "beta": 0.001}
+    base |= {"n2": 3000, "trials": 200, "path": "fast"}
+    app = create_app(tmp_path / "jobs.sqlite3", workers=1, run_jobs=False)
+    with TestClient(app) as client:
+        for n1, words in (
+            (4 * 10**15, "n1 = 4000000000000000: must be at most 3 × 1e+15"),
+            (2, "n1 = 2: must be at least the majority vote's 3 runs"),
+        ):
+            response = client.post("/v1/validations", json={**base, "n1": n1})
+            assert response.status_code == 422, response.text
+            assert words in response.json()["error"]
+            assert (
+                main(
+                    [
+                        "validate",
+                        "--model",
+                        "central",
+                        "-k",
+                        "100",
+                        "--alpha",
+                        "0.3",
+                        "--eps1",
+                        "1",
+                        "--eps2",
+                        "0.5",
+                        "--beta",
+                        "0.001",
+                        "--n1",
+                        str(n1),
+                        "--n2",
+                        "3000",
+                        "--trials",
+                        "200",
+                        "--path",
+                        "fast",
+                    ]
+                )
+                == 2
+            )

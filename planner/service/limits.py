@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.inputs import InputError, Query, check_choice, check_integer
-from planner.limits import check_validation
+from planner.limits import check_validation, check_vote_sizes
 
 ARITHMETIC_LINE = (
     "invalid inputs: no finite plan for these values (a number too small or too large "
@@ -217,6 +217,7 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
     # the engine's own limits (k × trials × families, users a run simulates), as the CLI
     # refuses them before any work: a job accepted here does not fail on them later
     runs = checked.runs
+    check_vote_sizes(*sizes, runs)  # as planner validate: a size the vote cannot split
     check_validation(
         query.k,
         largest,
