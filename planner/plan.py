@@ -1712,7 +1712,8 @@ def _fewest_split_hint(point: LoweredPoint | None, run: _ProtocolRun, made: Plan
         at = "the query (its users split by the tester's variance)"
     else:
         at = ", ".join(
-            f"{symbol} = {value:.4g}" for _, symbol, value, _ in _lowered(made.query, point)
+            f"{symbol} = {apart_texts(value, asked)[0]}"
+            for _, symbol, value, asked in _lowered(made.query, point)
         )
     return (
         f"the default split (--allocation fewest) needs fewer users in all: n1 = {n1:,}, "

@@ -404,9 +404,11 @@ def repetition_line(plan: Plan) -> str | None:
 
 
 EXACT_TRIALS_ADVISED = 1000
-"""Below this many trials per family an exact search that finds nothing says more trials
-may find a plan (a review: local k = 4, α = 0.3, ε = 8 found none at 100 trials, where the
-default plan passes validation)."""
+"""Below this many trials per family an exact search says its sizes are noisy: one that
+finds nothing, that more trials may find a plan (a review: local k = 4, α = 0.3, ε = 8
+found none at 100 trials, where the default plan passes validation); one that finds
+sizes, that they are not to be run as they are (shuffle k = 50, α = 0.3, ε = (1, 0.25):
+1,620 + 3,791 at 100 trials, 389 + 911 at 300)."""
 
 
 def exact_renderable(exact: Any, default: Plan) -> Any:
@@ -437,7 +439,11 @@ def exact_renderable(exact: Any, default: Plan) -> Any:
     where = "this query"
     if default.tester_point is not None:
         at = default.tester_point
-        where = f"the plan's tester point ε1 = {at.eps1:.4g}, ε2 = {at.eps2:.4g}, α = {at.alpha:g}"
+        eps1, eps2 = (
+            apart_texts(value, asked)[0]
+            for value, asked in ((at.eps1, default.query.eps1), (at.eps2, default.query.eps2))
+        )
+        where = f"the plan's tester point ε1 = {eps1}, ε2 = {eps2}, α = {at.alpha:g}"
         if at.k is not None:
             where += f", on a domain of k = {at.k:,}"
     return Text(
@@ -446,6 +452,12 @@ def exact_renderable(exact: Any, default: Plan) -> Any:
         f"(worst: {worst.family}, {worst.error_rate:.3f}, 95% CI [{worst.ci_low:.3f}, "
         f"{worst.ci_high:.3f}]); default/exact = {default_over_exact(default, found):.2f} "
         f"(group 1{_split_compared(default)})"
+        + (
+            f"; at {exact.trials} trials a search's sizes are noisy: --trials "
+            f"{EXACT_TRIALS_ADVISED} or more before running them"
+            if exact.trials < EXACT_TRIALS_ADVISED
+            else ""
+        )
     )
 
 
@@ -553,7 +565,10 @@ def _tester_cell(row: dict[str, Any]) -> str:
     """Where a sweep row's tester runs below its inputs ("—": at them)."""
     if row["tester_eps1"] is None:
         return "—"
-    cell = f"{row['tester_eps1']:.4g}, {row['tester_eps2']:.4g}, {row['tester_alpha']:g}"
+    eps1, eps2 = (  # told apart from the row's own ε where they differ in the last shown digit
+        apart_texts(row[f"tester_{name}"], row[name])[0] for name in ("eps1", "eps2")
+    )
+    cell = f"{eps1}, {eps2}, {row['tester_alpha']:g}"
     if row["tester_k"] is not None:
         cell += f", k = {row['tester_k']:,}"
     if row.get("tester_delta") is not None:  # its mechanism spends less δ than the row's

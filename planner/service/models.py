@@ -142,8 +142,9 @@ class ValidationRequest(Request):
     power: Number | None = Field(None, description=POWER_HELP)
     protocol: StrictStr | None = Field(
         None,
-        description="kind validate: one protocol's plan alone, by its key, checked with its "
-        "tester (as POST /v1/plan's protocol); default: the protocol needing the fewest users",
+        description="kinds validate and exact: one protocol's plan alone, by its key, checked "
+        "with its tester or searched (as POST /v1/plan's protocol); default: the protocol "
+        "needing the fewest users",
     )
 
 
