@@ -402,7 +402,9 @@ def least_mean(eps: float, delta: float, p: float, ratio: float, rel_tol: float 
     count on both coordinates, a post-processing. At least (1 − p)·P(F = 0) of δ is the
     join bin's empty "+" count, so the search starts where that alone is δ. ValueError
     past :data:`MAX_FLOOD`, or where :func:`limit_delta` leaves no room."""
-    return _least_mean_bracket(eps, delta, p, ratio, rel_tol)[1]
+    found = _least_mean_bracket(eps, delta, p, ratio, rel_tol)
+    assert found is not None  # it gives up only below a finite ``give_up``
+    return found[1]
 
 
 _Bracket = tuple[float, float, float, float]
@@ -417,11 +419,13 @@ def _least_mean_bracket(
     ratio: float,
     rel_tol: float,
     start: _Bracket | None = None,
-) -> _Bracket:
+    give_up: float = math.inf,
+) -> _Bracket | None:
     """:func:`least_mean`'s bracket, from ``start`` where given (a coarser search's):
     doubling from the lower limit until a mean passes, then false position
     (``formulas.search.least_below``). A lower limit that passes is returned as both
-    ends."""
+    ends. None once a failing mean is above ``give_up``: the least mean is larger still
+    (:func:`best_flood` weighs no candidate that far above its best)."""
     _check_flood_query(eps, delta, p)
 
     def delta_at(mean: float) -> float:
@@ -441,6 +445,8 @@ def _least_mean_bracket(
     low_value = delta_at(low)
     if low_value <= delta:
         return low, low, low_value, low_value
+    if low > give_up:
+        return None
     high = 2.0 * low
     high_value = delta_at(high)
     while high_value > delta:
@@ -450,6 +456,8 @@ def _least_mean_bracket(
                 f"at ε = {eps:g} with p = {p:g}"
             )
         low, low_value = high, high_value
+        if low > give_up:
+            return None
         high = min(2.0 * high, MAX_FLOOD)
         high_value = delta_at(high)
     return least_below(
@@ -493,11 +501,17 @@ def best_flood(eps: float, delta: float, p: float) -> Flood:
         {0, *(j for j in (centre - 1, centre, centre + 1) if 1 <= j < len(FLOOD_RATIOS))}
     )
     coarse: dict[int, _Bracket] = {}
-    for index in candidates:
+    # the ratios nearest the centre first, the Poisson last: a candidate whose search
+    # passes a failing mean above COARSE_REACH × the least so far is given up (it could be
+    # neither the least nor refined; the choice is the same, in fewer accountings)
+    for index in sorted(candidates, key=lambda j: (j == 0, abs(j - centre))):
+        reach = COARSE_REACH * min((found[1] for found in coarse.values()), default=math.inf)
         try:
-            coarse[index] = _least_mean_bracket(eps, delta, p, FLOOD_RATIOS[index], 0.05)
+            bracket = _least_mean_bracket(eps, delta, p, FLOOD_RATIOS[index], 0.05, give_up=reach)
         except ValueError:
             continue
+        if bracket is not None:
+            coarse[index] = bracket
     if not coarse:
         raise ValueError(
             f"no flood of mean up to {MAX_FLOOD:g} reaches δ = {delta:g} at ε = {eps:g} "
@@ -506,11 +520,12 @@ def best_flood(eps: float, delta: float, p: float) -> Flood:
     # each candidate within COARSE_REACH of the least coarse mean is refined from its own
     # bracket (not searched afresh): two within 5 % could swap places at 10⁻⁶
     least = min(bracket[1] for bracket in coarse.values())
-    refined = {
-        index: _least_mean_bracket(eps, delta, p, FLOOD_RATIOS[index], 1e-6, bracket)[1]
-        for index, bracket in coarse.items()
-        if bracket[1] <= COARSE_REACH * least
-    }
+    refined = {}
+    for index in sorted(coarse):
+        if coarse[index][1] <= COARSE_REACH * least:
+            found = _least_mean_bracket(eps, delta, p, FLOOD_RATIOS[index], 1e-6, coarse[index])
+            assert found is not None  # from a bracket it never gives up
+            refined[index] = found[1]
     best = min(refined, key=refined.__getitem__)
     return Flood(refined[best], FLOOD_RATIOS[best])
 
