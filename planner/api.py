@@ -410,11 +410,45 @@ def compare_answer(
             plans.append(covered(query))
         except NotCoveredError as error:
             why = "; ".join(error.gaps)
-            refused.append((setting.key, f"{why} (planner plan simulates it within its budget)"))
+            refused.append((setting.key, f"{why} ({simulation_words(query)})"))
     if pair is not None and pair[1] is not None:
         _mixed_rows(model, k, alpha, eps1, eps2, delta, beta, accounting, plans, refused)
     plans.sort(key=lambda item: item.total_users)
     return CompareAnswer(plans, refused, query)
+
+
+SIMULATES_WITHIN_BUDGET = "planner plan simulates it within its budget"
+"""``compare``'s words for a refused row that ``planner plan`` simulates by default (the
+service's page says its own)."""
+
+
+def simulation_words(query: Query) -> str:
+    """What ``planner plan`` does with a query outside the covered region, in words for
+    ``compare``'s refused rows: it simulates it within its default budget, or the
+    simulation would take longer (a new user's trial found "simulates it within its
+    budget" beside a query ``planner plan`` refuses at about 20,000 s), or below
+    k = 8 it simulates nothing."""
+    from planner.coverage import SIMULATION_BUDGET_SECONDS, simulation_seconds
+    from planner.simulation import SIMULATION_K_MIN
+
+    if query.k < SIMULATION_K_MIN:
+        return f"planner plan simulates no query below k = {SIMULATION_K_MIN}"
+    needed = simulation_seconds(query, 1000)
+    if needed <= SIMULATION_BUDGET_SECONDS:
+        return SIMULATES_WITHIN_BUDGET
+    if needed > SIMULATION_BUDGET_MAX:
+        return (
+            f"a simulation would take about {needed:,.0f} s, beyond any budget (at most "
+            f"{SIMULATION_BUDGET_MAX:,.0f} s): planner plan refuses it"
+        )
+    return (
+        f"a simulation would take about {needed:,.0f} s, above planner plan's default "
+        f"{SIMULATION_BUDGET_SECONDS:g} s budget: --simulation-budget, or a plan job"
+    )
+
+
+SIMULATION_BUDGET_MAX = 3600.0
+"""The largest ``--simulation-budget`` ``planner plan`` takes (``coverage.coverable_plan``)."""
 
 
 def _mixed_rows(
@@ -446,9 +480,7 @@ def _mixed_rows(
             plans.append(covered(query))
         except NotCoveredError as error:
             why = "; ".join(error.gaps)
-            refused.append(
-                (query.setting.key, f"{why} (planner plan simulates it within its budget)")
-            )
+            refused.append((query.setting.key, f"{why} ({simulation_words(query)})"))
         for run in mixed_runs(query):
             if run.setting.is_mixed and table.has_setting(run.setting.key):
                 alone.setdefault(run.setting.key, run)

@@ -544,9 +544,14 @@ def sweep_renderable(result: Any) -> Any:
         ]
         for row in rows
     ]
-    varied = ", ".join(result.varied) or "nothing"
+    count = f"{len(result):,} plan{'' if len(result) == 1 else 's'}"
+    title = (
+        f"sweep over {', '.join(result.varied)}: {count}"
+        if result.varied
+        else f"sweep over no parameter (each given one value): {count}"
+    )
     return _rows_table(
-        f"sweep over {varied}: {len(result)} plans",
+        title,
         [
             "setting",
             *result.varied,

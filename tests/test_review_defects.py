@@ -979,3 +979,33 @@ def test_a_job_with_a_vote_refuses_sizes_as_validate_does(tmp_path) -> None:
                 )
                 == 2
             )
+
+
+def test_compare_says_what_planner_plan_does_with_a_refused_row() -> None:
+    """``compare``'s refused rows had all said "planner plan simulates it within its
+    budget", also where ``planner plan`` refuses the query (k = 200,000: about 20,000 s of
+    simulation; a new user's trial). Each now says what ``planner plan`` does."""
+    from planner.api import SIMULATES_WITHIN_BUDGET, compare_answer
+
+    far = compare_answer(k=200_000, alpha=0.1, eps1=1.0, eps2=0.5)
+    reasons = dict(far.not_covered)
+    assert "beyond any budget (at most 3,600 s): planner plan refuses it" in reasons["central"]
+    assert all(SIMULATES_WITHIN_BUDGET not in why for why in reasons.values())
+    made = main(
+        [
+            "plan",
+            "--model",
+            "central",
+            "-k",
+            "200000",
+            "--alpha",
+            "0.1",
+            "--eps1",
+            "1",
+            "--eps2",
+            "0.5",
+            "--simulation-budget",
+            "3600",
+        ]
+    )
+    assert made == 2

@@ -978,7 +978,8 @@ def test_the_page_words_warnings_for_the_page_and_offers_their_choices(idle_clie
     wide = {"k": "10000000", "alpha": "0.1", "eps1": "1", "eps2": "0.25", "delta": "1e-6"}
     compared = idle_client.get("/", params=wide)
     assert "not covered" in compared.text
-    assert "(its own page simulates it within its budget)" in compared.text
+    # (at k = 10⁷ a simulation is beyond any budget: the row says its page refuses it)
+    assert "beyond any budget (at most 3,600 s): its own page refuses it" in compared.text
     assert "planner plan" not in compared.text
     assert re.search(r'<th scope="row"><a href="/\?setting=central&amp;k=10000000', compared.text)
 

@@ -181,6 +181,13 @@ PAGE_PHRASES = (
         re.compile(r"\(planner plan simulates it within its budget\)"),
         "(its own page simulates it within its budget)",
     ),
+    (
+        re.compile(
+            r"above planner plan's default [0-9.]+ s budget: --simulation-budget, or a plan job"
+        ),
+        "too long for its own page: a plan job runs it",
+    ),
+    (re.compile(r"planner plan refuses it"), "its own page refuses it"),
     (re.compile(r"planner validate\b"), "“Verify this plan”"),
     (re.compile(r"planner plan\b"), "this page"),
 )
