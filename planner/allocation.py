@@ -277,6 +277,19 @@ OWN_PLANS = {
 """The plans weighed beside the paper split's family, run by their own testers."""
 
 
+def _own_plans_n2(plan: Plan, table: ConstantTable) -> list[int]:
+    """Group 2's users in each of ``OWN_PLANS`` that is covered (what ``_no_dearer_than``
+    may take for a given n2)."""
+    if plan.coverage is Coverage.NONE:
+        return []
+    sizes = []
+    for split in OWN_PLANS:
+        own = make_plan(plan.query, table, split=split)
+        if own.coverage is Coverage.CALIBRATED:
+            sizes.append(own.n_users_group2)
+    return sizes
+
+
 def _no_dearer_than_own_plans(
     plan: Plan, found: Allocation, table: ConstantTable, given_n2: int | None = None
 ) -> Allocation:
@@ -475,14 +488,17 @@ def _allocate(
             n1_best, _, how = min(fitting, key=lambda m: (m[0], m[1]))
             found = Allocation(rule, n1_best, n2, how, cost1, cost2)
         else:
-            fewest = min(m[1] for m in members)
+            # the family's fewest, and the own plans' (``_no_dearer_than``), which may run
+            # another protocol with fewer group-2 users (a new user's trial: "the fewest is
+            # 2,147" where the default plan's n2 = 1,520 was taken)
+            fewest = min([m[1] for m in members] + _own_plans_n2(plan, table))
             found = Allocation(
                 rule,
                 None,
                 None,
                 (
-                    f"n2 = {n2:,} is below every member of the family of valid protocols (the "
-                    f"fewest group-2 users is {fewest:,})"
+                    f"n2 = {n2:,} is below every valid plan's group 2 (the family of valid "
+                    f"protocols and the default and homogeneous plans: the fewest is {fewest:,})"
                 ),
                 cost1,
                 cost2,

@@ -9,6 +9,7 @@ import pytest
 from planner.allocation import AllocationRule, allocate
 from planner.constants import ConstantTable, default_constants
 from planner.formulas.hadamard import debias_factor
+from planner.inputs import InputError
 from planner.plan import Split, plan
 from planner.validate import validate
 from tests.conftest import make_query
@@ -475,3 +476,19 @@ def test_an_allocation_on_the_settings_own_protocol_is_validated_with_its_tester
     assert target.n1 > 10 * target.n2  # unequal: no k-RR plan has them
     report = validate_document(**asked, seed=3, families=["paninski-symmetric", "uniform"])
     assert report["verdict"] == "pass", report
+
+
+def test_a_fixed_n2_below_every_plan_names_the_real_fewest() -> None:
+    """A new user's trial: ``--n2 1519`` was refused with "the fewest group-2 users is
+    2,147" (the paper family's) while ``--n2 1520``, the default plan's own group 2, was
+    taken. The refusal names the fewest of every plan the allocation may take."""
+    from planner.api import plan_answer
+
+    query = {"model": "shuffle", "k": 100, "alpha": 0.2, "eps1": 1, "eps2": 0.5, "delta": 1e-6}
+    default = plan_answer(**query).plan
+    n2 = default.n_users_group2
+    taken = plan_answer(**query, allocation="fixed-n2", n2=n2).allocation
+    assert taken.feasible and taken.n_users_group2 == n2
+    with pytest.raises(InputError) as refused:
+        plan_answer(**query, allocation="fixed-n2", n2=n2 - 1)
+    assert f"the fewest is {n2:,})" in str(refused.value)
