@@ -951,34 +951,9 @@ def test_a_job_with_a_vote_refuses_sizes_as_validate_does(tmp_path) -> None:
             response = client.post("/v1/validations", json={**base, "n1": n1})
             assert response.status_code == 422, response.text
             assert words in response.json()["error"]
-            assert (
-                main(
-                    [
-                        "validate",
-                        "--model",
-                        "central",
-                        "-k",
-                        "100",
-                        "--alpha",
-                        "0.3",
-                        "--eps1",
-                        "1",
-                        "--eps2",
-                        "0.5",
-                        "--beta",
-                        "0.001",
-                        "--n1",
-                        str(n1),
-                        "--n2",
-                        "3000",
-                        "--trials",
-                        "200",
-                        "--path",
-                        "fast",
-                    ]
-                )
-                == 2
-            )
+            flags = "--model central -k 100 --alpha 0.3 --eps1 1 --eps2 0.5 --beta 0.001"
+            flags += f" --n1 {n1} --n2 3000 --trials 200 --path fast"
+            assert main(["validate", *flags.split()]) == 2
 
 
 def test_compare_says_what_planner_plan_does_with_a_refused_row() -> None:
@@ -991,21 +966,6 @@ def test_compare_says_what_planner_plan_does_with_a_refused_row() -> None:
     reasons = dict(far.not_covered)
     assert "beyond any budget (at most 3,600 s): planner plan refuses it" in reasons["central"]
     assert all(SIMULATES_WITHIN_BUDGET not in why for why in reasons.values())
-    made = main(
-        [
-            "plan",
-            "--model",
-            "central",
-            "-k",
-            "200000",
-            "--alpha",
-            "0.1",
-            "--eps1",
-            "1",
-            "--eps2",
-            "0.5",
-            "--simulation-budget",
-            "3600",
-        ]
-    )
+    command = "plan --model central -k 200000 --alpha 0.1 --eps1 1 --eps2 0.5"
+    made = main([*command.split(), "--simulation-budget", "3600"])
     assert made == 2
