@@ -1725,8 +1725,20 @@ def _fewest_split_hint(point: LoweredPoint | None, run: _ProtocolRun, made: Plan
 
 def _paper_split_hint(paper: _ProtocolRun, made: Plan) -> str:
     """The paper's split, in words, where it needs fewer users than the default plan in
-    one group (and more in all): the trade-off ``--allocation paper`` keeps."""
-    n1, n2 = paper.named_users
+    one group (and more in all): the trade-off ``--allocation paper`` keeps. Its sizes
+    are the cheapest such run at the points the plan weighed; ``paper_split_line`` states
+    the paper split's own plan instead where that is at hand (``planner.api``)."""
+    return paper_split_line(paper.named_users, made)
+
+
+PAPER_SPLIT_LINE = "the paper's split needs fewer users in"
+"""How the line naming the paper split's sizes opens (:func:`paper_split_line`)."""
+
+
+def paper_split_line(sizes: tuple[int, int], made: Plan) -> str:
+    """The line naming the paper split's (n1, n2) beside the default plan ``made``, where
+    they need fewer users in a group and more in all; "" where they do not."""
+    n1, n2 = sizes
     fewer = [
         f"group {index}"
         for index, (theirs, ours) in enumerate(
@@ -1734,9 +1746,11 @@ def _paper_split_hint(paper: _ProtocolRun, made: Plan) -> str:
         )
         if theirs < ours
     ]
+    if not fewer or n1 + n2 <= made.total_users:
+        return ""
     return (
-        f"the paper's split needs fewer users in {' and '.join(fewer)} and more in all: "
-        f"n1 = {n1:,}, n2 = {n2:,} ({paper.total_users:,}; --allocation paper)"
+        f"{PAPER_SPLIT_LINE} {' and '.join(fewer)} and more in all: "
+        f"n1 = {n1:,}, n2 = {n2:,} ({n1 + n2:,}; --allocation paper)"
     )
 
 
