@@ -264,7 +264,7 @@ def plan_answer(
     else:
         result = covered(query, table, budget, split_of(allocation))
         if split_of(allocation) is Split.FEWEST:
-            result = _paper_split_named(result, query, table, budget)
+            result = _paper_split_named(result, query, table)
         allocated = _allocation(result, allocation, cost1, cost2, n2)
         if allocated is not None and not allocated.feasible:  # no plan to print, as validate
             raise InputError("allocation", str(allocation), f"feasible: {allocated.reason}")
@@ -282,25 +282,21 @@ def plan_answer(
     return PlanAnswer(result, allocated, exact_result)
 
 
-def _paper_split_named(result: Plan, query: Query, table: Any, budget: float) -> Plan:
+def _paper_split_named(result: Plan, query: Query, table: Any) -> Plan:
     """A printed default plan whose line names the paper split's sizes, with the sizes
     ``--allocation paper`` gives: the line read the cheapest run at the points the default
     weighed, which is not how the paper split's plan chooses (a review: local k = 691,
     α = 0.648, ε = (0.285, 6.18) named 1,232,613 + 16,309 where the allocation gives
     2,579,545 + 52,062; 11 of 97 such lines). The paper split's plan is made only where
-    the line is printed; where it is not covered, or needs no fewer users in any group,
-    the line goes."""
-    from planner.coverage import NotCoveredError
+    the line is printed, and never simulated for it (no wait beside the plan): where it is
+    not covered, or needs no fewer users in any group, the line goes."""
     from planner.plan import PAPER_SPLIT_LINE, paper_split_line
 
     if not any(line.startswith(PAPER_SPLIT_LINE) for line in result.warnings):
         return result
-    try:
-        paper = covered(query, table, budget, Split.PAPER)
-    except NotCoveredError:
-        paper = None
+    paper = make_plan(query, table, split=Split.PAPER)
     named = ""
-    if paper is not None and paper.coverage is not Coverage.EXTRAPOLATED:
+    if paper.coverage is Coverage.CALIBRATED:
         named = paper_split_line((paper.n_users_group1, paper.n_users_group2), result)
     lines = tuple(
         (named if line.startswith(PAPER_SPLIT_LINE) else line)
