@@ -454,7 +454,11 @@ def simulation_words(query: Query) -> str:
     simulation would take longer (a new user's trial found "simulates it within its
     budget" beside a query ``planner plan`` refuses at about 20,000 s), or below
     k = 8 it simulates nothing."""
-    from planner.coverage import SIMULATION_BUDGET_SECONDS, simulation_seconds
+    from planner.coverage import (
+        SIMULATION_BUDGET_MAX,
+        SIMULATION_BUDGET_SECONDS,
+        simulation_seconds,
+    )
     from planner.simulation import SIMULATION_K_MIN
 
     if query.k < SIMULATION_K_MIN:
@@ -471,10 +475,6 @@ def simulation_words(query: Query) -> str:
         f"a simulation would take about {needed:,.0f} s, above planner plan's default "
         f"{SIMULATION_BUDGET_SECONDS:g} s budget: --simulation-budget, or a plan job"
     )
-
-
-SIMULATION_BUDGET_MAX = 3600.0
-"""The largest ``--simulation-budget`` ``planner plan`` takes (``coverage.coverable_plan``)."""
 
 
 def _mixed_rows(

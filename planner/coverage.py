@@ -37,6 +37,8 @@ from planner.protocols import protocol_for
 from planner.simulation import SIMULATION_K_MIN, private_coin_twin
 
 SIMULATION_BUDGET_SECONDS = 30.0
+SIMULATION_BUDGET_MAX = 3600.0
+"""The largest ``--simulation-budget`` a plan takes (seconds)."""
 """Default time a plan outside the covered region may spend simulating its own query."""
 SIMULATED_CELLS_PER_SECOND = 2e6
 """Fast-path throughput assumed for the estimate (trial × bin cells per second, one core;
@@ -221,7 +223,12 @@ def coverable_plan(
     region the plan returned is the extrapolated one (``Coverage.EXTRAPOLATED``), which
     :func:`covered_plan` replaces by simulation."""
     budget_seconds = check_number(
-        "simulation-budget", budget_seconds, 0.0, 3600.0, low_open=False, high_open=False
+        "simulation-budget",
+        budget_seconds,
+        0.0,
+        SIMULATION_BUDGET_MAX,
+        low_open=False,
+        high_open=False,
     )
     result = plan(query, constants, split=split)
     if result.coverage is not Coverage.EXTRAPOLATED:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from planner import Query, Setting
-from planner.api import SETTING_KEYS, plan_document
+from planner.api import SETTING_KEYS, plan_document, protocol_plan, protocol_query
 from planner.constants import default_constants
 from planner.inputs import InputError
 from planner.plan import Coverage, padding_domains, plan, plan_on_domain
@@ -408,12 +408,14 @@ def test_a_plan_never_needs_more_than_a_mechanism_it_may_run_alone() -> None:
     1,024 bins, and fewer at δ = 8·10⁻⁴ (a review); local k = 127, α = 0.074, ε = (0.474,
     1.997) 4,013,585 against a channel per group's 3,611,493. Random queries, most of them
     within half a node below 128 or 1,024, every setting, δ up to 10⁻²."""
-    from planner.api import protocol_plan, protocol_query
     from planner.formulas.settings import ALL_SETTINGS, Model
     from planner.protocols import other_mechanisms, private_coin_protocol, protocol_for
 
-    review = plan(Query(Setting.from_key("shuffle-private"), 1000, 0.1, 1.0, 0.5, 1e-3))
-    assert review.protocol == "shuffle-private+messages" and review.total_users == 28_547
+    asked = Query(Setting.from_key("shuffle-private"), 1000, 0.1, 1.0, 0.5, 1e-3)
+    review = plan(asked)
+    alone = protocol_plan(protocol_query(asked, "shuffle-private+messages"))
+    assert review.protocol == "shuffle-private+messages"
+    assert review.total_users == alone.total_users < 28_824  # the review's Poisson plan
     assert review.tester_point is not None and review.tester_point.k == 1024
     assert any("needs fewer users here than shuffle, private coin" in w for w in review.warnings)
     rng = np.random.default_rng(20261130)
