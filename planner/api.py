@@ -107,8 +107,10 @@ DEFAULT_SIMULATION_BUDGET = 30.0
 
 def checked_simulation_budget(value: object) -> float:
     """``--simulation-budget``: seconds in [0, 3600] a query outside the covered region
-    may simulate."""
-    return _seconds("simulation-budget", value, 3600.0)
+    may simulate (``coverage.SIMULATION_BUDGET_MAX``)."""
+    from planner.coverage import SIMULATION_BUDGET_MAX
+
+    return _seconds("simulation-budget", value, SIMULATION_BUDGET_MAX)
 
 
 def _seconds(name: str, value: object, most: float) -> float:
