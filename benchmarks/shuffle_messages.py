@@ -4,8 +4,9 @@ Over seeded random shuffle queries (``bench_curator_baseline.draw_queries``: k
 log-uniform in [16, 4096], α uniform in [0.05, 0.5], ε1 and ε2 each log-uniform in
 [0.1, 10]; δ = 10⁻⁶), for each coin:
 
-* the default shuffle plan (which now weighs ``shuffle-private+messages``), the protocol
-  it runs, its coverage and its groups' messages per user (the larger of the two);
+* the default shuffle plan (which weighs ``shuffle-private+messages`` and, for the public
+  coin, its hashed form ``shuffle-public+messages``), the protocol it runs, its coverage
+  and its groups' messages per user (the larger of the two);
 * the Poisson protocol's own plan (``shuffle-private`` / ``shuffle-public``, no other
   mechanism), as before this protocol;
 * the ``central+channels`` plan at (ε1, ε2): the same statistic on a curator's discrete
@@ -90,8 +91,12 @@ def summarise(coin: Coin, rows: list[dict[str, object]]) -> None:
         )
 
     both = [r for r in rows if r["covered"] and r["curator_covered"]]
-    runs = [r for r in rows if r["protocol"] == "shuffle-private+messages"]
-    print(f"\n{coin.value} coin, {len(rows)} queries; multi-message runs at {len(runs)}")
+    runs = [r for r in rows if str(r["protocol"]).endswith("+messages")]
+    hashed = sum(r["protocol"] == "shuffle-public+messages" for r in rows)
+    print(
+        f"\n{coin.value} coin, {len(rows)} queries; multi-message runs at {len(runs)}"
+        f" (on a shared hash at {hashed})"
+    )
     for name, key, chosen in (
         ("plan ÷ curator plan (both covered)", "to_curator", both),
         ("plan ÷ Poisson protocol's plan", "to_poisson", rows),

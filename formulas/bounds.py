@@ -217,21 +217,33 @@ def curator_noise_variance(eps: Any, ops: Ops = NUMPY) -> Any:
     return 2 * ratio / (1 - ratio) ** 2
 
 
-def _release_noise(k: Any, eps: Any, curator: bool, ops: Ops) -> tuple[Any, Any]:
-    """A release's (w, c): times k, each bin's variance near the uniform p is w/n + c/n².
-    A local channel: w its per-user noise (:func:`channel_noise`), c = 0. A curator's
-    noisy histogram: w = 1 (sampling), c = k·v (:func:`curator_noise_variance`)."""
+def _release_noise(bins: Any, eps: Any, curator: bool, ops: Ops) -> tuple[Any, Any]:
+    """A release's (w, c) over ``bins`` bins: times the bins, each bin's variance near the
+    uniform pmf is w/n + c/n². A local channel: w its per-user noise
+    (:func:`channel_noise`), c = 0. A curator's noisy histogram: w = 1 (sampling),
+    c = bins·v (:func:`curator_noise_variance`)."""
     if curator:
-        return 1, k * curator_noise_variance(eps, ops)
-    return channel_noise(k, eps, ops), 0
+        return 1, bins * curator_noise_variance(eps, ops)
+    return channel_noise(bins, eps, ops), 0
 
 
 def _pair_sizes(
-    k: Any, alpha: Any, eps1: Any, eps2: Any, curator1: bool, curator2: bool, ops: Ops
+    k: Any,
+    alpha: Any,
+    eps1: Any,
+    eps2: Any,
+    curator1: bool,
+    curator2: bool,
+    ops: Ops,
+    buckets: Any = None,
 ) -> tuple[Any, Any]:
     """Both groups' users when each releases through a local channel or a curator's noisy
     histogram (docs/method.md, "Mixed pairs"): the statistic asks the two groups' per-bin
     variances, times k, to sum to at most τ = α²/√k, as for :func:`local_channels`.
+
+    With ``buckets`` = K, a shared hash first maps [k] onto K buckets (:func:`hashed_curators`):
+    the releases are over K bins, and τ = α²·√K·(1 − 1/K)/k (the hashed pair keeps
+    ‖p − q‖²₂'s mean up to 1 − 1/K, and the null's spread is that of K bins).
 
     With a curator's c/n² term the fewest users in all have no closed form (a quartic);
     this splits τ in two closed-form passes. First by √w1 : √w2 (the split of two
@@ -240,9 +252,13 @@ def _pair_sizes(
     at those n, solving again. Within 1 % of the fewest users in all for k from 2 to 10⁵,
     α from 0.01 and each ε from 0.05 to 20 (``tests/test_mixed_pairs.py``); with two local
     channels it is :func:`local_channels` exactly."""
-    w1, c1 = _release_noise(k, eps1, curator1, ops)
-    w2, c2 = _release_noise(k, eps2, curator2, ops)
-    tau = alpha**2 / ops.sqrt(k)
+    bins = k if buckets is None else buckets
+    w1, c1 = _release_noise(bins, eps1, curator1, ops)
+    w2, c2 = _release_noise(bins, eps2, curator2, ops)
+    if buckets is None:
+        tau = alpha**2 / ops.sqrt(k)
+    else:
+        tau = alpha**2 * ops.sqrt(buckets) * (1 - 1 / buckets) / k
 
     def users(w: Any, c: Any, share: Any) -> Any:
         return (w + ops.sqrt(w * w + 4 * c * share)) / (2 * share)
@@ -274,6 +290,17 @@ def local_beside_curator(k: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops = NU
     """Group 1's users when group 1 reports locally at ε1 and group 2's curator releases
     its noisy histogram at ε2 (:func:`_pair_sizes`)."""
     return (_pair_sizes(k, alpha, eps1, eps2, False, True, ops)[0],)
+
+
+def hashed_curators(k: Any, K: Any, alpha: Any, eps1: Any, eps2: Any, ops: Ops = NUMPY) -> Terms:
+    """Group 1's users when a shared (public-coin) hash maps [k] onto K buckets and each
+    group's release is a curator's noisy histogram of its buckets, at ε1 and ε2
+    (:func:`_pair_sizes` with ``buckets``; docs/shuffle-multi-message.md, "The public
+    coin"). Near the uniform pmf each bucket's variance is 1/(K·n) + v/n², so the K bins'
+    null spread, (1/K)·Σ_g (1/n_g + K·v_g/n_g²)·√(2K)·…, is asked to stay below the least
+    mean 4α²(1 − 1/K)/k: a curator's noise costs K·v, not k·v, while the sampling's part
+    grows as K falls. With K = k it is :func:`curator_beside_curator` over 1 − 1/k."""
+    return (_pair_sizes(k, alpha, eps1, eps2, True, True, ops, buckets=K)[0],)
 
 
 HASHED_BUCKETS_MIN = 16
@@ -318,6 +345,37 @@ def hashed_buckets(k: Any, eps1: Any, eps2: Any) -> Any:
         np.asarray(eps1, dtype=np.float64),
         np.asarray(eps2, dtype=np.float64),
     )
+
+    def cost(buckets: float) -> Any:
+        root1 = np.sqrt(channel_noise(buckets, eps1_arr))
+        root2 = np.sqrt(channel_noise(buckets, eps2_arr))
+        return (root1 + root2) ** 2 / (math.sqrt(buckets) * (1 - 1 / buckets))
+
+    return _fewest_users_buckets(k_arr, cost)
+
+
+def hashed_curator_buckets(k: Any, alpha: Any, eps1: Any, eps2: Any) -> Any:
+    """The shared hash's buckets K for two curators' releases (``hashed_curators``): the
+    power of 2 in [``HASHED_BUCKETS_MIN``, min(k/2, ``HASHED_BUCKETS_MAX``)] with the fewest
+    users in all, as :func:`hashed_buckets` picks them. Unlike a channel's, a curator's
+    noise is per bin, not per user, so the best K depends on α too (more users dilute it).
+    Elementwise over numpy arrays; the first such K on a tie."""
+    k_arr, alpha_arr, eps1_arr, eps2_arr = np.broadcast_arrays(
+        *(np.asarray(value, dtype=np.float64) for value in (k, alpha, eps1, eps2))
+    )
+
+    def cost(buckets: float) -> Any:
+        one = hashed_curators(k_arr, buckets, alpha_arr, eps1_arr, eps2_arr)[0]
+        two = hashed_curators(k_arr, buckets, alpha_arr, eps2_arr, eps1_arr)[0]
+        return one + two
+
+    return _fewest_users_buckets(k_arr, cost)
+
+
+def _fewest_users_buckets(k_arr: np.ndarray, cost: Callable[[float], Any]) -> Any:
+    """The power of 2 K in [``HASHED_BUCKETS_MIN``, min(k/2, ``HASHED_BUCKETS_MAX``)] of the
+    least ``cost(K)`` (users in all, up to a common factor), elementwise;
+    ``HASHED_BUCKETS_MIN`` where k/2 is below it, never more than k; the first on a tie."""
     top = max(HASHED_BUCKETS_MIN, int(np.max(k_arr)) // 2) if k_arr.size else HASHED_BUCKETS_MIN
     top = min(top, HASHED_BUCKETS_MAX)
     best_k = np.full(k_arr.shape, float(HASHED_BUCKETS_MIN))
@@ -325,12 +383,10 @@ def hashed_buckets(k: Any, eps1: Any, eps2: Any) -> Any:
     buckets = HASHED_BUCKETS_MIN
     while buckets <= top:
         allowed = (buckets <= k_arr / 2) | (buckets == HASHED_BUCKETS_MIN)
-        root1 = np.sqrt(channel_noise(float(buckets), eps1_arr))
-        root2 = np.sqrt(channel_noise(float(buckets), eps2_arr))
-        cost = (root1 + root2) ** 2 / (math.sqrt(buckets) * (1 - 1 / buckets))
-        better = allowed & (cost < best_cost)
+        value = cost(float(buckets))
+        better = allowed & (value < best_cost)
         best_k = np.where(better, float(buckets), best_k)
-        best_cost = np.where(better, cost, best_cost)
+        best_cost = np.where(better, value, best_cost)
         buckets *= 2
     result = np.minimum(best_k, np.maximum(k_arr, 2.0)).astype(np.int64)
     return int(result) if result.ndim == 0 else result

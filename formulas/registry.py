@@ -248,6 +248,22 @@ BOUNDS: dict[str, Bound] = {
             ),
         ),
         Bound(
+            key="curator-hashed",
+            title=(
+                "A shared hash onto K buckets, then each group's curator releases a noisy histogram"
+            ),
+            reference="a shared hash, then two curators' histograms (docs/method.md)",
+            parameters=("k", "K", "alpha", "eps1", "eps2"),
+            term_labels=("(1 + √(1 + 4K·v1·τ1))/(2τ1), τ1 group 1's share of α²·√K·(1 − 1/K)/k",),
+            combine=Combine.SUM,
+            function=bounds.hashed_curators,
+            validity=(
+                "group 1's users (group 2's: ε1 and ε2 exchanged); k ≥ 2, 2 ≤ K ≤ k, "
+                "α ∈ (0, 1], ε_g > 0; v_g = 2r/(1 − r)², r = e^(−ε_g/2); "
+                "K from hashed_curator_buckets"
+            ),
+        ),
+        Bound(
             key="local-public-tester",
             title="Local DP, public coin, in the tester's shape for every ε",
             reference="theo:ldp_public_ns",

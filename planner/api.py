@@ -1090,7 +1090,7 @@ def batch_rows(
 
 
 def batch_document(file: Path | str, **options: Any) -> dict[str, Any]:
-    """``planner batch FILE --format json`` (schema ``planner.batch/1``; ``options`` those of
+    """``planner batch FILE --format json`` (schema ``planner.batch/2``; ``options`` those of
     :func:`batch_request`), run in this process."""
     return batch_to_dict(batch_rows(batch_request(file, **options)))
 

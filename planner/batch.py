@@ -59,10 +59,13 @@ RESULT_FIELDS = (
     "n_users_group1",
     "n_users_group2",
     "total_users",
+    "messages_per_user_group1",
+    "messages_per_user_group2",
     "solved_for",
     "solved_value",
 )
-"""What a row adds to its scenario's fields (stable within ``planner.batch/1``)."""
+"""What a row adds to its scenario's fields (stable within ``planner.batch/2``; ``/1`` had
+no messages per user)."""
 VALIDATION_FIELDS = ("verdict", "worst_error_rate", "validation_trials", "validation_seed")
 """What ``--validate`` adds: the verdict (``pass``, ``fail``, ``inconclusive``; ``not run:
 <why>`` when the validation is refused; null without a plan), the worst family's observed
@@ -289,14 +292,21 @@ def _plan_into(row: dict[str, Any], scenario: dict[str, Any]) -> Plan | None:
     except NotCoveredError as error:
         row["status"] = "not covered: " + "; ".join(error.gaps)
         return None
-    row.update(
-        status="ok",
-        protocol=result.protocol,
-        n_users_group1=result.n_users_group1,
-        n_users_group2=result.n_users_group2,
-        total_users=result.total_users,
-    )
+    row.update(status="ok", **_plan_numbers(result))
     return result
+
+
+def _plan_numbers(made: Plan) -> dict[str, Any]:
+    """A row's numbers from its plan: the protocol, the users, and each group's expected
+    messages per user (null where each user sends one report)."""
+    return {
+        "protocol": made.protocol,
+        "n_users_group1": made.n_users_group1,
+        "n_users_group2": made.n_users_group2,
+        "total_users": made.total_users,
+        "messages_per_user_group1": made.groups[0].messages_per_user,
+        "messages_per_user_group2": made.groups[1].messages_per_user,
+    }
 
 
 def _solve_into(row: dict[str, Any], scenario: dict[str, Any]) -> Plan | None:
@@ -315,10 +325,7 @@ def _solve_into(row: dict[str, Any], scenario: dict[str, Any]) -> Plan | None:
     value = solution.value
     row.update(
         status="ok",
-        protocol=solution.plan.protocol,
-        n_users_group1=solution.plan.n_users_group1,
-        n_users_group2=solution.plan.n_users_group2,
-        total_users=solution.plan.total_users,
+        **_plan_numbers(solution.plan),
         solved_value=int(value) if unknown in (Unknown.N1, Unknown.N2) else value,
     )
     return solution.plan

@@ -24,7 +24,7 @@ PLAN_SCHEMA = "planner.plan/1"
 SOLUTION_SCHEMA = "planner.solve/1"
 COMPARE_SCHEMA = "planner.compare/1"
 SWEEP_SCHEMA = "planner.sweep/5"
-BATCH_SCHEMA = "planner.batch/1"
+BATCH_SCHEMA = "planner.batch/2"
 VALIDATE_SCHEMA = "planner.validate/3"
 EXPLAIN_SCHEMA = "planner.explain/1"
 VERSION_SCHEMA = "planner.version/1"
@@ -207,7 +207,7 @@ def sweep_to_dict(result: Any) -> dict[str, Any]:
 
 
 def batch_to_dict(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The rows as JSON-ready data (schema ``planner.batch/1``)."""
+    """The rows as JSON-ready data (schema ``planner.batch/2``)."""
     return {"schema": BATCH_SCHEMA, "rows": rows}
 
 

@@ -586,6 +586,11 @@ def _asked_setting(row: dict[str, Any]) -> str:
     return asked_key(str(row["model"] or "").lower(), row["coin"] or "private")
 
 
+def _sends_messages(row: dict[str, Any]) -> bool:
+    """A batch row whose plan's users send several messages each (group 1's, group 2's)."""
+    return row.get("messages_per_user_group1") is not None
+
+
 def batch_renderable(rows: list[dict[str, Any]]) -> Any:
     """A batch as a table: each scenario's name, kind, status and answer."""
     shown = []
@@ -610,6 +615,14 @@ def batch_renderable(rows: list[dict[str, Any]]) -> Any:
             ]
         )
     headers = ["name", "query", "status", "solved", "group 1", "group 2"]
+    if any(_sends_messages(row) for row in rows):  # a shuffle plan: what each user sends
+        headers += ["messages a user"]
+        for line, row in zip(shown, rows, strict=True):
+            line.append(
+                " / ".join(number_text(row[f"messages_per_user_group{g}"]) for g in (1, 2))
+                if _sends_messages(row)
+                else ""
+            )
     if rows and "verdict" in rows[0]:  # planner batch --validate
         headers += ["verdict", "worst error"]
         for line, row in zip(shown, rows, strict=True):

@@ -106,6 +106,7 @@ def test_compare_lists_all_five_settings_cheapest_first(capsys) -> None:
     settings = ["local-private", "local-public", "shuffle-private", "shuffle-public", "central"]
     mechanisms = [
         "shuffle-private+messages",
+        "shuffle-public+messages",
         "central+channels",
         "local-private+k-rr",
         "local-private+channels",

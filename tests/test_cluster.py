@@ -114,8 +114,9 @@ def test_quick_calibration_on_the_cluster_equals_one_local_worker(
     assert on_cluster == on_one
     grids = [entry["grid"]["raw_multipliers"] for entry in on_one["settings"].values()]
     # every protocol (the settings' own, k-RR, a channel per group, a shared hash, the
-    # mixed pair's two orientations), two quick points each
-    assert len(grids) == len(PROTOCOLS) == 12 and all(len(raw) == 2 for raw in grids)
+    # multi-message shuffle protocol on either coin, the mixed pair's two orientations),
+    # two quick points each
+    assert len(grids) == len(PROTOCOLS) == 13 and all(len(raw) == 2 for raw in grids)
 
 
 def test_a_worker_killed_mid_run_has_its_tasks_rerun_with_identical_results(cluster) -> None:

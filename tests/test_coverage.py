@@ -202,6 +202,7 @@ def test_compare_lists_uncovered_settings_without_numbers(capsys) -> None:
     }
     assert listed == set(SETTING_KEYS) | {
         "shuffle-private+messages",
+        "shuffle-public+messages",
         "central+channels",
         "local-private+k-rr",
         "local-private+channels",
@@ -363,8 +364,9 @@ def test_shuffle_plans_below_the_direct_points_alpha_take_the_factors_measured_t
         ("central", 0.95, 1.0, 1.0, "central", 0.95),
         ("central", 0.7, 1.0, 1.0, "central", 0.95),
         # its own protocol is not covered there (its α = 0.95 node was fitted without a
-        # spread pair): a private-coin one runs (the multi-message protocol)
-        ("shuffle-public", 0.95, 1.0, 0.5, "shuffle-private+messages", 0.5),
+        # spread pair): the multi-message protocol on a shared hash runs, whose grid has
+        # the spread pair at every node
+        ("shuffle-public", 0.95, 1.0, 0.5, "shuffle-public+messages", 0.5),
     ],
 )
 def test_above_alpha_one_half_paninskis_spread_pair_is_met(

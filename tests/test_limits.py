@@ -248,6 +248,9 @@ def test_a_run_that_needs_no_delta_is_sized_once_for_every_delta() -> None:
     module._ProtocolRun._sized = classmethod(counting)
     for memory in module._MEMORIES:  # what earlier tests sized is sized afresh here
         memory.clear()
+    # and no earlier test's pinned constants fill the pin table mid-test, which clears every
+    # memory (``plan._remembered``): the second δ would then size the local runs again
+    module._PINNED.clear()
     by_delta = {}
     try:
         for delta in (2.01e-4, 3.01e-4, 4.01e-4):

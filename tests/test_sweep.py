@@ -577,6 +577,10 @@ def test_batch_rows_equal_plan_and_solve(tmp_path, capsys) -> None:
         shuffle.n_users_group1,
         shuffle.n_users_group2,
     )
+    # each group's messages per user, as `planner plan` gives them (a review: batch had none)
+    sent = (rows[0]["messages_per_user_group1"], rows[0]["messages_per_user_group2"])
+    assert sent == tuple(group.messages_per_user for group in shuffle.groups)
+    assert all(value is not None and value > 1 for value in sent)
     template = Query(Setting(Model.CENTRAL, Coin.PRIVATE), 1000, 0.1, 1.0, 1.0)
     solution = solve(template, Unknown.EPS2, n1=50000, n2=50000)
     assert rows[1]["solved_for"] == "eps2" and rows[1]["solved_value"] == solution.value
@@ -591,7 +595,7 @@ def test_batch_rows_equal_plan_and_solve(tmp_path, capsys) -> None:
 
     assert main(["batch", str(path), "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["schema"] == "planner.batch/1"
+    assert document["schema"] == "planner.batch/2"
     assert [row["status"][:5] for row in document["rows"]] == ["ok", "ok", "infea", "error"]
 
 

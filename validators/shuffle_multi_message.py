@@ -64,6 +64,7 @@ from planner.validators.curator_histogram import (
     sample_noise,
 )
 from planner.validators.local_channels import ChannelsTester
+from planner.validators.local_hashed import HashedChannelsTester
 from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
 from planner.validators.shuffle_private import shuffle
 
@@ -328,6 +329,26 @@ class MultiMessageChannelsTester(ChannelsTester):
         """Each group's expected messages per user."""
         one, two = self.channels
         return one.messages_per_user(n1), two.messages_per_user(n2)
+
+
+@dataclass(frozen=True)
+class HashedMultiMessageTester(HashedChannelsTester, MultiMessageChannelsTester):
+    """The public coin's multi-message tester (``shuffle-public+messages``): a hash from
+    the shared seed maps [k] onto ``buckets`` (one per run, drawn before any user
+    reports, as :class:`~planner.validators.local_hashed.HashedChannelsTester` draws it),
+    and each user runs :class:`MultiMessageChannelsTester`'s protocol on its bucket: its
+    bucket as "+h(x)" and its shares of every bucket's geometric noise and flood. The
+    analyser's estimates are a curator's releases of the two hashed histograms at
+    (θε1, θε2), read by the χ²-weighted statistic over the buckets. The privacy is the
+    private-coin protocol's over K bins: the hash is public and applied to each user's own
+    item, so neighbouring inputs are neighbouring bucket histograms."""
+
+    @property
+    def channels(self) -> tuple[MessagesChannel, MessagesChannel]:  # type: ignore[override]
+        return (
+            messages_channel(self.bins, self.eps1, self.delta, self.theta),
+            messages_channel(self.bins, self.eps2, self.delta, self.theta),
+        )
 
 
 def shuffle_multi_message_public_tester(

@@ -32,6 +32,7 @@ PROTOCOLS: tuple[Protocol, ...] = (
     shuffle_private.PROTOCOL,
     shuffle_public.PROTOCOL,
     shuffle_messages.PROTOCOL,
+    shuffle_messages.PUBLIC_PROTOCOL,
     central.PROTOCOL,
     central_channels.PROTOCOL,
     local_krr.PROTOCOL,
