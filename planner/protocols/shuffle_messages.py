@@ -87,8 +87,9 @@ HASHED_GRID_AXES: dict[str, list[float]] = {
 }
 """The public coin's own calibration grid, in its own ε: from k = 64 (below it K = 16
 buckets is a quarter of the domain or more, as for ``local-public+hashed``), and ε_strong
-up to 5/θ = 6.25: above it the curator's noise is small next to the sampling, hashing
-cannot pay (K ≤ k/2 halves the difference's mass per bucket pair at best), and the
+up to 5/θ = 6.25: above it the curator's noise is small next to the sampling, whose part
+of the statistic's spread a hash onto K ≤ k/2 buckets raises (``formulas.bounds.
+hashed_curators``: 1.4× the private coin's users at k = 4,096, α = 0.05, ε = 10), so the
 private-coin protocol runs."""
 
 
