@@ -731,7 +731,7 @@ def sweep_result(
 
 
 def sweep_document(**inputs: Any) -> dict[str, Any]:
-    """``planner sweep --format json`` (schema ``planner.sweep/5``)."""
+    """``planner sweep --format json`` (schema ``planner.sweep/6``)."""
     return sweep_to_dict(sweep_result(**inputs))
 
 

@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 PLAN_SCHEMA = "planner.plan/1"
 SOLUTION_SCHEMA = "planner.solve/1"
 COMPARE_SCHEMA = "planner.compare/1"
-SWEEP_SCHEMA = "planner.sweep/5"
+SWEEP_SCHEMA = "planner.sweep/6"
 BATCH_SCHEMA = "planner.batch/2"
-VALIDATE_SCHEMA = "planner.validate/3"
+VALIDATE_SCHEMA = "planner.validate/4"
 EXPLAIN_SCHEMA = "planner.explain/1"
 VERSION_SCHEMA = "planner.version/1"
 POWER_SCHEMA = "planner.power/1"
@@ -202,7 +202,7 @@ def allocation_to_dict(allocation: Any) -> dict[str, Any]:
 
 def sweep_to_dict(result: Any) -> dict[str, Any]:
     """The sweep (a :class:`planner.sweep.Sweep`) as JSON-ready data (schema
-    ``planner.sweep/5``)."""
+    ``planner.sweep/6``)."""
     return {"schema": SWEEP_SCHEMA, "varied": list(result.varied), "rows": result.rows()}
 
 
@@ -227,8 +227,22 @@ VOTE_CHECK_METHOD = (
 )
 
 
+def checked_messages(report: Any) -> list[float] | None:
+    """Each group's expected messages per user in a validation of a plan at its own sizes
+    (its groups' ``messages_per_user``); None where each user sends one report, or the
+    sizes checked are not the plan's."""
+    checked = report.plan
+    if checked is None or (report.verification.n1, report.verification.n2) != (
+        checked.n_users_group1,
+        checked.n_users_group2,
+    ):
+        return None
+    sent = [group.messages_per_user for group in checked.groups]
+    return None if None in sent else [float(value) for value in sent if value is not None]
+
+
 def report_to_dict(report: Any) -> dict[str, Any]:
-    """Everything needed to re-run the validation bit for bit (schema planner.validate/3):
+    """Everything needed to re-run the validation bit for bit (schema planner.validate/4):
     ``report`` is a :class:`planner.validate.ValidationReport`."""
     v = report.verification
     return {
@@ -243,6 +257,7 @@ def report_to_dict(report: Any) -> dict[str, Any]:
         "protocol": report.protocol,
         "n_users_group1": v.n1,
         "n_users_group2": v.n2,
+        "messages_per_user": checked_messages(report),
         "tester": report.tester,
         "trials": v.trials,
         "trial_schedule": list(v.schedule),

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # the CLI imports solution_to_dict from here; it is built in planner.documents
-from planner.documents import default_over_exact
+from planner.documents import checked_messages, default_over_exact
 from planner.documents import solution_to_dict as solution_to_dict
 from planner.formulas.settings import asked_key
 from planner.inputs import apart_texts
@@ -284,6 +284,12 @@ def validation_renderable(report: Any) -> Any:
             + ("" if point.delta is None else f", δ = {point.delta:g} (below the query's)")
             + ", on instances at the query's α"
         )
+    sent = checked_messages(report)
+    if sent is not None:
+        title += (
+            f"; each user sends {number_text(sent[0])} (group 1) and {number_text(sent[1])} "
+            "(group 2) messages on average"
+        )
     if v.vote_runs > 1:
         left_out = (v.n1 % v.vote_runs, v.n2 % v.vote_runs)
         title += (
@@ -529,6 +535,7 @@ def sweep_renderable(result: Any) -> Any:
     votes = any((row["runs"] or 1) > 1 for row in rows)
     lowered = any(row["tester_eps1"] is not None for row in rows)
     domains = any(row["tester_k"] is not None for row in rows)
+    messages = any(_sends_messages(row) for row in rows)
     shown = [
         [
             row["setting"]
@@ -540,6 +547,7 @@ def sweep_renderable(result: Any) -> Any:
             _count(row["n_users_group2"]),
             _count(row["total_users"]),
             *(["—" if row["runs"] is None else f"{row['runs']}"] if votes else []),
+            *([_messages_cell(row)] if messages else []),
             *([_tester_cell(row)] if lowered else []),
         ]
         for row in rows
@@ -560,10 +568,19 @@ def sweep_renderable(result: Any) -> Any:
             "group 2",
             "total",
             *(["runs"] if votes else []),
+            *(["messages a user"] if messages else []),
             *([f"tester at (ε1, ε2, α{', k' if domains else ''})"] if lowered else []),
         ],
         shown,
     )
+
+
+def _messages_cell(row: dict[str, Any]) -> str:
+    """Each group's expected messages per user, group 1's first ("" where each user sends
+    one report; a sweep's or a batch's row)."""
+    if not _sends_messages(row):
+        return ""
+    return " / ".join(number_text(row[f"messages_per_user_group{g}"]) for g in (1, 2))
 
 
 def _tester_cell(row: dict[str, Any]) -> str:
@@ -618,11 +635,7 @@ def batch_renderable(rows: list[dict[str, Any]]) -> Any:
     if any(_sends_messages(row) for row in rows):  # a shuffle plan: what each user sends
         headers += ["messages a user"]
         for line, row in zip(shown, rows, strict=True):
-            line.append(
-                " / ".join(number_text(row[f"messages_per_user_group{g}"]) for g in (1, 2))
-                if _sends_messages(row)
-                else ""
-            )
+            line.append(_messages_cell(row))
     if rows and "verdict" in rows[0]:  # planner batch --validate
         headers += ["verdict", "worst error"]
         for line, row in zip(shown, rows, strict=True):

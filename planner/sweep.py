@@ -45,7 +45,7 @@ from planner.limits import (
     check_sweep_rows,
 )
 from planner.plan import Coverage, delta_top, plan
-from planner.protocols import delta_runs
+from planner.protocols import delta_runs, protocol_for
 
 PARAMETERS = ("k", "alpha", "eps1", "eps2", "delta", "beta")
 """The numeric inputs of a plan, in the order rows vary (the last fastest)."""
@@ -68,9 +68,11 @@ NUMBER_COLUMNS = (
     "tester_alpha",
     "tester_k",
     "tester_delta",
+    "messages_per_user_group1",
+    "messages_per_user_group2",
 )
 """A row's numbers (empty where the row has no plan; the tester's also where it runs at
-the query)."""
+the query; the messages where each user sends one report)."""
 COLUMNS = (
     "setting",
     "protocol",
@@ -79,11 +81,15 @@ COLUMNS = (
     "status",
     *NUMBER_COLUMNS,
 )
-"""Field names of a row, in order (stable within ``planner.sweep/5``; ``/4`` had no
-``tester_delta``, ``/3`` no ``tester_k``, ``/2`` no ``tester_*``, ``/1`` no ``runs``)."""
+"""Field names of a row, in order (stable within ``planner.sweep/6``; ``/5`` had no
+``messages_per_user_*``, ``/4`` no ``tester_delta``, ``/3`` no ``tester_k``, ``/2`` no
+``tester_*``, ``/1`` no ``runs``)."""
 TESTER_COLUMNS = ("tester_eps1", "tester_eps2", "tester_alpha", "tester_k", "tester_delta")
 """``plan``'s ``tester_point`` per row (null: the tester runs at the row's inputs;
 ``tester_k`` null: on the row's own domain; ``tester_delta`` null: at the row's δ)."""
+MESSAGES_COLUMNS = ("messages_per_user_group1", "messages_per_user_group2")
+"""Each group's expected messages per user, its own report included, as ``plan``'s groups
+give them (null where each user sends one report)."""
 COUNT_COLUMNS = (
     "n_users_group1",
     "n_users_group2",
@@ -154,7 +160,13 @@ class Sweep:
             for name in COUNT_COLUMNS:
                 value = row[name]
                 row[name] = None if value is None or math.isnan(value) else int(value)
-            for name in ("lower_bound_group1", "lower_bound_group2", "delta", *TESTER_COLUMNS):
+            for name in (
+                "lower_bound_group1",
+                "lower_bound_group2",
+                "delta",
+                *TESTER_COLUMNS,
+                *MESSAGES_COLUMNS,
+            ):
                 if row[name] is not None and math.isnan(row[name]):
                     row[name] = None
             if row["k"] == row["k"] and float(row["k"]).is_integer():  # not NaN, whole
@@ -348,8 +360,11 @@ def _setting_block(
     for code in np.unique(numbers.uncovered[numbers.uncovered != 0]):
         rows = numbers.uncovered == code
         columns["status"][rows] = not_covered_status(int(code), setting)
-        for name in NUMBER_COLUMNS:
+        for name in NUMBER_COLUMNS[: -len(MESSAGES_COLUMNS)]:
             columns[name][rows] = np.nan
+    columns.update(
+        zip(MESSAGES_COLUMNS, _messages(columns, numbers.regular, accounting, table), strict=True)
+    )
     exact_counts: dict[int, dict[str, int]] = {}
     single = np.flatnonzero(~numbers.regular)
     valid = valid_rows(setting, k, alpha, eps1, eps2, delta, beta)
@@ -358,6 +373,49 @@ def _setting_block(
         _answer_one(setting, grid, accounting, table, int(row), columns, exact_counts)
         check_sweep_pace(started, time.monotonic(), done, len(single) - done)
     return columns, exact_counts
+
+
+def _messages(
+    columns: dict[str, np.ndarray],
+    regular: np.ndarray,
+    accounting: Accounting,
+    table: ConstantTable,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's expected messages per user on the rows ``plan_columns`` answered, for
+    the protocols whose users send several (``Protocol.messages_per_user_arrays``), at
+    each row's tester point: NaN elsewhere (``_answer_one`` fills the rows ``plan``
+    answers)."""
+    size = len(columns["status"])
+    sent = (np.full(size, np.nan), np.full(size, np.nan))
+    answered = regular & (columns["status"] == "ok")
+    for key in sorted(set(columns["protocol"][answered].tolist())):
+        protocol = protocol_for(key)
+        if protocol.messages_per_user_arrays is None:
+            continue
+        rows = answered & (columns["protocol"] == key)
+        # each row's tester point: its tester_* where set, else its own inputs
+        point = {
+            name: np.where(
+                np.isnan(columns[f"tester_{name}"][rows]),
+                columns[name][rows],
+                columns[f"tester_{name}"][rows],
+            )
+            for name in ("k", "alpha", "delta", "eps1", "eps2")
+        }
+        runs = columns["runs"][rows]
+        one, two = protocol.messages_per_user_arrays(
+            point["k"],
+            point["alpha"],
+            point["delta"],
+            point["eps1"],
+            point["eps2"],
+            columns["n_users_group1"][rows] / runs,
+            columns["n_users_group2"][rows] / runs,
+            accounting,
+            table.for_setting(key).compression(),
+        )
+        sent[0][rows], sent[1][rows] = one, two
+    return sent
 
 
 def _central_delta_block(
@@ -499,6 +557,9 @@ def _answer_one(
         columns[name][row] = float(value)
     columns["lower_bound_group1"][row] = result.groups[0].lower_bound
     columns["lower_bound_group2"][row] = result.groups[1].lower_bound
+    for column, group in zip(MESSAGES_COLUMNS, result.groups, strict=True):
+        sent = group.messages_per_user
+        columns[column][row] = math.nan if sent is None else sent
     columns["runs"][row] = float(result.runs)
     point = result.tester_point
     if point is not None:

@@ -492,7 +492,7 @@ def test_explain_prints_every_term_as_a_formula(capsys) -> None:
 def test_sweep_and_batch_take_json_like_the_other_commands(capsys) -> None:
     args = ["sweep", "-s", "central", "-k", "100", *BASE]
     code, out, _ = run([*args, "--json"], capsys)
-    assert code == 0 and json.loads(out)["schema"] == "planner.sweep/5"
+    assert code == 0 and json.loads(out)["schema"] == "planner.sweep/6"
     code, _, err = run([*args, "--json", "--format", "csv"], capsys)
     assert code == 2
     one_error_line(err, "format")

@@ -83,19 +83,29 @@ def test_every_item_neighbour_under_every_hash_is_within_the_accounted_delta(
             view = np.multiply.outer(view, bins[int(count)]).ravel()
         return view
 
+    hockey: dict[tuple[tuple[int, ...], tuple[int, ...]], float] = {}
+
+    def hockey_stick(first: tuple[int, ...], second: tuple[int, ...]) -> float:
+        """The view of bucket histogram ``first`` against ``second``'s (each pair once)."""
+        if (first, second) not in hockey:
+            gap = joint(np.asarray(first)) - math.exp(eps) * joint(np.asarray(second))
+            hockey[first, second] = float(np.clip(gap, 0.0, None).sum())
+        return hockey[first, second]
+
     worst = 0.0
     datasets = list(itertools.product(range(k), repeat=2))
     for hash_ in itertools.product(range(buckets), repeat=k):
         mapping = np.asarray(hash_)
-        views = {
-            items: joint(np.bincount(mapping[list(items)], minlength=buckets)) for items in datasets
-        }
+
+        def histogram(items: tuple[int, ...], mapping: np.ndarray = mapping) -> tuple[int, ...]:
+            return tuple(np.bincount(mapping[list(items)], minlength=buckets).tolist())
+
         for items in datasets:
             for user, other in itertools.product(range(2), range(k)):
                 neighbour = list(items)
                 neighbour[user] = other
-                gap = views[items] - math.exp(eps) * views[tuple(neighbour)]
-                worst = max(worst, float(np.clip(gap, 0.0, None).sum()))
+                pair = (histogram(items), histogram(tuple(neighbour)))
+                worst = max(worst, hockey_stick(*pair))
     accounted = correlated_noise_delta(eps, p, flood)
     assert worst > 0.0  # some hash separates some neighbours
     assert accounted >= worst
@@ -214,3 +224,40 @@ def test_a_public_coin_plan_runs_the_private_coin_where_hashing_cannot_pay() -> 
     private = plan(Query(PRIVATE, 1000, 0.1, 4.0, 4.0, 1e-6))
     assert public.protocol != "shuffle-public+messages"
     assert public.total_users <= private.total_users
+
+
+def test_every_output_states_the_plans_messages_per_user(tmp_path, capsys) -> None:
+    """Issue 40: every plan states its messages per user. The sweep's row, the batch's row
+    and a validation of the plan at its own sizes give each group's messages as the plan
+    does (a review: they gave none); sizes given explicitly give none."""
+    from planner.batch import read_scenarios, run_batch
+    from planner.cli import main
+    from planner.documents import report_to_dict
+    from planner.sweep import sweep
+    from planner.validate import validate
+
+    query = Query(PUBLIC, 1000, 0.1, 1.0, 0.25, 1e-6)
+    made = plan(query)
+    assert made.protocol == "shuffle-public+messages"
+    sent = [group.messages_per_user for group in made.groups]
+    assert all(value is not None and value > 1 for value in sent)
+
+    row = sweep([PUBLIC], k=1000, alpha=0.1, eps1=1.0, eps2=0.25, delta=1e-6).rows()[0]
+    assert [row["messages_per_user_group1"], row["messages_per_user_group2"]] == pytest.approx(
+        sent, rel=1e-12
+    )
+    path = tmp_path / "one.csv"
+    path.write_text(
+        "name,model,coin,k,alpha,eps1,eps2,delta\nq,shuffle,public,1000,0.1,1,0.25,1e-6\n"
+    )
+    batch_row = run_batch(read_scenarios(path))[0]
+    assert [batch_row["messages_per_user_group1"], batch_row["messages_per_user_group2"]] == sent
+
+    report = validate(query, trials=100, seed=3)
+    assert report_to_dict(report)["messages_per_user"] == pytest.approx(sent, rel=1e-12)
+    explicit = validate(query, n1=made.n_users_group1 + 10, n2=made.n_users_group2, trials=100)
+    assert report_to_dict(explicit)["messages_per_user"] is None
+
+    assert main(["sweep", "-s", "shuffle-public", "-k", "1000", "--alpha", "0.1", "--eps1",
+                 "1", "--eps2", "0.25,1", "--delta", "1e-6"]) == 0  # fmt: skip
+    assert "messages a user" in capsys.readouterr().out

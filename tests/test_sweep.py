@@ -68,6 +68,13 @@ def _expected_row(setting: Setting, row: dict, accounting: Accounting) -> dict:
         "lower_bound_group2": pytest.approx(result.groups[1].lower_bound, rel=1e-12),
         "runs": result.runs,
         **dict(zip(("tester_eps1", "tester_eps2", "tester_alpha"), tester, strict=True)),
+        # each group's messages per user, as the plan states them (shuffle plans)
+        **{
+            f"messages_per_user_group{number}": (
+                None if sent is None else pytest.approx(sent, rel=1e-9)
+            )
+            for number, sent in enumerate((g.messages_per_user for g in result.groups), 1)
+        },
     }
 
 
@@ -467,7 +474,7 @@ def test_cli_sweep_csv_and_json_are_the_api_rows(tmp_path, capsys) -> None:
     assert main(["sweep", *arguments, "--format", "json", "--output", str(target)]) == 0
     document = json.loads(target.read_text())
     assert document == json.loads(json.dumps(sweep_to_dict(api)))
-    assert document["schema"] == "planner.sweep/5" and document["varied"] == ["k", "eps2"]
+    assert document["schema"] == "planner.sweep/6" and document["varied"] == ["k", "eps2"]
     assert sweep_to_csv(api).count("\n") == len(api) + 1
 
 

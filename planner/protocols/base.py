@@ -515,6 +515,11 @@ class Protocol:
     """(query, a group's ε, its users) → that group's expected messages per user, for
     protocols whose users send several messages but no Poisson noise μ (multi-message
     shuffle); None: one message, or ``noise_mu``'s 1 + bins·μ/n."""
+    messages_per_user_arrays: Callable[..., tuple[Any, Any]] | None = None
+    """Each group's expected messages per user elementwise, for a sweep's rows: (k, α, δ,
+    ε1, ε2 at the tester point, one run's n1 and n2, accounting, (L, hashes)) → (group 1's,
+    group 2's), as the plan's groups give them (``messages_per_user``, or ``noise_mu``'s
+    1 + hashes·bins·μ/n); None: one report a user."""
     users_free_of_delta: bool = False
     """Its users do not depend on δ, only each user's messages do (the multi-message
     protocol's flood): a query whose δ is above the setting's covered top is planned at

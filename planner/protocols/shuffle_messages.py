@@ -39,7 +39,11 @@ from typing import Any
 import numpy as np
 
 from planner.formulas.bounds import hashed_curator_buckets
-from planner.formulas.correlated_noise import flood_option, geometric_ratio
+from planner.formulas.correlated_noise import (
+    flood_option,
+    geometric_ratio,
+    noise_messages_per_bin,
+)
 from planner.formulas.settings import Coin, Model, Setting
 from planner.inputs import Accounting, Query
 from planner.protocols.base import (
@@ -48,6 +52,7 @@ from planner.protocols.base import (
     Protocol,
     RunSizes,
     distinct_rows,
+    per_distinct_pairs,
 )
 from planner.protocols.local_channels import paired_sizes, paired_sizes_arrays
 from planner.protocols.local_krr import MIN_USERS, thresholds_for_beta
@@ -184,6 +189,41 @@ def _group_messages(hashed: bool) -> Any:
     return group_messages
 
 
+def _group_messages_arrays(hashed: bool) -> Any:
+    def messages_arrays(
+        k: np.ndarray,
+        alpha: np.ndarray,
+        delta: np.ndarray,
+        eps1: np.ndarray,
+        eps2: np.ndarray,
+        n1: np.ndarray,
+        n2: np.ndarray,
+        accounting: Accounting,
+        compression: tuple[int, int],
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`_group_messages` elementwise (a sweep's rows): one flood search per
+        distinct (ε, δ); NaN where no flood meets it."""
+        bins = hashed_buckets_at(k, alpha, eps1, eps2) if hashed else k
+        sent = []
+        for eps, n in ((eps1, n1), (eps2, n2)):
+            eps_column, delta_column = np.broadcast_arrays(eps, delta)
+            per_bin = per_distinct_pairs(eps_column, delta_column, _noise_messages_per_bin)
+            sent.append(1 + bins * per_bin / n)  # as expected_messages_per_user
+        return sent[0], sent[1]
+
+    return messages_arrays
+
+
+def _noise_messages_per_bin(eps: float, delta: float) -> float:
+    """One bin's expected noise messages from a group at (ε, δ): 2p/(1 − p) + 2·E F (NaN
+    where no flood meets it)."""
+    try:
+        option = flood_option(eps, delta, THETA)
+    except ValueError:
+        return math.nan
+    return float(noise_messages_per_bin(option.p, option.flood.mean))
+
+
 def _mechanism(hashed: bool) -> Any:
     def mechanism(query: Query, bins: int) -> str:
         """What each user sends, in words. The floods are not searched here (a plan's line
@@ -261,6 +301,7 @@ def _protocol(coin: Coin) -> Protocol:
         mechanism=_mechanism(hashed),
         simulated_bins=_bins,
         messages_per_user=_group_messages(hashed),
+        messages_per_user_arrays=_group_messages_arrays(hashed),
         report_cells=_report_cells(hashed),
         calibration=CalibrationDesign(
             search_range=(0.05, 5.0),

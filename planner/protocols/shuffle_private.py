@@ -192,22 +192,8 @@ def shuffle_sizes_arrays(
     values = {"k": k, "alpha": alpha, "mu1": mu_s, "mu2": mu_w}
     if unit_strong is None:
         if hashed:  # the argmin search once per distinct point
-            columns = np.broadcast_arrays(k, alpha, mu_s, mu_w)
-            representatives, inverse = distinct_rows(*columns)
-            distinct = {
-                name: column.flat[representatives]
-                for name, column in zip(("k", "alpha", "mu1", "mu2"), columns, strict=True)
-            }
-            guess = closed_form_L_guess(
-                distinct["k"], distinct["alpha"], distinct["mu1"], distinct["mu2"]
-            )
-            argmin = integer_argmin(
-                lambda L: bound.evaluate(**distinct, L=L), 2, distinct["k"], guess=guess
-            )
-            L = np.maximum(np.minimum(compression[0], distinct["k"]), argmin)
-            # the bound at each distinct point, read back at its rows (equal points give
-            # equal values)
-            unit_strong = bound.evaluate(**distinct, L=L)[inverse].reshape(columns[0].shape)
+            L = _compressed_domains(k, alpha, mu_s, mu_w, compression, upper_key)
+            unit_strong = bound.evaluate(**values, L=L)
         else:
             unit_strong = bound.evaluate(**values)
     if multiplier is None:
@@ -216,6 +202,58 @@ def shuffle_sizes_arrays(
         np.ceil(multiplier * unit_strong),
         np.ceil(multiplier * unit_strong * mu_w / mu_s),
     )
+
+
+def _compressed_domains(
+    k: Any, alpha: Any, mu_s: Any, mu_w: Any, compression: tuple[int, int], upper_key: str
+) -> np.ndarray:
+    """The public coin's L at each point (the bound's exact integer argmin, raised to the
+    constant's floor and at most k), elementwise: one search per distinct point, read back
+    at its rows (equal points give equal values)."""
+    bound = BOUNDS[upper_key]
+    columns = np.broadcast_arrays(k, alpha, mu_s, mu_w)
+    representatives, inverse = distinct_rows(*columns)
+    distinct = {
+        name: column.flat[representatives]
+        for name, column in zip(("k", "alpha", "mu1", "mu2"), columns, strict=True)
+    }
+    guess = closed_form_L_guess(distinct["k"], distinct["alpha"], distinct["mu1"], distinct["mu2"])
+    argmin = integer_argmin(
+        lambda L: bound.evaluate(**distinct, L=L), 2, distinct["k"], guess=guess
+    )
+    L = np.maximum(np.minimum(compression[0], distinct["k"]), argmin)
+    return np.asarray(L)[inverse].reshape(columns[0].shape)
+
+
+def shuffle_messages_arrays(
+    k: np.ndarray,
+    alpha: np.ndarray,
+    delta: np.ndarray,
+    eps1: np.ndarray,
+    eps2: np.ndarray,
+    n1: np.ndarray,
+    n2: np.ndarray,
+    accounting: Accounting,
+    compression: tuple[int, int],
+    *,
+    upper_key: str,
+    hashed: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's expected messages per user at its tester point, elementwise
+    (``Protocol.messages_per_user_arrays``; a sweep's rows): every group's noise is raised
+    to s·n_g, s = max_g μ_g/n_g (equal mixing weights), so each user sends
+    1 + hashes·bins·s, bins k or the public coin's L (``planner.plan``'s
+    ``eager_messages``). ``n1``, ``n2``: one run's users."""
+    mu1, mu2 = (_NOISE_MU_ARRAYS[accounting](eps, delta) for eps in (eps1, eps2))
+    scale = np.maximum(mu1 / n1, mu2 / n2)
+    if hashed:
+        strong = eps1 >= eps2
+        mu_s, mu_w = np.where(strong, mu1, mu2), np.where(strong, mu2, mu1)
+        bins = _compressed_domains(k, alpha, mu_s, mu_w, compression, upper_key)
+        sent = 1 + compression[1] * bins * scale
+    else:
+        sent = 1 + k * scale
+    return sent, sent.copy()
 
 
 def _tester(query: Query, parameters: dict[str, Any], L: int | None, hashes: int) -> Any:
@@ -249,6 +287,9 @@ PROTOCOL = Protocol(
     allocation_family=AllocationFamily.NOISE,
     size_run=partial(shuffle_sizes, upper_key="shuffle-private", hashed=False),
     size_run_arrays=partial(shuffle_sizes_arrays, upper_key="shuffle-private", hashed=False),
+    messages_per_user_arrays=partial(
+        shuffle_messages_arrays, upper_key="shuffle-private", hashed=False
+    ),
     build_tester=_tester,
     mechanism=_mechanism,
     simulated_bins=_simulated_bins,

@@ -35,6 +35,9 @@ PROTOCOL = Protocol(
     allocation_family=AllocationFamily.NOISE,
     size_run=partial(shuffle_private.shuffle_sizes, upper_key=UPPER_KEY, hashed=True),
     size_run_arrays=partial(shuffle_private.shuffle_sizes_arrays, upper_key=UPPER_KEY, hashed=True),
+    messages_per_user_arrays=partial(
+        shuffle_private.shuffle_messages_arrays, upper_key=UPPER_KEY, hashed=True
+    ),
     build_tester=_tester,
     mechanism=shuffle_private.PROTOCOL.mechanism,
     simulated_bins=shuffle_private.PROTOCOL.simulated_bins,
