@@ -227,20 +227,6 @@ VOTE_CHECK_METHOD = (
 )
 
 
-def checked_messages(report: Any) -> list[float] | None:
-    """Each group's expected messages per user in a validation of a plan at its own sizes
-    (its groups' ``messages_per_user``); None where each user sends one report, or the
-    sizes checked are not the plan's."""
-    checked = report.plan
-    if checked is None or (report.verification.n1, report.verification.n2) != (
-        checked.n_users_group1,
-        checked.n_users_group2,
-    ):
-        return None
-    sent = [group.messages_per_user for group in checked.groups]
-    return None if None in sent else [float(value) for value in sent if value is not None]
-
-
 def report_to_dict(report: Any) -> dict[str, Any]:
     """Everything needed to re-run the validation bit for bit (schema planner.validate/4):
     ``report`` is a :class:`planner.validate.ValidationReport`."""
@@ -257,7 +243,9 @@ def report_to_dict(report: Any) -> dict[str, Any]:
         "protocol": report.protocol,
         "n_users_group1": v.n1,
         "n_users_group2": v.n2,
-        "messages_per_user": checked_messages(report),
+        "messages_per_user": (
+            None if report.messages_per_user is None else list(report.messages_per_user)
+        ),
         "tester": report.tester,
         "trials": v.trials,
         "trial_schedule": list(v.schedule),

@@ -148,6 +148,37 @@ def check_root_finds(
         )
 
 
+FLOOD_SEARCH_SECONDS_MAX = 10.0
+"""Estimated wall seconds of the least-flood searches one sweep may run for its rows'
+messages per user (:func:`flood_search_seconds`, one per distinct (ε, δ) of the rows that
+run a multi-message protocol): a hostile review's 400 values of ε2 from 0.0049 at
+δ = 10⁻¹² took 141 s where the sweep had taken 1.2 s without them."""
+
+
+def flood_search_seconds(eps: float, delta: float) -> float:
+    """Upper estimate of one least-flood search's seconds
+    (``formulas.correlated_noise.best_flood``): 4 ms/ε·(ln(1/δ)/13.8)^0.6 + 5 ms, above
+    every measured time on an idle core (ε 0.0049 – 10, δ 10⁻¹² – 0.1: 1.0 s at ε = 0.0049,
+    δ = 10⁻¹², 0.03 s at ε = 0.1, δ = 10⁻⁶)."""
+    return 0.004 / eps * (max(math.log(1.0 / delta), 1.0) / 13.8) ** 0.6 + 0.005
+
+
+def check_flood_searches(pairs: Iterable[tuple[float, float]]) -> None:
+    """Refuse, before any is run, the least-flood searches of a sweep's messages per user
+    whose estimated time exceeds :data:`FLOOD_SEARCH_SECONDS_MAX` (``pairs``: the distinct
+    (ε, δ) of the rows that run a multi-message protocol)."""
+    distinct = set(pairs)
+    seconds = sum(flood_search_seconds(eps, delta) for eps, delta in distinct)
+    if seconds > FLOOD_SEARCH_SECONDS_MAX:
+        raise InputError(
+            "sweep size",
+            f"{len(distinct):,} flood searches for the messages per user",
+            f"at most {FLOOD_SEARCH_SECONDS_MAX:g} s of them (estimated {seconds:.0f} s: one "
+            "per distinct (ε, δ) of the rows that run a multi-message protocol, a small ε "
+            "or δ costing most): fewer distinct ε or δ values",
+        )
+
+
 def plan_noise_epsilons(epsilons: set[float]) -> set[float]:
     """The ε besides the asked ones at which a sweep's shuffle plans search the noise μ
     at each δ: the ladder's powers of 2 from just below the weakest asked ε up to 1, and

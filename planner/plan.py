@@ -1014,7 +1014,10 @@ def _coupled_alone_on_node(
     for coupled in coupled_on_node(query.setting, table, domain, fallback):
         to_beat = made.total_users if made.coverage is Coverage.CALIBRATED else None
         alone = replace(_run_query(query, coupled.setting), k=domain)
-        padded = _plan_on_domain(alone, table, True, split, to_beat)
+        # alone: a public-coin protocol's private twin is weighed on its own turn, and not
+        # at all for a protocol asked by name (``fallback`` False: a review found
+        # ``--protocol shuffle-public+messages`` running the private coin's on 512 bins)
+        padded = _plan_on_domain(alone, table, False, split, to_beat)
         if padded is None or not _padding_wins(padded, made, split):
             continue
         # the query's own lines (an input it ignores), and why another protocol runs: as

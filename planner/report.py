@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # the CLI imports solution_to_dict from here; it is built in planner.documents
-from planner.documents import checked_messages, default_over_exact
+from planner.documents import default_over_exact
 from planner.documents import solution_to_dict as solution_to_dict
 from planner.formulas.settings import asked_key
 from planner.inputs import apart_texts
@@ -284,7 +284,7 @@ def validation_renderable(report: Any) -> Any:
             + ("" if point.delta is None else f", δ = {point.delta:g} (below the query's)")
             + ", on instances at the query's α"
         )
-    sent = checked_messages(report)
+    sent = report.messages_per_user
     if sent is not None:
         title += (
             f"; each user sends {number_text(sent[0])} (group 1) and {number_text(sent[1])} "

@@ -49,6 +49,9 @@ class ValidationReport:
     tester_point: LoweredPoint | None
     """Where the tester ran below the query (the checked plan's point, also with sizes
     given explicitly)."""
+    messages_per_user: tuple[float, float] | None = None
+    """Each group's expected messages per user at the sizes checked
+    (:func:`messages_at`); None where each user sends one report, or unknown."""
 
     @property
     def passed(self) -> bool:
@@ -218,7 +221,29 @@ def validate(
         table.version,
         protocol=checked.protocol,
         tester_point=checked.tester_point,
+        messages_per_user=messages_at(checked, size1, size2),
     )
+
+
+def messages_at(checked: Plan, n1: int, n2: int) -> tuple[float, float] | None:
+    """Each group's expected messages per user when ``checked``'s tester runs with n1 + n2
+    users: its groups' ``messages_per_user`` at its own sizes; at other sizes (an
+    allocation's, or given), a multi-message group's noise is a fixed total a run, so each
+    user's share scales by the plan's size over the checked one, 1 + (m − 1)·n_plan/n.
+    None where each user sends one report, and for a Poisson protocol's groups at other
+    sizes (their noise is then the allocation's, which the plan does not hold)."""
+    one, two = (group.messages_per_user for group in checked.groups)
+    if one is None or two is None:
+        return None
+    if (n1, n2) == (checked.n_users_group1, checked.n_users_group2):
+        return one, two
+    if any(group.noise_mu is not None for group in checked.groups):
+        return None
+    first, second = (
+        1.0 + (sent - 1.0) * group.n_users / size
+        for sent, group, size in zip((one, two), checked.groups, (n1, n2), strict=True)
+    )
+    return first, second
 
 
 def report_json(report: ValidationReport) -> str:

@@ -228,8 +228,8 @@ def test_a_public_coin_plan_runs_the_private_coin_where_hashing_cannot_pay() -> 
 
 def test_every_output_states_the_plans_messages_per_user(tmp_path, capsys) -> None:
     """Issue 40: every plan states its messages per user. The sweep's row, the batch's row
-    and a validation of the plan at its own sizes give each group's messages as the plan
-    does (a review: they gave none); sizes given explicitly give none."""
+    and a validation of the plan give each group's messages as the plan does (a review:
+    they gave none), and a validation at other sizes scales each user's share."""
     from planner.batch import read_scenarios, run_batch
     from planner.cli import main
     from planner.documents import report_to_dict
@@ -255,9 +255,39 @@ def test_every_output_states_the_plans_messages_per_user(tmp_path, capsys) -> No
 
     report = validate(query, trials=100, seed=3)
     assert report_to_dict(report)["messages_per_user"] == pytest.approx(sent, rel=1e-12)
-    explicit = validate(query, n1=made.n_users_group1 + 10, n2=made.n_users_group2, trials=100)
-    assert report_to_dict(explicit)["messages_per_user"] is None
+    # at other sizes a group's share of its fixed noise total scales with its size (a
+    # review: an allocation's validation gave none where `planner plan` gives them)
+    larger = made.n_users_group1 + 1000
+    explicit = validate(query, n1=larger, n2=made.n_users_group2, trials=100)
+    scaled = [1 + (sent[0] - 1) * made.n_users_group1 / larger, sent[1]]
+    assert report_to_dict(explicit)["messages_per_user"] == pytest.approx(scaled, rel=1e-12)
 
     assert main(["sweep", "-s", "shuffle-public", "-k", "1000", "--alpha", "0.1", "--eps1",
                  "1", "--eps2", "0.25,1", "--delta", "1e-6"]) == 0  # fmt: skip
     assert "messages a user" in capsys.readouterr().out
+
+
+def test_a_protocol_asked_by_name_runs_alone_on_a_grid_node() -> None:
+    """A review: ``--protocol shuffle-public+messages`` (k = 300) ran the private coin's
+    protocol on the 512-bin node, 25,484 users under the hashed protocol's name. Asked by
+    name it runs alone; the setting's own plan may still run the private coin's."""
+    from planner.api import protocol_plan
+
+    query = Query(Setting(Model.SHUFFLE, Coin.PUBLIC, "messages"), 300, 0.049, 2.8, 2.8, 1e-6)
+    alone = protocol_plan(query)
+    assert alone.protocol == "shuffle-public+messages"
+    assert "buckets" in (alone.mechanism or "")
+    default = plan(Query(PUBLIC, 300, 0.049, 2.8, 2.8, 1e-6))
+    assert default.total_users <= alone.total_users
+
+
+def test_a_sweep_whose_flood_searches_would_take_minutes_is_refused_in_one_line(capsys) -> None:
+    """A review: 400 values of ε2 from 0.0049 at δ = 10⁻¹² searched 416 floods for the
+    messages per user, 141 s; refused before any search, one line, exit 2."""
+    from planner.cli import main
+
+    code = main(["sweep", "-s", "shuffle-private", "-k", "1000", "--alpha", "0.1", "--eps1",
+                 "0.156", "--eps2", "0.0049:0.156:400log", "--delta", "1e-12"])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith("error: invalid sweep size") and "flood searches" in err[0]
