@@ -39,6 +39,7 @@ from planner.inputs import (
 )
 from planner.limits import (
     SWEEP_SINGLE_ROWS_MAX,
+    check_flood_searches,
     check_root_finds,
     check_single_rows,
     check_sweep_pace,
@@ -402,6 +403,12 @@ def _messages(
             )
             for name in ("k", "alpha", "delta", "eps1", "eps2")
         }
+        if protocol.noise_mu is None:  # a multi-message protocol: a flood search per (ε, δ)
+            check_flood_searches(
+                (float(eps), float(delta))
+                for name in ("eps1", "eps2")
+                for eps, delta in zip(point[name], point["delta"], strict=True)
+            )
         runs = columns["runs"][rows]
         one, two = protocol.messages_per_user_arrays(
             point["k"],

@@ -202,15 +202,8 @@ def _group_messages_arrays(hashed: bool) -> Any:
         compression: tuple[int, int],
     ) -> tuple[np.ndarray, np.ndarray]:
         """:func:`_group_messages` elementwise (a sweep's rows): one flood search per
-        distinct (ε, δ); NaN where no flood meets it."""
-        from planner.limits import check_flood_searches  # the sweep's cost limit
-
-        columns = [np.broadcast_arrays(eps, delta) for eps in (eps1, eps2)]
-        check_flood_searches(
-            (float(e), float(d))
-            for eps_column, delta_column in columns
-            for e, d in zip(np.ravel(eps_column), np.ravel(delta_column), strict=True)
-        )
+        distinct (ε, δ), which a sweep costs first (``planner.limits
+        .check_flood_searches``); NaN where no flood meets it."""
         bins = hashed_buckets_at(k, alpha, eps1, eps2) if hashed else k
         sent = []
         for eps, n in ((eps1, n1), (eps2, n2)):
