@@ -17,8 +17,10 @@ invocations at all of them):
   :data:`USER_PATH_MESSAGES_MAX`;
 * a sweep's shuffle noise searches cost at most :data:`ROOT_FIND_COST_MAX` (one per
   distinct (ε, δ)) and number at most :data:`ROOT_FINDS_MAX` (its plans' own ε
-  included), and at most :data:`SWEEP_SINGLE_ROWS_MAX` rows are planned one by one,
-  within :data:`SWEEP_SECONDS_MAX` of the sweep's start;
+  included), its multi-message rows' flood searches (one per distinct (ε, δ), for the
+  messages per user) an estimated :data:`FLOOD_SEARCH_SECONDS_MAX`, and at most
+  :data:`SWEEP_SINGLE_ROWS_MAX` rows are planned one by one, within
+  :data:`SWEEP_SECONDS_MAX` of the sweep's start;
 * a plan's root-finding: every search (:func:`planner.formulas.search.least_passing`, the
   subsampling inverse) takes O(log) steps; the exact shuffle noise μ sums ≈ 28√μ terms
   ~6 times (ε = 1e-4, δ = 1e-12: μ = 5·10^9, 2·10^6 terms, ~0.7 s), and ε ≥ 1e-4 and
