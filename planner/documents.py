@@ -203,7 +203,12 @@ def allocation_to_dict(allocation: Any) -> dict[str, Any]:
 def sweep_to_dict(result: Any) -> dict[str, Any]:
     """The sweep (a :class:`planner.sweep.Sweep`) as JSON-ready data (schema
     ``planner.sweep/6``)."""
-    return {"schema": SWEEP_SCHEMA, "varied": list(result.varied), "rows": result.rows()}
+    return {
+        "schema": SWEEP_SCHEMA,
+        "varied": list(result.varied),
+        "notes": list(result.notes),
+        "rows": result.rows(),
+    }
 
 
 def batch_to_dict(rows: list[dict[str, Any]]) -> dict[str, Any]:

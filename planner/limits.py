@@ -18,7 +18,8 @@ invocations at all of them):
 * a sweep's shuffle noise searches cost at most :data:`ROOT_FIND_COST_MAX` (one per
   distinct (ε, δ)) and number at most :data:`ROOT_FINDS_MAX` (its plans' own ε
   included), its multi-message rows' flood searches (one per distinct (ε, δ), for the
-  messages per user) an estimated :data:`FLOOD_SEARCH_SECONDS_MAX`, and at most
+  messages per user) an estimated :data:`FLOOD_SEARCH_SECONDS_MAX` (beyond it those
+  messages are left empty, with a note), and at most
   :data:`SWEEP_SINGLE_ROWS_MAX` rows are planned one by one, within
   :data:`SWEEP_SECONDS_MAX` of the sweep's start;
 * a plan's root-finding: every search (:func:`planner.formulas.search.least_passing`, the
@@ -165,20 +166,12 @@ def flood_search_seconds(eps: float, delta: float) -> float:
     return 0.004 / eps * (max(math.log(1.0 / delta), 1.0) / 13.8) ** 0.6 + 0.005
 
 
-def check_flood_searches(pairs: Iterable[tuple[float, float]]) -> None:
-    """Refuse, before any is run, the least-flood searches of a sweep's messages per user
-    whose estimated time exceeds :data:`FLOOD_SEARCH_SECONDS_MAX` (``pairs``: the distinct
-    (ε, δ) of the rows that run a multi-message protocol)."""
-    distinct = set(pairs)
-    seconds = sum(flood_search_seconds(eps, delta) for eps, delta in distinct)
-    if seconds > FLOOD_SEARCH_SECONDS_MAX:
-        raise InputError(
-            "sweep size",
-            f"{len(distinct):,} flood searches for the messages per user",
-            f"at most {FLOOD_SEARCH_SECONDS_MAX:g} s of them (estimated {seconds:.0f} s: one "
-            "per distinct (ε, δ) of the rows that run a multi-message protocol, a small ε "
-            "or δ costing most): fewer distinct ε or δ values",
-        )
+def flood_searches_seconds(pairs: Iterable[tuple[float, float]]) -> float:
+    """Estimated seconds of the least-flood searches for these (ε, δ), each distinct pair
+    once (:func:`flood_search_seconds`). A sweep whose multi-message rows would take more
+    than :data:`FLOOD_SEARCH_SECONDS_MAX` leaves their messages per user empty and says
+    why (``planner.sweep``), rather than run for minutes or refuse the users."""
+    return sum(flood_search_seconds(eps, delta) for eps, delta in set(pairs))
 
 
 def plan_noise_epsilons(epsilons: set[float]) -> set[float]:

@@ -558,7 +558,7 @@ def sweep_renderable(result: Any) -> Any:
         if result.varied
         else f"sweep over no parameter (each given one value): {count}"
     )
-    return _rows_table(
+    table = _rows_table(
         title,
         [
             "setting",
@@ -573,6 +573,9 @@ def sweep_renderable(result: Any) -> Any:
         ],
         shown,
     )
+    if result.notes:
+        table.caption = "\n".join(f"note: {line}" for line in result.notes)
+    return table
 
 
 def _messages_cell(row: dict[str, Any]) -> str:

@@ -38,12 +38,13 @@ from planner.inputs import (
     check_integer,
 )
 from planner.limits import (
+    FLOOD_SEARCH_SECONDS_MAX,
     SWEEP_SINGLE_ROWS_MAX,
-    check_flood_searches,
     check_root_finds,
     check_single_rows,
     check_sweep_pace,
     check_sweep_rows,
+    flood_searches_seconds,
 )
 from planner.plan import Coverage, delta_top, plan
 from planner.protocols import delta_runs, protocol_for
@@ -148,6 +149,9 @@ class Sweep:
     exact_counts: dict[int, dict[str, int]] = field(default_factory=dict)
     """The counts of the rows ``plan`` answered one by one (those at 2^53 users or more
     among them), as exact integers: the float columns round counts above 2^53."""
+    notes: tuple[str, ...] = ()
+    """What the rows leave out, one line each (a multi-message protocol's messages per
+    user where their flood searches would take too long)."""
 
     def __len__(self) -> int:
         return len(self.columns["status"])
@@ -243,7 +247,10 @@ def sweep(
         itertools.accumulate([0] + [len(grid["k"])] * len(blocks)), blocks, strict=False
     ):
         exact_counts.update({offset + row: counts for row, counts in block_exact.items()})
-    return Sweep(varied, columns, exact_counts)
+    notes = tuple(
+        str(line) for block, _ in blocks if MESSAGES_NOTE in block for line in block[MESSAGES_NOTE]
+    )
+    return Sweep(varied, columns, exact_counts, notes)
 
 
 def _as_typed(value: float) -> float | int:
@@ -363,9 +370,10 @@ def _setting_block(
         columns["status"][rows] = not_covered_status(int(code), setting)
         for name in NUMBER_COLUMNS[: -len(MESSAGES_COLUMNS)]:
             columns[name][rows] = np.nan
-    columns.update(
-        zip(MESSAGES_COLUMNS, _messages(columns, numbers.regular, accounting, table), strict=True)
-    )
+    *sent, left_out = _messages(columns, numbers.regular, accounting, table)
+    columns.update(zip(MESSAGES_COLUMNS, sent, strict=True))
+    if left_out:
+        columns[MESSAGES_NOTE] = np.array([left_out], dtype=object)
     exact_counts: dict[int, dict[str, int]] = {}
     single = np.flatnonzero(~numbers.regular)
     valid = valid_rows(setting, k, alpha, eps1, eps2, delta, beta)
@@ -376,18 +384,25 @@ def _setting_block(
     return columns, exact_counts
 
 
+MESSAGES_NOTE = "messages note"
+"""A block's column key (not a row field) holding the line on messages left out."""
+
+
 def _messages(
     columns: dict[str, np.ndarray],
     regular: np.ndarray,
     accounting: Accounting,
     table: ConstantTable,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, str]:
     """Each group's expected messages per user on the rows ``plan_columns`` answered, for
     the protocols whose users send several (``Protocol.messages_per_user_arrays``), at
     each row's tester point: NaN elsewhere (``_answer_one`` fills the rows ``plan``
-    answers)."""
+    answers). A multi-message protocol's rows are left empty where their flood searches
+    would take more than ``FLOOD_SEARCH_SECONDS_MAX`` (a review: 141 s for 416 of them),
+    and the third value says so ("" otherwise)."""
     size = len(columns["status"])
     sent = (np.full(size, np.nan), np.full(size, np.nan))
+    left_out = []
     answered = regular & (columns["status"] == "ok")
     for key in sorted(set(columns["protocol"][answered].tolist())):
         protocol = protocol_for(key)
@@ -404,11 +419,19 @@ def _messages(
             for name in ("k", "alpha", "delta", "eps1", "eps2")
         }
         if protocol.noise_mu is None:  # a multi-message protocol: a flood search per (ε, δ)
-            check_flood_searches(
+            seconds = flood_searches_seconds(
                 (float(eps), float(delta))
                 for name in ("eps1", "eps2")
                 for eps, delta in zip(point[name], point["delta"], strict=True)
             )
+            if seconds > FLOOD_SEARCH_SECONDS_MAX:
+                left_out.append(
+                    f"messages per user left empty on {int(rows.sum()):,} rows of {key}: "
+                    f"their flood searches would take about {seconds:.0f} s (at most "
+                    f"{FLOOD_SEARCH_SECONDS_MAX:g}); fewer distinct ε or δ values give them, "
+                    "and planner plan gives a row's"
+                )
+                continue
         runs = columns["runs"][rows]
         one, two = protocol.messages_per_user_arrays(
             point["k"],
@@ -422,7 +445,7 @@ def _messages(
             table.for_setting(key).compression(),
         )
         sent[0][rows], sent[1][rows] = one, two
-    return sent
+    return sent[0], sent[1], "; ".join(left_out)
 
 
 def _central_delta_block(
@@ -441,6 +464,10 @@ def _central_delta_block(
     taken = columns["status"] == "ok"
     for run in delta_runs(setting):
         other, other_exact = _setting_block(run, grid, accounting, table, started)
+        if MESSAGES_NOTE in other:  # its rows' messages left empty: said, with the setting's
+            columns[MESSAGES_NOTE] = np.concatenate(
+                [columns.get(MESSAGES_NOTE, np.array([], dtype=object)), other[MESSAGES_NOTE]]
+            )
         fewer = (other["status"] == "ok") & (
             ~taken | (other["total_users"] < columns["total_users"])
         )

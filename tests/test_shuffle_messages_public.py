@@ -281,13 +281,26 @@ def test_a_protocol_asked_by_name_runs_alone_on_a_grid_node() -> None:
     assert default.total_users <= alone.total_users
 
 
-def test_a_sweep_whose_flood_searches_would_take_minutes_is_refused_in_one_line(capsys) -> None:
+def test_a_sweep_whose_flood_searches_would_take_minutes_leaves_them_out_and_says_so(
+    capsys,
+) -> None:
     """A review: 400 values of ε2 from 0.0049 at δ = 10⁻¹² searched 416 floods for the
-    messages per user, 141 s; refused before any search, one line, exit 2."""
+    messages per user, 141 s. Its rows keep their users; their messages are left empty
+    (at once), and one line says why and how to get them (stderr beside CSV)."""
     from planner.cli import main
+    from planner.sweep import sweep
 
+    arguments = dict(k=1000, alpha=0.1, eps1=0.156, eps2="0.0049:0.156:400log", delta=1e-12)
+    result = sweep([PRIVATE], **arguments)  # type: ignore[arg-type]
+    rows = result.rows()
+    assert all(row["status"] == "ok" and row["total_users"] for row in rows)
+    assert all(row["messages_per_user_group1"] is None for row in rows)
+    assert len(result.notes) == 1 and "flood searches would take about" in result.notes[0]
     code = main(["sweep", "-s", "shuffle-private", "-k", "1000", "--alpha", "0.1", "--eps1",
-                 "0.156", "--eps2", "0.0049:0.156:400log", "--delta", "1e-12"])  # fmt: skip
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1
-    assert err[0].startswith("error: invalid sweep size") and "flood searches" in err[0]
+                 "0.156", "--eps2", "0.0049:0.156:400log", "--delta", "1e-12", "--format",
+                 "csv"])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0 and captured.err.strip().startswith("note: messages per user left empty")
+    # a few values: their messages are given
+    few = sweep([PRIVATE], **{**arguments, "eps2": [0.0049, 0.156]})  # type: ignore[arg-type]
+    assert few.notes == () and all(r["messages_per_user_group1"] for r in few.rows())

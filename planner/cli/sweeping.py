@@ -1,6 +1,7 @@
 """``planner sweep`` and ``planner plot``: plans over ranges or lists of values, as rows
 or as a figure."""
 
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -80,6 +81,9 @@ def sweep(
         settings, k, alpha, eps1, eps2, delta, beta, accounting, as_table=as_table
     )
     _emit(chosen_format, output, result, sweep_renderable, sweep_to_csv, sweep_to_dict)
+    if chosen_format is not OutputFormat.TABLE:  # the table's caption says them
+        for line in result.notes:
+            sys.stderr.write(f"note: {line}\n")
 
 
 def plot(
