@@ -37,9 +37,9 @@ from planner.protocols import protocol_for
 from planner.simulation import SIMULATION_K_MIN, private_coin_twin
 
 SIMULATION_BUDGET_SECONDS = 30.0
+"""Default time a plan outside the covered region may spend simulating its own query."""
 SIMULATION_BUDGET_MAX = 3600.0
 """The largest ``--simulation-budget`` a plan takes (seconds)."""
-"""Default time a plan outside the covered region may spend simulating its own query."""
 SIMULATED_CELLS_PER_SECOND = 2e6
 """Fast-path throughput assumed for the estimate (trial × bin cells per second, one core;
 measured 2–5 × 10⁶ on this project's 2-core machine: the estimate errs long)."""

@@ -188,8 +188,18 @@ def test_the_buckets_are_the_power_of_two_with_the_fewest_users() -> None:
             if 2 * buckets <= k
         }
         assert totals[chosen] == min(totals.values())
-    assert hashed_curator_buckets(256, 0.2, 0.16, 0.16) == 32
-    assert hashed_curator_buckets(1024, 0.1, 4, 4) == 512
+    # by hand, both groups at one ε (an equal split of τ): 2·(1 + √(1 + 2K·v·τ))/τ users
+    for k, alpha, eps, expected in [(256, 0.2, 0.16, 32), (1024, 0.1, 4.0, 512)]:
+        r = math.exp(-eps / 2)
+        v = 2 * r / (1 - r) ** 2
+        by_hand = {}
+        for buckets in (16, 32, 64, 128, 256, 512):
+            if 2 * buckets > k:
+                continue
+            tau = alpha**2 * math.sqrt(buckets) * (1 - 1 / buckets) / k
+            by_hand[buckets] = 2 * (1 + math.sqrt(1 + 2 * buckets * v * tau)) / tau
+        assert min(by_hand, key=by_hand.__getitem__) == expected
+        assert hashed_curator_buckets(k, alpha, eps, eps) == expected
     assert hashed_curator_buckets(20, 0.2, 0.1, 0.1) == 16  # k/2 below 16: the least K
 
 
