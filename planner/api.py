@@ -388,7 +388,9 @@ def compare_answer(
     model: object = None,
 ) -> CompareAnswer:
     """Every setting (the shuffle ones only with δ), and each mechanism a setting may run
-    (``local-private+k-rr``, …) on its own: covered plans, fewest users first. Where
+    (``local-private+k-rr``, …) on its own: covered plans, fewest users first. Where a
+    setting's plan runs another protocol, the setting's own protocol alone follows too (as
+    ``planner plan --protocol`` plans it). Where
     ``model`` names two models (``"local,central"``), also that mixed pair's plan under each
     coin and its mixed protocol on its own."""
     from planner.constants import default_constants
@@ -435,10 +437,19 @@ def compare_answer(
                 plans.append(alone)
             continue
         try:
-            plans.append(covered(query))
+            made = covered(query)
         except NotCoveredError as error:
             why = "; ".join(error.gaps)
             refused.append((setting.key, f"{why} ({simulation_words(query)})"))
+            continue
+        plans.append(made)
+        if made.protocol != setting.key:
+            # the setting's own protocol alone too (``planner plan --protocol KEY``), where
+            # the plan runs another: a user weighing users against messages (the Poisson
+            # shuffle protocol sends a few a user, the multi-message one tens) sees both
+            own = make_plan(query, table, fallback=False)
+            if own.coverage is Coverage.CALIBRATED and own.protocol == setting.key:
+                plans.append(own)
     if pair is not None and pair[1] is not None:
         _mixed_rows(model, k, alpha, eps1, eps2, delta, beta, accounting, plans, refused)
     plans.sort(key=lambda item: item.total_users)

@@ -2252,7 +2252,8 @@ def _tester_points(
     each rung of :func:`weak_eps_ladder` with the strong ε at the query and down its ladder
     (both groups at the rung where the query's ε are equal: a homogeneous plan stays
     homogeneous), then the weaker group at the largest ratio node below the query's
-    (:func:`ratio_node_below`, the stronger at its own ε). At a β < 1/3 and k direct
+    (:func:`ratio_node_below`, the stronger at its own ε), then at each rung of the
+    stronger group's ladder the weaker at that rung's ratio node below. At a β < 1/3 and k direct
     calibration is measured at, also the query and each of those with ε and α capped at each
     region's tops; and above a covered α top (``alpha_tops``; also the grids' α node just
     below the query's, :func:`alpha_node_below`), each with α at that top (as
@@ -2277,6 +2278,13 @@ def _tester_points(
     node = ratio_node_below(eps_weak, eps_strong, kinks.ratio_nodes)
     if node is not None:
         pairs.append((eps_strong, node * eps_strong))
+    # and at each rung of the stronger group's ladder, the weaker at that rung's ratio node
+    # below (a cell's largest C steps there too: k = 31, α = 0.785, ε2 = 7.4, the stronger
+    # run at 5, had needed 522 users at ε1 = 1.25, ratio 1/4, and 804 at ε1 = 1.3)
+    for rung in rungs[1:]:
+        node = ratio_node_below(eps_weak, rung, kinks.ratio_nodes)
+        if node is not None:
+            pairs.append((rung, node * rung))
     for rung, eps_w in pairs:
         for top_eps, top_alpha in caps:
             strong, weak = min(rung, top_eps), min(eps_w, top_eps)

@@ -167,6 +167,7 @@ def compare_renderable(
         "group 2",
         "total",
         "baseline total",
+        "messages a user",
         "constant",
         "theorem",
     ):
@@ -177,27 +178,22 @@ def compare_renderable(
         )
     for item in plans:
         baseline = sum(g.baseline_n_users for g in item.groups)
-        asked = item.query.setting.key
         table.add_row(
-            asked if item.protocol == asked else f"{asked} (runs {item.protocol})",
+            compare_label(item.query.setting.key, item.protocol),
             f"{item.n_users_group1:,}",
             f"{item.n_users_group2:,}",
             f"{item.total_users:,}",
             f"{baseline:,}",
+            messages_cell(item),
             item.constant_source.value,
             item.reference,
         )
     for key, _ in refused:
-        table.add_row(key, "—", "—", "—", "—", "not covered", "")
+        table.add_row(key, "—", "—", "—", "—", "", "not covered", "")
     captions = [
-        f"{item.query.setting.key}: {tester_point_words(item)}"
+        f"{compare_label(item.query.setting.key, item.protocol)}: {tester_point_words(item)}"
         for item in plans
         if item.tester_point is not None
-    ]
-    captions += [
-        f"{item.query.setting.key}: messages per user {sent}"
-        for item in plans
-        if (sent := _messages_words(item))
     ]
     captions += [f"{key}: {reason}" for key, reason in refused]
     if captions:
@@ -206,17 +202,31 @@ def compare_renderable(
     return table
 
 
-def _messages_words(plan: Plan) -> str:
-    """Each group's messages per user where a user sends more than its one report (the
-    shuffle protocols' noise), for ``compare``'s lines (a review: a user choosing there
-    never saw that the multi-message protocol sends tens of messages a user); "" else."""
+def compare_label(setting: str, protocol: str) -> str:
+    """A compare row's name (the CLI's table and the web page): the setting's key, and the
+    protocol its plan runs where that is another ("shuffle-private (runs
+    shuffle-private+messages)"; the row named "shuffle-private" alone is that protocol's)."""
+    return setting if protocol == setting else f"{setting} (runs {protocol})"
+
+
+def messages_cell(plan: Plan) -> str:
+    """A plan's ``messages_text`` (``compare``'s column on the CLI's table)."""
+    first, second = plan.query.setting.group_models
     sent = [group.messages_per_user for group in plan.groups]
-    if all(value is None or value <= 1.0 for value in sent):
-        return ""
-    return ", ".join(
-        f"{group.name} {'—' if value is None else f'{value:.4g}'}"
-        for group, value in zip(plan.groups, sent, strict=True)
-    )
+    return messages_text(sent, (first.value, second.value))
+
+
+def messages_text(sent: Sequence[float | None], models: Sequence[str]) -> str:
+    """Each group's messages per user, "group 1 / group 2" (one figure where they agree),
+    for ``compare``'s column (the CLI's table and the web page; a review: a user choosing
+    there never saw that the multi-message protocol sends tens of messages a user). A
+    local group sends one report a user ("1"); a curator's group sends no counted
+    messages ("—")."""
+    shown = [
+        f"{value:.3g}" if value is not None else ("1" if model == "local" else "—")
+        for value, model in zip(sent, models, strict=True)
+    ]
+    return shown[0] if len(set(shown)) == 1 else " / ".join(shown)
 
 
 def multiplier_text(multiplier: float) -> str:

@@ -782,6 +782,19 @@ def _lowered(
     at_node = ratio_node_rungs(eps_strong, eps_weak, kinks.ratio_nodes)
     rows = ~np.isnan(at_node)
     weigh(rows, eps_strong, np.where(rows, at_node, eps_weak))
+    # and at each rung of the stronger group's ladder, the weaker at that rung's ratio node
+    # below (``plan._tester_points``)
+    below = eps_weak < eps_strong
+    if below.any():
+        rungs = strong_eps_rungs(
+            np.where(below, eps_strong, 1.0), np.where(below, eps_weak, 1.0), kinks
+        )
+        for column in rungs.T:
+            rows = below & ~np.isnan(column)
+            rung = np.where(rows, column, eps_strong)
+            at_node = ratio_node_rungs(rung, eps_weak, kinks.ratio_nodes)
+            rows &= ~np.isnan(at_node)
+            weigh(rows, rung, np.where(rows, at_node, eps_weak))
     for point in reversed(queued):
         weigh_queued(*point)
     return tuple(best), tester

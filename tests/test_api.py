@@ -142,17 +142,39 @@ def test_compare_is_every_covered_setting_cheapest_first(capsys) -> None:
     document = api.compare_document(**inputs)
     totals = [item["total_users"] for item in document["plans"]]
     assert totals == sorted(totals)
-    shown = [item["setting"] for item in document["plans"]]
-    refused = [item["setting"] for item in document["not_covered"]]
+    shown = {item["setting"] for item in document["plans"]}
+    refused = {item["setting"] for item in document["not_covered"]}
     # every setting, and each local mechanism alone (``compare`` lists the local options);
     # a mixed pair's rows only where the query names one
     one_model = [key for key in api.PROTOCOL_KEYS if not Setting.from_key(key).is_mixed]
-    assert sorted(shown + refused) == sorted(one_model)
+    assert sorted(shown | refused) == sorted(one_model)
+    assert not shown & refused
+    rows: dict[str, list[dict]] = {}
     for item in document["plans"]:
-        query = _library_query({**inputs, "model": item["inputs"]["model"]} | item["inputs"])
-        if "+" in item["setting"]:  # the mechanism alone
-            query = replace(query, setting=Setting.from_key(item["setting"]))
-        assert item["total_users"] == plan(query).total_users
+        rows.setdefault(item["setting"], []).append(item)
+    for key, items in rows.items():
+        query = _library_query(inputs | items[0]["inputs"])
+        if "+" in key:  # the mechanism alone
+            assert len(items) == 1 and items[0]["protocol"] == key
+            query = replace(query, setting=Setting.from_key(key))
+            assert items[0]["total_users"] == plan(query).total_users
+            continue
+        default = plan(query)
+        # the setting's plan; where it runs another protocol, then its own protocol alone,
+        # as ``planner plan --protocol KEY`` plans it (a user weighing users against
+        # messages sees the Poisson shuffle protocol beside the multi-message one)
+        assert items[0]["protocol"] == default.protocol
+        assert items[0]["total_users"] == default.total_users
+        if default.protocol == key:
+            assert len(items) == 1
+        else:
+            assert len(items) == 2 and items[1]["protocol"] == key
+            alone = api.plan_document(**items[1]["inputs"], protocol=key)
+            assert items[1]["total_users"] == alone["total_users"] >= default.total_users
+            assert items[1]["groups"] == alone["groups"]
+    assert {"shuffle-private", "shuffle-public"} <= {
+        key for key, items in rows.items() if len(items) == 2
+    }
     for item in document["not_covered"]:
         assert "outside the covered range" in item["reason"]
     flags = ["-k", "500", "--alpha", "0.2", "--eps1", "1", "--eps2", "0.1", "--delta", "1e-7"]

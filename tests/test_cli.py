@@ -112,7 +112,16 @@ def test_compare_lists_all_five_settings_cheapest_first(capsys) -> None:
         "local-private+channels",
         "local-public+hashed",
     ]
-    assert sorted(p["setting"] for p in plans) == sorted([*settings, *mechanisms])
+    # each setting's plan, each mechanism alone, and each setting's own protocol alone where
+    # its plan runs another (here the three whose plan runs a mechanism)
+    rows = sorted((p["setting"], p["protocol"]) for p in plans)
+    runs_other = {"local-private", "shuffle-private", "shuffle-public"}
+    expected = [(key, key) for key in [*settings, *mechanisms]]
+    expected += [
+        (key, f"{key}+channels" if key == "local-private" else f"{key}+messages")
+        for key in runs_other
+    ]
+    assert rows == sorted(expected)
     totals = [p["total_users"] for p in plans]
     assert totals == sorted(totals)
 

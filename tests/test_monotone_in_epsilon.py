@@ -203,3 +203,18 @@ def test_a_shuffle_or_central_alpha_just_above_a_node_is_never_dearer() -> None:
             at_node = plan(make_query(key, alpha=node, **asked))
             above = plan(make_query(key, alpha=node * 1.01, **asked))
             assert above.total_users <= at_node.total_users, (key, node)
+
+
+def test_the_weaker_group_is_weighed_at_each_rungs_ratio_node() -> None:
+    """A channel per group reads its grid cell's largest C, which steps as ε_weak/ε_strong
+    crosses a ratio node. With ε2 = 7.4 the plan runs the stronger group at the node 5; at
+    ε1 = 1.25 the ratio there is the node 1/4 itself, just above it the next cell's C (1.03
+    against 0.63) had asked 804 users at ε1 = 1.3 against 522 at 1.25. The weaker group is
+    now also weighed at each rung's ratio node below: 1/4 × 5 = 1.25."""
+    at_node = plan(make_query("local-private", k=31, alpha=0.7853, eps1=1.25, eps2=7.404))
+    assert at_node.tester_point is not None
+    assert (at_node.tester_point.eps1, at_node.tester_point.eps2) == (1.25, 5.0)
+    for eps1 in (1.3, 1.4, 1.6):
+        relaxed = plan(make_query("local-private", k=31, alpha=0.7853, eps1=eps1, eps2=7.404))
+        assert relaxed.total_users <= at_node.total_users, (eps1, relaxed.total_users)
+        assert relaxed.tester_point is not None and relaxed.tester_point.eps2 == 5.0

@@ -551,6 +551,32 @@ def test_the_page_shows_the_cli_numbers_and_a_plot(client, capsys) -> None:
     compared = cli_json(["compare", *flags(query), "--json"], capsys)
     assert _cells(page.text, "total") == [plan["total_users"] for plan in compared["plans"]]
     assert "<svg" in page.text and "<title" in page.text
+    # each row's messages per user: "1" for a local row (one report a user), "—" for a
+    # curator's, each shuffle group's figure to 3 digits (one where both groups agree)
+    shown = re.findall(r'data-field="messages">([^<]*)<', page.text)
+    assert len(shown) == len(compared["plans"])
+    for cell, item in zip(shown, compared["plans"], strict=True):
+        sent = [g["messages_per_user"] for g in item["groups"]]
+        if item["inputs"]["model"] == "local":
+            assert cell == "1"
+        elif item["inputs"]["model"] == "central" and item["protocol"].startswith("central"):
+            assert cell == "—"
+        else:
+            figures = [float(part) for part in cell.split(" / ")]
+            assert len(figures) == (1 if f"{sent[0]:.3g}" == f"{sent[1]:.3g}" else 2)
+            for figure, value in zip(figures * (3 - len(figures)), sent, strict=True):
+                assert abs(figure - value) <= 0.005 * value
+    # the Poisson shuffle protocol alone, beside the plan that runs the multi-message one:
+    # fewer messages a user for more users, as planner plan --protocol shuffle-private
+    rows = re.findall(r'data-protocol="([^"]*)"', page.text)
+    assert rows == [item["protocol"] for item in compared["plans"]]
+    assert "shuffle-private" in rows and "shuffle-private+messages" in rows
+    poisson = compared["plans"][rows.index("shuffle-private")]
+    messages = compared["plans"][rows.index("shuffle-private+messages")]
+    assert poisson["total_users"] > messages["total_users"]
+    assert max(g["messages_per_user"] for g in poisson["groups"]) < min(
+        g["messages_per_user"] for g in messages["groups"]
+    )
 
     single = client.get("/", params={**query, "setting": "shuffle-private"})
     expected = cli_json(["plan", "--model", "shuffle", *flags(query), "--json"], capsys)

@@ -136,8 +136,9 @@ def test_the_page_fits_a_phone(server, browser) -> None:
     assert width <= 375
     # the five settings and each mechanism alone (k-RR, a channel per group, a shared
     # hash, the central model's noisy histogram per group, the multi-message shuffle on
-    # either coin)
-    assert page.locator("#compare-table tbody tr").count() == 11
+    # either coin), and the own protocol alone of the three settings whose plan runs a
+    # mechanism (local private, both shuffle coins)
+    assert page.locator("#compare-table tbody tr").count() == 14
     for name in ("Domain size k", "Distance α (TV)", "Group 1's ε1", "Setting"):
         assert page.get_by_label(name).is_visible()
     page.close()

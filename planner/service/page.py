@@ -35,7 +35,14 @@ from planner.inputs import (
     check_integer,
     check_number,
 )
-from planner.report import eps_heading, multiplier_text, rate_text, total_text
+from planner.report import (
+    compare_label,
+    eps_heading,
+    messages_text,
+    multiplier_text,
+    rate_text,
+    total_text,
+)
 from planner.report import number_text as _number
 from planner.service.auth import COOKIE, authorized, token_matches
 from planner.service.routes import first_repeat, only_with_their_allocation
@@ -322,25 +329,41 @@ def _total_cells(document: dict[str, Any]) -> list[str]:
     return total_text(int(document["total_users"]), int(document["baseline"]["total_users"]))
 
 
-def _setting_cell(setting: str, values: dict[str, str]) -> str:
-    """A compare row's name: a link that plans that setting, or for a mechanism alone
-    (``local-private+k-rr``, which the form does not offer) its key as text."""
-    if "+" in setting:
-        return escape(setting)
-    link = "/?" + urlencode({**values, "setting": setting})
-    return f'<a href="{escape(link)}">{escape(setting)}</a>'
+def _setting_cell(
+    setting: str, values: dict[str, str], protocol: str | None = None, link: bool = True
+) -> str:
+    """A compare row's name (``compare_label``): a link that plans that setting, or for a
+    mechanism alone (``local-private+k-rr``, which the form does not offer) or a setting's
+    own protocol beside its plan (the form plans the setting, which runs the other) text."""
+    name = escape(compare_label(setting, protocol or setting))
+    if "+" in setting or not link:
+        return name
+    address = "/?" + urlencode({**values, "setting": setting})
+    return f'<a href="{escape(address)}">{name}</a>'
+
+
+def _compare_messages(groups: list[dict[str, Any]]) -> str:
+    """A compare row's messages per user, as the CLI's column shows them."""
+    return messages_text([g["messages_per_user"] for g in groups], [g["model"] for g in groups])
 
 
 def _compare_section(document: dict[str, Any], values: dict[str, str]) -> str:
     rows = []
+    linked: set[str] = set()
     for item in document["plans"]:
+        setting = item["setting"]
+        # a setting's plan comes first (fewest users); its own protocol alone, after it
+        cell = _setting_cell(setting, values, item["protocol"], setting not in linked)
+        linked.add(setting)
+        groups = item["groups"]
         rows.append(
-            f'<tr data-setting="{escape(item["setting"])}">'
-            f'<th scope="row">{_setting_cell(item["setting"], values)}</th>'
+            f'<tr data-setting="{escape(setting)}" data-protocol="{escape(item["protocol"])}">'
+            f'<th scope="row">{cell}</th>'
             f'<td data-field="users" data-group="1">{_count(item["n_users_group1"])}</td>'
             f'<td data-field="users" data-group="2">{_count(item["n_users_group2"])}</td>'
             f'<td data-field="total">{_count(item["total_users"])}</td>'
             f'<td data-field="baseline">{_count(item["baseline"]["total_users"])}</td>'
+            f'<td data-field="messages">{escape(_compare_messages(groups))}</td>'
             f"<td>{escape(item['constant']['source'])}</td>"
             f"<td><code>{escape(item['bound']['reference'])}</code></td></tr>"
         )
@@ -348,7 +371,7 @@ def _compare_section(document: dict[str, Any], values: dict[str, str]) -> str:
         rows.append(
             f'<tr data-setting="{escape(item["setting"])}"><th scope="row">'
             f"{_setting_cell(item['setting'], values)}</th>"
-            f'<td colspan="6" class="note">not covered: {page_words(item["reason"])}</td></tr>'
+            f'<td colspan="7" class="note">not covered: {page_words(item["reason"])}</td></tr>'
         )
     # each setting's lines under its name, in the plans' order (its links plan that setting)
     warnings = []
@@ -360,7 +383,8 @@ def _compare_section(document: dict[str, Any], values: dict[str, str]) -> str:
         '<h2 id="result">All settings, fewest users first</h2>'
         '<div class="scroll"><table id="compare-table"><thead><tr><th scope="col">setting</th>'
         '<th scope="col">group 1</th><th scope="col">group 2</th><th scope="col">total</th>'
-        '<th scope="col">baseline total</th><th scope="col">constant</th>'
+        '<th scope="col">baseline total</th><th scope="col">messages a user</th>'
+        '<th scope="col">constant</th>'
         '<th scope="col">theorem</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
         + (f'<h3>Warnings</h3><ul class="warnings">{warning_list}</ul>' if warnings else "")
