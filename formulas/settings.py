@@ -24,6 +24,14 @@ class Model(StrEnum):
         return self is Model.SHUFFLE
 
     @property
+    def counts_messages(self) -> bool:
+        """Whether a plan counts each user's messages (the shuffle model: each user's
+        reports reach the analyser as messages through a shuffler, one report a user where
+        its group runs a local randomizer there); local users send one report and a
+        curator's users their data, which no plan counts."""
+        return self is Model.SHUFFLE
+
+    @property
     def trust(self) -> int:
         """Its rank from the least trusted (local, 0) to the most (central, 2): a protocol
         of a less trusted model is private under a more trusted one too (a curator or a

@@ -52,6 +52,7 @@ from planner.plan import (
     as_central_plan,
     calibrated_multiplier,
     own_lower_bounds,
+    poisson_groups_at,
     rescaled_messages,
     spends_delta_by_choice,
     trust_runs,
@@ -98,6 +99,10 @@ class Allocation:
     (``planner.plan.trust_runs``: a mixed pair's, both groups under the less trusted model
     or the mixed protocol; a central query's that gives δ, the pure ε-DP plan or a shuffle
     protocol's); None: the query's."""
+    least_n2: float | None = None
+    """An infeasible ``fixed-n2``'s least group 2 that would fit, as its reason says (of
+    two refusals the one with the lesser is told: a review found "the fewest is 99,013"
+    where a given n2 = 97,926 fitted another run)."""
 
     @property
     def feasible(self) -> bool:
@@ -416,6 +421,7 @@ def _local_allocation(
             ),
             cost1,
             cost2,
+            least_n2=float(math.floor(floor) + 1),
         )
     if families[best] is plan:
         how = (
@@ -502,6 +508,7 @@ def _allocate(
                 ),
                 cost1,
                 cost2,
+                least_n2=float(fewest),
             )
     # the paper split may run a protocol whose groups share one size (k-RR), where the
     # default's runs one with a variance family (the Hadamard response on a larger
@@ -513,6 +520,9 @@ def _allocate(
 def _better(first: Allocation, second: Allocation, rule: AllocationRule) -> Allocation:
     """The feasible one, else the one that costs less (``cost``) or needs fewer group-1
     users (``fixed-n2``); ``first`` on a tie."""
+    if not first.feasible and not second.feasible:  # the refusal with the lesser n2 told
+        least = [math.inf if a.least_n2 is None else a.least_n2 for a in (first, second)]
+        return second if least[1] < least[0] else first
     if not second.feasible:
         return first
     if not first.feasible:
@@ -534,9 +544,10 @@ def allocated_plan(
     default's own sizes (``Allocation.split`` FEWEST), the default plan's (its tester point
     and split), with a line saying why.
 
-    The per-group noise of a shuffle allocation is not the paper rule's (the stronger
-    group's μ is raised, as ``Allocation.reason`` says, or a fixed n2 above the default's),
-    so those fields are left empty where a size changed.
+    The per-group noise of a Poisson shuffle allocation is not the paper rule's (the
+    stronger group's μ is raised, as ``Allocation.reason`` says, or a fixed n2 above the
+    default's): each group's μ and messages per user are those its tester runs at the
+    allocated sizes (:func:`planner.plan.poisson_groups_at`).
     """
     if not allocation.feasible or allocation.rule in (AllocationRule.PAPER, AllocationRule.FEWEST):
         return plan
@@ -568,18 +579,13 @@ def allocated_plan(
             factor = group.n_users / size
             later = functools.partial(rescaled_messages, group.messages_by, factor)
             return replace(group, n_users=size, messages_by=later)
-        if shuffle and size != group.n_users:
-            return replace(
-                group,
-                n_users=size,
-                noise_mu=None,
-                noise_mu_minimum=None,
-                eager_messages=None,
-                messages_by=None,
-            )
         return replace(group, n_users=size)
 
-    groups = (resized(base.groups[0], n1), resized(base.groups[1], n2))
+    if shuffle and (n1, n2) != (base.n_users_group1, base.n_users_group2):
+        # the Poisson noise both groups' tester runs at these sizes (equal mixing weights)
+        groups = poisson_groups_at(base, (n1, n2))
+    else:
+        groups = (resized(base.groups[0], n1), resized(base.groups[1], n2))
     note = f"allocation {allocation.rule.value}: {allocation.reason}"
     if allocation.reason == PAPER_RULE and n2 != plan.n_users_group2:  # fixed-n2, a larger n2
         mine = f"n1 = {plan.n_users_group1:,} for its n2 = {plan.n_users_group2:,}"

@@ -94,10 +94,11 @@ def _allocation(result: Plan, rule: object, cost1: object, cost2: object, n2: ob
         # SIMULATION_N_MAX a group (a solve's search may try more: not checked there)
         from planner.limits import SIMULATION_N_MAX
 
-        if check_integer("n2", n2, 1) > SIMULATION_N_MAX:
-            raise InputError(
-                "n2", n2, f"an integer in [1, {SIMULATION_N_MAX:.0e}] (planner validate's)"
-            )
+        allowed = f"an integer in [1, {SIMULATION_N_MAX:.0e}] (planner validate's)"
+        try:  # one line for every bad n2 (a review: 1e400 had been told "≥ 1" alone)
+            check_integer("n2", n2, 1, int(SIMULATION_N_MAX))
+        except InputError:
+            raise InputError("n2", n2, allowed) from None
     return allocate(result, chosen, cost1=cost1, cost2=cost2, n2=n2)
 
 

@@ -694,9 +694,10 @@ def _largest_first(rungs: np.ndarray, inside: np.ndarray) -> np.ndarray:
 def weak_eps_ladder(eps_weak: float, kinks: GridKinks) -> tuple[float, ...]:
     """The weaker group's rungs below its ε, largest first: the powers of the step and the
     grids' ε_strong nodes from ``kinks.weak_from`` up (none below it), and the edges of
-    covered ranges of the smaller ε (``kinks.weak_caps``) at any ε. The scalar twin of
+    covered ranges of the smaller ε (``kinks.weak_caps``) and a coupled protocol's
+    ε_strong nodes (``kinks.weak_nodes``) at any ε. The scalar twin of
     :func:`weak_eps_rungs` (tested equal)."""
-    values = {cap for cap in kinks.weak_caps if cap < eps_weak}
+    values = {cap for cap in (*kinks.weak_caps, *kinks.weak_nodes) if cap < eps_weak}
     if eps_weak > kinks.weak_from:
         low, high = ladder_exponents(kinks.weak_from, eps_weak, LADDER_STEP)
         ladder = {LADDER_STEP**i for i in range(high, low - 1, -1)}
@@ -748,8 +749,9 @@ def weak_eps_rungs(eps_weak: np.ndarray, kinks: GridKinks) -> np.ndarray:
         values = [LADDER_STEP**i for i in range(high, low - 1, -1)] + list(kinks.strong_nodes)
         rungs = np.stack([np.full(eps_weak.shape, value) for value in values], axis=1)
         blocks.append((rungs, (rungs >= kinks.weak_from) & (rungs < eps_weak[:, None])))
-    if kinks.weak_caps:
-        caps = np.stack([np.full(eps_weak.shape, cap) for cap in kinks.weak_caps], axis=1)
+    fixed = (*kinks.weak_caps, *kinks.weak_nodes)
+    if fixed:
+        caps = np.stack([np.full(eps_weak.shape, cap) for cap in fixed], axis=1)
         blocks.append((caps, caps < eps_weak[:, None]))
     if not blocks:
         return np.empty((eps_weak.shape[0], 0))
@@ -789,6 +791,12 @@ class GridKinks(NamedTuple):
     """The tops of the smaller ε's covered ranges (``SettingConstant.covered_above_grid``):
     the weaker group is run there too, whatever its ε, so a plan just above such an edge
     is never dearer than the one at it (a group run at a smaller ε is still private)."""
+    weak_nodes: tuple[float, ...] = ()
+    """The ε_strong nodes from :data:`WEAK_LADDER_FROM` up of the grids of the protocols
+    sized by their cell's largest C (``coupled_groups``): the weaker group is run there
+    too, whatever its ε, where no ladder runs it (a mixed pair at k = 2,000, α = 0.05,
+    ε = (8, 6) had needed 766,219 users, 635,448 at ε2 = 5, whose run at (5, 5) answers
+    it: a channel per group's C steps at a node)."""
     alpha_nodes: tuple[float, ...] = ()
     """The α nodes (below 1) of the grids whose constant steps at an α node (a channel per
     group's largest C of its cell, ``Protocol.coupled_groups``; the α tail's largest C,
@@ -849,6 +857,7 @@ def grid_kinks(setting: Setting, table: ConstantTable) -> GridKinks:
     strong: set[float] = set()
     ratios: set[float] = set()
     caps: set[float] = set()
+    nodes: set[float] = set()
     alphas: set[float] = set()
     step, weak_from = LADDER_STEP, math.inf
     for protocol in (own, *((private,) if private else ()), *other_mechanisms(own)):
@@ -867,6 +876,8 @@ def grid_kinks(setting: Setting, table: ConstantTable) -> GridKinks:
         if protocol.weak_eps_only:
             continue  # a tester run at ε_weak alone does not move with ε_strong
         strong.update(constant.grid_axis("eps_strong"))
+        if protocol.coupled_groups:  # its cell's largest C steps at a node
+            nodes.update(v for v in constant.grid_axis("eps_strong") if v >= WEAK_LADDER_FROM)
         ratios.update(ratio for ratio in constant.grid_axis("eps_ratio") if ratio < 1.0)
     kinks = GridKinks(
         step,
@@ -874,6 +885,7 @@ def grid_kinks(setting: Setting, table: ConstantTable) -> GridKinks:
         tuple(sorted(ratios)),
         weak_from,
         tuple(sorted(caps)),
+        tuple(sorted(nodes)),
         tuple(sorted(alphas)),
     )
     if len(_KINKS) >= 256:
@@ -1516,6 +1528,33 @@ def _on_padded_domain(padded: Plan, query: Query, made: Plan) -> Plan:
         groups=_lower_bounds_at_the_query(padded.groups, query, query.setting),
         warnings=(*kept, note),
     )
+
+
+def poisson_groups_at(plan: Plan, sizes: tuple[int, int]) -> tuple[GroupPlan, GroupPlan]:
+    """A Poisson-noise shuffle plan's groups run with ``sizes`` users (an allocation's, or a
+    validation's): each group's noise as its tester runs it there, equal mixing weights
+    over one run's users (``validators.shuffle_private.noise_levels``: μ_g = max(s·n_g,
+    μ_g^min), s = max_g μ_g^min/n_g), and each user's messages 1 + (bins·hashes)·μ_g/n_g,
+    the bins per unit of noise read off the plan's own figures (a review found these
+    fields left empty wherever an allocation moved a size: every plan states them)."""
+    runs = plan.runs
+    per_run = [max(1, size // runs) for size in sizes]
+    minimum = [group.noise_mu_minimum for group in plan.groups]
+    used = [group.noise_mu for group in plan.groups]
+    sent = [group.eager_messages for group in plan.groups]
+    if any(value is None for value in (*minimum, *used, *sent)):
+        return (
+            replace(plan.groups[0], n_users=sizes[0]),
+            replace(plan.groups[1], n_users=sizes[1]),
+        )
+    scale = max(float(low) / n for low, n in zip(minimum, per_run, strict=True))  # type: ignore[arg-type]
+    groups = []
+    for group, size, n, low in zip(plan.groups, sizes, per_run, minimum, strict=True):
+        assert low is not None and group.noise_mu is not None and group.eager_messages is not None
+        bins = (group.eager_messages - 1.0) * (group.n_users // runs) / group.noise_mu
+        mu = max(scale * n, low)
+        groups.append(replace(group, n_users=size, noise_mu=mu, eager_messages=1.0 + bins * mu / n))
+    return groups[0], groups[1]
 
 
 def rescaled_messages(messages_by: Callable[[], float | None], factor: float) -> float | None:
@@ -2250,10 +2289,11 @@ def _tester_points(
     """Where below the query its tester may run (see ``plan``), as (ε1, ε2, α), nearest
     first: the strong ε down :func:`strong_eps_ladder` (with the grids' ``kinks``), then
     each rung of :func:`weak_eps_ladder` with the strong ε at the query and down its ladder
-    (both groups at the rung where the query's ε are equal: a homogeneous plan stays
-    homogeneous), then the weaker group at the largest ratio node below the query's
-    (:func:`ratio_node_below`, the stronger at its own ε), then at each rung of the
-    stronger group's ladder the weaker at that rung's ratio node below. At a β < 1/3 and k direct
+    (at equal ε group 2 is the weaker; a mixed pair's protocol there runs both groups at
+    the rung, so that either naming order gives one plan), then the weaker group at the
+    largest ratio node below the query's (:func:`ratio_node_below`, the stronger at its own
+    ε), then at each rung of the stronger group's ladder the weaker at that rung's ratio
+    node below. At a β < 1/3 and k direct
     calibration is measured at, also the query and each of those with ε and α capped at each
     region's tops; and above a covered α top (``alpha_tops``; also the grids' α node just
     below the query's, :func:`alpha_node_below`), each with α at that top (as
@@ -2268,9 +2308,14 @@ def _tester_points(
     seen = {asked}
     pairs = [(rung, eps_weak) for rung in rungs]
     for weak in weak_eps_ladder(eps_weak, kinks):  # the weaker group run lower too
-        if eps_strong == eps_weak:  # equal ε: both groups together (homogeneous stays so)
+        if eps_strong == eps_weak and query.setting.is_mixed:
+            # a mixed pair's protocol at equal ε: both groups together, so that either
+            # naming order gives one plan
             pairs.append((weak, weak))
             continue
+        # (at equal ε, group 2 run lower as the weaker: a review found the shuffle model at
+        # ε = (8.6, 8.6) needing 1,672,138 users, and 1,494,799 at (8.6, 8), both run at
+        # (5.66, 3))
         pairs.append((eps_strong, weak))
         pairs.extend((rung, weak) for rung in strong_eps_ladder(eps_strong, weak, kinks))
     # the weaker group at the largest ratio node below the query's ratio, the stronger at
@@ -2332,8 +2377,10 @@ def _lowered_note(
         compared = f"fewer than {there} at the asked values" + (
             " (outside the covered region)" if asked.coverage is not Coverage.CALIBRATED else ""
         )
-    else:  # taken because the asked values' plan is not covered
-        compared = f"where the asked values' {there} lie outside the covered region"
+    else:  # taken because the asked values' plan is not covered (a review: "the asked
+        # values' the 7-run majority vote's 34,916 lie …")
+        users = there if asked.repetition.runs > 1 else f"the {there}"
+        compared = f"where {users} users at the asked values lie outside the covered region"
     return (
         "the tester runs at "
         + ", ".join(lowered)
@@ -2491,12 +2538,20 @@ class _ProtocolRun:
         bins = main.compression.L if main.compression else query.k
         hashes = main.compression.hashes if main.compression else 1  # each hash run adds noise
         groups = []
+        run = protocol_for(self.protocol)
         for role, eps in ((1, eps_strong), (2, eps_weak)):
             named_1 = (role == 1) == strong_is_group1  # the named group 1 plays this role
             n_run = main.n_strong if role == 1 else main.n_weak
             mu_min = main.mu_strong if role == 1 else main.mu_weak
             # never below the minimum, not even by s·n's last bit (the privacy rests on it)
             mu_used = None if mu_min is None else max(n_run * mixing_scale(main), mu_min)
+            # a shuffle group that runs a local randomizer sends its one report (a review:
+            # such plans had stated no messages per user)
+            one_report = (
+                mu_used is None
+                and run.messages_per_user is None
+                and asked.setting.group_models[0 if named_1 else 1].counts_messages
+            )
             point = (("k", query.k), ("alpha", query.alpha), ("eps", eps))
             lower_value = _bound_value(lower.key, point)
             order_value = main.order_strong if role == 1 else main.order_weak
@@ -2510,11 +2565,11 @@ class _ProtocolRun:
                     noise_mu=mu_used,
                     noise_mu_minimum=mu_min,
                     eager_messages=(
-                        None if mu_used is None else 1 + hashes * bins * mu_used / n_run
+                        (1.0 if one_report else None)
+                        if mu_used is None
+                        else 1 + hashes * bins * mu_used / n_run
                     ),
-                    messages_by=_protocol_messages(
-                        protocol_for(self.protocol), query, eps, n_run, self.coverage
-                    ),
+                    messages_by=_protocol_messages(run, query, eps, n_run, self.coverage),
                     baseline_n_users=runs * (baseline.n_strong if role == 1 else baseline.n_weak),
                     lower_bound=lower_value,
                     optimality_gap=order_value / lower_value,

@@ -370,7 +370,7 @@ def _setting_block(
         columns["status"][rows] = not_covered_status(int(code), setting)
         for name in NUMBER_COLUMNS[: -len(MESSAGES_COLUMNS)]:
             columns[name][rows] = np.nan
-    *sent, left_out = _messages(columns, numbers.regular, accounting, table)
+    *sent, left_out = _messages(setting, columns, numbers.regular, accounting, table)
     columns.update(zip(MESSAGES_COLUMNS, sent, strict=True))
     if left_out:
         columns[MESSAGES_NOTE] = np.array([left_out], dtype=object)
@@ -389,6 +389,7 @@ MESSAGES_NOTE = "messages note"
 
 
 def _messages(
+    setting: Setting,
     columns: dict[str, np.ndarray],
     regular: np.ndarray,
     accounting: Accounting,
@@ -407,6 +408,9 @@ def _messages(
     for key in sorted(set(columns["protocol"][answered].tolist())):
         protocol = protocol_for(key)
         if protocol.messages_per_user_arrays is None:
+            if setting.model.counts_messages and not protocol.setting.model.counts_messages:
+                rows = answered & (columns["protocol"] == key)  # one report a user (``plan``)
+                sent[0][rows], sent[1][rows] = 1.0, 1.0
             continue
         rows = answered & (columns["protocol"] == key)
         # each row's tester point: its tester_* where set, else its own inputs
@@ -573,7 +577,8 @@ def _answer_one(
             inputs["beta"],
             accounting=accounting,
         )
-        result = plan(query, table)
+        # a mechanism swept by its key runs alone (``planner plan --protocol KEY``)
+        result = plan(query, table, fallback=not setting.mechanism)
     except (InputError, ValueError, ArithmeticError, OverflowError) as error:
         columns["status"][row] = f"error: {error}"
         return

@@ -12,7 +12,7 @@ from planner.documents import report_to_dict
 from planner.files import json_text
 from planner.inputs import InputError, Query, check_choice, check_integer, check_number, check_query
 from planner.limits import check_validation, check_vote_sizes
-from planner.plan import GroupPlan, LoweredPoint, Plan, Split, plan
+from planner.plan import GroupPlan, LoweredPoint, Plan, Split, plan, poisson_groups_at
 from planner.protocols import protocol_for
 
 # check_trials and code_version are named here too: the CLI and the service import them
@@ -230,15 +230,19 @@ def messages_at(checked: Plan, n1: int, n2: int) -> tuple[float, float] | None:
     users: its groups' ``messages_per_user`` at its own sizes; at other sizes (an
     allocation's, or given), a multi-message group's noise is a fixed total a run, so each
     user's share scales by the plan's size over the checked one, 1 + (m − 1)·n_plan/n.
-    None where each user sends one report, and for a Poisson protocol's groups at other
-    sizes (their noise is then the allocation's, which the plan does not hold)."""
+    A Poisson protocol's groups take the noise its tester runs at those sizes
+    (:func:`planner.plan.poisson_groups_at`). None where each user sends one report."""
     one, two = (group.messages_per_user for group in checked.groups)
     if one is None or two is None:
         return None
     if (n1, n2) == (checked.n_users_group1, checked.n_users_group2):
         return one, two
     if any(group.noise_mu is not None for group in checked.groups):
-        return None
+        # the Poisson noise the tester runs at these sizes (equal mixing weights)
+        one_at, two_at = poisson_groups_at(checked, (n1, n2))
+        if one_at.eager_messages is None or two_at.eager_messages is None:
+            return None
+        return one_at.eager_messages, two_at.eager_messages
     first, second = (
         1.0 + (sent - 1.0) * group.n_users / size
         for sent, group, size in zip((one, two), checked.groups, (n1, n2), strict=True)

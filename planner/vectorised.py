@@ -227,11 +227,11 @@ def _plan_columns(
     )
     if table.for_setting(setting.key).source is not ConstantSource.CALIBRATED:
         return made
-    for domain, lowest, coupled_node in padding_domains(setting, table, True):
+    for domain, lowest, coupled_node in padding_domains(setting, table, _fallback(setting)):
         weighed = made.regular & (k < domain) & (k >= lowest)
         if coupled_node:  # a coupled protocol's k node: each such protocol alone (``plan``)
             if split is Split.FEWEST:
-                for protocol in coupled_on_node(setting, table, domain):
+                for protocol in coupled_on_node(setting, table, domain, _fallback(setting)):
                     rows = _may_win_alone(
                         made,
                         weighed,
@@ -547,7 +547,7 @@ def _lowered(
     fewest = split is Split.FEWEST
     # each covered α top below a row's α: the row is weighed at it as well; then the
     # grids' α node just below it where it is no such top (``plan.alpha_node_below``)
-    covered_tops = alpha_tops(setting, table, fallback=True)
+    covered_tops = alpha_tops(setting, table, fallback=_fallback(setting))
     tops = [
         (high, np.where(high, top, points.alpha))
         for top in covered_tops
@@ -770,14 +770,14 @@ def _lowered(
     weigh_ladder(np.ones(eps_weak.shape, dtype=bool), eps_weak)
     # the weaker group run lower too (``plan.weak_eps_ladder``): at each of its rungs, the
     # stronger group at its own ε, then down its ladder
+    # (at equal ε, group 2 as the weaker: a sweep has no mixed pair, whose protocol would
+    # run both groups at the rung)
     weak_rungs = weak_eps_rungs(eps_weak, kinks)
-    equal = eps_strong == eps_weak  # both groups at the rung: a homogeneous plan stays so
     for column in weak_rungs.T:
         rows = ~np.isnan(column)
         weak = np.where(rows, column, eps_weak)
-        weigh(rows & equal, weak, weak)
-        weigh(rows & ~equal, eps_strong, weak)
-        weigh_ladder(rows & ~equal, weak)
+        weigh(rows, eps_strong, weak)
+        weigh_ladder(rows, weak)
     # the weaker group at its largest ratio node below (``plan.ratio_node_below``)
     at_node = ratio_node_rungs(eps_strong, eps_weak, kinks.ratio_nodes)
     rows = ~np.isnan(at_node)
@@ -1117,11 +1117,21 @@ def _per_distinct(values: np.ndarray, function: Any) -> np.ndarray:
     ]
 
 
+def _fallback(setting: Setting) -> bool:
+    """``plan``'s ``fallback`` for a sweep's rows of ``setting``: off for a mechanism swept
+    by its key, which runs alone, as ``planner plan --protocol KEY`` and ``compare`` run it
+    (a review: ``sweep -s shuffle-public+messages`` had run its private-coin twin, 2,835
+    users' plan answered by 1,389)."""
+    return not setting.mechanism
+
+
 def _alternatives(setting: Setting, table: ConstantTable) -> list[Protocol]:
     """The protocols ``plan`` may run in place of the setting's own, in its order: a
     public-coin protocol's private-coin twin, then the model's other mechanisms the table
     sizes with constants of the same source as the setting's own (``plan``; the twin, as
-    ever, whatever its source)."""
+    ever, whatever its source). None for a mechanism swept alone (:func:`_fallback`)."""
+    if not _fallback(setting):
+        return []
     own = protocol_for(setting)
     twin = private_coin_protocol(own)
     source = table.for_setting(setting.key).source

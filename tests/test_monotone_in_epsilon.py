@@ -120,7 +120,10 @@ def test_the_scalar_rungs_are_the_array_rungs() -> None:
         for row, w in zip(weak_rows, weak, strict=True):
             expected = tuple(float(v) for v in row if not np.isnan(v))
             assert weak_eps_ladder(float(w), kinks) == expected
-            assert all(kinks.weak_from <= v < w or v in kinks.weak_caps for v in expected)
+            assert all(
+                kinks.weak_from <= v < w or v in kinks.weak_caps or v in kinks.weak_nodes
+                for v in expected
+            )
         at_node = ratio_node_rungs(strong, weak, kinks.ratio_nodes)
         for value, s, w in zip(at_node, strong, weak, strict=True):
             node = ratio_node_below(float(w), float(s), kinks.ratio_nodes)
@@ -128,10 +131,12 @@ def test_the_scalar_rungs_are_the_array_rungs() -> None:
     shuffle = Setting.from_key("shuffle-private")
     assert weak_eps_ladder(5.0, grid_kinks(shuffle, table))  # the shuffle model has some
     # a local query's weaker group is run at the edge of the channels' covered ε above
-    # their grid (ε ≤ 5), and nowhere else
+    # their grid (ε ≤ 5), and at the channels' ε_strong nodes from 1 up (its cell's largest
+    # C steps there), and nowhere else
     local = grid_kinks(Setting.from_key("local-private"), table)
-    assert local.weak_caps == (5.0,) and weak_eps_ladder(7.0, local) == (5.0,)
-    assert weak_eps_ladder(5.0, local) == ()
+    assert local.weak_caps == (5.0,) and local.weak_nodes == (1.0, 5.0, 20.0)
+    assert weak_eps_ladder(7.0, local) == (5.0, 1.0)
+    assert weak_eps_ladder(5.0, local) == (1.0,) and weak_eps_ladder(1.0, local) == ()
 
 
 def test_a_ratio_node_rung_sits_exactly_on_the_node() -> None:

@@ -1015,3 +1015,24 @@ def test_the_paper_split_line_names_what_allocation_paper_gives() -> None:
         assert given == (paper.n_users_group1, paper.n_users_group2), query
         named += 1
     assert named >= 10
+
+
+def test_a_refused_fixed_n2_names_the_least_n2_that_fits() -> None:
+    """A review: a central query that gives δ (planned by runs: the pure ε-DP plan and
+    the shuffle protocols) refused n2 = 20,000 with "the fewest is 99,013" (its shuffle
+    run's), while n2 = 97,926 fitted its central run. The refusal now tells the least over
+    the runs: that n2 is accepted, one fewer refused with the same figure."""
+    import re
+
+    from planner.api import plan_answer
+
+    query = dict(model="central", k=64, alpha=0.01, eps1=2, eps2=1, delta=1e-3)
+    with pytest.raises(InputError) as refused:
+        plan_answer(**query, allocation="fixed-n2", n2=20_000)
+    told = re.search(r"the fewest is ([\d,]+)", str(refused.value))
+    assert told is not None
+    least = int(told.group(1).replace(",", ""))
+    fitted = plan_answer(**query, allocation="fixed-n2", n2=least)
+    assert fitted.allocation is not None and fitted.allocation.n_users_group2 == least
+    with pytest.raises(InputError, match=f"the fewest is {least:,}"):
+        plan_answer(**query, allocation="fixed-n2", n2=least - 1)

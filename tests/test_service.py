@@ -640,6 +640,9 @@ def test_outside_the_covered_region_plan_refuses_and_a_plan_job_simulates(client
     assert refused.status_code == 422
     assert refused.json()["parameter"] == "k"
     assert "not covered" in refused.json()["error"] and "kind plan" in refused.json()["error"]
+    # a review: the line named the CLI's simulation budget, no field of this request
+    assert "POST /v1/plan does not simulate" in refused.json()["error"]
+    assert "budget" not in refused.json()["error"]
     started = client.post("/v1/validations", json={**query, "kind": "plan"})
     assert started.status_code == 202
     job = wait_for(client, started.json()["id"], 240)
@@ -865,6 +868,11 @@ def test_the_page_refuses_a_repeated_or_unknown_field_as_the_api_does(idle_clien
     assert unknown.status_code == 422 and "invalid bta" in unknown.text
     assert idle_client.get(base).status_code == 200
     assert idle_client.get("/v1/health?bogus=1").status_code == 422
+    # a review: an unknown setting had shown the compare table with no word of it
+    for setting in ("bogus", "%00", "shuffle-public%2Bmessages"):
+        wrong = idle_client.get(base.replace("setting=central", f"setting={setting}"))
+        assert wrong.status_code == 422 and "invalid setting" in wrong.text, setting
+        assert "must be one of compare, local-private" in wrong.text
     # a fresh-user trial: compare showed no sign that it ignored the allocation asked
     compared = "/?setting=compare&k=1000&alpha=0.1&eps1=1&eps2=0.25&allocation=fixed-n2&n2=60000"
     ignored = idle_client.get(compared)

@@ -10,7 +10,8 @@ import time
 import numpy as np
 import pytest
 
-from planner import limits
+from planner import api, limits
+from planner.api import PROTOCOL_KEYS
 from planner.cli import main
 from planner.constants import ConstantSource, constants_with_source, default_constants
 from planner.documents import sweep_to_dict
@@ -44,7 +45,8 @@ def _expected_row(setting: Setting, row: dict, accounting: Accounting) -> dict:
             row["beta"],
             accounting=accounting,
         )
-        result = plan(query)
+        # a mechanism swept by its key runs alone, as ``planner plan --protocol KEY``
+        result = plan(query, fallback=not setting.mechanism)
     except InputError as error:
         return {"status": f"error: {error}", "n_users_group1": None, "n_users_group2": None}
     if result.coverage is Coverage.EXTRAPOLATED:  # not printed as a plan
@@ -107,6 +109,49 @@ def test_sweep_rows_equal_single_plan_calls(setting: Setting, monkeypatch) -> No
     for row in rows:
         expected = _expected_row(setting, row, Accounting.EXACT)
         assert {name: row[name] for name in expected} == expected, row
+
+
+@pytest.mark.parametrize(
+    "key", [key for key in PROTOCOL_KEYS if "+" in key and not Setting.from_key(key).is_mixed]
+)
+def test_a_mechanism_swept_by_its_key_runs_alone(key: str) -> None:
+    """Each row of a mechanism swept by its key is that mechanism's plan alone, the one
+    ``planner plan --protocol KEY`` and ``compare`` give: never its private-coin twin or
+    another mechanism (a review: ``sweep -s shuffle-public+messages`` at k = 18 had run
+    ``shuffle-private+messages``, 1,389 + 6,598 users against the named protocol's 2,835 +
+    13,002; ``-s local-public+hashed`` had run a channel per group)."""
+    setting = Setting.from_key(key)
+    shuffle = setting.model is Model.SHUFFLE
+    result = sweep(
+        [setting],
+        k=[18, 40, 233, 1000],
+        alpha=[0.2, 0.376],
+        eps1=[0.115, 2.0],
+        eps2=[0.0138, 1.0],
+        delta=1.1e-6 if shuffle else None,
+    )
+    compared = 0
+    for row in result.rows():
+        expected = _expected_row(setting, row, Accounting.EXACT)
+        assert {name: row[name] for name in expected} == expected, row
+        if row["status"] == "ok":
+            compared += 1
+            assert row["protocol"] == key, row
+            alone = api.plan_document(
+                model=setting.model.value,
+                coin=setting.coin.value,
+                k=row["k"],
+                alpha=row["alpha"],
+                eps1=row["eps1"],
+                eps2=row["eps2"],
+                delta=row["delta"],
+                protocol=key,
+            )
+            assert (row["n_users_group1"], row["n_users_group2"]) == (
+                alone["n_users_group1"],
+                alone["n_users_group2"],
+            )
+    assert compared >= 4, (key, compared)
 
 
 @pytest.mark.parametrize("key", ["shuffle-public", "local-private"])

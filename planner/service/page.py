@@ -98,8 +98,9 @@ def _form(request: Request) -> dict[str, str]:
 
 
 def _form_problem(request: Request) -> InputError | None:
-    """A field named twice or a name that is no field of the form (``?bta=0.01`` would
-    plan at the default β), in the line the API gives; None when there is none."""
+    """A field named twice, a name that is no field of the form (``?bta=0.01`` would
+    plan at the default β) or a setting the form does not offer, in the line the API
+    gives; None when there is none."""
     names = [name for name, _ in request.query_params.multi_items() if name != "token"]
     twice = first_repeat(names)
     for name in names:
@@ -109,6 +110,10 @@ def _form_problem(request: Request) -> InputError | None:
             fields = ", ".join(DEFAULTS)
             allowed = f"left out (the form's fields are {fields})"
             return InputError(name, request.query_params[name], allowed)
+    asked = request.query_params.get("setting")
+    if asked is not None and asked[:MAX_FIELD] not in SETTINGS:
+        # a review: ?setting=bogus had shown the compare table with no word of it
+        return InputError("setting", asked[:MAX_FIELD], f"one of {', '.join(SETTINGS)}")
     return None
 
 

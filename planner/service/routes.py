@@ -226,7 +226,12 @@ async def plan_text(body: PlanRequest, state: ServiceState) -> str:
         )
     except InputError as error:
         if hasattr(error, "gaps"):  # not covered: point at the job that simulates it
-            error.args = (f"{error}; a job of kind plan (POST /v1/validations) simulates it",)
+            # (a review: the CLI's words named simulation_budget, no field of this request)
+            line = str(error).replace(
+                "simulating it is off (a budget of 0 s: --simulation-budget)",
+                "POST /v1/plan does not simulate",
+            )
+            error.args = (f"{line}; a job of kind plan (POST /v1/validations) simulates it",)
         raise
 
 
