@@ -31,6 +31,7 @@ from planner.plan import (
     plan,
     plan_on_domain,
     spends_delta_by_choice,
+    stated_messages,
     trust_runs,
 )
 from planner.protocols import protocol_for
@@ -81,8 +82,25 @@ def covered_plan(
 
     A plan from the ``order`` or ``proof`` constants (asked for by name) is returned as it
     is: it makes no claim (``Coverage.NONE``). ``split``: ``plan``'s (a simulated plan is
-    sized at the query itself, where both rules agree).
+    sized at the query itself, where both rules agree). Each group's messages per user are
+    stated as the query's models count them (``planner.plan.stated_messages``).
     """
+    made = _covered_plan(
+        query, constants, budget_seconds=budget_seconds, trials=trials, seed=seed, split=split
+    )
+    return stated_messages(made, query)
+
+
+def _covered_plan(
+    query: Query,
+    constants: ConstantTable | None,
+    *,
+    budget_seconds: float,
+    trials: int,
+    seed: int,
+    split: Split,
+) -> Plan:
+    """:func:`covered_plan`'s body (its messages not yet stated)."""
     check_query(query)
     if query.setting.is_mixed:  # each run covered as its own setting's; mixed ones calibrated
         table = constants or default_constants()

@@ -948,7 +948,35 @@ def plan(
     answers the query (the central model at k = 15 had run a local randomizer with 6,000×
     the users the central tester needs at k = 16). The domain's plan is taken by the rule
     of the points above (:func:`_padding_wins`); its tester point names the domain.
+
+    Each group's messages per user are stated as the asked query's models count them
+    (:func:`stated_messages`).
     """
+    return stated_messages(_plan(query, constants, fallback, split), query)
+
+
+def stated_messages(made: Plan, query: Query) -> Plan:
+    """``made`` with each group's messages per user as ``query``'s group models count them
+    where its protocol sends no noise messages (a local randomizer, a curator's tester):
+    a shuffle group sends its one report (1), a local or a curator's group states none.
+    Whichever path planned it (a mixed pair's run, a larger domain, a coupled protocol on
+    its node, a central query's shuffle run): a review found shuffle groups running a local
+    randomizer with no messages stated, and a central plan that gives δ with "1 / 1"."""
+    run = protocol_for(made.protocol)
+    if run.noise_messages or run.messages_per_user is not None:
+        return made
+    first, second = (
+        replace(group, eager_messages=1.0 if model.counts_messages else None, messages_by=None)
+        for group, model in zip(made.groups, query.setting.group_models, strict=True)
+    )
+    groups = (first, second)
+    if groups == made.groups:
+        return made
+    return replace(made, groups=groups)
+
+
+def _plan(query: Query, constants: ConstantTable | None, fallback: bool, split: Split) -> Plan:
+    """:func:`plan`'s body (its messages not yet stated)."""
     check_query(query)
     if not isinstance(split, Split):  # a hostile caller's split=3 is refused, not ignored
         split = check_choice("split", split, Split)
@@ -1889,7 +1917,14 @@ def _homogeneous_plan(query: Query, table: ConstantTable, fallback: bool) -> Pla
     weaker, run for the query itself (its tester point says where it runs)."""
     weak = min(query.eps1, query.eps2)
     inner = plan(replace(query, eps1=weak, eps2=weak), table, fallback=fallback)
-    if query.eps1 == query.eps2:
+    # an equal-ε plan may run group 2 lower (``_tester_points``): the homogeneous protocol
+    # runs both groups at the lower ε of its point instead, lowering until they agree (a
+    # finite ladder), so that planning its point again gives it
+    while inner.tester_point is not None and inner.tester_point.eps1 != inner.tester_point.eps2:
+        lower = min(inner.tester_point.eps1, inner.tester_point.eps2)
+        inner = plan(replace(query, eps1=lower, eps2=lower), table, fallback=fallback)
+        weak = lower
+    if query.eps1 == query.eps2 and weak == query.eps1:
         return _replaced(inner, split=Split.HOMOGENEOUS)
     point = inner.tester_point or LoweredPoint(weak, weak, query.alpha)
     same = point.eps1 == point.eps2
@@ -2545,13 +2580,6 @@ class _ProtocolRun:
             mu_min = main.mu_strong if role == 1 else main.mu_weak
             # never below the minimum, not even by s·n's last bit (the privacy rests on it)
             mu_used = None if mu_min is None else max(n_run * mixing_scale(main), mu_min)
-            # a shuffle group that runs a local randomizer sends its one report (a review:
-            # such plans had stated no messages per user)
-            one_report = (
-                mu_used is None
-                and run.messages_per_user is None
-                and asked.setting.group_models[0 if named_1 else 1].counts_messages
-            )
             point = (("k", query.k), ("alpha", query.alpha), ("eps", eps))
             lower_value = _bound_value(lower.key, point)
             order_value = main.order_strong if role == 1 else main.order_weak
@@ -2565,9 +2593,7 @@ class _ProtocolRun:
                     noise_mu=mu_used,
                     noise_mu_minimum=mu_min,
                     eager_messages=(
-                        (1.0 if one_report else None)
-                        if mu_used is None
-                        else 1 + hashes * bins * mu_used / n_run
+                        None if mu_used is None else 1 + hashes * bins * mu_used / n_run
                     ),
                     messages_by=_protocol_messages(run, query, eps, n_run, self.coverage),
                     baseline_n_users=runs * (baseline.n_strong if role == 1 else baseline.n_weak),

@@ -370,8 +370,9 @@ def _setting_block(
         columns["status"][rows] = not_covered_status(int(code), setting)
         for name in NUMBER_COLUMNS[: -len(MESSAGES_COLUMNS)]:
             columns[name][rows] = np.nan
-    *sent, left_out = _messages(setting, columns, numbers.regular, accounting, table)
+    *sent, left_out = _messages(columns, numbers.regular, accounting, table)
     columns.update(zip(MESSAGES_COLUMNS, sent, strict=True))
+    _one_report_rows(setting, columns)
     if left_out:
         columns[MESSAGES_NOTE] = np.array([left_out], dtype=object)
     exact_counts: dict[int, dict[str, int]] = {}
@@ -384,12 +385,25 @@ def _setting_block(
     return columns, exact_counts
 
 
+def _one_report_rows(setting: Setting, columns: dict[str, np.ndarray]) -> None:
+    """The rows run by a protocol that sends no noise messages (a local randomizer, a
+    curator's tester): each group's messages per user as the setting's models count them,
+    1 for a shuffle group's one report, empty otherwise (``planner.plan.stated_messages``)."""
+    answered = columns["status"] == "ok"
+    for key in sorted(set(columns["protocol"][answered].tolist()) - {""}):  # "": ``plan``'s
+        protocol = protocol_for(key)
+        if protocol.noise_messages or protocol.messages_per_user is not None:
+            continue
+        rows = answered & (columns["protocol"] == key)
+        for column, model in zip(MESSAGES_COLUMNS, setting.group_models, strict=True):
+            columns[column][rows] = 1.0 if model.counts_messages else np.nan
+
+
 MESSAGES_NOTE = "messages note"
 """A block's column key (not a row field) holding the line on messages left out."""
 
 
 def _messages(
-    setting: Setting,
     columns: dict[str, np.ndarray],
     regular: np.ndarray,
     accounting: Accounting,
@@ -408,9 +422,6 @@ def _messages(
     for key in sorted(set(columns["protocol"][answered].tolist())):
         protocol = protocol_for(key)
         if protocol.messages_per_user_arrays is None:
-            if setting.model.counts_messages and not protocol.setting.model.counts_messages:
-                rows = answered & (columns["protocol"] == key)  # one report a user (``plan``)
-                sent[0][rows], sent[1][rows] = 1.0, 1.0
             continue
         rows = answered & (columns["protocol"] == key)
         # each row's tester point: its tester_* where set, else its own inputs
@@ -484,6 +495,7 @@ def _central_delta_block(
             if int(row) in other_exact:
                 exact_counts[int(row)] = other_exact[int(row)]
         taken |= fewer
+    _one_report_rows(setting, columns)  # a shuffle run's local randomizer, stated centrally
     columns["delta"] = grid["delta"].copy()
     for row in np.flatnonzero(~((grid["delta"] >= DELTA_FLOOR) & (grid["delta"] < 1.0))):
         try:  # the row's δ, as ``Query`` checks it for a central query that gives one

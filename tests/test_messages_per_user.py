@@ -103,3 +103,39 @@ def test_a_shuffle_plan_that_runs_a_local_randomizer_states_one_message() -> Non
     assert (rows[0]["messages_per_user_group1"], rows[0]["messages_per_user_group2"]) == (1, 1)
     local = api.plan_document(model="local", **{**inputs, "delta": None})
     assert [g["messages_per_user"] for g in local["groups"]] == [None, None]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "expected"),
+    [
+        # a mixed pair's run (a review: its shuffle group stated nothing)
+        (
+            dict(model="local,shuffle", coin="public", k=2000, alpha=0.05, eps1=8, eps2=6),
+            [None, 1.0],
+        ),
+        (dict(model="shuffle,central", k=31, alpha=0.2, eps1=12, eps2=5), [1.0, None]),
+        # a plan on a larger domain, by a coupled protocol on its node (the review: "—")
+        (dict(model="shuffle", k=1000, alpha=0.6, eps1=8, eps2=15), [1.0, 1.0]),
+        # a central query that gives δ, run by its shuffle run's local randomizer: a
+        # curator's groups state none (the review: "1 / 1" there, "—" without δ)
+        (dict(model="central", k=64, alpha=0.05, eps1=13.101, eps2=13.101), [None, None]),
+    ],
+)
+def test_every_path_states_messages_as_the_asked_models_count_them(inputs, expected) -> None:
+    """A protocol without noise messages (a local randomizer, a curator's tester) run for
+    a query: each shuffle group sends its one report, a local or a curator's group none,
+    whichever path planned it; the sweep's row says the same."""
+    document = api.plan_document(**inputs, delta=1e-6)
+    assert not document["protocol"].startswith("shuffle")
+    assert [g["messages_per_user"] for g in document["groups"]] == expected
+    setting = Setting.from_key(document["setting"])
+    row = sweep(
+        [setting],
+        k=inputs["k"],
+        alpha=inputs["alpha"],
+        eps1=inputs["eps1"],
+        eps2=inputs["eps2"],
+        delta=1e-6,
+    ).rows()[0]
+    assert row["protocol"] == document["protocol"]
+    assert [row["messages_per_user_group1"], row["messages_per_user_group2"]] == expected

@@ -36,7 +36,6 @@ from planner.inputs import (
     check_number,
 )
 from planner.report import (
-    compare_label,
     eps_heading,
     messages_text,
     multiplier_text,
@@ -337,14 +336,18 @@ def _total_cells(document: dict[str, Any]) -> list[str]:
 def _setting_cell(
     setting: str, values: dict[str, str], protocol: str | None = None, link: bool = True
 ) -> str:
-    """A compare row's name (``compare_label``): a link that plans that setting, or for a
-    mechanism alone (``local-private+k-rr``, which the form does not offer) or a setting's
-    own protocol beside its plan (the form plans the setting, which runs the other) text."""
-    name = escape(compare_label(setting, protocol or setting))
-    if "+" in setting or not link:
-        return name
-    address = "/?" + urlencode({**values, "setting": setting})
-    return f'<a href="{escape(address)}">{name}</a>'
+    """A compare row's name: a link that plans that setting, or for a mechanism alone
+    (``local-private+k-rr``, which the form does not offer) or a setting's own protocol
+    beside its plan (the form plans the setting, which runs the other) text; the protocol
+    a setting's plan runs instead on a line of its own ("runs …", the CLI's
+    ``compare_label``: on one line the table overflowed a 1,200-pixel window)."""
+    name = escape(setting)
+    if "+" not in setting and link:
+        address = "/?" + urlencode({**values, "setting": setting})
+        name = f'<a href="{escape(address)}">{name}</a>'
+    if protocol is not None and protocol != setting:
+        name += f'<br><span class="note">runs {escape(protocol)}</span>'
+    return name
 
 
 def _compare_messages(groups: list[dict[str, Any]]) -> str:
@@ -369,14 +372,13 @@ def _compare_section(document: dict[str, Any], values: dict[str, str]) -> str:
             f'<td data-field="total">{_count(item["total_users"])}</td>'
             f'<td data-field="baseline">{_count(item["baseline"]["total_users"])}</td>'
             f'<td data-field="messages">{escape(_compare_messages(groups))}</td>'
-            f"<td>{escape(item['constant']['source'])}</td>"
             f"<td><code>{escape(item['bound']['reference'])}</code></td></tr>"
         )
     for item in document.get("not_covered", []):
         rows.append(
             f'<tr data-setting="{escape(item["setting"])}"><th scope="row">'
             f"{_setting_cell(item['setting'], values)}</th>"
-            f'<td colspan="7" class="note">not covered: {page_words(item["reason"])}</td></tr>'
+            f'<td colspan="6" class="note">not covered: {page_words(item["reason"])}</td></tr>'
         )
     # each setting's lines under its name, in the plans' order (its links plan that setting)
     warnings = []
@@ -388,12 +390,13 @@ def _compare_section(document: dict[str, Any], values: dict[str, str]) -> str:
         '<h2 id="result">All settings, fewest users first</h2>'
         '<div class="scroll"><table id="compare-table"><thead><tr><th scope="col">setting</th>'
         '<th scope="col">group 1</th><th scope="col">group 2</th><th scope="col">total</th>'
-        '<th scope="col">baseline total</th><th scope="col">messages a user</th>'
-        '<th scope="col">constant</th>'
+        '<th scope="col">baseline total</th>'
+        '<th scope="col" title="each user\'s messages: group 1 / group 2">messages</th>'
         '<th scope="col">theorem</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
         + (f'<h3>Warnings</h3><ul class="warnings">{warning_list}</ul>' if warnings else "")
-        + '<p class="note">Each setting with its default split (the fewest users in all);'
+        + '<p class="note">Each setting with its default split (the fewest users in all),'
+        + " sized by the calibrated constants (compare simulates nothing);"
         + " choose a setting (its link) for another allocation or to verify its plan."
         + ("" if values["delta"] else " Shuffle settings left out: give δ to include them.")
         + "</p>"
