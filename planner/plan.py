@@ -962,8 +962,7 @@ def stated_messages(made: Plan, query: Query) -> Plan:
     Whichever path planned it (a mixed pair's run, a larger domain, a coupled protocol on
     its node, a central query's shuffle run): a review found shuffle groups running a local
     randomizer with no messages stated, and a central plan that gives δ with "1 / 1"."""
-    run = protocol_for(made.protocol)
-    if run.noise_messages or run.messages_per_user is not None:
+    if not protocol_for(made.protocol).sends_reports_only:
         return made
     first, second = (
         replace(group, eager_messages=1.0 if model.counts_messages else None, messages_by=None)
@@ -1566,23 +1565,25 @@ def poisson_groups_at(plan: Plan, sizes: tuple[int, int]) -> tuple[GroupPlan, Gr
     the bins per unit of noise read off the plan's own figures (a review found these
     fields left empty wherever an allocation moved a size: every plan states them)."""
     runs = plan.runs
+    lows: list[float] = []
+    bins: list[float] = []  # bins·hashes per unit of noise, at the plan's own sizes
+    for group in plan.groups:
+        low, mu, sent = group.noise_mu_minimum, group.noise_mu, group.eager_messages
+        if low is None or mu is None or sent is None:  # no Poisson noise: none stated
+            return (
+                replace(plan.groups[0], n_users=sizes[0], noise_mu=None, eager_messages=None),
+                replace(plan.groups[1], n_users=sizes[1], noise_mu=None, eager_messages=None),
+            )
+        lows.append(low)
+        bins.append((sent - 1.0) * (group.n_users // runs) / mu)
     per_run = [max(1, size // runs) for size in sizes]
-    minimum = [group.noise_mu_minimum for group in plan.groups]
-    used = [group.noise_mu for group in plan.groups]
-    sent = [group.eager_messages for group in plan.groups]
-    if any(value is None for value in (*minimum, *used, *sent)):
-        return (
-            replace(plan.groups[0], n_users=sizes[0]),
-            replace(plan.groups[1], n_users=sizes[1]),
-        )
-    scale = max(float(low) / n for low, n in zip(minimum, per_run, strict=True))  # type: ignore[arg-type]
-    groups = []
-    for group, size, n, low in zip(plan.groups, sizes, per_run, minimum, strict=True):
-        assert low is not None and group.noise_mu is not None and group.eager_messages is not None
-        bins = (group.eager_messages - 1.0) * (group.n_users // runs) / group.noise_mu
-        mu = max(scale * n, low)
-        groups.append(replace(group, n_users=size, noise_mu=mu, eager_messages=1.0 + bins * mu / n))
-    return groups[0], groups[1]
+    scale = max(low / n for low, n in zip(lows, per_run, strict=True))
+    noise = [max(scale * n, low) for low, n in zip(lows, per_run, strict=True)]
+    first, second = (
+        replace(group, n_users=size, noise_mu=mu, eager_messages=1.0 + b * mu / n)
+        for group, size, mu, b, n in zip(plan.groups, sizes, noise, bins, per_run, strict=True)
+    )
+    return first, second
 
 
 def rescaled_messages(messages_by: Callable[[], float | None], factor: float) -> float | None:

@@ -391,8 +391,7 @@ def _one_report_rows(setting: Setting, columns: dict[str, np.ndarray]) -> None:
     1 for a shuffle group's one report, empty otherwise (``planner.plan.stated_messages``)."""
     answered = columns["status"] == "ok"
     for key in sorted(set(columns["protocol"][answered].tolist()) - {""}):  # "": ``plan``'s
-        protocol = protocol_for(key)
-        if protocol.noise_messages or protocol.messages_per_user is not None:
+        if not protocol_for(key).sends_reports_only:
             continue
         rows = answered & (columns["protocol"] == key)
         for column, model in zip(MESSAGES_COLUMNS, setting.group_models, strict=True):

@@ -544,3 +544,10 @@ class Protocol:
         """Users send noise messages besides their own (shuffle): the plan reports each
         group's noise μ and messages per user, and the other accounting's sizes."""
         return self.noise_mu is not None
+
+    @property
+    def sends_reports_only(self) -> bool:
+        """Each user sends its one report (or gives its item to a curator) and no noise
+        messages: neither Poisson noise (:attr:`noise_messages`) nor a multi-message
+        protocol's shares (``messages_per_user``)."""
+        return not self.noise_messages and self.messages_per_user is None
