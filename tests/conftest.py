@@ -9,19 +9,24 @@ import pytest
 from planner.formulas.settings import ALL_SETTINGS, Model, Setting
 from planner.inputs import Query
 
-HEAVY_MODULES = frozenset(
+SERIAL_MODULES = frozenset(
     {
-        "test_golden",  # 500 stored queries through every path
         "test_cluster",  # Dask clusters started and stopped
         "test_service_cluster",
         "test_service_fault",  # a server killed and restarted
         "test_service_browser",  # headless Chromium
-        "test_fuzz",  # the hostile CLI sample
+        "test_fuzz",  # the hostile CLI sample, each invocation timed
         "test_service_fuzz",  # the hostile HTTP sample
-        "test_typing",  # mypy over the three packages
-        "test_packaging",  # a wheel built, every shown output re-run
     }
 )
+"""Test modules marked ``serial`` (and ``heavy``): servers, clusters and subprocesses that
+time themselves, so CI runs them one at a time, after the rest (the README's test
+command)."""
+HEAVY_MODULES = SERIAL_MODULES | {
+    "test_golden",  # 500 stored queries through every path
+    "test_typing",  # mypy over the three packages
+    "test_packaging",  # a wheel built, every shown output re-run
+}
 """Test modules that run only with the ``heavy`` marker: CI's run (``-m "not slow"``),
 not the default ``python -m pytest`` a developer runs while working."""
 HEAVY_TESTS = (
@@ -29,6 +34,18 @@ HEAVY_TESTS = (
     ("test_coverage", "test_the_queries_that_failed_now_pass_or_are_refused"),
     ("test_privacy", "test_central_reject_probability_ratio_is_within_each_groups_epsilon"),
     ("test_privacy", "test_conditional_statistic_sensitivity_is_within_four_counts"),
+    # Monte Carlo or many plans
+    ("test_api", "test_a_validated_batch_is_the_cli_json_but_for_the_clock"),
+    ("test_plan_properties", "test_a_public_coin_plan_never_needs_more_users_than_the_private"),
+    ("test_plan_properties", "test_planning_a_plans_tester_point_again_gives_the_same_plan"),
+    ("test_sweep", "test_the_user_guides_python_example_runs"),
+    ("test_verdicts", "test_stopping_when_decided_does_not_inflate_the_error"),
+    ("test_hostile_findings", "test_a_sample_of_the_hostile_run_is_clean"),
+    ("test_candidate_pruning", "test_vectorised_pruning_changes_no_row"),  # μ root-finds
+)
+"""(module, name fragment) of single tests that run only with the ``heavy`` marker (and
+every one of :data:`SERIAL_TESTS`)."""
+SERIAL_TESTS = (
     # jobs run in worker processes, real servers, subprocesses interrupted
     ("test_service", "test_outside_the_covered_region_plan_refuses_and_a_plan_job_simulates"),
     ("test_service", "test_a_validation_job_reports_the_cli_json_with_progress_and_provenance"),
@@ -44,27 +61,28 @@ HEAVY_TESTS = (
     ("test_calibration", "test_an_interrupted_calibration_continues_where_it_stopped"),
     ("test_calibration", "test_planner_calibrate_continues_from_its_partial_file"),
     ("test_calibration", "test_one_worker_and_two_workers_give_identical_constants"),
-    # Monte Carlo or many plans
-    ("test_api", "test_a_validated_batch_is_the_cli_json_but_for_the_clock"),
-    ("test_plan_properties", "test_a_public_coin_plan_never_needs_more_users_than_the_private"),
-    ("test_plan_properties", "test_planning_a_plans_tester_point_again_gives_the_same_plan"),
-    ("test_sweep", "test_the_user_guides_python_example_runs"),
-    ("test_verdicts", "test_stopping_when_decided_does_not_inflate_the_error"),
-    ("test_hostile_findings", "test_a_sample_of_the_hostile_run_is_clean"),
-    ("test_candidate_pruning", "test_vectorised_pruning_changes_no_row"),  # μ root-finds
+    ("test_hostile_findings", "test_a_sample_of_the_hostile_run_is_clean"),  # cases timed
 )
-"""(module, name fragment) of single tests that run only with the ``heavy`` marker."""
+"""(module, name fragment) of single tests marked ``serial`` (and ``heavy``), as
+:data:`SERIAL_MODULES`."""
+
+
+def _named(module: str, name: str, modules: frozenset[str], tests: tuple) -> bool:
+    return module in modules or any(
+        module == listed and fragment in name for listed, fragment in tests
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the heavy tests (:data:`HEAVY_MODULES`, :data:`HEAVY_TESTS`)."""
+    """Mark the heavy tests (:data:`HEAVY_MODULES`, :data:`HEAVY_TESTS`) and among them
+    the serial ones (:data:`SERIAL_MODULES`, :data:`SERIAL_TESTS`)."""
     for item in items:
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
-        if module in HEAVY_MODULES or any(
-            module == heavy_module and fragment in item.name
-            for heavy_module, fragment in HEAVY_TESTS
-        ):
+        if _named(module, item.name, SERIAL_MODULES, SERIAL_TESTS):
+            item.add_marker(pytest.mark.serial)
+            item.add_marker(pytest.mark.heavy)
+        elif _named(module, item.name, HEAVY_MODULES, HEAVY_TESTS):
             item.add_marker(pytest.mark.heavy)
 
 

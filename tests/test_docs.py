@@ -17,7 +17,8 @@ FENCE = re.compile(r"^(```|~~~).*?^\1", re.DOTALL | re.MULTILINE)
 HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 SETUP = (
     "python -m pip install -e '.[test]' && planner plan --model shuffle -k 1000 "
-    "--alpha 0.1 --eps1 1 --eps2 0.25 --delta 1e-6\npython -m pytest -m 'not slow' -n 0\n"
+    "--alpha 0.1 --eps1 1 --eps2 0.25 --delta 1e-6\npython -m pytest -m 'not slow and not "
+    "serial' -n 2 && python -m pytest -m 'serial and not slow' -n 0\n"
 )
 
 
