@@ -94,7 +94,9 @@ def _allocation(result: Plan, rule: object, cost1: object, cost2: object, n2: ob
         # SIMULATION_N_MAX a group (a solve's search may try more: not checked there)
         from planner.limits import SIMULATION_N_MAX
 
-        allowed = f"an integer in [1, {SIMULATION_N_MAX:.0e}] (planner validate's)"
+        allowed = (
+            f"an integer in [1, {SIMULATION_N_MAX:.0e}] (the largest group a validation simulates)"
+        )
         try:  # one line for every bad n2 (a review: 1e400 had been told "≥ 1" alone)
             check_integer("n2", n2, 1, int(SIMULATION_N_MAX))
         except InputError:
@@ -263,7 +265,7 @@ def plan_answer(
             raise InputError("protocol", str(protocol), "given without --allocation (alone)")
         if source is not ConstantSource.CALIBRATED:
             raise InputError("protocol", str(protocol), "given with calibrated constants only")
-        result = protocol_plan(alone, table)
+        result = protocol_plan(alone, table, query)
     else:
         result = covered(query, table, budget, split_of(allocation))
         if split_of(allocation) is Split.FEWEST:
@@ -309,13 +311,29 @@ def _paper_split_named(result: Plan, query: Query, table: Any) -> Plan:
     return replace(result, warnings=lines)
 
 
-def protocol_plan(alone: Query, table: ConstantTable | None = None) -> Plan:
+def protocol_plan(
+    alone: Query, table: ConstantTable | None = None, asked: Query | None = None
+) -> Plan:
     """The plan of a query put to one protocol (:func:`protocol_query`), where it is
-    covered; ``InputError`` naming the gaps elsewhere (no simulation)."""
+    covered; ``InputError`` naming the gaps elsewhere (no simulation).
+
+    With the ``asked`` query it was put from, the plan says what the asked setting's plans
+    say where they run that protocol (a review found both missing): each group's messages
+    per user as the asked models count them (a shuffle query run by a local randomizer:
+    1 a user, ``planner.plan.stated_messages``), and for a central query that gives δ run
+    by a shuffle protocol, the line that each group is then (ε, δ)-DP
+    (``planner.plan.central_delta_line``)."""
+    from planner.plan import central_delta_line, spends_delta_by_choice, stated_messages
+
     made = make_plan(alone, table, fallback=False)
     if made.coverage is not Coverage.CALIBRATED:
         gaps = "; ".join(made.coverage_gaps) or "no calibrated constant"
         raise InputError("protocol", alone.setting.key, f"covered at this query ({gaps})")
+    if asked is None:
+        return made
+    made = stated_messages(made, asked)
+    if spends_delta_by_choice(asked) and alone.setting.needs_delta:
+        made = replace(made, warnings=(*made.warnings, central_delta_line(made, asked.delta)))
     return made
 
 
@@ -827,6 +845,8 @@ class ValidationTarget(NamedTuple):
     n2: int | None
     split: Split
     fallback: bool = True
+    asked: Query | None = None
+    """With ``--protocol``: the query as asked (``query`` is put to that protocol)."""
 
 
 def _given_sizes(n1: object, n2: object) -> tuple[int, int] | tuple[None, None]:
@@ -882,7 +902,7 @@ def validation_query(
             raise InputError("protocol", str(protocol), "given without --allocation (alone)")
         alone = protocol_query(query, protocol)
         first, second = _given_sizes(n1, n2)
-        return ValidationTarget(alone, first, second, Split.FEWEST, False)
+        return ValidationTarget(alone, first, second, Split.FEWEST, False, query)
     split = split_of(allocation)
     allocated = _allocation(make_plan(query, split=split), allocation, cost1, cost2, n2)
     if allocated is not None:
@@ -929,7 +949,7 @@ def printed_plan(
     if target.n1 is not None or target.n2 is not None:
         return None
     if protocol is not None:
-        return protocol_plan(target.query)
+        return protocol_plan(target.query, asked=target.asked)
     if not simulate:
         return coverable_plan(target.query, budget_seconds=budget_seconds, split=target.split)
     return covered_plan(target.query, budget_seconds=budget_seconds, split=target.split)
@@ -1019,7 +1039,7 @@ def validate_document(
     from planner.validate import PathChoice, checked_families, validate
 
     target = validation_query(**inputs)
-    query, n1, n2, split, fallback = target
+    query, n1, n2, split, fallback, _ = target
     printed = printed_plan(target, inputs.get("protocol"))
     report = validate(
         query,

@@ -197,8 +197,16 @@ def _simulated_if_fewer(
         whose = f" for the {protocol_for(own.protocol).title} protocol"
     needed = simulation_seconds(query, trials)
     if needed > budget_seconds:  # not simulated here: the line says it could be
+        # on its own domain, the query is uncovered by what its plan names (a review: the
+        # line blamed a covered k = 100,000 where δ and ε were outside)
+        gaps = "; ".join(own.coverage_gaps)
+        subject = (
+            f"the query's own {query.k}-bin domain{whose}"
+            if padded
+            else f"the query{whose}" + (f" ({gaps})" if gaps else "")
+        )
         line = (
-            f"the query's own {query.k}-bin domain{whose} is {OWN_DOMAIN_UNCOVERED} (about "
+            f"{subject} is {OWN_DOMAIN_UNCOVERED} (about "
             f"{max(needed, 1):,.0f} s; --simulation-budget, or a plan job in the service) "
             "may need fewer users"
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from planner.calibration.search import exact_search, table_with
-from planner.inputs import Query
+from planner.inputs import Query, beta_text
 from planner.plan import Plan, hash_floor_line, plan
 from planner.simulation import check_simulation_k, private_coin_twin
 from planner.statistics import OPERATING_PASS_PROBABILITY, OPERATING_TRIALS, operating_error
@@ -41,7 +41,7 @@ class ExactPlan:
     def confidence(self) -> str:
         return (
             f"every family's observed error ≤ {self.target:.3f} over {self.trials} trials: "
-            f"the operating point for β = {self.query.beta:.4g} (planner validate --trials "
+            f"the operating point for β = {beta_text(self.query.beta)} (planner validate --trials "
             f"auto certifies it by {OPERATING_TRIALS:,} trials with probability ≈ "
             f"{OPERATING_PASS_PROBABILITY:.0%})"
         )

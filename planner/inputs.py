@@ -158,6 +158,14 @@ def check_beta(value: object) -> float:
     return check_number("beta", value, 0.0, 0.5, low_open=True, high_open=True)
 
 
+def beta_text(beta: float, digits: int = 4) -> str:
+    """β to ``digits`` significant digits, or more where rounding would show a β below ½
+    as ½ (a review: β = 0.4999999 read "β = 0.5 > 1/3", a value the accepted range
+    excludes)."""
+    text = f"{beta:.{digits}g}"
+    return text if beta >= 0.5 or float(text) < 0.5 else f"{beta:.15g}"
+
+
 def check_power(value: object) -> float:
     """A power 1 − β: a number in (0.5, 1)."""
     return check_number("power", value, 0.5, 1.0, low_open=True, high_open=True)

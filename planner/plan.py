@@ -37,6 +37,7 @@ from planner.inputs import (
     Query,
     apart_texts,
     at_point,
+    beta_text,
     check_choice,
     check_query,
     with_setting,
@@ -2874,7 +2875,9 @@ def _warnings(
         if group.saving_users < 0:
             notes.append(_above_baseline_line(group))
     if query.beta > PER_RUN_ERROR:
-        notes.append(f"β = {query.beta:g} > 1/3: planned for β = 1/3 (the theorems' target)")
+        notes.append(
+            f"β = {beta_text(query.beta)} > 1/3: planned for β = 1/3 (the theorems' target)"
+        )
     largest_run = max(sizes.n_strong, sizes.n_weak)
     if largest_run > SIMULATION_N_MAX:
         notes.append(

@@ -14,7 +14,7 @@ from typing import Any
 from planner.documents import default_over_exact
 from planner.documents import solution_to_dict as solution_to_dict
 from planner.formulas.settings import asked_key
-from planner.inputs import apart_texts
+from planner.inputs import apart_texts, beta_text
 from planner.plan import Coverage, Plan, RepetitionMethod
 
 
@@ -79,7 +79,7 @@ def plan_blocks(plan: Plan) -> list[Block]:
         f"{query.setting.key}: k = {query.k:,}, α = {query.alpha:g}, "
         f"ε1 = {query.eps1:g}, ε2 = {query.eps2:g}"
         + (f", δ = {float(query.delta)!r}" if query.delta is not None else "")  # as given
-        + f", β = {query.beta:.4g}"
+        + f", β = {beta_text(query.beta)}"
     )
     columns = [("", "left")]
     models = query.setting.group_models
@@ -158,7 +158,7 @@ def compare_renderable(
     shown_delta = "—" if delta is None else repr(float(delta))  # δ < 1: never rounded to 1
     table = Table(
         title=f"all settings, cheapest first: k = {query.k:,}, α = {query.alpha:g}, "
-        f"ε1 = {query.eps1:g}, ε2 = {query.eps2:g}, δ = {shown_delta}, β = {query.beta:.4g}",
+        f"ε1 = {query.eps1:g}, ε2 = {query.eps2:g}, δ = {shown_delta}, β = {beta_text(query.beta)}",
         title_justify="left",
     )
     for column in (

@@ -241,15 +241,13 @@ def sweep(
     grid = {name: axis.ravel() for name, axis in zip(PARAMETERS, mesh, strict=True)}
     started = time.monotonic()
     blocks = [_setting_block(setting, grid, accounting, table, started) for setting in settings]
-    columns = {name: np.concatenate([block[0][name] for block in blocks]) for name in COLUMNS}
+    columns = {name: np.concatenate([block.columns[name] for block in blocks]) for name in COLUMNS}
     exact_counts = {}
-    for offset, (_, block_exact) in zip(
+    for offset, block in zip(
         itertools.accumulate([0] + [len(grid["k"])] * len(blocks)), blocks, strict=False
     ):
-        exact_counts.update({offset + row: counts for row, counts in block_exact.items()})
-    notes = tuple(
-        str(line) for block, _ in blocks if MESSAGES_NOTE in block for line in block[MESSAGES_NOTE]
-    )
+        exact_counts.update({offset + row: counts for row, counts in block.exact_counts.items()})
+    notes = tuple(line for block in blocks for line in block.notes)
     return Sweep(varied, columns, exact_counts, notes)
 
 
@@ -329,13 +327,23 @@ def _as_values(name: str, value: Any) -> list[float]:
         raise InputError(name, value, VALUE_SPEC) from None
 
 
+@dataclass(frozen=True)
+class _Block:
+    """One setting's rows of a sweep: its columns, the counts of the rows ``plan`` answered
+    (by row), and the lines said of them (messages left out: :func:`_messages`)."""
+
+    columns: dict[str, np.ndarray]
+    exact_counts: dict[int, dict[str, int]]
+    notes: tuple[str, ...] = ()
+
+
 def _setting_block(
     setting: Setting,
     grid: dict[str, np.ndarray],
     accounting: Accounting,
     table: ConstantTable,
     started: float,
-) -> tuple[dict[str, np.ndarray], dict[int, dict[str, int]]]:
+) -> _Block:
     from planner.vectorised import plan_columns, valid_rows  # not on `planner plan`'s path
 
     k, alpha, eps1, eps2, delta, beta = (grid[name] for name in PARAMETERS)
@@ -373,8 +381,6 @@ def _setting_block(
     *sent, left_out = _messages(columns, numbers.regular, accounting, table)
     columns.update(zip(MESSAGES_COLUMNS, sent, strict=True))
     _one_report_rows(setting, columns)
-    if left_out:
-        columns[MESSAGES_NOTE] = np.array([left_out], dtype=object)
     exact_counts: dict[int, dict[str, int]] = {}
     single = np.flatnonzero(~numbers.regular)
     valid = valid_rows(setting, k, alpha, eps1, eps2, delta, beta)
@@ -382,7 +388,7 @@ def _setting_block(
     for done, row in enumerate(single, start=1):
         _answer_one(setting, grid, accounting, table, int(row), columns, exact_counts)
         check_sweep_pace(started, time.monotonic(), done, len(single) - done)
-    return columns, exact_counts
+    return _Block(columns, exact_counts, (left_out,) if left_out else ())
 
 
 def _one_report_rows(setting: Setting, columns: dict[str, np.ndarray]) -> None:
@@ -396,10 +402,6 @@ def _one_report_rows(setting: Setting, columns: dict[str, np.ndarray]) -> None:
         rows = answered & (columns["protocol"] == key)
         for column, model in zip(MESSAGES_COLUMNS, setting.group_models, strict=True):
             columns[column][rows] = 1.0 if model.counts_messages else np.nan
-
-
-MESSAGES_NOTE = "messages note"
-"""A block's column key (not a row field) holding the line on messages left out."""
 
 
 def _messages(
@@ -468,20 +470,19 @@ def _central_delta_block(
     accounting: Accounting,
     table: ConstantTable,
     started: float,
-) -> tuple[dict[str, np.ndarray], dict[int, dict[str, int]]]:
+) -> _Block:
     """Rows of a central query that gives δ, as ``planner.plan.central_delta_plan`` plans
     them: the pure ε-DP central row, or a shuffle protocol's row at the row's δ where that
     is covered and needs fewer users in all (the central row on a tie), with the central
     model's lower bounds and the row's δ."""
     pure = {**grid, "delta": np.full(len(grid["k"]), np.nan)}
-    columns, exact_counts = _setting_block(setting, pure, accounting, table, started)
+    own = _setting_block(setting, pure, accounting, table, started)
+    columns, exact_counts, notes = own.columns, own.exact_counts, list(own.notes)
     taken = columns["status"] == "ok"
     for run in delta_runs(setting):
-        other, other_exact = _setting_block(run, grid, accounting, table, started)
-        if MESSAGES_NOTE in other:  # its rows' messages left empty: said, with the setting's
-            columns[MESSAGES_NOTE] = np.concatenate(
-                [columns.get(MESSAGES_NOTE, np.array([], dtype=object)), other[MESSAGES_NOTE]]
-            )
+        run_block = _setting_block(run, grid, accounting, table, started)
+        other, other_exact = run_block.columns, run_block.exact_counts
+        notes += run_block.notes  # its rows' messages left empty: said, with the setting's
         fewer = (other["status"] == "ok") & (
             ~taken | (other["total_users"] < columns["total_users"])
         )
@@ -505,7 +506,7 @@ def _central_delta_block(
             for name in NUMBER_COLUMNS:
                 columns[name][row] = np.nan
             exact_counts.pop(int(row), None)
-    return columns, exact_counts
+    return _Block(columns, exact_counts, tuple(notes))
 
 
 def _mixed_block(
@@ -514,7 +515,7 @@ def _mixed_block(
     accounting: Accounting,
     table: ConstantTable,
     started: float,
-) -> tuple[dict[str, np.ndarray], dict[int, dict[str, int]]]:
+) -> _Block:
     """A mixed pair's rows, each planned by ``plan`` (no vectorised twin): at most
     :data:`~planner.limits.SWEEP_SINGLE_ROWS_MAX` rows, each a few plans."""
     size = len(grid["k"])
@@ -537,7 +538,7 @@ def _mixed_block(
     for row in range(size):
         _answer_one(setting, grid, accounting, table, row, columns, exact_counts)
         check_sweep_pace(started, time.monotonic(), row + 1, size - row - 1)
-    return columns, exact_counts
+    return _Block(columns, exact_counts)
 
 
 def axes_bits(axes: Sequence[str]) -> int:

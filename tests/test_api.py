@@ -289,7 +289,7 @@ def test_bad_input_is_one_line_naming_the_parameter(inputs, parameter) -> None:
 
 
 def test_validation_query_takes_the_allocated_sizes() -> None:
-    _, n1, n2, split, _ = api.validation_query(
+    _, n1, n2, split, *_ = api.validation_query(
         model="local", k=1000, alpha=0.1, eps1=2, eps2=0.5, allocation="cost"
     )
     document = api.plan_document(

@@ -770,7 +770,7 @@ def test_a_missing_option_is_said_with_its_allowed_values(capsys, args, line) ->
     assert (code, out, err) == (2, "", line)
 
 
-def test_a_fixed_n2_beyond_what_validate_simulates_is_refused(capsys) -> None:
+def test_a_fixed_n2_beyond_what_validate_simulates_is_refused(capsys, idle_client) -> None:
     """A fresh user's find: ``--allocation fixed-n2 --n2 1e23`` printed a plan (a saving of
     -1.8·10^17 %) and named a ``planner validate`` command that refuses that n2."""
     args = ["plan", "--model", "local", "-k", "1000", "--alpha", "0.1", "--eps1", "1"]
@@ -781,8 +781,13 @@ def test_a_fixed_n2_beyond_what_validate_simulates_is_refused(capsys) -> None:
     assert (code, out) == (2, "")
     assert err == (
         "error: invalid n2 = '99999999999999999999999': must be an integer in [1, 1e+15]"
-        " (planner validate's)\n"
+        " (the largest group a validation simulates)\n"
     )
+    # the same words on the service (a review: "(kind validate's)" in a plan request)
+    fields = {"model": "local", "k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.5}
+    answer = idle_client.post("/v1/plan", json={**fields, "allocation": "fixed-n2", "n2": "x"})
+    assert answer.status_code == 422
+    assert "(the largest group a validation simulates)" in answer.text, answer.text
 
 
 @pytest.mark.parametrize(
@@ -1036,3 +1041,93 @@ def test_a_refused_fixed_n2_names_the_least_n2_that_fits() -> None:
     assert fitted.allocation is not None and fitted.allocation.n_users_group2 == least
     with pytest.raises(InputError, match=f"the fewest is {least:,}"):
         plan_answer(**query, allocation="fixed-n2", n2=least - 1)
+
+
+def test_a_plan_put_to_a_local_randomizer_states_what_the_asked_setting_says() -> None:
+    """A review: ``--protocol local-private+k-rr`` on a shuffle query stated no messages per
+    user (the default plan running it says 1 a user), and a central query that gives δ put
+    to a shuffle protocol never said each group is then (ε, δ)-DP, as its default plan
+    running that protocol does."""
+    from planner import api
+
+    shuffle = {"model": "shuffle", "k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.25}
+    for key in ("local-private+k-rr", "local-private", "local-private+channels"):
+        made = api.plan_answer(**shuffle, delta=1e-6, protocol=key).plan
+        assert made.protocol == key
+        assert [group.messages_per_user for group in made.groups] == [1.0, 1.0], key
+    document = api.plan_document(**shuffle, delta=1e-6, protocol="local-private+k-rr")
+    assert document["groups"][0]["messages_per_user"] == 1.0
+    # its validation states them too, as planner validate prints the plan's
+    target = api.validation_query(**shuffle, delta=1e-6, protocol="local-private+k-rr")
+    printed = api.printed_plan(target, "local-private+k-rr")
+    assert printed is not None and printed.groups[1].messages_per_user == 1.0
+    central = {**shuffle, "model": "central", "delta": 1e-6}
+    made = api.plan_answer(**central, protocol="shuffle-private").plan
+    line = "the curator runs the shuffle-private protocol itself"
+    assert sum(warning.startswith(line) for warning in made.warnings) == 1, made.warnings
+    pure = api.plan_answer(**central, protocol="central").plan  # pure ε-DP: no such line
+    assert not any(warning.startswith(line) for warning in pure.warnings)
+    # a local query names none (its groups are local): nothing stated
+    local = api.plan_answer(**{**shuffle, "model": "local"}, protocol="local-private+k-rr")
+    assert [group.messages_per_user for group in local.plan.groups] == [None, None]
+
+
+def test_the_page_offers_no_simulation_the_service_refuses(idle_client) -> None:
+    """A review: a central query at k = 10⁸ showed "Simulate this query", whose job
+    ``POST /v1/validations`` refused (about 7.8 million s over the 30 s budget). The page
+    now gives the service's own reason beside the field, and no button."""
+    query = {"setting": "central", "k": 100_000_000, "alpha": 0.1, "eps1": 1, "eps2": 0.5}
+    page = idle_client.get("/", params=query)
+    assert "Simulate this query" not in page.text
+    assert "above the 30 s a plan job may simulate: not offered" in page.text
+    job = {"kind": "plan", "model": "central", "k": 100_000_000, "alpha": 0.1, "eps1": 1}
+    refused = idle_client.post("/v1/validations", json={**job, "eps2": 0.5})
+    assert refused.status_code == 422 and "above the 30 s budget" in refused.text
+    small = {"setting": "central", "k": 12, "alpha": 0.005, "eps1": 1, "eps2": 0.5}
+    assert "Simulate this query" in idle_client.get("/", params=small).text  # it fits
+
+
+def test_the_uncovered_line_names_what_is_uncovered_not_a_covered_k() -> None:
+    """A review: a shuffle query at k = 100,000 (covered) with δ = 10⁻¹² and ε2/ε1 outside
+    the covered ranges said "the query's own 100000-bin domain … is outside the covered
+    region". The line now names the query and the ranges it is outside."""
+    from planner.coverage import covered_plan
+
+    query = Query.build("shuffle", "private", 100_000, 0.01, 1e-4, 20, 1e-12, 1e-9)
+    made = covered_plan(query, budget_seconds=0)
+    line = next(w for w in made.warnings if "is outside the covered region: simulating" in w)
+    assert "100000-bin domain" not in line
+    assert line.startswith("the query for the shuffle, private coin protocol (")
+    assert "delta = 1e-12 is outside the covered range" in line
+
+
+def test_a_beta_just_below_one_half_is_not_shown_as_one_half(capsys) -> None:
+    """A review: ``--beta 0.4999999`` printed "β = 0.5" and "β = 0.5 > 1/3", a value the
+    accepted range (0, 0.5) excludes."""
+    from planner.inputs import beta_text
+
+    assert beta_text(0.4999999) == "0.4999999" and beta_text(1 / 3) == "0.3333"
+    assert beta_text(0.49999) == "0.49999" and beta_text(0.4) == "0.4"
+    args = ["plan", "--model", "central", "-k", "1000", "--alpha", "0.1", "--eps1", "1"]
+    code, out, err = run([*args, "--eps2", "1", "--beta", "0.4999999"], capsys)
+    assert code == 0
+    assert "β = 0.4999999" in out and "β = 0.5" not in out + err
+
+
+def test_a_protocol_or_settings_of_the_wrong_type_is_told_the_keys(idle_client) -> None:
+    """A review: ``{"protocol": 5}`` was told "must be a valid string" and
+    ``{"settings": "central"}`` "must be a valid list", naming no allowed value."""
+    from planner import api
+
+    query = {"k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.25, "delta": 1e-6}
+    answer = idle_client.post("/v1/plan", json={**query, "model": "shuffle", "protocol": 5})
+    assert answer.status_code == 422
+    assert answer.json()["error"] == (
+        "invalid protocol = 5: must be a protocol's key, one of " + ", ".join(api.PROTOCOL_KEYS)
+    )
+    for settings in ("central", [5]):
+        answer = idle_client.post("/v1/sweep", json={**query, "settings": settings})
+        assert answer.status_code == 422 and answer.json()["parameter"] == "settings"
+        line = answer.json()["error"]
+        assert ": must be a list of at most 5 keys, each one of local-private, " in line
+        assert line.endswith("central/shuffle-public")  # every mixed pair too

@@ -122,7 +122,7 @@ def validate(
         cost2=cost2,
         protocol=protocol,
     )
-    query, n1_checked, n2_checked, split, fallback = target
+    query, n1_checked, n2_checked, split, fallback, _ = target
     instance = api.file_pair(p_file, q_file, query.k, normalize=normalize, alpha=query.alpha)
     extra = [] if instance is None else [instance]
     path_choice = check_choice("path", path, PathChoice)

@@ -24,6 +24,7 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from planner import api
 from planner.api import DeadlineExceededError
 from planner.files import json_text
 from planner.inputs import ALLOWED, InputError
@@ -49,6 +50,13 @@ SERVICE_ALLOWED = {
     "seed": f"an integer in [0, {2**63 - 1}]",
     "limit": f"an integer in [1, {MAX_PAGE}]",
     "offset": f"an integer in [0, {MAX_OFFSET}]",
+    # a value of the wrong JSON type: the keys a right one takes (a review: "must be a
+    # valid string" alone)
+    "protocol": "a protocol's key, one of " + ", ".join(api.PROTOCOL_KEYS),
+    "settings": (
+        "a list of at most 5 keys, each one of "
+        + ", ".join((*api.PROTOCOL_KEYS, *api.MIXED_SETTING_KEYS))
+    ),
 }
 """The allowed range of the service's own fields and query parameters, named in the 422
 line when pydantic refuses a value's type or bound (``validation_line``), as the value

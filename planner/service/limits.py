@@ -170,7 +170,7 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
         else:  # one protocol's plan alone, as planner plan --protocol --exact
             if request["allocation"] != "fewest":
                 raise InputError("protocol", str(protocol), "given without allocation (alone)")
-            made = api.protocol_plan(api.protocol_query(query, protocol))
+            made = api.protocol_plan(api.protocol_query(query, protocol), asked=query)
             request["protocol"] = str(protocol)
         api.exact_query(query, made, trials)
         return JobPlan(kind, {**request, "trials": trials, "seed": seed}, seed, trials, 1)

@@ -25,8 +25,10 @@ from planner import api
 from planner.allocation import COST_MAX, COST_MIN, AllocationRule
 from planner.coverage import OWN_DOMAIN_UNCOVERED
 from planner.inputs import (
+    DEFAULT_BETA,
     K_MAX,
     InputError,
+    Query,
     check_alpha,
     check_beta,
     check_choice,
@@ -187,6 +189,10 @@ PAGE_PHRASES = (
     (
         re.compile(r"simulating it is off \(a budget of 0 s: --simulation-budget\)"),
         "the page does not simulate while it answers: “Simulate this query” runs it as a job",
+    ),
+    (
+        re.compile(r"above the ([0-9.]+) s budget \(--simulation-budget\)"),
+        r"above the \1 s a plan job may simulate: not offered",
     ),
     (
         re.compile(r"\(planner plan simulates it within its budget\)"),
@@ -463,6 +469,8 @@ def _simulate_section(values: dict[str, str], padded: bool = False) -> str:
     ``padded``: the plan above runs on a larger domain, and the query's own could be
     simulated (the job keeps whichever needs fewer users)."""
     query = {**_job_query(values), "kind": "plan"}
+    if padded and _simulation_refusal(query, padded) is not None:
+        return ""  # the plan above stands; its line says what a simulation would take
     why = (
         "The plan above runs on a larger domain; this query's own domain lies outside the "
         "covered region, and simulating its tester may need fewer users (the job keeps "
@@ -478,6 +486,37 @@ def _simulate_section(values: dict[str, str], padded: bool = False) -> str:
         + _job_box("simulate", query, "", "Simulate this query")
         + "</section>"
     )
+
+
+def _simulation_refusal(job: dict[str, Any], padded: bool) -> InputError | None:
+    """Why a plan job of the page's query would simulate nothing, or None: refused at
+    submission as ``POST /v1/validations`` refuses it (``check_job``: k below the
+    simulation floor, a simulation over the budget), or, for a plan on a larger domain
+    (``padded``), the query's own domain over the budget (the job keeps the covered
+    plan)."""
+    from planner.coverage import simulation_seconds
+    from planner.service.limits import check_job
+    from planner.service.models import ValidationRequest
+    from planner.service.routes import power_as_beta
+
+    try:
+        request = ValidationRequest.model_validate(job)  # as POST /v1/validations reads it
+        check_job(power_as_beta(request.model_dump(), request.model_fields_set), job.keys())
+        if padded:
+            fields = ("model", "coin", "k", "alpha", "eps1", "eps2", "delta")
+            query = Query.build(
+                **{name: job.get(name) for name in fields}, beta=job.get("beta", DEFAULT_BETA)
+            )
+            needed = simulation_seconds(query, SIMULATION_TRIALS)
+            if needed > api.DEFAULT_SIMULATION_BUDGET:
+                return InputError("simulation-budget", f"{needed:,.0f} s", "within 30 s")
+    except InputError as error:
+        return error
+    return None
+
+
+SIMULATION_TRIALS = 1000
+"""Trials a family a plan job's simulation runs (``planner.coverage.covered_plan``'s)."""
 
 
 def _field(name: str, values: dict[str, str], errors: dict[str, str]) -> str:
@@ -544,6 +583,10 @@ def render(values: dict[str, str], problem: InputError | None = None) -> tuple[s
                 )
             except InputError as error:
                 if hasattr(error, "gaps"):  # not covered: a job simulates it (the CLI would)
+                    job = {**_job_query(values), "kind": "plan"}
+                    refused = _simulation_refusal(job, padded=False)
+                    if refused is not None:  # a review: a job the service then refused
+                        raise refused from None  # its reason, and no job offered
                     simulate = _simulate_section(values)
                 raise
             result = _plan_section(document, values) + _verify_section(values)
