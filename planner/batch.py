@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from planner.alone import protocol_plan, protocol_query
 from planner.coverage import NotCoveredError, covered_plan
 from planner.documents import batch_to_dict  # named here too: the CLI imports it from here
 from planner.files import csv_text
@@ -51,7 +52,13 @@ FIELDS = (
     "n1",
     "n2",
 )
-"""What a scenario may say (model, k, eps1 always; see the module doc for the rest)."""
+"""What a scenario may say (model, k, eps1 always; see the module doc for the rest), and
+its row repeats."""
+SCENARIO_FIELDS = (*FIELDS, "protocol")
+"""What a scenario may say: :data:`FIELDS`, and in a plan scenario ``protocol``, a
+protocol's key (``planner plan --protocol``): that protocol alone, where it answers the
+query and is covered. The row's own ``protocol`` field (:data:`RESULT_FIELDS`) then names
+it."""
 RESULT_FIELDS = (
     "kind",
     "status",
@@ -128,12 +135,12 @@ def read_scenarios(path: Path | str) -> list[dict[str, Any]]:
                     f"fields that are numbers or text (scenario {number}'s {name} is a "
                     f"{type(value).__name__})",
                 )
-        unknown = sorted(set(scenario) - set(FIELDS))
+        unknown = sorted(set(scenario) - set(SCENARIO_FIELDS))
         if unknown:
             raise InputError(
                 "file",
                 str(path),
-                f"scenarios with fields among {', '.join(FIELDS)} "
+                f"scenarios with fields among {', '.join(SCENARIO_FIELDS)} "
                 f"(scenario {number} has {unknown[0]!r})",
             )
     return scenarios
@@ -149,12 +156,12 @@ def _csv_scenarios(path: Path, text: str) -> list[dict[str, Any]]:
         if not header or not any(name.strip() for name in header):
             raise InputError("file", str(path), "CSV with a header row of field names")
         header = [name.strip() for name in header]
-        unknown = [name for name in header if name and name not in FIELDS]
+        unknown = [name for name in header if name and name not in SCENARIO_FIELDS]
         if unknown:  # a file without its header row reads its first scenario as one
             raise InputError(
                 "file",
                 str(path),
-                f"CSV whose first row names fields among {', '.join(FIELDS)} (it has "
+                f"CSV whose first row names fields among {', '.join(SCENARIO_FIELDS)} (it has "
                 f"{unknown[0]!r}: is the header row missing?)",
             )
         repeated = [name for name in header if name and header.count(name) > 1]
@@ -285,10 +292,13 @@ def _plan_into(row: dict[str, Any], scenario: dict[str, Any]) -> Plan | None:
     for required in ("alpha", "eps2"):
         if scenario.get(required) is None:
             raise InputError(required, None, "given in a plan scenario (no n1, n2)")
+    query = _query(scenario, scenario["alpha"], scenario["eps2"])
+    if scenario.get("protocol") is not None:  # that protocol alone (planner plan --protocol)
+        result = protocol_plan(protocol_query(query, scenario["protocol"]), asked=query)
+        row.update(status="ok", **_plan_numbers(result))
+        return result
     try:
-        result = covered_plan(
-            _query(scenario, scenario["alpha"], scenario["eps2"]), budget_seconds=0
-        )
+        result = covered_plan(query, budget_seconds=0)
     except NotCoveredError as error:
         row["status"] = "not covered: " + "; ".join(error.gaps)
         return None
@@ -310,6 +320,8 @@ def _plan_numbers(made: Plan) -> dict[str, Any]:
 
 
 def _solve_into(row: dict[str, Any], scenario: dict[str, Any]) -> Plan | None:
+    if scenario.get("protocol") is not None:  # as planner solve, which has no --protocol
+        raise InputError("protocol", scenario["protocol"], "left out of a solve scenario (n1, n2)")
     unknown = left_out(scenario)
     template = _query(
         scenario,

@@ -651,6 +651,46 @@ def test_batch_rows_equal_plan_and_solve(tmp_path, capsys) -> None:
     assert [row["status"][:5] for row in document["rows"]] == ["ok", "ok", "infea", "error"]
 
 
+def test_a_batch_scenario_may_name_a_protocol_as_plan_does(tmp_path) -> None:
+    """A scenario's ``protocol`` runs that protocol alone, as ``planner plan --protocol``
+    (the Poisson shuffle protocol had been plannable by name, but not in a batch): the same
+    users and messages per user, the row naming the protocol; a key that does not answer
+    the query, or one in a solve scenario, is an error row."""
+    from planner import api
+    from planner.batch import read_scenarios, run_batch
+
+    query = {"model": "shuffle", "k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.25, "delta": 1e-6}
+    header = ",".join(["name", *query, "protocol", "n1", "n2"])
+    lines = [
+        header,
+        "default,shuffle,1000,0.1,1,0.25,1e-6,,,",
+        "poisson,shuffle,1000,0.1,1,0.25,1e-6,shuffle-private,,",
+        "k-rr,shuffle,1000,0.1,1,0.25,1e-6,local-private+k-rr,,",
+        "not an answer,local,1000,0.1,1,0.25,,shuffle-private,,",
+        "solve,shuffle,1000,,1,0.25,1e-6,shuffle-private,100000,100000",
+    ]
+    path = tmp_path / "scenarios.csv"
+    path.write_text("\n".join(lines) + "\n")
+    rows = run_batch(read_scenarios(path))
+    default = api.plan_document(**query)
+    assert default["protocol"] == "shuffle-private+messages"  # else the rows test nothing
+    assert rows[0]["total_users"] == default["total_users"]
+    for row, key in ((rows[1], "shuffle-private"), (rows[2], "local-private+k-rr")):
+        alone = api.plan_document(**query, protocol=key)
+        assert (row["status"], row["protocol"]) == ("ok", key)
+        assert row["total_users"] == alone["total_users"] != default["total_users"]
+        sent = [group["messages_per_user"] for group in alone["groups"]]
+        assert [row["messages_per_user_group1"], row["messages_per_user_group2"]] == sent
+    assert rows[2]["messages_per_user_group1"] == 1.0  # a shuffle user's one report
+    assert rows[3]["status"] == (
+        "error: invalid protocol = 'shuffle-private': must be one of local-private, "
+        "local-private+k-rr, local-private+channels"
+    )
+    assert rows[4]["status"] == (
+        "error: invalid protocol = 'shuffle-private': must be left out of a solve scenario (n1, n2)"
+    )
+
+
 def test_batch_validate_exits_3_when_a_row_has_no_plan_to_certify(tmp_path, capsys) -> None:
     """A fresh-user trial: an invalid and an infeasible row had an empty verdict and the
     batch exited 0, as if everything were certified (docs/user-guide.md: 3 when one is not run)."""
