@@ -17,6 +17,17 @@ from planner.plan import Coverage, Plan
 from planner.plan import plan as make_plan
 
 
+class ProtocolNotCoveredError(InputError):
+    """A protocol asked for alone outside its covered region: one line naming the
+    ``protocol`` and the ranges the query is outside of (``uncovered``); no simulation
+    (the simulated plan is the setting's, not one protocol's)."""
+
+    def __init__(self, key: str, uncovered: tuple[str, ...]) -> None:
+        words = "; ".join(uncovered) or "no calibrated constant"
+        super().__init__("protocol", key, f"covered at this query ({words})")
+        self.uncovered = uncovered
+
+
 def protocol_plan(
     alone: Query, table: ConstantTable | None = None, asked: Query | None = None
 ) -> Plan:
@@ -33,8 +44,9 @@ def protocol_plan(
 
     made = make_plan(alone, table, fallback=False)
     if made.coverage is not Coverage.CALIBRATED:
-        gaps = "; ".join(made.coverage_gaps) or "no calibrated constant"
-        raise InputError("protocol", alone.setting.key, f"covered at this query ({gaps})")
+        raise ProtocolNotCoveredError(alone.setting.key, tuple(made.coverage_gaps))
+    # its lines name no --allocation, which a protocol alone refuses (a review)
+    made = replace(made, warnings=tuple(w for w in made.warnings if "--allocation" not in w))
     if asked is None:
         return made
     made = stated_messages(made, asked)

@@ -998,7 +998,16 @@ def validate_document(
         families=None if families is None or families == [] else checked_families(families),
         progress=progress,
     )
-    return report_to_dict(report)
+    return report_to_dict(asked_report(report, target, inputs.get("protocol")))
+
+
+def asked_report(report: Any, target: ValidationTarget, protocol: object) -> Any:
+    """``report`` (a :class:`planner.validate.ValidationReport`) carrying the query as
+    asked where ``--protocol`` put it to one protocol: its inputs echo that query and the
+    key, as ``planner plan --json`` does (a review: they echoed the protocol's query)."""
+    if target.asked is None:
+        return report
+    return replace(report, asked=target.asked, asked_protocol=str(protocol))
 
 
 @dataclass(frozen=True)

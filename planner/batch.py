@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.alone import protocol_plan, protocol_query
+from planner.alone import ProtocolNotCoveredError, protocol_plan, protocol_query
 from planner.coverage import NotCoveredError, covered_plan
 from planner.documents import batch_to_dict  # named here too: the CLI imports it from here
 from planner.files import csv_text
@@ -294,7 +294,12 @@ def _plan_into(row: dict[str, Any], scenario: dict[str, Any]) -> Plan | None:
             raise InputError(required, None, "given in a plan scenario (no n1, n2)")
     query = _query(scenario, scenario["alpha"], scenario["eps2"])
     if scenario.get("protocol") is not None:  # that protocol alone (planner plan --protocol)
-        result = protocol_plan(protocol_query(query, scenario["protocol"]), asked=query)
+        row["protocol"] = scenario["protocol"]  # the key asked, on an error row too
+        try:
+            result = protocol_plan(protocol_query(query, scenario["protocol"]), asked=query)
+        except ProtocolNotCoveredError as error:
+            row["status"] = "not covered: " + "; ".join(error.uncovered)
+            return None
         row.update(status="ok", **_plan_numbers(result))
         return result
     try:

@@ -201,9 +201,9 @@ def _simulated_if_fewer(
         # line blamed a covered k = 100,000 where δ and ε were outside)
         gaps = "; ".join(own.coverage_gaps)
         subject = (
-            f"the query's own {query.k}-bin domain{whose}"
-            if padded
-            else f"the query{whose}" + (f" ({gaps})" if gaps else "")
+            (f"the query's own {query.k}-bin domain" if padded else "the query")
+            + whose
+            + (f" ({gaps})" if gaps else "")
         )
         line = (
             f"{subject} is {OWN_DOMAIN_UNCOVERED} (about "

@@ -238,7 +238,11 @@ def report_to_dict(report: Any) -> dict[str, Any]:
     v = report.verification
     return {
         "schema": VALIDATE_SCHEMA,
-        "inputs": query_to_dict(report.query),
+        "inputs": (
+            query_to_dict(report.query)
+            if report.asked is None
+            else {**query_to_dict(report.asked), "protocol": report.asked_protocol}
+        ),
         "warnings": [
             *report.query.warnings,
             *(privacy_lines(report.plan) if report.plan is not None else ()),

@@ -163,7 +163,7 @@ def beta_text(beta: float, digits: int = 4) -> str:
     as ½ (a review: β = 0.4999999 read "β = 0.5 > 1/3", a value the accepted range
     excludes)."""
     text = f"{beta:.{digits}g}"
-    return text if beta >= 0.5 or float(text) < 0.5 else f"{beta:.15g}"
+    return text if beta >= 0.5 or float(text) < 0.5 else repr(float(beta))
 
 
 def check_power(value: object) -> float:

@@ -1310,10 +1310,12 @@ def central_delta_plan(
     covered = [result for result in made if result.coverage is not Coverage.EXTRAPOLATED]
     best = min(covered or made[:1], key=lambda result: result.total_users)
     fewer = made[0].total_users - best.total_users  # below 0 where the pure plan is not covered
-    return as_central_plan(best, query, fewer if fewer > 0 else None)
+    return as_central_plan(best, query, fewer if fewer > 0 else None, alone=not fallback)
 
 
-def as_central_plan(made: Plan, query: Query, fewer: int | None = None) -> Plan:
+def as_central_plan(
+    made: Plan, query: Query, fewer: int | None = None, *, alone: bool = False
+) -> Plan:
     """``made``, a run's plan of the central ``query`` that gives δ
     (:func:`trust_runs`), named as the query asks: each group's lower bound the central
     model's, and the line (:func:`central_delta_line`) saying which privacy it gives."""
@@ -1324,7 +1326,7 @@ def as_central_plan(made: Plan, query: Query, fewer: int | None = None) -> Plan:
         accounting=query.accounting,
         warnings=query.warnings,
     )
-    line = central_delta_line(made, query.delta, fewer)
+    line = central_delta_line(made, query.delta, fewer, alone=alone)
     return replace(
         own_lower_bounds(made, asked), query=asked, warnings=(*asked.warnings, *made.warnings, line)
     )
@@ -1340,16 +1342,23 @@ def privacy_lines(made: Plan) -> tuple[str, ...]:
     return tuple(line for line in made.warnings if line.startswith(PRIVACY_LINE_OPENINGS))
 
 
-def central_delta_line(made: Plan, delta: float | None, fewer: int | None = None) -> str:
+def central_delta_line(
+    made: Plan, delta: float | None, fewer: int | None = None, *, alone: bool = False
+) -> str:
     """What a central plan given δ says of its privacy: pure ε-DP (the δ not spent), or
     that the curator runs ``made``'s shuffle protocol itself and each group is (ε, δ)-DP at
     the δ that protocol spends (the query's, or the covered top it is capped to), with
-    ``fewer`` users in all than the pure ε-DP plan where known."""
+    ``fewer`` users in all than the pure ε-DP plan where known. ``alone``: the pure ε-DP
+    protocol was asked for alone (``--protocol central``), so no shuffle run was weighed
+    (a review: the line had said none needs fewer users, where one did)."""
     if not Setting.from_key(made.protocol).needs_delta:
-        return (  # opens with PRIVACY_LINE_OPENINGS[1]
-            f"pure ε-DP: δ = {delta:.6g} is not spent (no shuffle protocol the curator may run "
-            "needs fewer users here)"
+        why = (
+            "the pure ε-DP protocol was asked for alone; planner compare lists the shuffle "
+            "protocols the curator may run"
+            if alone
+            else "no shuffle protocol the curator may run needs fewer users here"
         )
+        return f"pure ε-DP: δ = {delta:.6g} is not spent ({why})"  # PRIVACY_LINE_OPENINGS[1]
     spent = made.tester_query.delta
     saving = "" if fewer is None else f", for {fewer:,} fewer users in all than the pure plan"
     return (  # opens with PRIVACY_LINE_OPENINGS[0]
@@ -2876,7 +2885,7 @@ def _warnings(
             notes.append(_above_baseline_line(group))
     if query.beta > PER_RUN_ERROR:
         notes.append(
-            f"β = {beta_text(query.beta)} > 1/3: planned for β = 1/3 (the theorems' target)"
+            f"β = {beta_text(query.beta, 6)} > 1/3: planned for β = 1/3 (the theorems' target)"
         )
     largest_run = max(sizes.n_strong, sizes.n_weak)
     if largest_run > SIMULATION_N_MAX:

@@ -282,7 +282,8 @@ def validation_renderable(report: Any) -> Any:
     ran = f" (runs {protocol})" if protocol and protocol != query.setting.key else ""
     title = (
         f"validate {query.setting.key}{ran}: n1 = {v.n1:,}, n2 = {v.n2:,}, k = {query.k:,}, "
-        f"α = {query.alpha:g}; target error ≤ {v.target:.6g}; ≤ {v.trials:,} trials/family"
+        f"α = {query.alpha:g}; target error ≤ {beta_text(v.target, 6)}; "
+        f"≤ {v.trials:,} trials/family"
         f"{looks}, seed {v.seed}, {v.path.value} path, {v.elapsed_seconds:.2f} s"
     )
     point = report.tester_point
@@ -365,10 +366,11 @@ def verdict_line(v: Any) -> str:
     joint = f"jointly at {v.confidence:.0%} over families and looks"
     verdict = v.verdict.value
     if verdict == "pass":
-        return f"verdict: PASS — every family's error is certified ≤ {v.target:.6g} ({joint})"
+        shown = beta_text(v.target, 6)
+        return f"verdict: PASS — every family's error is certified ≤ {shown} ({joint})"
     if verdict == "fail":
         failed = ", ".join(o.family for o in v.outcomes if o.verdict.value == "fail")
-        return f"verdict: FAIL — shown above {v.target:.6g} ({joint}): {failed}"
+        return f"verdict: FAIL — shown above {beta_text(v.target, 6)} ({joint}): {failed}"
     open_ = [o for o in v.outcomes if o.applicable and o.verdict.value == "inconclusive"]
     needs = [o.trials_to_decide for o in open_]
     more = (
@@ -378,7 +380,7 @@ def verdict_line(v: Any) -> str:
     )
     return (
         f"verdict: INCONCLUSIVE — {', '.join(o.family for o in open_)} neither certified "
-        f"nor shown above {v.target:.6g} ({joint}); {more}"
+        f"nor shown above {beta_text(v.target, 6)} ({joint}); {more}"
     )
 
 

@@ -52,6 +52,11 @@ class ValidationReport:
     messages_per_user: tuple[float, float] | None = None
     """Each group's expected messages per user at the sizes checked
     (:func:`messages_at`); None where each user sends one report, or unknown."""
+    asked: Query | None = None
+    """With ``--protocol``: the query as asked (``query`` is put to that protocol), which
+    the report's inputs echo with the protocol's key, as ``planner plan --json`` does."""
+    asked_protocol: str | None = None
+    """The key ``--protocol`` named, with ``asked``."""
 
     @property
     def passed(self) -> bool:

@@ -27,8 +27,9 @@ HEAVY_MODULES = SERIAL_MODULES | {
     "test_typing",  # mypy over the three packages
     "test_packaging",  # a wheel built, every shown output re-run
 }
-"""Test modules that run only with the ``heavy`` marker: CI's run (``-m "not slow"``),
-not the default ``python -m pytest`` a developer runs while working."""
+"""Test modules that run only with the ``heavy`` marker: CI's run (the README's test
+command, everything but ``slow``), not the default ``python -m pytest`` a developer runs
+while working."""
 HEAVY_TESTS = (
     ("test_calibration", "provenance"),  # shipped tables re-derived from their raw runs
     ("test_coverage", "test_the_queries_that_failed_now_pass_or_are_refused"),

@@ -186,7 +186,10 @@ def test_an_uncovered_own_domain_is_simulated_or_named_beside_the_larger_domain_
     assert unsimulated.coverage is Coverage.CALIBRATED
     assert unsimulated.tester_point is not None and unsimulated.tester_point.k == 16
     (line,) = [w for w in unsimulated.warnings if "own 12-bin domain" in w]
-    assert "for the shuffle, public coin protocol is outside the covered region" in line
+    # naming what its own domain is outside of (here k itself, and δ)
+    assert line.startswith("the query's own 12-bin domain for the shuffle, public coin protocol")
+    assert "k = 12 is outside the covered range [16, 100000]" in line
+    assert ") is outside the covered region: simulating it" in line
     # the multi-message protocol (its users do not depend on δ, only its flood does) now
     # runs on 16 bins with 21,081 users: the simulation's 4.7 million do not replace it
     assert unsimulated.protocol == "shuffle-private+messages"

@@ -1112,18 +1112,28 @@ def test_a_beta_just_below_one_half_is_not_shown_as_one_half(capsys) -> None:
     code, out, err = run([*args, "--eps2", "1", "--beta", "0.4999999"], capsys)
     assert code == 0
     assert "β = 0.4999999" in out and "β = 0.5" not in out + err
+    assert beta_text(0.4999999999999999) == "0.4999999999999999"  # the largest below ½
+    # the warning keeps the digits that make it true (0.33334 > 1/3, not "0.3333 > 1/3")
+    code, out, err = run([*args, "--eps2", "1", "--beta", "0.33334"], capsys)
+    assert code == 0 and "warning: β = 0.33334 > 1/3: planned for β = 1/3" in out
 
 
 def test_a_protocol_or_settings_of_the_wrong_type_is_told_the_keys(idle_client) -> None:
     """A review: ``{"protocol": 5}`` was told "must be a valid string" and
-    ``{"settings": "central"}`` "must be a valid list", naming no allowed value."""
+    ``{"settings": "central"}`` "must be a valid list", naming no allowed value. (The
+    protocols listed are one model's: ``protocol`` is refused for a mixed pair.)"""
     from planner import api
+    from planner.formulas.settings import Setting
+
+    def is_mixed(key: str) -> bool:
+        return Setting.from_key(key).is_mixed
 
     query = {"k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.25, "delta": 1e-6}
     answer = idle_client.post("/v1/plan", json={**query, "model": "shuffle", "protocol": 5})
     assert answer.status_code == 422
     assert answer.json()["error"] == (
-        "invalid protocol = 5: must be a protocol's key, one of " + ", ".join(api.PROTOCOL_KEYS)
+        "invalid protocol = 5: must be a protocol's key, one of "
+        + ", ".join(key for key in api.PROTOCOL_KEYS if not is_mixed(key))
     )
     for settings in ("central", [5]):
         answer = idle_client.post("/v1/sweep", json={**query, "settings": settings})
@@ -1131,3 +1141,105 @@ def test_a_protocol_or_settings_of_the_wrong_type_is_told_the_keys(idle_client) 
         line = answer.json()["error"]
         assert ": must be a list of at most 5 keys, each one of local-private, " in line
         assert line.endswith("central/shuffle-public")  # every mixed pair too
+
+
+def test_a_second_review_of_the_protocol_alone_and_the_page(idle_client, capsys, tmp_path) -> None:
+    """A second review of the above, each found defect:
+
+    * the uncovered line on a larger domain still blamed a covered k (δ = 10⁻¹² was out);
+    * ``--protocol central`` with δ said no shuffle protocol needs fewer users, where one
+      did (it was not weighed);
+    * ``--protocol`` plans suggested ``--allocation``, which ``--protocol`` refuses;
+    * ``validate --protocol --json`` echoed the protocol's query as its inputs;
+    * a batch row whose protocol is outside its covered region was an ``error:`` row, and
+      an error row lost the key it asked for."""
+    from planner import api
+    from planner.batch import read_scenarios, run_batch
+    from planner.coverage import covered_plan
+
+    far = Query.build("shuffle", "private", 1000, 0.1, 1, 0.25, 1e-12)
+    line = next(
+        w
+        for w in covered_plan(far, budget_seconds=0).warnings
+        if "is outside the covered region: simulating" in w
+    )
+    assert "(delta = 1e-12 is outside the covered range [1e-10, 0.001])" in line
+    central = {"model": "central", "k": 5000, "alpha": 0.01, "eps1": 5, "eps2": 5}
+    pure = api.plan_answer(**central, delta=1e-3, protocol="central").plan
+    assert api.plan_answer(**central, delta=1e-3).plan.total_users < pure.total_users
+    assert any("the pure ε-DP protocol was asked for alone" in w for w in pure.warnings)
+    assert not any("needs fewer users here" in w for w in pure.warnings)
+    shuffle = {"model": "shuffle", "k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.25}
+    alone = api.plan_answer(**shuffle, delta=1e-6, protocol="shuffle-private").plan
+    assert alone.warnings and not any("--allocation" in w for w in alone.warnings)
+    args = ["validate", "--model", "shuffle", "-k", "100", "--alpha", "0.5", "--eps1", "1"]
+    args += ["--eps2", "1", "--delta", "1e-6", "--protocol", "local-private"]
+    assert main([*args, "--trials", "60", "--seed", "1", "--json"]) in (0, 1, 3)
+    import json
+
+    inputs = json.loads(capsys.readouterr().out)["inputs"]
+    assert (inputs["model"], inputs["delta"], inputs["protocol"]) == (
+        "shuffle",
+        1e-6,
+        "local-private",
+    )
+    path = tmp_path / "rows.csv"
+    path.write_text(
+        "name,model,k,alpha,eps1,eps2,delta,protocol\n"
+        "a,shuffle,1000,0.001,1,0.25,1e-6,shuffle-private\n"
+        "b,local,1000,0.1,1,0.25,,nope\n"
+    )
+    uncovered, wrong = run_batch(read_scenarios(path))
+    assert (
+        uncovered["status"]
+        == "not covered: alpha = 0.001 is outside the covered range [0.01, 0.95]"
+    )
+    assert (uncovered["protocol"], wrong["protocol"]) == ("shuffle-private", "nope")
+    assert wrong["status"].startswith("error: invalid protocol = 'nope': must be one of")
+
+
+def test_the_page_says_why_no_simulation_is_offered_beside_a_covered_plan(idle_client) -> None:
+    """A second review: beside a covered plan on a larger domain whose own simulation
+    would take 78 s, the page offered no job but its line still said "or a plan job in the
+    service"; a plan running another protocol was said to run on a larger domain; and with
+    allocation cost the not-covered reason gave way to the job's refusal of the
+    allocation."""
+    page = idle_client.get(
+        "/",
+        params={
+            "setting": "shuffle-private",
+            "k": 1000,
+            "alpha": 0.1,
+            "eps1": 1,
+            "eps2": 0.25,
+            "delta": 1e-12,
+        },
+    ).text
+    assert "Simulate this query" not in page
+    assert "s of simulation, more than a plan job may take: not offered" in page
+    other = idle_client.get(
+        "/",
+        params={
+            "setting": "shuffle-private",
+            "k": 16,
+            "alpha": 0.2,
+            "eps1": 0.0005,
+            "eps2": 0.0005,
+            "delta": 1e-6,
+        },
+    ).text
+    assert "The plan above runs another protocol" in other and "larger domain" not in other
+    assert "“Simulate this query” below runs it" in other
+    cost = idle_client.get(
+        "/",
+        params={
+            "setting": "central",
+            "k": 12,
+            "alpha": 0.005,
+            "eps1": 1,
+            "eps2": 0.5,
+            "allocation": "cost",
+            "cost1": 2,
+        },
+    ).text
+    assert "not covered for central" in cost and "Simulate this query" not in cost

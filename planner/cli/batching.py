@@ -56,7 +56,8 @@ def batch(
     """One row per scenario (a plan, or a solve with one of n1, n2, alpha, eps2 left out).
 
     TOML: [[scenario]] tables; CSV: a header row. Fields: name, model, coin, k, alpha,
-    eps1, eps2, delta, beta, accounting, n1, n2 (see README).
+    eps1, eps2, delta, beta, accounting, n1, n2, and in a plan scenario protocol (that
+    protocol alone, as plan --protocol) (see README).
     """
     from planner import api
     from planner.batch import batch_to_csv

@@ -150,6 +150,7 @@ def validate(
         ),
         None,
     )
+    report = api.asked_report(report, target, protocol)
     text = report_json(report)
     if output is not None:
         from planner.files import write_atomically

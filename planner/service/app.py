@@ -52,7 +52,8 @@ SERVICE_ALLOWED = {
     "offset": f"an integer in [0, {MAX_OFFSET}]",
     # a value of the wrong JSON type: the keys a right one takes (a review: "must be a
     # valid string" alone)
-    "protocol": "a protocol's key, one of " + ", ".join(api.PROTOCOL_KEYS),
+    "protocol": "a protocol's key, one of "
+    + ", ".join(key for key in api.PROTOCOL_KEYS if "/" not in key),  # no mixed pair's
     "settings": (
         "a list of at most 5 keys, each one of "
         + ", ".join((*api.PROTOCOL_KEYS, *api.MIXED_SETTING_KEYS))

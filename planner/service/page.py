@@ -29,6 +29,7 @@ from planner.inputs import (
     K_MAX,
     InputError,
     Query,
+    beta_text,
     check_alpha,
     check_beta,
     check_choice,
@@ -189,6 +190,14 @@ PAGE_PHRASES = (
     (
         re.compile(r"simulating it is off \(a budget of 0 s: --simulation-budget\)"),
         "the page does not simulate while it answers: “Simulate this query” runs it as a job",
+    ),
+    (
+        re.compile(r"\(about ([0-9,]+) s; --simulation-budget, or a plan job in the service\)"),
+        lambda match: (
+            f"(about {match[1]} s of simulation: “Simulate this query” below runs it)"
+            if float(match[1].replace(",", "")) <= api.DEFAULT_SIMULATION_BUDGET
+            else f"(about {match[1]} s of simulation, more than a plan job may take: not offered)"
+        ),
     ),
     (
         re.compile(r"above the ([0-9.]+) s budget \(--simulation-budget\)"),
@@ -463,25 +472,26 @@ def _verify_section(values: dict[str, str]) -> str:
     )
 
 
-def _simulate_section(values: dict[str, str], padded: bool = False) -> str:
+def _simulate_section(values: dict[str, str], runs: str | None = None) -> str:
     """For a query outside the covered region: a button that starts the job simulating
     it (a job of kind plan, what ``planner plan`` does within its simulation budget).
-    ``padded``: the plan above runs on a larger domain, and the query's own could be
-    simulated (the job keeps whichever needs fewer users)."""
+    ``runs``: what the covered plan above runs instead ("on a larger domain", "another
+    protocol"), where the query's own tester could be simulated (the job keeps whichever
+    plan needs fewer users); offered only where that simulation fits the job's budget."""
     query = {**_job_query(values), "kind": "plan"}
-    if padded and _simulation_refusal(query, padded) is not None:
+    if runs is not None and _simulation_refusal(query, padded=True) is not None:
         return ""  # the plan above stands; its line says what a simulation would take
     why = (
-        "The plan above runs on a larger domain; this query's own domain lies outside the "
-        "covered region, and simulating its tester may need fewer users (the job keeps "
-        "whichever plan needs fewer"
-        if padded
+        f"The plan above runs {runs}; this query's own tester lies outside the covered "
+        "region, and simulating it may need fewer users (the job keeps whichever plan needs "
+        "fewer; "
+        if runs is not None
         else "Outside the covered region the plan comes from simulating this query's own tester ("
     )
     return (
         '<section aria-labelledby="simulate-heading" id="simulate">'
         '<h2 id="simulate-heading">Simulate this query</h2>'
-        f"<p>{why}; up to {api.DEFAULT_SIMULATION_BUDGET:g} s of simulation, as the command "
+        f"<p>{why}up to {api.DEFAULT_SIMULATION_BUDGET:g} s of simulation, as the command "
         "line allows), in a background job.</p>"
         + _job_box("simulate", query, "", "Simulate this query")
         + "</section>"
@@ -585,13 +595,19 @@ def render(values: dict[str, str], problem: InputError | None = None) -> tuple[s
                 if hasattr(error, "gaps"):  # not covered: a job simulates it (the CLI would)
                     job = {**_job_query(values), "kind": "plan"}
                     refused = _simulation_refusal(job, padded=False)
-                    if refused is not None:  # a review: a job the service then refused
-                        raise refused from None  # its reason, and no job offered
-                    simulate = _simulate_section(values)
+                    if refused is None:
+                        simulate = _simulate_section(values)
+                    elif hasattr(refused, "gaps"):  # a review: a job the service refused
+                        raise refused from None  # its reason (over the budget), no job
+                    else:  # refused for another reason (its allocation): said, no job
+                        line = str(error).replace(getattr(error, "reason", ""), "")
+                        error.args = (f"{line}a plan job would not simulate it ({refused})",)
                 raise
             result = _plan_section(document, values) + _verify_section(values)
             if any(OWN_DOMAIN_UNCOVERED in line for line in document["warnings"]):
-                simulate = _simulate_section(values, padded=True)  # a larger domain's plan
+                point = document.get("tester_point") or {}
+                runs = "on a larger domain" if point.get("k") is not None else "another protocol"
+                simulate = _simulate_section(values, runs)
             chosen = [setting]
         eps1, eps2 = float(inputs["eps1"]), float(inputs["eps2"])  # checked by now
         try:
@@ -720,7 +736,7 @@ def _validation_fragment(report: dict[str, Any]) -> str:
     notes = [
         f"n1 = {report['n_users_group1']:,}, n2 = {report['n_users_group2']:,}, "
         f"≤ {report['trials']:,} trials/family, seed {report['seed']}, {report['path']} path, "
-        f"target error ≤ {report['target_error']:.6g}"
+        f"target error ≤ {beta_text(report['target_error'], 6)}"
     ]
     if vote:
         notes.append(
