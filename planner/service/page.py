@@ -519,9 +519,12 @@ def _simulation_refusal(job: dict[str, Any], padded: bool) -> InputError | None:
             )
             needed = simulation_seconds(query, SIMULATION_TRIALS)
             if needed > api.DEFAULT_SIMULATION_BUDGET:
-                return InputError("simulation-budget", f"{needed:,.0f} s", "within 30 s")
+                budget = f"within {api.DEFAULT_SIMULATION_BUDGET:g} s"
+                return InputError("simulation-budget", f"{needed:,.0f} s", budget)
     except InputError as error:
         return error
+    except ValueError as error:  # pydantic's, for a value the job's request would refuse
+        return InputError("query", str(error).splitlines()[0], "a valid plan job")
     return None
 
 
