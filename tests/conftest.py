@@ -41,7 +41,6 @@ HEAVY_TESTS = (
     ("test_plan_properties", "test_planning_a_plans_tester_point_again_gives_the_same_plan"),
     ("test_sweep", "test_the_user_guides_python_example_runs"),
     ("test_verdicts", "test_stopping_when_decided_does_not_inflate_the_error"),
-    ("test_hostile_findings", "test_a_sample_of_the_hostile_run_is_clean"),
     ("test_candidate_pruning", "test_vectorised_pruning_changes_no_row"),  # μ root-finds
 )
 """(module, name fragment) of single tests that run only with the ``heavy`` marker (and

@@ -79,6 +79,16 @@ def test_golden_file_is_complete(golden: dict) -> None:
         takers = [query for query in golden["queries"] if path in query["paths"]]
         assert len(takers) >= QUERIES // 3
         assert len({(query["model"], query["coin"]) for query in takers}) == 5
+    # the solves CI runs keep every setting and unknown the file's solves have
+    kept = [
+        q
+        for i, q in enumerate(golden["queries"])
+        if i not in _solves_left_to_slow(golden["queries"])
+    ]
+    solving = {
+        (q["model"], q["coin"], q["unknown"]) for q in golden["queries"] if "solve" in q["paths"]
+    }
+    assert {(q["model"], q["coin"], q["unknown"]) for q in kept if "solve" in q["paths"]} == solving
     # the cases hold numbers: plans (and refusals), compares, solves, sweeps
     assert sum(len(leaves) for case in golden["cases"] for leaves in case.values()) > 50_000
 
