@@ -479,7 +479,7 @@ def _simulate_section(values: dict[str, str], runs: str | None = None) -> str:
     protocol"), where the query's own tester could be simulated (the job keeps whichever
     plan needs fewer users); offered only where that simulation fits the job's budget."""
     query = {**_job_query(values), "kind": "plan"}
-    if runs is not None and _simulation_refusal(query, padded=True) is not None:
+    if runs is not None and _simulation_refusal(query, beside_covered=True) is not None:
         return ""  # the plan above stands; its line says what a simulation would take
     why = (
         f"The plan above runs {runs}; this query's own tester lies outside the covered "
@@ -498,12 +498,12 @@ def _simulate_section(values: dict[str, str], runs: str | None = None) -> str:
     )
 
 
-def _simulation_refusal(job: dict[str, Any], padded: bool) -> InputError | None:
+def _simulation_refusal(job: dict[str, Any], beside_covered: bool) -> InputError | None:
     """Why a plan job of the page's query would simulate nothing, or None: refused at
     submission as ``POST /v1/validations`` refuses it (``check_job``: k below the
-    simulation floor, a simulation over the budget), or, for a plan on a larger domain
-    (``padded``), the query's own domain over the budget (the job keeps the covered
-    plan)."""
+    simulation floor, a simulation over the budget), or, ``beside_covered`` (a covered plan
+    on a larger domain or of another protocol is shown), the query's own tester's
+    simulation over the budget (the job keeps the covered plan)."""
     from planner.coverage import simulation_seconds
     from planner.service.limits import check_job
     from planner.service.models import ValidationRequest
@@ -512,7 +512,7 @@ def _simulation_refusal(job: dict[str, Any], padded: bool) -> InputError | None:
     try:
         request = ValidationRequest.model_validate(job)  # as POST /v1/validations reads it
         check_job(power_as_beta(request.model_dump(), request.model_fields_set), job.keys())
-        if padded:
+        if beside_covered:
             fields = ("model", "coin", "k", "alpha", "eps1", "eps2", "delta")
             query = Query.build(
                 **{name: job.get(name) for name in fields}, beta=job.get("beta", DEFAULT_BETA)
@@ -597,7 +597,7 @@ def render(values: dict[str, str], problem: InputError | None = None) -> tuple[s
             except InputError as error:
                 if hasattr(error, "gaps"):  # not covered: a job simulates it (the CLI would)
                     job = {**_job_query(values), "kind": "plan"}
-                    refused = _simulation_refusal(job, padded=False)
+                    refused = _simulation_refusal(job, beside_covered=False)
                     if refused is None:
                         simulate = _simulate_section(values)
                     elif hasattr(refused, "gaps"):  # a review: a job the service refused
