@@ -205,7 +205,7 @@ def exact_query(query: Query, made: Plan, trials: int) -> Query:
 def check_exact_cost(query: Query, trials: int) -> None:
     """Refuse an ``--exact`` search of ``query`` (:func:`exact_query`) estimated above
     ``EXACT_MAX_SECONDS``, naming the estimate and what to lower."""
-    from planner.coverage import simulation_seconds
+    from planner.coverage import seconds_text, simulation_seconds
     from planner.simulation import private_coin_twin
 
     twin = private_coin_twin(query)
@@ -217,7 +217,7 @@ def check_exact_cost(query: Query, trials: int) -> None:
             "exact",
             f"{trials} trials at k = {query.k:,}",
             f"a search estimated within {EXACT_MAX_SECONDS:g} s (this one: about "
-            f"{needed:,.0f} s; fewer --trials, or planner validate for given sizes)",
+            f"{seconds_text(needed)} s; fewer --trials, or planner validate for given sizes)",
         )
 
 
@@ -430,6 +430,7 @@ def simulation_words(query: Query) -> str:
     from planner.coverage import (
         SIMULATION_BUDGET_MAX,
         SIMULATION_BUDGET_SECONDS,
+        seconds_text,
         simulation_seconds,
     )
     from planner.simulation import SIMULATION_K_MIN
@@ -441,11 +442,11 @@ def simulation_words(query: Query) -> str:
         return SIMULATES_WITHIN_BUDGET
     if needed > SIMULATION_BUDGET_MAX:
         return (
-            f"a simulation would take about {needed:,.0f} s, beyond any budget (at most "
+            f"a simulation would take about {seconds_text(needed)} s, beyond any budget (at most "
             f"{SIMULATION_BUDGET_MAX:,.0f} s): planner plan refuses it"
         )
     return (
-        f"a simulation would take about {needed:,.0f} s, above planner plan's default "
+        f"a simulation would take about {seconds_text(needed)} s, above planner plan's default "
         f"{SIMULATION_BUDGET_SECONDS:g} s budget: --simulation-budget, or a plan job"
     )
 

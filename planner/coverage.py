@@ -11,6 +11,7 @@ with one line naming the parameter and its covered range.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from planner.constants import ConstantSource, ConstantTable, default_constants
@@ -67,6 +68,14 @@ def simulation_seconds(query: Query, trials: int) -> float:
     bins = protocol_for(query.setting).simulated_bins(query.k)
     cells = SEARCH_CHECKS * len(FAMILIES) * trials * float(bins)
     return cells / SIMULATED_CELLS_PER_SECOND
+
+
+def seconds_text(seconds: float) -> str:
+    """Seconds of simulation as a line shows them: whole, rounded up (at least 1), so that
+    a figure shown at or below a budget is within it (rounded to nearest, 30.3 s had read
+    "about 30 s, above the 30 s budget", and the web page offered a job the service
+    refuses)."""
+    return f"{max(1, math.ceil(seconds)):,}"
 
 
 def covered_plan(
@@ -207,7 +216,7 @@ def _simulated_if_fewer(
         )
         line = (
             f"{subject} is {OWN_DOMAIN_UNCOVERED} (about "
-            f"{max(needed, 1):,.0f} s; --simulation-budget, or a plan job in the service) "
+            f"{seconds_text(needed)} s; --simulation-budget, or a plan job in the service) "
             "may need fewer users"
         )
         return replace(result, warnings=(*result.warnings, line))
@@ -272,7 +281,7 @@ def coverable_plan(
             query,
             result.coverage_gaps,
             (
-                f"simulating this query would take about {max(needed, 1):,.0f} s, above the "
+                f"simulating this query would take about {seconds_text(needed)} s, above the "
                 f"{budget_seconds:g} s budget (--simulation-budget)"
                 if budget_seconds > 0
                 else "simulating it is off (a budget of 0 s: --simulation-budget)"

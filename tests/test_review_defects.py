@@ -1243,3 +1243,31 @@ def test_the_page_says_why_no_simulation_is_offered_beside_a_covered_plan(idle_c
         },
     ).text
     assert "not covered for central" in cost and "Simulate this query" not in cost
+
+
+@pytest.mark.parametrize(("seconds", "shown", "offered"), [(30.3, "31", False), (29.6, "30", True)])
+def test_the_page_s_seconds_and_its_button_agree_at_the_budget(
+    idle_client, monkeypatch, seconds: float, shown: str, offered: bool
+) -> None:
+    """The page said "about 30 s … runs it" from a rounded 30.3 s, while its button,
+    reading the unrounded estimate over the 30 s budget, was not offered (a job the service
+    refuses): seconds are shown rounded up, so a figure at or below the budget is within
+    it."""
+    monkeypatch.setattr("planner.coverage.simulation_seconds", lambda query, trials: seconds)
+    page = idle_client.get(
+        "/",
+        params={
+            "setting": "shuffle-private",
+            "k": 1000,
+            "alpha": 0.1,
+            "eps1": 1,
+            "eps2": 0.25,
+            "delta": 1e-12,
+        },
+    ).text
+    if offered:
+        assert f"(about {shown} s of simulation: “Simulate this query” below runs it)" in page
+        assert "Simulate this query</button>" in page or 'id="simulate"' in page
+    else:
+        assert f"(about {shown} s of simulation, more than a plan job may take" in page
+        assert 'id="simulate"' not in page

@@ -504,7 +504,7 @@ def _simulation_refusal(job: dict[str, Any], beside_covered: bool) -> InputError
     simulation floor, a simulation over the budget), or, ``beside_covered`` (a covered plan
     on a larger domain or of another protocol is shown), the query's own tester's
     simulation over the budget (the job keeps the covered plan)."""
-    from planner.coverage import simulation_seconds
+    from planner.coverage import seconds_text, simulation_seconds
     from planner.service.limits import check_job
     from planner.service.models import ValidationRequest
     from planner.service.routes import power_as_beta
@@ -520,7 +520,7 @@ def _simulation_refusal(job: dict[str, Any], beside_covered: bool) -> InputError
             needed = simulation_seconds(query, SIMULATION_TRIALS)
             if needed > api.DEFAULT_SIMULATION_BUDGET:
                 budget = f"within {api.DEFAULT_SIMULATION_BUDGET:g} s"
-                return InputError("simulation-budget", f"{needed:,.0f} s", budget)
+                return InputError("simulation-budget", f"{seconds_text(needed)} s", budget)
     except InputError as error:
         return error
     except ValueError as error:  # pydantic's, for a value the job's request would refuse
