@@ -657,13 +657,15 @@ def sweep_result(
     max_rows: int | None = None,
     power: object = None,
     as_table: bool = False,
+    alone: object = False,
 ) -> Any:
     """``planner sweep``'s rows (a :class:`planner.sweep.Sweep`).
 
     Each numeric parameter is a value, a list or a spec string (``0.05:1:20log``).
     ``max_rows`` refuses a sweep of more rows before any value is built; ``as_table``
     refuses one of more rows than a table lays out before any row is sized. ``power`` (a
-    value, list or spec of 1 − β) may stand for ``beta``.
+    value, list or spec of 1 − β) may stand for ``beta``. ``alone``: each setting's own
+    protocol alone (``planner sweep --alone``, as ``planner plan --protocol KEY``).
     """
     from planner.inputs import Accounting
     from planner.limits import check_table_rows
@@ -699,6 +701,7 @@ def sweep_result(
         beta=beta,
         accounting=check_choice("accounting", accounting, Accounting),
         check_rows=check_table_rows if as_table else None,
+        alone=alone,  # checked by ``sweep``
     )
 
 

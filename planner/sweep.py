@@ -200,16 +200,31 @@ def sweep(
     accounting: Accounting | str = Accounting.EXACT,
     constants: ConstantTable | None = None,
     check_rows: Callable[[int], None] | None = None,
+    alone: object = False,
 ) -> Sweep:
     """Plans for every setting and every combination of the varied values.
 
     Each parameter is one value or a sequence of values (varied). ``delta=None`` means
     not given (rows of the shuffle model then report that they need it).
     ``check_rows(rows)`` may refuse the sweep's row count before any row is sized (a
-    table's cap, ``planner.limits.check_table_rows``).
+    table's cap, ``planner.limits.check_table_rows``). ``alone``: each setting's own
+    protocol alone, as ``planner plan --protocol KEY`` plans it (a mechanism's key always
+    runs alone), each row planned one by one (:data:`~planner.limits.SWEEP_SINGLE_ROWS_MAX`
+    rows a setting at most); not for a mixed pair, as ``--protocol``.
     """
     table = constants or default_constants()
     settings = _checked_settings(settings)
+    if not isinstance(alone, bool):
+        raise InputError("alone", alone, "true or false")
+    if alone:
+        for setting in settings:
+            if setting.is_mixed:
+                raise InputError(
+                    "setting",
+                    setting.key,
+                    "one model's setting when each runs alone (a protocol alone is planned "
+                    "for one model's query, not a mixed pair's)",
+                )
     accounting = check_choice("accounting", accounting or Accounting.EXACT, Accounting)
     given: Mapping[str, Any] = {
         "k": k,
@@ -240,7 +255,9 @@ def sweep(
     mesh = np.meshgrid(*(np.asarray(values[name]) for name in PARAMETERS), indexing="ij")
     grid = {name: axis.ravel() for name, axis in zip(PARAMETERS, mesh, strict=True)}
     started = time.monotonic()
-    blocks = [_setting_block(setting, grid, accounting, table, started) for setting in settings]
+    blocks = [
+        _setting_block(setting, grid, accounting, table, started, alone) for setting in settings
+    ]
     columns = {name: np.concatenate([block.columns[name] for block in blocks]) for name in COLUMNS}
     exact_counts = {}
     for offset, block in zip(
@@ -248,7 +265,17 @@ def sweep(
     ):
         exact_counts.update({offset + row: counts for row, counts in block.exact_counts.items()})
     notes = tuple(line for block in blocks for line in block.notes)
+    if alone:
+        notes = (ALONE_NOTE, *notes)
     return Sweep(varied, columns, exact_counts, notes)
+
+
+ALONE_NOTE = (
+    "each setting's own protocol runs alone (--alone), as planner plan --protocol KEY plans "
+    "it: no other mechanism is weighed"
+)
+"""The line a sweep ``alone`` says (its rows cannot be told from a default sweep's that
+run the same protocol)."""
 
 
 def _as_typed(value: float) -> float | int:
@@ -343,12 +370,13 @@ def _setting_block(
     accounting: Accounting,
     table: ConstantTable,
     started: float,
+    alone: bool = False,
 ) -> _Block:
     from planner.vectorised import plan_columns, valid_rows  # not on `planner plan`'s path
 
     k, alpha, eps1, eps2, delta, beta = (grid[name] for name in PARAMETERS)
-    if setting.is_mixed:
-        return _mixed_block(setting, grid, accounting, table, started)
+    if setting.is_mixed or (alone and not setting.mechanism):
+        return _one_by_one_block(setting, grid, accounting, table, started, alone)
     if delta_runs(setting) and not np.isnan(delta).all():
         return _central_delta_block(setting, grid, accounting, table, started)
     numbers = plan_columns(setting, k, alpha, eps1, eps2, delta, beta, accounting, table)
@@ -509,22 +537,25 @@ def _central_delta_block(
     return _Block(columns, exact_counts, tuple(notes))
 
 
-def _mixed_block(
+def _one_by_one_block(
     setting: Setting,
     grid: dict[str, np.ndarray],
     accounting: Accounting,
     table: ConstantTable,
     started: float,
+    alone: bool,
 ) -> _Block:
-    """A mixed pair's rows, each planned by ``plan`` (no vectorised twin): at most
+    """A mixed pair's rows, or a setting's own protocol's ``alone``, each planned by
+    ``plan`` (no vectorised twin: it reads a mechanism's key, not "alone"): at most
     :data:`~planner.limits.SWEEP_SINGLE_ROWS_MAX` rows, each a few plans."""
     size = len(grid["k"])
     if size > SWEEP_SINGLE_ROWS_MAX:
+        what = f"the mixed pair {setting.key}" if setting.is_mixed else f"{setting.key} alone"
         raise InputError(
             "sweep size",
-            f"{size:,} rows of the mixed pair {setting.key}",
-            f"at most {SWEEP_SINGLE_ROWS_MAX:,} rows a mixed pair (each is planned one by "
-            "one): fewer values",
+            f"{size:,} rows of {what}",
+            f"at most {SWEEP_SINGLE_ROWS_MAX:,} rows a mixed pair or a protocol alone (each "
+            "is planned one by one): fewer values",
         )
     columns: dict[str, np.ndarray] = {
         "setting": np.full(size, setting.key, dtype=object),
@@ -536,7 +567,7 @@ def _mixed_block(
     }
     exact_counts: dict[int, dict[str, int]] = {}
     for row in range(size):
-        _answer_one(setting, grid, accounting, table, row, columns, exact_counts)
+        _answer_one(setting, grid, accounting, table, row, columns, exact_counts, alone)
         check_sweep_pace(started, time.monotonic(), row + 1, size - row - 1)
     return _Block(columns, exact_counts)
 
@@ -546,17 +577,18 @@ def axes_bits(axes: Sequence[str]) -> int:
     return sum(1 << COVERAGE_AXES.index(name) for name in set(axes))
 
 
-def not_covered_status(axes_bits: int, setting: Setting | None = None) -> str:
+def not_covered_status(axes_bits: int, setting: Setting | None = None, alone: bool = False) -> str:
     """A row's status when its plan lies outside the covered region (no numbers given).
 
-    For a mechanism swept alone (``shuffle-private+messages``) it says what ``planner plan
-    --protocol`` does there: it refuses, and the setting's own plan weighs the others (a
-    review found the row promising a simulation, which is made only of a setting's own
-    protocol)."""
+    For a mechanism swept alone (``shuffle-private+messages``), or a setting's own
+    protocol ``alone``, it says what ``planner plan --protocol`` does there: it refuses,
+    and the setting's own plan weighs the others (a review found the row promising a
+    simulation, which is made only of a setting's own protocol)."""
     names = [name for bit, name in enumerate(COVERAGE_AXES) if axes_bits & (1 << bit)]
-    if setting is not None and setting.mechanism:
+    if setting is not None and (setting.mechanism or alone):
+        whose = "this mechanism's" if setting.mechanism else "this protocol's"
         return (
-            f"not covered: {', '.join(names)} outside this mechanism's covered region "
+            f"not covered: {', '.join(names)} outside {whose} covered region "
             "(planner plan --protocol refuses such a query; the setting's own plan weighs "
             "the other protocols)"
         )
@@ -574,8 +606,10 @@ def _answer_one(
     row: int,
     columns: dict[str, np.ndarray],
     exact_counts: dict[int, dict[str, int]],
+    alone: bool = False,
 ) -> None:
-    """A row the vectorised path left open: ``plan`` answers it, or says why it can't."""
+    """A row the vectorised path left open: ``plan`` answers it, or says why it can't
+    (``alone``: the setting's own protocol alone, ``planner plan --protocol KEY``)."""
     inputs = {name: float(grid[name][row]) for name in PARAMETERS}
     delta = None if math.isnan(inputs["delta"]) else inputs["delta"]
     try:
@@ -590,12 +624,13 @@ def _answer_one(
             accounting=accounting,
         )
         # a mechanism swept by its key runs alone (``planner plan --protocol KEY``)
-        result = plan(query, table, fallback=not setting.mechanism)
+        result = plan(query, table, fallback=not (setting.mechanism or alone))
     except (InputError, ValueError, ArithmeticError, OverflowError) as error:
         columns["status"][row] = f"error: {error}"
         return
     if result.coverage is Coverage.EXTRAPOLATED:
-        columns["status"][row] = not_covered_status(axes_bits(result.coverage_axes), setting)
+        bits = axes_bits(result.coverage_axes)
+        columns["status"][row] = not_covered_status(bits, setting, alone)
         return
     counts = {
         "n_users_group1": result.n_users_group1,

@@ -109,6 +109,17 @@ def test_compare_solve_and_sweep_are_the_cli_outputs(client, capsys) -> None:
     assert csv.headers["content-type"].startswith("text/csv")
     main([*cli, "--format", "csv"])
     assert csv.text == capsys.readouterr().out
+    # each setting's own protocol alone: the field ``alone`` is the CLI's --alone
+    alone = client.post("/v1/sweep", json={**sweep, "alone": True}).json()
+    assert alone == cli_json([*cli, "--alone", "--format", "json"], capsys)
+    assert {row["protocol"] for row in alone["rows"]} == {"central", "shuffle-private"}
+    assert alone["notes"][0].startswith("each setting's own protocol runs alone")
+    refused = client.post("/v1/sweep", json={**sweep, "alone": "yes"})
+    assert refused.status_code == 422
+    assert refused.json() == {
+        "error": 'invalid alone = "yes": must be true or false',
+        "parameter": "alone",
+    }
 
 
 def test_explain_version_health_and_openapi(client, capsys) -> None:

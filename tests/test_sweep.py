@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib
 import io
 import json
 import time
@@ -999,3 +1000,83 @@ def test_computed_once_keeps_deadlines_forks_and_pickling() -> None:
     assert pickle.loads(pickle.dumps(noise_mu)) is noise_mu
     record = protocol_for("shuffle-public")
     assert copy.deepcopy(record).key == record.key
+
+
+@pytest.mark.parametrize(
+    "key", ["shuffle-private", "shuffle-public", "local-private", "local-public", "central"]
+)
+def test_a_setting_swept_alone_is_plan_protocol_row_by_row(key: str) -> None:
+    """``sweep --alone``: each row of a setting is its own protocol alone, as ``planner plan
+    --protocol KEY`` gives it (users and messages), or, where that refuses the query as not
+    covered, a row saying so; the sweep says it ran alone. Before, a sweep could run a
+    mechanism alone by its key, but not a setting's own protocol (the Poisson protocol,
+    where a shuffle plan runs the multi-message one)."""
+    setting = Setting.from_key(key)
+    delta = 1e-6 if setting.model is not Model.LOCAL else None
+    result = api.sweep_result(
+        settings=[key],
+        k=[12, 300, 2_000_000],  # 2,000,000: outside every covered k
+        alpha=[0.1, 0.4],
+        eps1=1.0,
+        eps2=[0.2, 4.0],
+        delta=delta,
+        alone=True,
+    )
+    assert result.notes[0].startswith("each setting's own protocol runs alone (--alone)")
+    answered = refused = 0
+    for row in result.rows():
+        asked = {name: row[name] for name in ("k", "alpha", "eps1", "eps2", "delta")}
+        try:
+            alone = api.plan_document(
+                model=setting.model.value, coin=setting.coin.value, protocol=key, **asked
+            )
+        except InputError as error:
+            assert error.parameter == "protocol", error
+            assert row["status"].startswith("not covered: "), row
+            assert "planner plan --protocol refuses" in row["status"], row
+            refused += 1
+            continue
+        answered += 1
+        assert row["status"] == "ok" and row["protocol"] == alone["protocol"], row
+        assert (row["n_users_group1"], row["n_users_group2"]) == (
+            alone["n_users_group1"],
+            alone["n_users_group2"],
+        )
+        stated = [group["messages_per_user"] for group in alone["groups"]]
+        assert [row["messages_per_user_group1"], row["messages_per_user_group2"]] == stated
+    assert answered >= 6 and refused >= 2, (answered, refused)
+
+
+def test_alone_differs_from_the_setting_s_plan_where_that_runs_another_protocol() -> None:
+    """Shuffle, k = 1,000, α = 0.1, ε = (1, 0.25), δ = 10⁻⁶: the setting's plan runs the
+    multi-message protocol (42,338 users in all); alone, the Poisson protocol needs more,
+    with fewer messages a user."""
+    query = {"k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.25, "delta": 1e-6}
+    (default,) = api.sweep_result(settings=["shuffle-private"], **query).rows()
+    (alone,) = api.sweep_result(settings=["shuffle-private"], alone=True, **query).rows()
+    assert default["protocol"] == "shuffle-private+messages"
+    assert alone["protocol"] == "shuffle-private"
+    assert alone["total_users"] > default["total_users"]
+    assert alone["messages_per_user_group2"] < default["messages_per_user_group2"]
+
+
+def test_alone_refuses_a_mixed_pair_a_non_flag_and_too_many_rows(capsys, monkeypatch) -> None:
+    """One line each, exit 2: a mixed pair (as ``plan --protocol``), a value of ``alone``
+    that is not a flag (HTTP's field), and more rows than are planned one by one, refused
+    before any row is planned."""
+    query = ["-k", "100", "--alpha", "0.1", "--eps1", "1", "--eps2", "0.5", "--alone"]
+    assert main(["sweep", "-s", "local/central-private", *query]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: invalid setting = 'local/central-private': must be one")
+    assert "\n" not in err
+    with pytest.raises(InputError, match="alone"):
+        api.sweep_result(settings=["central"], k=100, alpha=0.1, eps1=1, eps2=0.5, alone="yes")
+
+    def planned(*args, **kwargs):
+        raise AssertionError("a row was planned before the sweep's size was refused")
+
+    monkeypatch.setattr(importlib.import_module("planner.sweep"), "plan", planned)
+    many = ["-k", "100:200:30", "--alpha", "0.1:0.2:20", "--eps1", "1", "--eps2", "0.5"]
+    assert main(["sweep", "-s", "local-private", *many, "--alone"]) == 2
+    err = capsys.readouterr().err
+    assert "sweep size = '600 rows of local-private alone': must be at most 500" in err

@@ -36,6 +36,7 @@ def _sweep_from_options(
     beta: Any,
     accounting: str,
     as_table: bool = False,
+    alone: bool = False,
 ) -> Any:
     from planner import api
 
@@ -49,6 +50,7 @@ def _sweep_from_options(
         beta=beta,
         accounting=accounting,
         as_table=as_table,
+        alone=alone,
     )
 
 
@@ -65,6 +67,16 @@ def sweep(
     output_format: FormatOpt = "table",
     output: OutputOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    alone: Annotated[
+        bool,
+        typer.Option(
+            "--alone",
+            help="Each setting's own protocol alone, as planner plan --protocol KEY (e.g. "
+            "-s shuffle-private: the Poisson protocol, where the plan runs the multi-message "
+            "one); each row planned one by one, at most 500 rows a setting; not with a mixed "
+            "pair.",
+        ),
+    ] = False,
 ) -> None:
     """Plans over a range or list of values of one or more parameters, a row each.
 
@@ -78,7 +90,7 @@ def sweep(
     beta = _beta_spec(beta, power)
     as_table = chosen_format is OutputFormat.TABLE  # its row cap, checked before any sizing
     result = _sweep_from_options(
-        settings, k, alpha, eps1, eps2, delta, beta, accounting, as_table=as_table
+        settings, k, alpha, eps1, eps2, delta, beta, accounting, as_table=as_table, alone=alone
     )
     _emit(chosen_format, output, result, sweep_renderable, sweep_to_csv, sweep_to_dict)
     if chosen_format is not OutputFormat.TABLE:  # the table's caption says them

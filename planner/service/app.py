@@ -54,6 +54,7 @@ SERVICE_ALLOWED = {
     # valid string" alone)
     "protocol": "a protocol's key, one of "
     + ", ".join(key for key in api.PROTOCOL_KEYS if "/" not in key),  # no mixed pair's
+    "alone": "true or false",
     "settings": (
         "a list of at most 5 keys, each one of "
         + ", ".join((*api.PROTOCOL_KEYS, *api.MIXED_SETTING_KEYS))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 Integer = Annotated[StrictInt, Field(ge=-(10**30), le=10**30)]
 """An integer JSON number (bounded so that every one converts to a float)."""
@@ -108,6 +108,9 @@ class SweepRequest(Request):
     beta: Spec = "0.3333333333333333"
     accounting: StrictStr = "exact"
     power: Spec | None = Field(None, description=POWER_HELP)
+    alone: StrictBool = Field(
+        False, description="each setting's own protocol alone (planner sweep --alone)"
+    )
 
 
 class ValidationRequest(Request):
