@@ -108,12 +108,13 @@ DEFAULT_SIMULATION_BUDGET = 30.0
 """``planner plan``'s default: seconds a query outside the covered region may simulate."""
 
 
-def checked_simulation_budget(value: object) -> float:
+def checked_simulation_budget(value: object, most: float | None = None) -> float:
     """``--simulation-budget``: seconds in [0, 3600] a query outside the covered region
-    may simulate (``coverage.SIMULATION_BUDGET_MAX``)."""
+    may simulate (``coverage.SIMULATION_BUDGET_MAX``), or in [0, ``most``] (a service's
+    plan job: its own cap, named in the refusal)."""
     from planner.coverage import SIMULATION_BUDGET_MAX
 
-    return _seconds("simulation-budget", value, SIMULATION_BUDGET_MAX)
+    return _seconds("simulation-budget", value, SIMULATION_BUDGET_MAX if most is None else most)
 
 
 def _seconds(name: str, value: object, most: float) -> float:

@@ -39,8 +39,8 @@ ALLOWED: dict[str, str] = {
     "delta": f"a number in [{DELTA_FLOOR:g}, 1)",
     "beta": "a number in (0, 0.5)",
     "power": "a number in (0.5, 1) (power = 1 − beta)",
-    "n1": "an integer ≥ 1",
-    "n2": "an integer ≥ 1",
+    "n1": "an integer in [1, 1e100]",
+    "n2": "an integer in [1, 1e100]",
     "model": "one of local, shuffle, central, or two of them joined by a comma (local,central)",
     "coin": "one of private, public",
     "accounting": "one of paper, exact",
@@ -101,7 +101,7 @@ def check_integer(name: str, value: object, low: int, high: int | None = None) -
     their nearest floats); a float must be whole.
     """
     allowed = ALLOWED.get(name) or (
-        f"an integer ≥ {low}" if high is None else f"an integer in [{low}, {high}]"
+        f"an integer in [{low}, 1e100]" if high is None else f"an integer in [{low}, {high}]"
     )
     if isinstance(value, bool):
         raise InputError(name, value, allowed)
@@ -121,7 +121,8 @@ def check_integer(name: str, value: object, low: int, high: int | None = None) -
 
 
 _INTEGER_CEILING = 10**100
-"""Integers without an upper limit of their own are still refused beyond this."""
+"""Integers without an upper limit of their own are still refused beyond this (and their
+line says so: a review found n1 = 1e200 told "an integer ≥ 1")."""
 
 
 def check_query(value: object) -> None:

@@ -44,6 +44,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from planner.formulas.accounting import DELTA_FLOOR
+from planner.formulas.search import check_deadline
 from planner.inputs import EPS_MAX, EPS_MIN, InputError
 
 SWEEP_ROWS_MAX = 100_000
@@ -204,22 +205,27 @@ def _grid_epsilons() -> frozenset[float]:
 
 
 SWEEP_SECONDS_MAX = 9.0
-"""Wall seconds a sweep may take once it plans rows one by one, checked after each such
-row. Such a row costs 1–75 ms, the first ones of a setting the most (a pace taken from the
-first rows had refused a 500-row sweep that takes 6 s): a hostile run's 100 values of δ
-above the shuffle model's covered 10⁻³ at k = 3, β = 0.1, ε = (2, 20) took 34 s for five
-settings (12 s once the local runs were shared across δ, 2026-11-29), and is refused."""
+"""Seconds of its thread's CPU time a sweep may take once it plans rows one by one, checked
+after each such row (CPU time, not wall time: a review found the same sweep refused after
+9.5 s on a loaded machine and answered in 2.7 s minutes later; a service's wall-clock cap
+per request is apart, :func:`planner.formulas.search.deadline`). Such a row costs 1–75 ms,
+the first ones of a setting the most (a pace taken from the first rows had refused a 500-row
+sweep that takes 6 s): a hostile run's 100 values of δ above the shuffle model's covered
+10⁻³ at k = 3, β = 0.1, ε = (2, 20) took 34 s for five settings (12 s once the local runs
+were shared across δ, 2026-11-29), and is refused."""
 
 
 def check_sweep_pace(started: float, now: float, done: int, left: int) -> None:
     """Refuse a sweep that has run :data:`SWEEP_SECONDS_MAX` since it ``started`` with
-    ``left`` of its rows planned one by one still to go (``done`` so far)."""
+    ``left`` of its rows planned one by one still to go (``done`` so far); past the
+    caller's deadline (a service's cap per request), :class:`DeadlineExceededError`."""
+    check_deadline()
     elapsed = now - started
     if elapsed > SWEEP_SECONDS_MAX and left > 0:
         raise InputError(
             "sweep size",
             f"{done + left:,} rows planned one by one",
-            f"a sweep within {SWEEP_SECONDS_MAX:g} s (it had run {elapsed:.1f} s in all "
+            f"a sweep within {SWEEP_SECONDS_MAX:g} s of CPU (it had run {elapsed:.1f} s in all "
             f"with {done:,} of these rows planned: β < 1/3 below k = 16, 2^53 users or "
             "more, or a mixed pair's rows): fewer values",
         )

@@ -16,8 +16,10 @@ what a shell reports for a process that SIGPIPE ended (``yes | head``), so a pip
 reads it as the usual broken pipe. Not 1: ``planner validate``'s "fail"."""
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 done (validate: pass), 1 validate's fail, 2 bad input, 3 validate's "
-    f"inconclusive, 130 Ctrl-C, {BROKEN_PIPE_EXIT} standard output closed (a broken pipe)."
+    "Exit codes: 0 done (validate: pass), 1 a fail (validate, power --simulate, batch "
+    "--validate) or infeasible (solve, power), 2 bad input, 3 inconclusive (validate, power "
+    f"--simulate; batch --validate: or not run), 130 Ctrl-C, {BROKEN_PIPE_EXIT} standard "
+    "output closed (a broken pipe)."
 )
 
 

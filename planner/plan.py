@@ -802,7 +802,7 @@ class GridKinks(NamedTuple):
     """The α nodes (below 1) of the grids whose constant steps at an α node (a channel per
     group's largest C of its cell, ``Protocol.coupled_groups``; the α tail's largest C,
     ``Protocol.largest_alpha_c_below_k``): a query just above one is weighed at it too
-    (:func:`alpha_node_below`), so a larger α never needs more users than the node's plan
+    (:func:`alpha_nodes_below`), so a larger α never needs more users than the node's plan
     (a tester for a smaller α rejects every pair farther apart)."""
 
 
@@ -813,15 +813,16 @@ between α nodes anywhere in the grids (at most 3.4×: k-RR from α = 0.15 to 0.
 per group 2.0×)."""
 
 
-def alpha_node_below(alpha: float, nodes: tuple[float, ...]) -> float | None:
-    """The largest of ``nodes`` (sorted) below ``alpha``, if ``alpha`` is within
-    :data:`ALPHA_NODE_REACH` of it; else None. Where a grid's constant steps up as α
+def alpha_nodes_below(alpha: float, nodes: tuple[float, ...]) -> tuple[float, ...]:
+    """The ``nodes`` (sorted) below ``alpha`` that ``alpha`` is within
+    :data:`ALPHA_NODE_REACH` of, largest first. Where a grid's constant steps up as α
     crosses a node (k = 19, ε = (8, 3), local: 98 users at α = 0.5, 160 at 0.51), the plan
-    at the node also answers the query."""
+    at the node also answers the query. Every such node, not only the largest: a node's
+    own plan may have run at the node below it (a hostile review: shuffle, k = 4,000,
+    ε = (8, 6), δ = 10⁻⁹ needed 1,410 users at α = 0.95, run at 0.5, and 4,664 at 0.951,
+    weighed at the node 0.95 alone)."""
     index = bisect.bisect_left(nodes, alpha)
-    if index == 0 or alpha > ALPHA_NODE_REACH * nodes[index - 1]:
-        return None
-    return nodes[index - 1]
+    return tuple(node for node in reversed(nodes[:index]) if alpha <= ALPHA_NODE_REACH * node)
 
 
 WEAK_LADDER_FROM = 1.0
@@ -1686,9 +1687,9 @@ def _assembled_on_domain(
         regions = _direct_regions(query, table, fallback)
         kinks = grid_kinks(query.setting, table)
         tops = alpha_tops(query.setting, table, fallback)
-        node = alpha_node_below(query.alpha, kinks.alpha_nodes)
-        if node is not None and node not in tops:
-            tops = (*tops, node)  # last: as the sweeps weigh it
+        nodes = alpha_nodes_below(query.alpha, kinks.alpha_nodes)
+        tops = (*tops, *(node for node in nodes if node not in tops))  # last, largest first:
+        # as the sweeps weigh them
         capped, points = _remembered(
             _POINTS,
             kinks,
@@ -2342,7 +2343,7 @@ def _tester_points(
     node below. At a β < 1/3 and k direct
     calibration is measured at, also the query and each of those with ε and α capped at each
     region's tops; and above a covered α top (``alpha_tops``; also the grids' α node just
-    below the query's, :func:`alpha_node_below`), each with α at that top (as
+    below the query's, :func:`alpha_nodes_below`), each with α at that top (as
     ``_capped_points``: a tester for a smaller α rejects every pair farther apart)."""
     strong_is_1 = query.eps1 >= query.eps2
     eps_strong, eps_weak = (query.eps1, query.eps2) if strong_is_1 else (query.eps2, query.eps1)

@@ -29,6 +29,13 @@ def number_text(value: float | None, digits: int = 4) -> str:
     return f"{value:,.{digits}g}"
 
 
+def messages_per_user_text(value: float) -> str:
+    """A group's expected messages per user as every table shows it: two decimals, a
+    whole number as itself (a review found "27", "37.9" and "23.88" side by side: four
+    significant digits with their trailing zeros dropped, and compare's three)."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+
+
 @dataclass(frozen=True)
 class TableBlock:
     """A table as the CLI prints it: a title on its left, a column per (heading,
@@ -100,7 +107,17 @@ def plan_blocks(plan: Plan) -> list[Block]:
     if plan.groups[0].noise_mu is not None:
         rows.append(("noise μ per bin", [number_text(g.noise_mu) for g in plan.groups]))
     if any(g.messages_per_user is not None for g in plan.groups):
-        rows.append(("messages per user", [number_text(g.messages_per_user) for g in plan.groups]))
+        rows.append(
+            (
+                "messages per user",
+                [
+                    "—"
+                    if g.messages_per_user is None
+                    else messages_per_user_text(g.messages_per_user)
+                    for g in plan.groups
+                ],
+            )
+        )
     # (upper bound)/(lower bound) with C = 1 (JSON ``optimality_gap``) is not shown: neither
     # expression carries its constant, so it read 1 beside a plan 7× its lower bound
     rows.append(("lower bound (C = 1)", [number_text(g.lower_bound) for g in plan.groups]))
@@ -223,7 +240,7 @@ def messages_text(sent: Sequence[float | None], models: Sequence[str]) -> str:
     local group sends one report a user ("1"); a curator's group sends no counted
     messages ("—")."""
     shown = [
-        f"{value:.3g}" if value is not None else ("1" if model == "local" else "—")
+        messages_per_user_text(value) if value is not None else ("1" if model == "local" else "—")
         for value, model in zip(sent, models, strict=True)
     ]
     return shown[0] if len(set(shown)) == 1 else " / ".join(shown)
@@ -367,7 +384,26 @@ def verdict_line(v: Any) -> str:
     verdict = v.verdict.value
     if verdict == "pass":
         shown = beta_text(v.target, 6)
-        return f"verdict: PASS — every family's error is certified ≤ {shown} ({joint})"
+        left_out = [o for o in v.outcomes if not o.applicable]
+        if not left_out:
+            return f"verdict: PASS — every family's error is certified ≤ {shown} ({joint})"
+        # a new user's review: a PASS resting on one far pair of six had said "every
+        # family", which an auditor reads as power certified on all alternatives
+        run = len(v.outcomes) - len(left_out)
+        counts = {
+            kind: sum(1 for o in left_out if o.kind == kind)
+            for kind in dict.fromkeys(o.kind for o in left_out)
+        }
+        kinds = (
+            f"all {next(iter(counts))}"
+            if len(counts) == 1
+            else ", ".join(f"{count} {kind}" for kind, count in counts.items())
+        )
+        return (
+            f"verdict: PASS — each of the {run} families run is certified ≤ {shown} "
+            f"({joint}); {len(left_out)} of the {len(v.outcomes)} families ({kinds}) cannot "
+            "be built at this k and α (n/a) and certify nothing"
+        )
     if verdict == "fail":
         failed = ", ".join(o.family for o in v.outcomes if o.verdict.value == "fail")
         return f"verdict: FAIL — shown above {beta_text(v.target, 6)} ({joint}): {failed}"
@@ -595,7 +631,10 @@ def _messages_cell(row: dict[str, Any]) -> str:
     one report; a sweep's or a batch's row)."""
     if not _sends_messages(row):
         return ""
-    return " / ".join(number_text(row[f"messages_per_user_group{g}"]) for g in (1, 2))
+    return " / ".join(
+        "—" if row[key] is None else messages_per_user_text(row[key])
+        for key in (f"messages_per_user_group{g}" for g in (1, 2))
+    )
 
 
 def _tester_cell(row: dict[str, Any]) -> str:

@@ -528,7 +528,7 @@ def _lowered(
     one with the fewest users in all (``Split.PAPER``: of those needing no more users in
     either group than the reference). A row above the covered region's α top, or above a
     grid's α node where the constant steps (the node just below it,
-    ``plan.alpha_node_below``), is weighed at that α as well, at the capped point and on
+    ``plan.alpha_nodes_below``), is weighed at that α as well, at the capped point and on
     every rung (``plan._capped_points`` and
     ``_tester_points``; the caps by direct calibration's regions at β < 1/3 matter only on
     rows left to ``plan``). Returns the columns and the (ε1, ε2, α) each row's tester runs
@@ -546,19 +546,18 @@ def _lowered(
     tester = np.full((3, points.k.shape[0]), np.nan)
     fewest = split is Split.FEWEST
     # each covered α top below a row's α: the row is weighed at it as well; then the
-    # grids' α node just below it where it is no such top (``plan.alpha_node_below``)
+    # grids' α nodes just below it where they are no such top (``plan.alpha_nodes_below``)
     covered_tops = alpha_tops(setting, table, fallback=_fallback(setting))
     tops = [
         (high, np.where(high, top, points.alpha))
         for top in covered_tops
         if (high := points.alpha > top).any()
     ]
-    alpha_nodes = np.asarray(grid_kinks(setting, table).alpha_nodes, dtype=np.float64)
-    if alpha_nodes.size:
-        position = np.searchsorted(alpha_nodes, points.alpha, side="left")
-        below = position > 0
-        node = np.where(below, alpha_nodes[np.maximum(position - 1, 0)], points.alpha)
-        below &= (points.alpha <= ALPHA_NODE_REACH * node) & ~np.isin(node, covered_tops)
+    # every such node within reach, largest first (``plan.alpha_nodes_below``)
+    for node in sorted(grid_kinks(setting, table).alpha_nodes, reverse=True):
+        if node in covered_tops:
+            continue
+        below = (node < points.alpha) & (points.alpha <= ALPHA_NODE_REACH * node)
         if below.any():
             tops.append((below, np.where(below, node, points.alpha)))
     by_variance = fewest and _by_variance(setting, table)

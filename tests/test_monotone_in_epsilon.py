@@ -167,7 +167,7 @@ def test_a_ratio_just_above_a_grid_node_is_never_dearer(k, alpha, eps1, eps2, ra
 def test_an_alpha_just_above_a_grid_node_is_never_dearer() -> None:
     """Where a grid's constant steps at an α node (a channel per group reads the largest C
     of its cell; k-RR below its tail k reads the α tail's largest C), a query just above
-    the node is weighed at the node too (``plan.alpha_node_below``): a tester for the
+    the node is weighed at the node too (``plan.alpha_nodes_below``): a tester for the
     node's α rejects every pair farther apart. Before, k = 19, ε = (8, 3) needed 98 users
     at α = 0.5 and 160 at 0.51; over 150 random local queries crossing α = 0.2 or 0.5 by
     2 %, 40 of 600 rose by over 1.2×, up to 1.80×. Now: at most the node's plan, at 60
@@ -208,6 +208,39 @@ def test_a_shuffle_or_central_alpha_just_above_a_node_is_never_dearer() -> None:
             at_node = plan(make_query(key, alpha=node, **asked))
             above = plan(make_query(key, alpha=node * 1.01, **asked))
             assert above.total_users <= at_node.total_users, (key, node)
+
+
+@pytest.mark.parametrize(
+    ("model", "k", "eps1", "eps2", "delta", "beta"),
+    [
+        ("shuffle", 4000, 8.0, 6.0, 1e-9, 1 / 3),
+        ("shuffle", 1029, 1.28, 0.447, 1.6e-9, 1 / 3),
+        ("shuffle", 276, 8.4, 7.8, 3e-10, 0.1),
+        ("central,shuffle", 435, 8.5, 5.9, 1.8e-4, 0.1),
+    ],
+)
+def test_alpha_above_the_top_node_is_never_dearer_than_at_it(
+    model, k, eps1, eps2, delta, beta
+) -> None:
+    """A new user's review: above α = 0.95 (every covered region's top) a shuffle plan
+    was weighed at the node 0.95 alone, while the plan at 0.95 had run at the node 0.5
+    below it: shuffle, k = 4,000, ε = (8, 6), δ = 10⁻⁹ needed 1,410 users at α = 0.95 and
+    4,664 at 0.951 (3.3×), more than the local plan of the same k-RR. Every α node within
+    reach is weighed now, in ``plan`` and in a sweep's rows alike."""
+    from planner import api
+
+    asked = {"k": k, "eps1": eps1, "eps2": eps2, "delta": delta, "beta": beta}
+    setting = Setting.from_key(
+        "shuffle-private" if model == "shuffle" else "central/shuffle-private"
+    )
+    totals = []
+    for alpha in (0.95, 0.951, 0.99, 1.0):
+        made = plan(Query(setting, alpha=alpha, **asked))
+        assert made.coverage is Coverage.CALIBRATED
+        totals.append(made.total_users)
+    assert all(later <= totals[0] for later in totals[1:]), totals
+    rows = api.sweep_result(settings=[setting.key], alpha=[0.95, 0.951, 0.99, 1.0], **asked).rows()
+    assert [row["total_users"] for row in rows] == totals
 
 
 def test_the_weaker_group_is_weighed_at_each_rungs_ratio_node() -> None:

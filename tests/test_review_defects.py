@@ -162,7 +162,7 @@ def test_a_solve_past_the_request_cap_is_503_naming_it_and_frees_its_thread(tmp_
     assert response.status_code == 503
     assert response.json() == {
         "error": "invalid request: its computation ran past 1 s, the service's cap per plan, "
-        "compare or solve request (the command line has none)",
+        "compare, solve or sweep request (the command line has none)",
         "parameter": "request",
     }
     assert elapsed < 6  # stopped within a search step of the cap, not after 17 s
@@ -1267,3 +1267,212 @@ def test_the_page_s_seconds_and_its_button_agree_at_the_budget(
     else:
         assert f"(about {shown} s of simulation, more than a plan job may take" in page
         assert 'id="simulate"' not in page
+
+
+@pytest.mark.parametrize(
+    "token", ["abcdefghijklmnopqrst ", " " * 20, "abcdefghijklmnop\n", "x" * 15]
+)
+def test_a_token_no_request_could_match_is_refused_at_start(token: str, capsys) -> None:
+    """A hostile review: a token ending in a blank (an env file's trailing space) started
+    a server every request then failed (a request's token is read stripped), and 20 spaces
+    passed as a token. One line, exit 2, before anything listens."""
+    assert main(["serve", "--token", token, "--db", "/nonexistent/never.sqlite3"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "invalid token = '…': must be at least 16 characters, printable" in err
+
+
+def test_a_sweep_is_capped_in_time_and_in_number_at_once(tmp_path) -> None:
+    """A hostile review: ``/v1/sweep`` had no cap per request (plan, compare and solve
+    stop at 20 s) and ran on after its client left; one client could start 40 at once.
+    Now it stops at the service's cap (503 naming it) and at most two are computed at once
+    in a process (429 with Retry-After)."""
+    from fastapi.testclient import TestClient
+
+    from planner.service.limits import MAX_CONCURRENT_SWEEPS
+
+    # a shuffle sweep's noise searches take far longer than 1 ms (each checks its deadline)
+    sweep = {"settings": ["shuffle-public"], "k": "16:4000:30log", "alpha": "0.05:0.5:10log"}
+    sweep |= {"eps1": "0.05:8:5log", "eps2": 0.3, "delta": "1e-9:1e-4:4log"}
+    app = create_app(tmp_path / "jobs.sqlite3", run_jobs=False, request_time_limit=0.001)
+    with TestClient(app) as client:
+        over = client.post("/v1/sweep", json=sweep)
+        assert over.status_code == 503, over.text
+        assert over.json()["error"].startswith("invalid request: its computation ran past ")
+        assert "plan, compare, solve or sweep request" in over.json()["error"]
+        held = app.state.service.sweeps
+        for _ in range(MAX_CONCURRENT_SWEEPS):
+            assert held.acquire(blocking=False)
+        try:
+            busy = client.post("/v1/sweep", json={**sweep, "k": 100, "alpha": 0.1})
+        finally:
+            for _ in range(MAX_CONCURRENT_SWEEPS):
+                held.release()
+        assert busy.status_code == 429 and busy.headers["retry-after"] == "5"
+        assert "at most 2 at once" in busy.json()["error"]
+        fine = client.post("/v1/sweep", json={**sweep, "k": 100, "alpha": 0.1, "eps1": 1})
+        assert fine.status_code != 429  # both were given back (a 503 releases its own too)
+        assert client.post("/v1/sweep", json=sweep).status_code != 429
+
+
+@pytest.mark.parametrize("umask", [0o002, 0o077])
+def test_the_job_store_s_files_keep_the_umask_s_mode(tmp_path, umask: int) -> None:
+    """A hostile review: under umask 002 the database and its -wal and -shm files were
+    0644 (SQLite's own mode), so a team sharing a group-writable folder could not serve
+    it; a file this process makes is 0666 less the umask."""
+    before = os.umask(umask)
+    try:
+        store = JobStore(tmp_path / "jobs.sqlite3", owner=True)
+        store.create(
+            "validate",
+            {"k": 10},
+            seed=0,
+            trials=1,
+            code_version="c",
+            constants_version="v",
+            progress_total=1,
+        )
+        try:
+            made = sorted(path.name for path in tmp_path.iterdir())
+            assert {"jobs.sqlite3", "jobs.sqlite3-wal", "jobs.sqlite3.lock"} <= set(made)
+            for name in made:
+                assert (tmp_path / name).stat().st_mode & 0o777 == 0o666 & ~umask, name
+        finally:
+            store.close()
+    finally:
+        os.umask(before)
+
+
+def test_a_refused_database_leaves_nothing_beside_it(tmp_path, capsys) -> None:
+    """A hostile review: ``--db notes.txt`` (not a database) was refused but left
+    ``notes.txt.lock``; ``--db /dev/null`` left ``/dev/null.lock`` and
+    ``/dev/null-journal``. Each is now one line naming ``db`` before anything is made."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello\n")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, words in (
+        (notes, "an SQLite database file (this one is another file)"),
+        (fifo, "a regular database file (not a device or a FIFO)"),
+        (tmp_path, "a database file, not a directory"),
+    ):
+        assert main(["serve", "--db", str(path), "--port", "1"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: invalid db = '") and err.count("\n") == 1
+        assert err.endswith(f"': must be {words}\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["fifo", "notes.txt"]
+    assert notes.read_text() == "hello\n"
+
+
+def test_a_sweep_s_pace_counts_its_own_cpu_not_the_machine_s_load(monkeypatch) -> None:
+    """A hostile review: the same sweep was refused after 9.5 s on a loaded machine and
+    answered in 2.7 s minutes later: the pace limit read wall time. It reads the thread's
+    CPU time now; here each row planned one by one waits 0.3 s of wall time (as under
+    load), which no longer counts."""
+    import importlib
+
+    from planner import api, limits
+
+    sweep_module = importlib.import_module("planner.sweep")
+    real_plan = sweep_module.plan
+
+    def slow_plan(*args, **kwargs):
+        time.sleep(0.3)  # wall time only: the CPU is elsewhere
+        return real_plan(*args, **kwargs)
+
+    monkeypatch.setattr(sweep_module, "plan", slow_plan)
+    monkeypatch.setattr(limits, "SWEEP_SECONDS_MAX", 1.0)
+    rows = api.sweep_result(
+        settings=["local/central-private"], k=100, alpha=0.2, eps1=1, eps2="0.2,0.4,0.6,0.8,1"
+    ).rows()
+    assert [row["status"] for row in rows] == ["ok"] * 5
+
+
+def test_unknown_fields_are_named_within_a_line(idle_client) -> None:
+    """A hostile review: an unknown field of 60,000 characters was echoed in full twice (a
+    120 KB answer), and 5,000 unknown keys made a 34 KB "line". Names are cut as values
+    are, and at most five named."""
+    query = {"model": "central", "k": 100, "alpha": 0.1, "eps1": 1, "eps2": 0.5}
+    long = idle_client.post("/v1/plan", json={**query, "x" * 60_000: 1})
+    assert long.status_code == 422 and len(long.content) < 400
+    assert long.json() == {
+        "error": f"invalid {'x' * 57}...: not a field of this request",
+        "parameter": "x" * 57 + "...",
+    }
+    many = idle_client.post("/v1/plan", json={**query, **{f"k{i}": 1 for i in range(5000)}})
+    assert many.status_code == 422
+    assert many.json()["error"] == (
+        "invalid k0, k1, k2, k3, k4 and 4,995 more: not fields of this request"
+    )
+
+
+def test_the_job_store_keeps_at_most_its_cap_deleting_the_oldest_finished(tmp_path) -> None:
+    """A hostile review: the store had no cap (2,000 submit-and-cancel pairs in 7 s, ~1 GB
+    every two hours). Past ``max_stored`` a new job deletes the oldest finished jobs; queued
+    and running ones are kept."""
+    store = JobStore(tmp_path / "jobs.sqlite3")
+    made = []
+
+    def submit() -> str:
+        job = store.create(
+            "validate",
+            {"k": len(made)},
+            seed=0,
+            trials=1,
+            code_version="c",
+            constants_version="v",
+            progress_total=1,
+            max_stored=4,
+        )
+        made.append(job.id)
+        time.sleep(0.002)  # distinct creation times: "oldest" is well defined
+        return job.id
+
+    try:
+        first, second, third, fourth = (submit() for _ in range(4))
+        store.finish(first, JobStatus.DONE, report={"schema": "x"})
+        store.cancel(third)
+        assert store.mark_running(second)  # running: never deleted
+        fifth = submit()  # 4 stored: the oldest finished (first) makes room
+        assert store.get(first) is None and store.get(third) is not None
+        sixth = submit()  # then third, the only finished one left
+        assert store.get(third) is None
+        kept = {second, fourth, fifth, sixth}
+        assert {job_id for job_id in made if store.get(job_id) is not None} == kept
+        seventh = submit()  # nothing finished to delete: the cap gives way, nothing is lost
+        assert all(store.get(job_id) is not None for job_id in (*kept, seventh))
+    finally:
+        store.close()
+
+
+def test_the_start_line_s_address_opens_in_a_browser() -> None:
+    """A hostile review: ``--host ::1`` printed ``http://::1:8613/``."""
+    from planner.service.server import service_url
+
+    assert service_url("::1", 8613) == "http://[::1]:8613/"
+    assert service_url("[::1]", 8613) == "http://[::1]:8613/"
+    assert service_url("127.0.0.1", 80) == "http://127.0.0.1:80/"
+
+
+def test_a_pass_says_how_many_families_it_rests_on() -> None:
+    """A new user's review: at k = 2, α = 0.9 five of the six far families cannot be
+    built, yet PASS said "every family's error is certified", which an auditor reads as
+    power certified on all alternatives. The line counts the families run and the n/a."""
+    from types import SimpleNamespace
+
+    from planner.report import verdict_line
+
+    def outcome(kind: str, applicable: bool) -> SimpleNamespace:
+        return SimpleNamespace(kind=kind, applicable=applicable, verdict=SimpleNamespace())
+
+    outcomes = [outcome("null", True)] * 7 + [outcome("far", True)]
+    outcomes += [outcome("far", False)] * 5
+    result = SimpleNamespace(
+        verdict=SimpleNamespace(value="pass"), target=0.1, confidence=0.95, outcomes=outcomes
+    )
+    line = verdict_line(result)
+    assert line.startswith("verdict: PASS — each of the 8 families run is certified ≤ 0.1")
+    assert "5 of the 13 families (all far) cannot be built at this k and α (n/a)" in line
+    assert "every family" not in line
+    result.outcomes = outcomes[:8]
+    assert verdict_line(result).startswith("verdict: PASS — every family's error is certified")

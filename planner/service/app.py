@@ -127,6 +127,15 @@ def _json_media(content_type: str | None) -> bool:
     return media == "application/json" or media.endswith("+json")
 
 
+UNKNOWN_NAMES_SHOWN = 5
+"""Unknown fields a 422 line names (then "and N more")."""
+
+
+def _cut(name: str, most: int = 60) -> str:
+    """A field's name as a line shows it: at most ``most`` characters (as values are)."""
+    return name if len(name) <= most else name[: most - 3] + "..."
+
+
 def validation_line(error: RequestValidationError) -> tuple[str, str]:
     """The first pydantic error as ``invalid <field> = <value>: <reason>``; a field the
     request does not have comes first (``eps_2`` had been reported as ``eps2 = None:
@@ -137,9 +146,14 @@ def validation_line(error: RequestValidationError) -> tuple[str, str]:
         if item.get("type") == "extra_forbidden" and item.get("loc")
     ]
     if unknown:
-        names = ", ".join(dict.fromkeys(unknown))
-        what = "not a field of this request" if len(unknown) == 1 else "not fields of this request"
-        return unknown[0], f"invalid {names}: {what}"
+        # each name cut as a value is, and at most five named (a review: a 60,000-character
+        # name was echoed twice, 5,000 unknown keys made a 34 KB line)
+        distinct = [_cut(name) for name in dict.fromkeys(unknown)]
+        names = ", ".join(distinct[:UNKNOWN_NAMES_SHOWN])
+        if len(distinct) > UNKNOWN_NAMES_SHOWN:
+            names += f" and {len(distinct) - UNKNOWN_NAMES_SHOWN:,} more"
+        what = "not a field of this request" if len(distinct) == 1 else "not fields of this request"
+        return distinct[0], f"invalid {names}: {what}"
     first = error.errors()[0]
     loc = first.get("loc", ())
     location = [str(part) for part in loc if part not in ("body", "query")]
@@ -151,7 +165,7 @@ def validation_line(error: RequestValidationError) -> tuple[str, str]:
             "body",
             f"invalid body = {_shown(_as_text(first.get('input')))}: must be a JSON object",
         )
-    name = location[0]
+    name = _cut(location[0])
     if kind == "extra_forbidden":
         return name, f"invalid {name}: not a field of this request"
     if kind == "missing":  # the CLI's words for a missing value, with the allowed range
@@ -334,10 +348,11 @@ def create_app(
 
     @app.exception_handler(DeadlineExceededError)
     async def over_time(_: Request, error: DeadlineExceededError) -> Response:
-        """A plan, compare or solve past the service's cap per request (stopped there)."""
+        """A plan, compare, solve or sweep past the service's cap per request (stopped
+        there)."""
         line = (
             f"invalid request: its computation ran past {error.seconds:g} s, the service's "
-            "cap per plan, compare or solve request (the command line has none)"
+            "cap per plan, compare, solve or sweep request (the command line has none)"
         )
         return _error(503, line, "request")
 

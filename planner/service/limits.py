@@ -23,16 +23,18 @@ ARITHMETIC_LINE = (
 
 
 MAX_REQUEST_SECONDS = 20.0
-"""``POST /v1/plan``, ``/v1/compare`` and ``/v1/solve``: seconds one request may compute
-(503 beyond, naming the cap). A solve had run 17–19 s (shuffle public, ε1 = 0.01,
-β = 0.4999999, n2 = 1, accounting paper: ~80 fitting plans, each with fresh exact noise
-searches at ε ≈ 0.01), holding a thread of the pool the whole time; the computation
-checks its deadline at every search step (:func:`planner.formulas.search.deadline`), so
-its thread is free within a step of the cap (``create_app(request_time_limit=…)``
-changes it)."""
+"""``POST /v1/plan``, ``/v1/compare``, ``/v1/solve`` and ``/v1/sweep``: seconds one request may
+compute (503 beyond, naming the cap). A solve had run 17–19 s (shuffle public, ε1 = 0.01, β
+= 0.4999999, n2 = 1, accounting paper: ~80 fitting plans, each with fresh exact noise
+searches at ε ≈ 0.01), holding a thread of the pool the whole time; the computation checks
+its deadline at every search step (:func:`planner.formulas.search.deadline`), so its thread
+is free within a step of the cap (``create_app(request_time_limit=…)`` changes it)."""
 MAX_QUEUED_JOBS = 100
 """Jobs waiting at once: past it a submission is a 429 (a review queued 300 in a second,
 each allowed up to 600 s: the queue and its database grew without bound)."""
+MAX_STORED_JOBS = 100_000
+"""Jobs the store keeps: a new one past it deletes the oldest finished jobs (their ids then
+answer 404). About 60 MB of jobs without reports; a validation's report adds a few KB."""
 MAX_BODY_BYTES = 64 * 1024
 MAX_QUERY_BYTES = 4 * 1024
 """A request's query string (after ``?``) at most this many bytes (414 beyond it), checked
@@ -42,6 +44,9 @@ MAX_QUERY_PARAMETERS = 64
 """A request's query string holds at most this many parameters (422 beyond it); every
 route takes at most 12 (the calculator page's form)."""
 MAX_SWEEP_ROWS = 20_000
+MAX_CONCURRENT_SWEEPS = 2
+"""``POST /v1/sweep``s computed at once in one HTTP process (429 beyond): a sweep may
+compute for the cap per request (:data:`MAX_REQUEST_SECONDS`) on every core it has."""
 MAX_JOB_K = 10**6
 MAX_TRIALS = 25_600
 """Trials per family (a count, or auto's cap): the CLI's default cap for auto."""
@@ -114,7 +119,9 @@ class JobPlan:
 UNUSED_BY_KIND = {
     "validate": ("simulation_budget",),
     "exact": ("n1", "n2", "max_trials", "path", "families", "simulation_budget"),
-    "plan": ("n1", "n2", "trials", "max_trials", "path", "families", "protocol"),
+    # seed: a plan job simulates as planner plan does, at its fixed seed (a review found a
+    # seed recorded in the job's provenance that played no part in its report)
+    "plan": ("n1", "n2", "trials", "max_trials", "path", "families", "protocol", "seed"),
 }
 """The request fields a job of each kind never reads: given, they are refused, not ignored."""
 
@@ -148,7 +155,9 @@ def check_job(fields: dict[str, Any], given: Iterable[str] = ()) -> JobPlan:
         request["accounting"] = fields.get("accounting", "exact")
         query = Query.build(**request)  # every input checked now, not in the job
         request["allocation"] = _split_rule(fields)
-        seconds = check_integer("simulation-budget", budget, 0, MAX_SIMULATION_SECONDS)
+        # the service's own cap, named (a review: "[0, 3600]", the command line's, had
+        # refused 601 and 30.5 alike)
+        seconds = api.checked_simulation_budget(budget, most=MAX_SIMULATION_SECONDS)
         # refused now where the job would refuse before simulating (k below the
         # simulation floor, a simulation over its budget), not after it was queued
         split = api.split_of(request["allocation"])

@@ -164,7 +164,11 @@ class PowerRequest(Request):
     )
     eps1: Number = Field(description="group 1's ε, in [1e-4, 20]", examples=[0.5])
     eps2: Number = Field(description="group 2's ε, in [1e-4, 20]", examples=[0.1])
-    n1: Number = Field(description="group 1's users (given), an integer ≥ 1", examples=[5000])
-    n2: Number = Field(description="group 2's users (given), an integer ≥ 1", examples=[5000])
+    n1: Number = Field(
+        description="group 1's users (given), an integer in [1, 1e100]", examples=[5000]
+    )
+    n2: Number = Field(
+        description="group 2's users (given), an integer in [1, 1e100]", examples=[5000]
+    )
     delta: Number | None = Field(None, description=DELTA_DESCRIPTION)
     accounting: StrictStr = Field("exact", description="shuffle noise: exact or paper")

@@ -40,6 +40,7 @@ from planner.inputs import (
 )
 from planner.report import (
     eps_heading,
+    messages_per_user_text,
     messages_text,
     multiplier_text,
     rate_text,
@@ -295,7 +296,16 @@ def _plan_section(document: dict[str, Any], values: dict[str, str] | None = None
         rows.append(("noise μ per bin", [_number(g["noise_mu"]) for g in groups], "mu"))
     if any(g["messages_per_user"] is not None for g in groups):
         rows.append(
-            ("messages per user", [_number(g["messages_per_user"]) for g in groups], "messages")
+            (
+                "messages per user",
+                [
+                    "—"
+                    if g["messages_per_user"] is None
+                    else messages_per_user_text(g["messages_per_user"])
+                    for g in groups
+                ],
+                "messages",
+            )
         )
     body = "".join(
         f'<tr><th scope="row">{label}</th>'

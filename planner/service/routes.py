@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from planner import api
@@ -19,7 +19,13 @@ from planner.api import DeadlineExceededError, deadline
 from planner.files import json_text
 from planner.inputs import InputError
 from planner.service.auth import require_token
-from planner.service.limits import MAX_OFFSET, MAX_PAGE, MAX_SWEEP_ROWS, check_job
+from planner.service.limits import (
+    MAX_CONCURRENT_SWEEPS,
+    MAX_OFFSET,
+    MAX_PAGE,
+    MAX_SWEEP_ROWS,
+    check_job,
+)
 from planner.service.models import (
     CompareRequest,
     PlanRequest,
@@ -276,13 +282,38 @@ async def solve(body: SolveRequest, state: State) -> Response:
 
 
 @router.post("/sweep", responses={200: DOCUMENT, **ERRORS})
-def sweep(body: SweepRequest, accept: Annotated[str | None, Header()] = None) -> Response:
-    """Plans over every combination of the listed values; CSV with ``Accept: text/csv``."""
+async def sweep(
+    body: SweepRequest, state: State, accept: Annotated[str | None, Header()] = None
+) -> Response:
+    """Plans over every combination of the listed values; CSV with ``Accept: text/csv``.
+
+    Computed in the thread pool and stopped at the service's cap per request (503), at most
+    :data:`MAX_CONCURRENT_SWEEPS` at once in a process (429 beyond): a hostile review's
+    eight 20,000-row sweeps, each abandoned by its client after a second, had run on for
+    100 s of CPU, and one client could start 40 at once."""
     fields = power_as_beta(body.model_dump(), body.model_fields_set, spec=True)
     inputs = {**fields, "max_rows": MAX_SWEEP_ROWS}
-    if accept is not None and "text/csv" in accept:
-        return Response(api.sweep_csv(**inputs), media_type="text/csv; charset=utf-8")
-    return json_response(api.sweep_document(**inputs))
+    as_csv = accept is not None and "text/csv" in accept
+
+    def capped() -> Response:
+        with deadline(state.request_seconds):
+            if as_csv:
+                return Response(api.sweep_csv(**inputs), media_type="text/csv; charset=utf-8")
+            return json_response(api.sweep_document(**inputs))
+
+    if not state.sweeps.acquire(blocking=False):
+        raise HTTPException(
+            status_code=429,
+            detail=(
+                f"invalid request: {MAX_CONCURRENT_SWEEPS} sweeps are being computed already, "
+                f"at most {MAX_CONCURRENT_SWEEPS} at once; send it again once one has answered"
+            ),
+            headers={"Retry-After": "5"},
+        )
+    try:
+        return await run_in_threadpool(capped)
+    finally:
+        state.sweeps.release()
 
 
 @router.get("/explain", responses={200: DOCUMENT, **ERRORS})

@@ -59,6 +59,13 @@ def access_log_config() -> dict[str, Any]:
     return config
 
 
+def service_url(host: str, port: int) -> str:
+    """The address to open, an IPv6 host in brackets (``http://[::1]:8000/``: a review
+    found ``http://::1:8000/``, which no browser opens)."""
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{shown}:{port}/"
+
+
 def is_loopback(host: str) -> bool:
     """True for 127.0.0.0/8, ::1 and localhost: no one else can connect."""
     if host.lower() in LOOPBACK_NAMES:
@@ -70,9 +77,21 @@ def is_loopback(host: str) -> bool:
 
 
 def check_binding(host: str, token: str | None) -> None:
-    """A non-loopback address needs a token (Bearer) — raise the one-line error if not."""
-    if token is not None and len(token) < 16:
-        raise InputError("token", "…", "at least 16 characters")
+    """A non-loopback address needs a token (Bearer) — raise the one-line error if not. A
+    token is at least 16 characters with none blank at either end and none a control
+    character: a request's token is read with its surrounding blanks dropped, so a token
+    ending in a space (an env file's trailing blank) had started a server no request could
+    reach, and 20 spaces had passed as a token."""
+    if token is not None and (
+        len(token) < 16
+        or token != token.strip()
+        or any(not character.isprintable() for character in token)
+    ):
+        raise InputError(
+            "token",
+            "…",
+            "at least 16 characters, printable, with no blank at either end",
+        )
     if not is_loopback(host) and token is None:
         raise InputError(
             "host",
@@ -164,7 +183,7 @@ def serve(
         where = f"on the dask cluster at {scheduler}" if scheduler else "in local processes"
         processes = "" if http_workers == 1 else f", {http_workers} HTTP processes"
         print(
-            f"planner serve: http://{host}:{port}/  (jobs in {database}, {workers} at a time, "
+            f"planner serve: {service_url(host, port)}  (jobs in {database}, {workers} at a time, "
             f"{where}{processes})",
             flush=True,
         )

@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from fastapi import HTTPException
 
 from planner.service.cache import AnswerCache
-from planner.service.limits import MAX_QUEUED_JOBS, MAX_REQUEST_SECONDS, JobPlan
+from planner.service.limits import (
+    MAX_CONCURRENT_SWEEPS,
+    MAX_QUEUED_JOBS,
+    MAX_REQUEST_SECONDS,
+    MAX_STORED_JOBS,
+    JobPlan,
+)
 from planner.service.runner import JobRunner
 from planner.service.store import Job, JobStore, QueueFullError
 
@@ -23,6 +29,10 @@ class ServiceState:
     cache: AnswerCache = field(default_factory=AnswerCache)
     request_seconds: float = MAX_REQUEST_SECONDS
     """Seconds a plan, compare or solve request may compute (503 beyond)."""
+    sweeps: threading.BoundedSemaphore = field(
+        default_factory=lambda: threading.BoundedSemaphore(MAX_CONCURRENT_SWEEPS)
+    )
+    """Sweeps computed at once (``POST /v1/sweep``: 429 beyond)."""
     submitting: threading.Lock = field(default_factory=threading.Lock)
     """Held from counting the queue to storing a job: concurrent submissions had passed
     the cap together (103 queued of at most 100)."""
@@ -47,6 +57,7 @@ class ServiceState:
                 progress_total=job.steps,
                 rerun_of=rerun_of,
                 max_queued=MAX_QUEUED_JOBS,  # counted with the insert (every HTTP process)
+                max_stored=MAX_STORED_JOBS,  # the oldest finished jobs make room
             )
         except QueueFullError as full:
             raise HTTPException(

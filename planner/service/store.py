@@ -146,25 +146,36 @@ class JobStore:
     def __init__(self, path: Path | str, *, owner: bool = False) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.path.is_dir():  # before its lock file is made beside it
-            raise InputError("db", str(self.path), "a database file, not a directory")
-        self._owner_lock = _hold(self.path) if owner else None
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(
-            self.path, timeout=30, check_same_thread=False, isolation_level=None
-        )
-        self._db.row_factory = sqlite3.Row
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(SCHEMA)
-        # /v1/health's counts (on the event loop) on a connection and lock of their own: in
-        # WAL mode a reader waits for no writer, and the count waits for no other operation
-        # of this store (:meth:`counts`)
-        self._reader_lock = threading.Lock()
-        self._reader = sqlite3.connect(
-            self.path, timeout=30, check_same_thread=False, isolation_level=None
-        )
+        _check_database_file(self.path)  # before its lock file is made beside it
+        made = _create_with_umask(self.path)
+        lock_existed = _lock_path(self.path).exists()
+        self._owner_lock: TextIO | None = None
+        try:
+            self._owner_lock = _hold(self.path) if owner else None
+            self._lock = threading.Lock()
+            self._db = sqlite3.connect(
+                self.path, timeout=30, check_same_thread=False, isolation_level=None
+            )
+            self._db.row_factory = sqlite3.Row
+            with self._lock:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.executescript(SCHEMA)
+            # /v1/health's counts (on the event loop) on a connection and lock of their
+            # own: in WAL mode a reader waits for no writer, and the count waits for no
+            # other operation of this store (:meth:`counts`)
+            self._reader_lock = threading.Lock()
+            self._reader = sqlite3.connect(
+                self.path, timeout=30, check_same_thread=False, isolation_level=None
+            )
+        except BaseException:  # refused: nothing of this start is left behind
+            if self._owner_lock is not None:
+                self._owner_lock.close()
+            if owner and not lock_existed:
+                _lock_path(self.path).unlink(missing_ok=True)
+            if made:
+                self.path.unlink(missing_ok=True)
+            raise
 
     def close(self) -> None:
         with self._reader_lock:
@@ -191,10 +202,14 @@ class JobStore:
         progress_total: int,
         rerun_of: str | None = None,
         max_queued: int | None = None,
+        max_stored: int | None = None,
     ) -> Job:
         """Store a job as queued. ``max_queued``: refuse (:class:`QueueFullError`) while that
         many jobs are queued, counted and stored in one write transaction, so that the HTTP
-        processes of ``planner serve --workers N`` together never pass the cap."""
+        processes of ``planner serve --workers N`` together never pass the cap.
+        ``max_stored``: keep at most that many jobs, deleting the oldest finished ones to
+        make room, in the same transaction (a review grew a store by 2,000 jobs in 7 s,
+        with no end)."""
         job_id = uuid.uuid4().hex
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")  # other processes' writes wait for this one
@@ -208,6 +223,16 @@ class JobStore:
                     )
                     if waiting >= max_queued:
                         raise QueueFullError(waiting)
+                if max_stored is not None:
+                    stored = int(self._db.execute("SELECT COUNT(*) FROM jobs").fetchone()[0])
+                    if stored >= max_stored:
+                        finished = tuple(status.value for status in FINISHED)
+                        marks = ", ".join("?" * len(finished))
+                        self._db.execute(
+                            "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE status IN "
+                            f"({marks}) ORDER BY created LIMIT ?)",
+                            (*finished, stored - max_stored + 1),
+                        )
                 self._db.execute(
                     "INSERT INTO jobs (id, kind, status, request, seed, trials, code_version, "
                     "constants_version, created, progress_total, rerun_of) "
@@ -353,14 +378,55 @@ class JobStore:
         return str(self._execute("PRAGMA integrity_check").fetchone()[0])
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _check_database_file(path: Path) -> None:
+    """Refuse, in one line naming ``db`` and before anything is written beside it, a path
+    that is not a jobs database: a directory, a device or FIFO (``--db /dev/null`` had left
+    ``/dev/null.lock`` and ``/dev/null-journal``), or a file that is neither empty nor an
+    SQLite database (``--db notes.txt`` had left ``notes.txt.lock``)."""
+    if not path.exists():
+        return
+    if path.is_dir():
+        raise InputError("db", str(path), "a database file, not a directory")
+    if not path.is_file():
+        raise InputError("db", str(path), "a regular database file (not a device or a FIFO)")
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise InputError("db", str(path), f"a readable SQLite database file ({reason})") from None
+    if header and header != SQLITE_HEADER:
+        raise InputError("db", str(path), "an SQLite database file (this one is another file)")
+
+
+def _create_with_umask(path: Path) -> bool:
+    """Create the database file, empty, with the mode the umask gives a new file (SQLite
+    makes its own 0644 whatever the umask; its -wal and -shm files take the database's
+    mode): True if this call made it."""
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+    except FileExistsError:
+        return False
+    os.close(descriptor)
+    return True
+
+
+def _lock_path(database: Path) -> Path:
+    """``<database>.lock``, beside the real file (symlinks resolved)."""
+    real = database.resolve()
+    return real.with_name(real.name + ".lock")
+
+
 def _hold(database: Path) -> TextIO:
     """An exclusive lock on ``<database>.lock`` held while the returned file stays open
     (the kernel drops it when the process dies, even by SIGKILL); the holder's process id
     is written in it. Not the database file itself: closing any other descriptor of that
     file would drop SQLite's own locks on it. The lock file is the real file's (symlinks
     resolved): a second name for the same database meets the same lock."""
-    real = database.resolve()
-    handle = open(real.with_name(real.name + ".lock"), "a+", encoding="utf-8")  # noqa: SIM115
+    handle = open(_lock_path(database), "a+", encoding="utf-8")  # noqa: SIM115
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
