@@ -1476,3 +1476,28 @@ def test_a_pass_says_how_many_families_it_rests_on() -> None:
     assert "every family" not in line
     result.outcomes = outcomes[:8]
     assert verdict_line(result).startswith("verdict: PASS — every family's error is certified")
+
+
+def test_a_plan_job_names_the_service_s_budget_cap_and_refuses_a_seed(idle_client) -> None:
+    """A hostile review: a plan job's ``simulation_budget`` of 601 (or 30.5) was told
+    "must be a number of seconds in [0, 3600]", the command line's range, where the
+    service caps it at 600; and a plan job took a ``seed``, recorded it in its provenance,
+    and never used it (``planner plan`` takes none without --exact)."""
+    job = {"kind": "plan", "model": "central", "k": 1000, "alpha": 0.008, "eps1": 1, "eps2": 0.5}
+    over = idle_client.post("/v1/validations", json={**job, "simulation_budget": 601})
+    assert over.status_code == 422
+    assert over.json() == {
+        "error": "invalid simulation_budget = 601: must be a number of seconds in [0, 600]",
+        "parameter": "simulation_budget",
+    }
+    seeded = idle_client.post("/v1/validations", json={**job, "seed": 3})
+    assert seeded.status_code == 422
+    assert seeded.json()["error"] == "invalid seed = 3: must be left out of a job of kind plan"
+
+
+def test_an_integer_s_line_states_its_real_ceiling(capsys) -> None:
+    """A hostile review: ``--n1 1e200`` was told "must be an integer ≥ 1" while 1e100 was
+    taken: the line now states the ceiling it checks."""
+    query = ["--model", "central", "-k", "200", "--alpha", "0.1", "--eps1", "0.5"]
+    assert main(["power", *query, "--eps2", "0.1", "--n1", "1e200", "--n2", "5000"]) == 2
+    assert "invalid n1 = '1e200': must be an integer in [1, 1e100]" in capsys.readouterr().err
