@@ -215,19 +215,24 @@ sweep that takes 6 s): a hostile run's 100 values of δ above the shuffle model'
 were shared across δ, 2026-11-29), and is refused."""
 
 
-def check_sweep_pace(started: float, now: float, done: int, left: int) -> None:
-    """Refuse a sweep that has run :data:`SWEEP_SECONDS_MAX` since it ``started`` with
-    ``left`` of its rows planned one by one still to go (``done`` so far); past the
-    caller's deadline (a service's cap per request), :class:`DeadlineExceededError`."""
+def check_sweep_pace(
+    started: float, now: float, done: int, left: int, setting_key: str = ""
+) -> None:
+    """Refuse a setting's block of a sweep that has run :data:`SWEEP_SECONDS_MAX` since it
+    ``started`` with ``left`` of its rows planned one by one still to go (``done`` so far;
+    each setting has its own budget: a review found a sweep of two protocols alone, 500
+    rows each and within the stated row cap, refused on their sum); past the caller's
+    deadline (a service's cap per request), :class:`DeadlineExceededError`."""
     check_deadline()
     elapsed = now - started
     if elapsed > SWEEP_SECONDS_MAX and left > 0:
+        whose = f" of {setting_key}" if setting_key else ""
         raise InputError(
             "sweep size",
-            f"{done + left:,} rows planned one by one",
-            f"a sweep within {SWEEP_SECONDS_MAX:g} s of CPU (it had run {elapsed:.1f} s in all "
-            f"with {done:,} of these rows planned: β < 1/3 below k = 16, 2^53 users or "
-            "more, or a mixed pair's rows): fewer values",
+            f"{done + left:,} rows{whose} planned one by one",
+            f"a setting's rows within {SWEEP_SECONDS_MAX:g} s of CPU (these had run "
+            f"{elapsed:.1f} s with {done:,} of them planned: β < 1/3 below k = 16, 2^53 "
+            "users or more, a mixed pair's rows, or a protocol alone, --alone): fewer values",
         )
 
 

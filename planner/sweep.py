@@ -255,10 +255,10 @@ def sweep(
         )
     mesh = np.meshgrid(*(np.asarray(values[name]) for name in PARAMETERS), indexing="ij")
     grid = {name: axis.ravel() for name, axis in zip(PARAMETERS, mesh, strict=True)}
-    started = time.thread_time()
     blocks = []
     for setting in settings:
         check_deadline()  # a service's cap per request (each block's searches check it too)
+        started = time.thread_time()  # each setting's own budget (``check_sweep_pace``)
         blocks.append(_setting_block(setting, grid, accounting, table, started, alone))
     columns = {name: np.concatenate([block.columns[name] for block in blocks]) for name in COLUMNS}
     exact_counts = {}
@@ -417,7 +417,7 @@ def _setting_block(
     check_single_rows(int(np.count_nonzero(valid[single])))
     for done, row in enumerate(single, start=1):
         _answer_one(setting, grid, accounting, table, int(row), columns, exact_counts)
-        check_sweep_pace(started, time.thread_time(), done, len(single) - done)
+        check_sweep_pace(started, time.thread_time(), done, len(single) - done, setting.key)
     return _Block(columns, exact_counts, (left_out,) if left_out else ())
 
 
@@ -570,7 +570,7 @@ def _one_by_one_block(
     exact_counts: dict[int, dict[str, int]] = {}
     for row in range(size):
         _answer_one(setting, grid, accounting, table, row, columns, exact_counts, alone)
-        check_sweep_pace(started, time.thread_time(), row + 1, size - row - 1)
+        check_sweep_pace(started, time.thread_time(), row + 1, size - row - 1, setting.key)
     return _Block(columns, exact_counts)
 
 

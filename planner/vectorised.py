@@ -34,7 +34,7 @@ from planner.constants import COVERAGE_AXES, ConstantSource, ConstantTable, Sett
 from planner.formulas.accounting import DELTA_FLOOR
 from planner.formulas.registry import BOUNDS
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
-from planner.formulas.search import carried_deadline, deadline_state
+from planner.formulas.search import carried_deadline, check_deadline, deadline_state
 from planner.formulas.settings import Setting
 from planner.inputs import ALPHA_MIN, EPS_MAX, EPS_MIN, K_MAX, Accounting
 from planner.plan import (
@@ -464,6 +464,7 @@ def _cheapest_protocol_columns(
     not sized on that row, as it cannot be chosen over the caller's best; see
     :func:`_lowered`); ``units``: each protocol's strong-group C = 1 size per row where
     already known (NaN: not), from :func:`least_sizes`."""
+    check_deadline()  # a service's cap per request (a review: a sweep ran 31 s past 20 s)
     by_variance = split is Split.FEWEST and _by_variance(setting, table)
 
     def users(sizes: Sequence[np.ndarray]) -> np.ndarray:
@@ -663,6 +664,7 @@ def _lowered(
     ) -> None:
         """Weigh one tester point: not on rows whose best so far is covered and that no
         protocol can beat there (:func:`least_sizes`; the choice is the same)."""
+        check_deadline()
         at_point = replace(
             points,
             eps1=np.where(strong_is_1, strong, weak),

@@ -1270,7 +1270,8 @@ def test_the_page_s_seconds_and_its_button_agree_at_the_budget(
 
 
 @pytest.mark.parametrize(
-    "token", ["abcdefghijklmnopqrst ", " " * 20, "abcdefghijklmnop\n", "x" * 15]
+    "token",
+    ["abcdefghijklmnopqrst ", " " * 20, "abcdefghijklmnop\n", "x" * 15, "pässwörd-abcdefghij"],
 )
 def test_a_token_no_request_could_match_is_refused_at_start(token: str, capsys) -> None:
     """A hostile review: a token ending in a blank (an env file's trailing space) started
@@ -1279,7 +1280,7 @@ def test_a_token_no_request_could_match_is_refused_at_start(token: str, capsys) 
     assert main(["serve", "--token", token, "--db", "/nonexistent/never.sqlite3"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert "invalid token = '…': must be at least 16 characters, printable" in err
+    assert "invalid token = '…': must be at least 16 printable ASCII characters" in err
 
 
 def test_a_sweep_is_capped_in_time_and_in_number_at_once(tmp_path) -> None:
@@ -1501,3 +1502,89 @@ def test_an_integer_s_line_states_its_real_ceiling(capsys) -> None:
     query = ["--model", "central", "-k", "200", "--alpha", "0.1", "--eps1", "0.5"]
     assert main(["power", *query, "--eps2", "0.1", "--n1", "1e200", "--n2", "5000"]) == 2
     assert "invalid n1 = '1e200': must be an integer in [1, 1e100]" in capsys.readouterr().err
+
+
+def test_a_one_setting_sweep_stops_at_the_deadline_inside_its_block() -> None:
+    """A second review: ``/v1/sweep``'s cap was checked only between settings' blocks, so
+    a sweep of one setting (shuffle-public, 4,000 rows, 31 s) answered 200 long past the
+    20 s cap. The vectorised block checks the deadline at every protocol and tester point
+    it weighs."""
+    from planner import api
+    from planner.formulas.search import DeadlineExceededError, deadline
+
+    with pytest.raises(DeadlineExceededError), deadline(0.3):
+        api.sweep_result(
+            settings=["shuffle-public"],
+            k="10:100000:10log",
+            alpha="0.01:0.99:10",
+            eps1="0.1:20:8log",
+            eps2="0.1:20:5log",
+            delta="1e-8",
+        )
+
+
+@pytest.mark.parametrize(
+    ("schema", "held"),
+    [
+        ("CREATE TABLE notes (x INT)", "notes"),
+        ("CREATE TABLE jobs (id TEXT, created TEXT)", "a jobs table of other columns"),
+    ],
+)
+def test_another_program_s_sqlite_file_is_refused_untouched(tmp_path, capsys, schema, held):
+    """A second review: another program's SQLite file given as ``--db`` was refused only
+    once this store's schema script failed, by when its journal had been switched to WAL
+    and an index added to its ``jobs`` table (and -wal/-shm files left beside it). Its
+    tables are read first, without writing."""
+    import sqlite3
+
+    path = tmp_path / "other.db"
+    made = sqlite3.connect(path)
+    made.execute(schema)
+    made.commit()
+    made.close()
+    before = path.read_bytes()
+    assert main(["serve", "--db", str(path), "--port", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"must be a planner jobs database or a new file (this SQLite file holds {held})" in err
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
+
+
+def test_an_unknown_field_s_name_is_escaped(idle_client) -> None:
+    """A second review: an unknown field named ``a\\nb\\x1b[31mZ`` put a newline and a
+    terminal escape in the one-line error (and ``parameter``); an empty name read
+    ``invalid eps3, : …``."""
+    query = {"model": "local", "k": 10, "alpha": 0.3, "eps1": 2, "eps2": 0.5}
+    answer = idle_client.post("/v1/plan", json={**query, "a\nb\x1b[31mZ": 1}).json()
+    assert answer["error"] == "invalid 'a\\nb\\x1b[31mZ': not a field of this request"
+    assert answer["parameter"].isprintable()
+    empty = idle_client.post("/v1/plan", json={**query, "eps3": 1, "": 1}).json()
+    assert empty["error"] == "invalid eps3, '': not fields of this request"
+
+
+def test_each_setting_of_a_sweep_has_its_own_pace_budget(monkeypatch) -> None:
+    """A second review: two protocols swept alone, 500 rows each (the stated cap), were
+    refused on the sum of their times, in a line that named neither the setting nor
+    --alone. Each setting's rows now have their own budget, and the line names both."""
+    import importlib
+
+    from planner import api, limits
+
+    class Clock:  # a second of CPU a reading: 5 rows a setting fit 9 s, 10 would not
+        now = 0.0
+
+        def thread_time(self) -> float:
+            self.now += 1.0
+            return self.now
+
+    sweep_module = importlib.import_module("planner.sweep")
+    monkeypatch.setattr(sweep_module, "time", Clock())
+    query = {"k": 100, "alpha": 0.2, "eps1": 1, "eps2": "0.2,0.4,0.6,0.8,1"}
+    rows = api.sweep_result(settings=["local-private", "central"], alone=True, **query).rows()
+    assert [row["status"] for row in rows] == ["ok"] * 10
+    monkeypatch.setattr(limits, "SWEEP_SECONDS_MAX", 2.5)
+    with pytest.raises(InputError) as refused:
+        api.sweep_result(settings=["central"], alone=True, **query)
+    line = str(refused.value)
+    assert "5 rows of central planned one by one" in line and "--alone" in line

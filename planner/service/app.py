@@ -132,8 +132,12 @@ UNKNOWN_NAMES_SHOWN = 5
 
 
 def _cut(name: str, most: int = 60) -> str:
-    """A field's name as a line shows it: at most ``most`` characters (as values are)."""
-    return name if len(name) <= most else name[: most - 3] + "..."
+    """A field's name as a line shows it: at most ``most`` characters (as values are),
+    and one that is empty or holds a character that is not printable (a newline, an
+    escape, U+2028) quoted with its escapes, as a value is (a review: a name with a
+    newline and a terminal escape had split the one line)."""
+    shown = name if name and name.isprintable() else repr(name)
+    return shown if len(shown) <= most else shown[: most - 3] + "..."
 
 
 def validation_line(error: RequestValidationError) -> tuple[str, str]:

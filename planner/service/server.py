@@ -77,20 +77,20 @@ def is_loopback(host: str) -> bool:
 
 
 def check_binding(host: str, token: str | None) -> None:
-    """A non-loopback address needs a token (Bearer) — raise the one-line error if not. A
-    token is at least 16 characters with none blank at either end and none a control
-    character: a request's token is read with its surrounding blanks dropped, so a token
-    ending in a space (an env file's trailing blank) had started a server no request could
-    reach, and 20 spaces had passed as a token."""
+    """A non-loopback address needs a token (Bearer) — raise the one-line error if not. A token
+    is at least 16 printable ASCII characters with none blank at either end: a request's
+    token is read with its surrounding blanks dropped, so a token ending in a space (an
+    env file's trailing blank) had started a server no request could reach, and 20
+    spaces had passed as a token."""
     if token is not None and (
-        len(token) < 16
-        or token != token.strip()
-        or any(not character.isprintable() for character in token)
+        len(token) < 16 or token != token.strip() or not token.isascii() or not token.isprintable()
     ):
+        # ASCII: an HTTP header's bytes are read as Latin-1, so a token of other
+        # characters (pässwörd…) could not arrive in a Bearer header (a second review)
         raise InputError(
             "token",
             "…",
-            "at least 16 characters, printable, with no blank at either end",
+            "at least 16 printable ASCII characters, with no blank at either end",
         )
     if not is_loopback(host) and token is None:
         raise InputError(

@@ -400,6 +400,56 @@ def _check_database_file(path: Path) -> None:
         raise InputError("db", str(path), f"a readable SQLite database file ({reason})") from None
     if header and header != SQLITE_HEADER:
         raise InputError("db", str(path), "an SQLite database file (this one is another file)")
+    if header:
+        _check_jobs_schema(path)
+
+
+JOB_COLUMNS = frozenset(
+    line.split()[0]
+    for line in SCHEMA.split("CREATE TABLE IF NOT EXISTS jobs (")[1].split(");")[0].splitlines()
+    if line.strip()
+)
+"""The columns of the ``jobs`` table (:data:`SCHEMA`)."""
+
+
+def _check_jobs_schema(path: Path) -> None:
+    """Read, without writing, an SQLite file's tables: refuse one that holds any table but
+    a jobs table of this schema (a review: another program's database, refused only when
+    the schema script failed, had been switched to WAL and given this store's index)."""
+    from urllib.request import pathname2url
+
+    try:
+        reader = sqlite3.connect(f"file:{pathname2url(str(path.resolve()))}?mode=ro", uri=True)
+        try:
+            tables = {
+                str(row[0])
+                for row in reader.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%'"
+                )
+            }
+            columns = (
+                {str(row[1]) for row in reader.execute("PRAGMA table_info(jobs)")}
+                if "jobs" in tables
+                else set()
+            )
+        finally:
+            reader.close()
+    except sqlite3.Error as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise InputError("db", str(path), f"a readable SQLite database file ({reason})") from None
+    others = sorted(tables - {"jobs"})
+    if others or ("jobs" in tables and not columns >= JOB_COLUMNS):
+        held = ", ".join(others) if others else "a jobs table of other columns"
+        raise InputError(
+            "db",
+            str(path),
+            f"a planner jobs database or a new file (this SQLite file holds {_cut(held)})",
+        )
+
+
+def _cut(text: str, most: int = 60) -> str:
+    return text if len(text) <= most else text[: most - 3] + "..."
 
 
 def _create_with_umask(path: Path) -> bool:
