@@ -1194,23 +1194,25 @@ def test_a_second_review_of_the_protocol_alone_and_the_page(idle_client, capsys,
     assert wrong["status"].startswith("error: invalid protocol = 'nope': must be one of")
 
 
+BESIDE_COVERED_PAGE = {
+    "setting": "shuffle-private",
+    "k": 1000,
+    "alpha": 0.1,
+    "eps1": 1,
+    "eps2": 0.25,
+    "delta": 1e-12,
+}
+"""A covered plan on a larger domain (k = 1,024) beside a query whose own tester lies
+outside the covered region (δ = 10⁻¹²), its simulation about 78 s."""
+
+
 def test_the_page_says_why_no_simulation_is_offered_beside_a_covered_plan(idle_client) -> None:
     """A second review: beside a covered plan on a larger domain whose own simulation
     would take 78 s, the page offered no job but its line still said "or a plan job in the
     service"; a plan running another protocol was said to run on a larger domain; and with
     allocation cost the not-covered reason gave way to the job's refusal of the
     allocation."""
-    page = idle_client.get(
-        "/",
-        params={
-            "setting": "shuffle-private",
-            "k": 1000,
-            "alpha": 0.1,
-            "eps1": 1,
-            "eps2": 0.25,
-            "delta": 1e-12,
-        },
-    ).text
+    page = idle_client.get("/", params=BESIDE_COVERED_PAGE).text
     assert "Simulate this query" not in page
     assert "s of simulation, more than a plan job may take: not offered" in page
     other = idle_client.get(
@@ -1250,17 +1252,7 @@ def test_the_page_s_seconds_and_its_button_agree_at_the_budget(
     refuses): seconds are shown rounded up, so a figure at or below the budget is within
     it."""
     monkeypatch.setattr("planner.coverage.simulation_seconds", lambda query, trials: seconds)
-    page = idle_client.get(
-        "/",
-        params={
-            "setting": "shuffle-private",
-            "k": 1000,
-            "alpha": 0.1,
-            "eps1": 1,
-            "eps2": 0.25,
-            "delta": 1e-12,
-        },
-    ).text
+    page = idle_client.get("/", params=BESIDE_COVERED_PAGE).text
     if offered:
         assert f"(about {shown} s of simulation: “Simulate this query” below runs it)" in page
         assert "Simulate this query</button>" in page or 'id="simulate"' in page
