@@ -818,7 +818,7 @@ def alpha_nodes_below(alpha: float, nodes: tuple[float, ...]) -> tuple[float, ..
     :data:`ALPHA_NODE_REACH` of, largest first. Where a grid's constant steps up as α
     crosses a node (k = 19, ε = (8, 3), local: 98 users at α = 0.5, 160 at 0.51), the plan
     at the node also answers the query. Every such node, not only the largest: a node's
-    own plan may have run at the node below it (a hostile review: shuffle, k = 4,000,
+    own plan may have run at the node below it (a new user's review: shuffle, k = 4,000,
     ε = (8, 6), δ = 10⁻⁹ needed 1,410 users at α = 0.95, run at 0.5, and 4,664 at 0.951,
     weighed at the node 0.95 alone)."""
     index = bisect.bisect_left(nodes, alpha)
