@@ -168,13 +168,15 @@ class JobStore:
             self._reader = sqlite3.connect(
                 self.path, timeout=30, check_same_thread=False, isolation_level=None
             )
-        except BaseException:  # refused: nothing of this start is left behind
+        except BaseException:  # refused: nothing of this start is left behind, but only
+            # what this process holds the lock over (a server starting beside it at the same
+            # moment may have made, and be using, the lock file and the database)
             if self._owner_lock is not None:
+                if made:
+                    self.path.unlink(missing_ok=True)
+                if not lock_existed:
+                    _lock_path(self.path).unlink(missing_ok=True)
                 self._owner_lock.close()
-            if owner and not lock_existed:
-                _lock_path(self.path).unlink(missing_ok=True)
-            if made:
-                self.path.unlink(missing_ok=True)
             raise
 
     def close(self) -> None:
