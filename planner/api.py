@@ -1003,16 +1003,17 @@ def validate_document(
         families=None if families is None or families == [] else checked_families(families),
         progress=progress,
     )
-    return report_to_dict(asked_report(report, target, inputs.get("protocol")))
+    return report_to_dict(asked_report(report, target))
 
 
-def asked_report(report: Any, target: ValidationTarget, protocol: object) -> Any:
+def asked_report(report: Any, target: ValidationTarget) -> Any:
     """``report`` (a :class:`planner.validate.ValidationReport`) carrying the query as
     asked where ``--protocol`` put it to one protocol: its inputs echo that query and the
-    key, as ``planner plan --json`` does (a review: they echoed the protocol's query)."""
+    key (the protocol's query's setting, whose key it is), as ``planner plan --json`` does
+    (a review: they echoed the protocol's query)."""
     if target.asked is None:
         return report
-    return replace(report, asked=target.asked, asked_protocol=str(protocol))
+    return replace(report, asked=target.asked, asked_protocol=target.query.setting.key)
 
 
 @dataclass(frozen=True)

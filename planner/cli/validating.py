@@ -150,7 +150,7 @@ def validate(
         ),
         None,
     )
-    report = api.asked_report(report, target, protocol)
+    report = api.asked_report(report, target)
     text = report_json(report)
     if output is not None:
         from planner.files import write_atomically

@@ -39,6 +39,7 @@ from planner.service.limits import (
     BodyTooLargeError,
     QueryTooLargeError,
     check_query_string,
+    cut_text,
 )
 from planner.service.runner import JobRunner
 from planner.service.state import ServiceState
@@ -107,7 +108,7 @@ def _shown(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return cut_text(text)
 
 
 def _as_text(value: Any) -> Any:
@@ -131,13 +132,12 @@ UNKNOWN_NAMES_SHOWN = 5
 """Unknown fields a 422 line names (then "and N more")."""
 
 
-def _cut(name: str, most: int = 60) -> str:
-    """A field's name as a line shows it: at most ``most`` characters (as values are),
-    and one that is empty or holds a character that is not printable (a newline, an
-    escape, U+2028) quoted with its escapes, as a value is (a review: a name with a
-    newline and a terminal escape had split the one line)."""
-    shown = name if name and name.isprintable() else repr(name)
-    return shown if len(shown) <= most else shown[: most - 3] + "..."
+def _cut(name: str) -> str:
+    """A field's name as a line shows it: cut as values are (:func:`cut_text`), and one
+    that is empty or holds a character that is not printable (a newline, an escape,
+    U+2028) quoted with its escapes, as a value is (a review: a name with a newline and a
+    terminal escape had split the one line)."""
+    return cut_text(name if name and name.isprintable() else repr(name))
 
 
 def validation_line(error: RequestValidationError) -> tuple[str, str]:

@@ -32,6 +32,15 @@ is free within a step of the cap (``create_app(request_time_limit=…)`` changes
 MAX_QUEUED_JOBS = 100
 """Jobs waiting at once: past it a submission is a 429 (a review queued 300 in a second,
 each allowed up to 600 s: the queue and its database grew without bound)."""
+LINE_VALUE_CHARS = 60
+"""A name or value a 422 line echoes is cut to this many characters (:func:`cut_text`)."""
+
+
+def cut_text(text: str, most: int = LINE_VALUE_CHARS) -> str:
+    """``text`` as a line echoes it: at most ``most`` characters, "..." where it is cut."""
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
 MAX_STORED_JOBS = 100_000
 """Jobs the store keeps: a new one past it deletes the oldest finished jobs (their ids then
 answer 404). About 60 MB of jobs without reports; a validation's report adds a few KB."""

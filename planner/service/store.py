@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from planner.inputs import InputError
+from planner.service.limits import cut_text
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -446,12 +447,8 @@ def _check_jobs_schema(path: Path) -> None:
         raise InputError(
             "db",
             str(path),
-            f"a planner jobs database or a new file (this SQLite file holds {_cut(held)})",
+            f"a planner jobs database or a new file (this SQLite file holds {cut_text(held)})",
         )
-
-
-def _cut(text: str, most: int = 60) -> str:
-    return text if len(text) <= most else text[: most - 3] + "..."
 
 
 def _create_with_umask(path: Path) -> bool:
