@@ -41,6 +41,7 @@ from planner.inputs import (
     Query,
     as_float,
     beta_or_power,
+    beta_text,
     check_choice,
     check_integer,
 )
@@ -271,6 +272,7 @@ def plan_answer(
         result = covered(query, table, budget, split_of(allocation))
         if split_of(allocation) is Split.FEWEST:
             result = _paper_split_named(result, query, table)
+        result = _beside_a_third(result, query, table, split_of(allocation))
         allocated = _allocation(result, allocation, cost1, cost2, n2)
         if allocated is not None and not allocated.feasible:  # no plan to print, as validate
             raise InputError("allocation", str(allocation), f"feasible: {allocated.reason}")
@@ -286,6 +288,37 @@ def plan_answer(
     if protocol is not None:
         return PlanAnswer(result, None, exact_result, query, str(protocol))
     return PlanAnswer(result, allocated, exact_result)
+
+
+BELOW_A_THIRD_LINE = "β below 1/3"
+"""How the line that prices a β below 1/3 against 1/3 opens (:func:`_beside_a_third`)."""
+
+
+def _beside_a_third(result: Plan, query: Query, table: Any, split: Split) -> Plan:
+    """A plan for β < 1/3 with a line giving the users the same query needs at β = 1/3,
+    where that is fewer. Below 1/3 a tester runs once only where it was calibrated
+    directly at β, and a majority vote of runs elsewhere, so a β a hair below 1/3 can cost
+    far more (a new user's review: shuffle, k = 200, α = 0.15, ε = (4, 0.5), β = 0.3333
+    needed 8,889 users against 4,881 at 1/3; the plan's title had read "β = 0.3333").
+    The β = 1/3 plan is made only where it is covered, never simulated for the line."""
+    from planner.coverage import NotCoveredError
+    from planner.formulas.repetition import PER_RUN_ERROR
+
+    if not query.beta < PER_RUN_ERROR:
+        return result
+    try:
+        third = covered(replace(query, beta=PER_RUN_ERROR), table, 0.0, split)
+    except NotCoveredError:
+        return result
+    if third.total_users >= result.total_users:
+        return result
+    line = (
+        f"{BELOW_A_THIRD_LINE} (β = {beta_text(query.beta, 6)}) needs {result.total_users:,} "
+        f"users in all; β = 1/3, the default, needs {third.total_users:,} "
+        f"({third.n_users_group1:,} + {third.n_users_group2:,}): below 1/3 a tester runs "
+        "once only where it is calibrated directly at β, else a majority vote of runs"
+    )
+    return replace(result, warnings=(*result.warnings, line))
 
 
 def _paper_split_named(result: Plan, query: Query, table: Any) -> Plan:
@@ -730,6 +763,26 @@ def explained_bounds(model: object, coin: object = "private", as_stated: bool = 
     return setting, [("upper", BOUNDS[upper]), ("lower", BOUNDS[protocol.lower_bound_key])]
 
 
+def explained_mechanisms(model: object, coin: object = "private") -> list[dict[str, str]]:
+    """The other protocols a plan of the setting may run (``other_mechanisms``), each with
+    its upper bound's key and theorem: ``planner explain`` shows the setting's own bound,
+    while its plan may run one of these (a new user's review: the default shuffle plan
+    runs the multi-message protocol, and explain showed only the paper's Poisson one)."""
+    from planner.formulas.registry import BOUNDS
+    from planner.protocols import other_mechanisms, protocol_for
+
+    setting = Setting(_explained_model(model), check_choice("coin", coin, Coin))
+    return [
+        {
+            "protocol": other.key,
+            "title": other.title,
+            "bound": other.upper_bound_key,
+            "reference": BOUNDS[other.upper_bound_key].reference,
+        }
+        for other in other_mechanisms(protocol_for(setting))
+    ]
+
+
 def explain_document(
     model: object, coin: object = "private", as_stated: bool = False
 ) -> dict[str, Any]:
@@ -778,6 +831,7 @@ def _explain_document(model: str, coin: str, as_stated: bool) -> dict[str, Any]:
         "setting": setting.key,
         "as_stated": as_stated,
         "bounds": bounds,
+        "mechanisms": explained_mechanisms(model, coin),
     }
 
 
@@ -919,22 +973,20 @@ def file_pair(
         )
     if p_file is None or q_file is None:
         return None
-    from pathlib import Path
-
     from planner.validators.instances import PmfFileError, PmfSizeError, file_instance
 
     try:  # each file read no further than k values: its length is known beforehand
         instance = file_instance(p_file, q_file, normalize=normalize, k=k)
     except PmfSizeError as error:
-        name = "p-file" if error.path == Path(p_file) else "q-file"
+        name = "p-file" if error.side == "p" else "q-file"
         held = f"more than {k:,}" if error.count is None else f"{error.count:,}"
         raise InputError("k", k, f"the pmf files' size (the {name} holds {held} values)") from None
     except PmfFileError as error:
         text = str(error)
-        if text.startswith(f"pmf file {q_file}:") or not text.startswith("pmf file "):
-            name, path = "q-file", q_file  # its own fault, or the pair's (sizes differ)
-        else:
+        if error.side == "p":
             name, path = "p-file", p_file
+        else:  # its own fault, or the pair's (sizes differ)
+            name, path = "q-file", q_file
         reason = text.split(": ", 1)[-1] if text.startswith("pmf file ") else text
         raise InputError(name, str(path), f"a usable pmf file ({reason})") from None
     if instance.p.size != k:

@@ -1547,7 +1547,11 @@ def _on_padded_domain(padded: Plan, query: Query, made: Plan) -> Plan:
     outside = made.coverage is not Coverage.CALIBRATED
     if padded.total_users < made.total_users:
         compared = f"fewer than {made.total_users:,} on the asked domain" + (
-            " (outside the covered region)" if outside else ""
+            " (outside the covered region)"
+            if outside
+            # a new user's review: why would more bins need fewer users?
+            else " (on a node of the calibration grid a plan reads that node's constant, "
+            "between nodes a larger one)"
         )
     else:  # taken because the asked domain's plan is not covered
         compared = f"where the asked domain's {made.total_users:,} lie outside the covered region"
@@ -2579,6 +2583,9 @@ class _ProtocolRun:
             )
             n_other = (runs * other_sizes.n_strong, runs * other_sizes.n_weak)
             alternative = (other, *(n_other if strong_is_group1 else n_other[::-1]))
+        elif asked.accounting is Accounting.PAPER:
+            # a new user's review: the multi-message plan printed nothing of it
+            notes = (*notes, _PAPER_ACCOUNTING_UNUSED.format(protocol_for(query.setting).title))
 
         # the asked setting's: what any protocol for the query needs, whichever one runs
         lower = BOUNDS[protocol_for(asked.setting).lower_bound_key]
@@ -2863,6 +2870,13 @@ def _above_baseline_line(group: GroupPlan) -> str:
         f"{group.name} needs {-group.saving_users:,} {ABOVE_BASELINE} at ε = min(ε1, ε2); "
         "--allocation cost (a cost per user) or fixed-n2 (a given n2) weighs other splits"
     )
+
+
+_PAPER_ACCOUNTING_UNUSED = (
+    "accounting paper does not apply: the {} protocol runs here, which sends no Poisson "
+    "noise (the paper's lemma accounts for that noise alone; --protocol names a protocol "
+    "that sends it)"
+)
 
 
 def _warnings(

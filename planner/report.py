@@ -66,12 +66,23 @@ def rich_renderable(block: Block) -> Any:
         return Text("\n".join(block.lines), style=block.style or "")
     from rich.table import Table
 
-    table = Table(title=block.title, title_justify="left")
+    table = Table()
     for heading, justify in block.columns:
         table.add_column(heading, justify=justify)  # type: ignore[arg-type]
     for row in block.rows:
         table.add_row(*row)
-    return table
+    return titled(block.title, table)
+
+
+def titled(title: str, table: Any, caption: str | None = None) -> Any:
+    """A table with its title above it and its caption beneath as lines of text, each
+    wrapped at the console's width: as a rich table's own title and caption they wrapped
+    at the table's, splitting a plan's title mid-phrase ("β =" / "0.3333", a new user's
+    review)."""
+    from rich.console import Group
+    from rich.text import Text
+
+    return Group(Text(title), table, *((Text(caption),) if caption else ()))
 
 
 def plan_renderables(plan: Plan) -> list[Any]:
@@ -173,11 +184,11 @@ def compare_renderable(
     from rich.table import Table
 
     shown_delta = "—" if delta is None else repr(float(delta))  # δ < 1: never rounded to 1
-    table = Table(
-        title=f"all settings, cheapest first: k = {query.k:,}, α = {query.alpha:g}, "
-        f"ε1 = {query.eps1:g}, ε2 = {query.eps2:g}, δ = {shown_delta}, β = {beta_text(query.beta)}",
-        title_justify="left",
+    title = (
+        f"all settings, cheapest first: k = {query.k:,}, α = {query.alpha:g}, "
+        f"ε1 = {query.eps1:g}, ε2 = {query.eps2:g}, δ = {shown_delta}, β = {beta_text(query.beta)}"
     )
+    table = Table()
     for column in (
         "setting",
         "group 1",
@@ -213,10 +224,7 @@ def compare_renderable(
         if item.tester_point is not None
     ]
     captions += [f"{key}: {reason}" for key, reason in refused]
-    if captions:
-        table.caption = "\n".join(captions)
-        table.caption_justify = "left"
-    return table
+    return titled(title, table, "\n".join(captions))
 
 
 def compare_label(setting: str, protocol: str) -> str:
@@ -331,7 +339,7 @@ def validation_renderable(report: Any) -> Any:
                 else ""
             )
         )
-    table = Table(title=title, title_justify="left")
+    table = Table()
     bounds = f"bounds (each {v.confidence:.0%} joint)"
     vote = v.vote_runs > 1  # one run simulated: its own error beside the vote's
     columns = ("family", "kind", "TV", "trials", *(("run error",) if vote else ()), "error")
@@ -355,8 +363,7 @@ def validation_renderable(report: Any) -> Any:
             f"[{rate_text(o.ci_low, 'down')}, {rate_text(o.ci_high, 'up')}]",
             o.verdict.value.upper() if o.verdict.value == "fail" else o.verdict.value,
         )
-    table.caption = verdict_line(v)
-    return table
+    return titled(title, table, verdict_line(v))
 
 
 def rate_text(value: float, rounding: str = "nearest") -> str:
@@ -560,18 +567,20 @@ def _count(value: Any) -> str:
     return "—" if value is None else f"{value:,}"
 
 
-def _rows_table(title: str, headers: list[str], rows: list[list[str]]) -> Any:
+def _rows_table(
+    title: str, headers: list[str], rows: list[list[str]], caption: str | None = None
+) -> Any:
     from rich import box
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+    table = Table(box=box.SIMPLE_HEAD)
     for header in headers:
         table.add_column(
             header, justify="left" if header in ("setting", "name", "status") else "right"
         )
     for row in rows:
         table.add_row(*row)
-    return table
+    return titled(title, table, caption)
 
 
 def sweep_renderable(result: Any) -> Any:
@@ -606,7 +615,7 @@ def sweep_renderable(result: Any) -> Any:
         if result.varied
         else f"sweep over no parameter (each given one value): {count}"
     )
-    table = _rows_table(
+    return _rows_table(
         title,
         [
             "setting",
@@ -620,10 +629,8 @@ def sweep_renderable(result: Any) -> Any:
             *([f"tester at (ε1, ε2, α{', k' if domains else ''})"] if lowered else []),
         ],
         shown,
+        "\n".join(f"note: {line}" for line in result.notes),
     )
-    if result.notes:
-        table.caption = "\n".join(f"note: {line}" for line in result.notes)
-    return table
 
 
 def _messages_cell(row: dict[str, Any]) -> str:
@@ -695,4 +702,5 @@ def batch_renderable(rows: list[dict[str, Any]]) -> Any:
         for line, row in zip(shown, rows, strict=True):
             worst = row["worst_error_rate"]
             line += [row["verdict"] or "", "" if worst is None else f"{worst:.3f}"]
-    return _rows_table(f"batch: {len(rows)} scenarios", headers, shown)
+    count = f"{len(rows)} scenario{'' if len(rows) == 1 else 's'}"
+    return _rows_table(f"batch: {count}", headers, shown)

@@ -1106,7 +1106,7 @@ def test_a_beta_just_below_one_half_is_not_shown_as_one_half(capsys) -> None:
     accepted range (0, 0.5) excludes."""
     from planner.inputs import beta_text
 
-    assert beta_text(0.4999999) == "0.4999999" and beta_text(1 / 3) == "0.3333"
+    assert beta_text(0.4999999) == "0.4999999" and beta_text(1 / 3) == "1/3"
     assert beta_text(0.49999) == "0.49999" and beta_text(0.4) == "0.4"
     args = ["plan", "--model", "central", "-k", "1000", "--alpha", "0.1", "--eps1", "1"]
     code, out, err = run([*args, "--eps2", "1", "--beta", "0.4999999"], capsys)
@@ -1580,3 +1580,124 @@ def test_each_setting_of_a_sweep_has_its_own_pace_budget(monkeypatch) -> None:
         api.sweep_result(settings=["central"], alone=True, **query)
     line = str(refused.value)
     assert "5 rows of central planned one by one" in line and "--alone" in line
+
+
+# A new user's trial, 2026-11-30 (nineteenth session)
+
+
+def test_the_default_beta_is_written_and_read_as_one_third(capsys) -> None:
+    """The plan's title read "β = 0.3333" (broken over two lines at the table's width), and
+    a user who typed that back asked for an error below 1/3: at k = 200, α = 0.15,
+    ε = (4, 0.5) the shuffle plan went from 4,881 users to 8,889. The title now says
+    1/3 on one line, and ``--beta 1/3`` is the default itself."""
+    from planner.inputs import DEFAULT_BETA, check_beta
+
+    args = ["plan", "--model", "shuffle", "-k", "200", "--alpha", "0.15", "--eps1", "4"]
+    args += ["--eps2", "0.5", "--delta", "1e-6"]
+    code, out, _ = run(args, capsys)
+    assert code == 0
+    assert out.splitlines()[0].endswith("δ = 1e-06, β = 1/3")
+    assert check_beta("1/3") == DEFAULT_BETA and check_beta(" 1/3 ") == DEFAULT_BETA
+    code, typed_back, _ = run([*args, "--beta", "1/3"], capsys)
+    assert (code, typed_back) == (0, out)
+    with pytest.raises(InputError, match="beta"):
+        check_beta("1/4")
+
+
+def test_a_beta_below_a_third_is_priced_against_a_third() -> None:
+    """β a hair below 1/3 runs a majority vote where a tester has no direct calibration;
+    the plan now says what β = 1/3 needs, the very plan made at 1/3, where that is fewer
+    (a plan at β ≥ 1/3 has no such line)."""
+    from planner import api
+
+    query = {"model": "shuffle", "k": 200, "alpha": 0.15, "eps1": 4, "eps2": 0.5, "delta": 1e-6}
+    third = plan(Query.build(coin="private", **query))
+    below = api.plan_answer(**query, beta=0.3333).plan
+    (line,) = [w for w in below.warnings if w.startswith(api.BELOW_A_THIRD_LINE)]
+    assert below.total_users > third.total_users
+    assert f"needs {below.total_users:,} users in all" in line
+    assert f"needs {third.total_users:,} ({third.n_users_group1:,} + " in line
+    at_third = api.plan_answer(**query).plan
+    assert not any(w.startswith(api.BELOW_A_THIRD_LINE) for w in at_third.warnings)
+
+
+def test_paper_accounting_says_when_the_protocol_run_sends_no_poisson_noise() -> None:
+    """``--accounting paper`` printed nothing where the multi-message protocol ran (its
+    output was byte for byte the exact accounting's); the Poisson protocol's plan still
+    gives the other accounting's sizes."""
+    from planner import api
+
+    query = {"model": "shuffle", "k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.25}
+    made = api.plan_answer(**query, delta=1e-6, accounting="paper").plan
+    assert made.protocol == "shuffle-private+messages"
+    assert any(
+        w.startswith("accounting paper does not apply: the shuffle, multi-message")
+        for w in made.warnings
+    )
+    poisson = api.plan_answer(
+        **query, delta=1e-6, accounting="paper", protocol="shuffle-private"
+    ).plan
+    assert poisson.alternative_accounting is not None
+    assert not any(w.startswith("accounting paper does not apply") for w in poisson.warnings)
+
+
+def test_plan_route_suggests_a_plan_job_only_where_one_would_simulate(idle_client) -> None:
+    """``POST /v1/plan`` refused a query outside the covered region with "a job of kind
+    plan simulates it", and the job was then refused (about 20,448 s of simulation)."""
+    over = {"model": "local", "k": 200000, "alpha": 0.2, "eps1": 5, "eps2": 0.5}
+    answer = idle_client.post("/v1/plan", json=over)
+    assert answer.status_code == 422
+    error = answer.json()["error"]
+    assert "nor would a job of kind plan simulate it: simulating this query would take" in error
+    job = idle_client.post("/v1/validations", json={**over, "kind": "plan"})
+    assert job.status_code == 422 and "simulating this query would take" in job.json()["error"]
+    within = {"model": "shuffle", "k": 16, "alpha": 0.3, "eps1": 1, "eps2": 0.5, "delta": 1e-13}
+    assert idle_client.post("/v1/plan", json=within).json()["parameter"] == "delta"
+
+
+def test_a_pmf_pair_names_the_file_at_fault_even_under_one_name(tmp_path) -> None:
+    """``--p-file nope.csv --q-file nope.csv`` named the q-file, and "not a regular file"
+    for a file that does not exist."""
+    from planner.api import file_pair
+
+    missing = tmp_path / "nope.csv"
+    with pytest.raises(InputError) as refused:
+        file_pair(missing, missing, 4)
+    assert str(refused.value).startswith("invalid p-file") and "(no such file)" in str(
+        refused.value
+    )
+    good = tmp_path / "p.csv"
+    good.write_text("0.25\n0.25\n0.25\n0.25\n", encoding="utf-8")
+    with pytest.raises(InputError) as refused:
+        file_pair(good, tmp_path, 4)
+    assert str(refused.value).startswith("invalid q-file") and "(not a regular file)" in str(
+        refused.value
+    )
+
+
+def test_explain_lists_the_mechanisms_a_plan_may_run() -> None:
+    """``planner explain --model shuffle`` showed the paper's Poisson bound alone, while
+    the default shuffle plan runs the multi-message protocol: explain now lists every
+    protocol a plan of the setting may run, with its bound, and the plan's is among them."""
+    from planner import api
+    from planner.formulas.settings import Setting
+    from planner.protocols import other_mechanisms, protocol_for
+
+    document = api.explain_document("shuffle")
+    listed = [entry["protocol"] for entry in document["mechanisms"]]
+    own = protocol_for(Setting.from_key("shuffle-private"))
+    assert listed == [other.key for other in other_mechanisms(own)]
+    made = plan(Query.build("shuffle", "private", 1000, 0.1, 1, 0.25, 1e-6))
+    (entry,) = [e for e in document["mechanisms"] if e["protocol"] == made.protocol]
+    assert entry["bound"] == made.bound_key
+
+
+def test_batch_title_counts_one_scenario_in_the_singular(tmp_path, capsys) -> None:
+    """ "batch: 1 scenarios" (a new user's review)."""
+    rows = tmp_path / "one.csv"
+    rows.write_text("model,k,alpha,eps1,eps2\ncentral,100,0.2,1,1\n", encoding="utf-8")
+    code, out, _ = run(["batch", str(rows)], capsys)
+    assert code == 0 and out.splitlines()[0] == "batch: 1 scenario"
+    rows.write_text("model,k,alpha,eps1,eps2\ncentral,100,0.2,1,1\nlocal,100,0.2,1,1\n")
+    code, out, _ = run(["batch", str(rows)], capsys)
+    assert code == 0 and out.splitlines()[0] == "batch: 2 scenarios"

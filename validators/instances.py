@@ -225,7 +225,11 @@ _JSON_TOKENS = re.compile(r"[\[\],]|[^\s\[\],]+")
 
 
 class PmfFileError(ValueError):
-    """A user pmf file that cannot be used; ``str()`` is the one line shown to users."""
+    """A user pmf file that cannot be used; ``str()`` is the one line shown to users.
+    ``side``: which file of a pair (``"p"`` or ``"q"``; None: the pair, or one file read
+    alone), set by :func:`file_instance`."""
+
+    side: str | None = None
 
 
 class PmfSizeError(PmfFileError):
@@ -319,7 +323,8 @@ def load_pmf(
         reason = getattr(error, "strerror", None) or type(error).__name__
         raise PmfFileError(f"pmf file {path}: cannot read it ({reason})") from None
     if not regular:  # a folder, a device (/dev/zero never ends), a FIFO, nothing
-        raise PmfFileError(f"pmf file {path}: not a regular file")
+        what = "not a regular file" if path.exists() else "no such file"
+        raise PmfFileError(f"pmf file {path}: {what}")
     try:
         if path.stat().st_size > PMF_FILE_BYTES_MAX:
             raise PmfFileError(f"pmf file {path}: larger than {PMF_FILE_BYTES_MAX // 2**20} MiB")
@@ -371,8 +376,14 @@ def file_instance(
 ) -> Instance:
     """A user-supplied pair; null if the two pmfs are equal, far otherwise. With ``k``,
     each file must hold k values (:class:`PmfSizeError`, read no further than k)."""
-    p = load_pmf(p_path, normalize=normalize, k=k)
-    q = load_pmf(q_path, normalize=normalize, k=k)
+    loaded = []
+    for side, path in (("p", p_path), ("q", q_path)):
+        try:
+            loaded.append(load_pmf(path, normalize=normalize, k=k))
+        except PmfFileError as error:
+            error.side = side  # the two may share a name (a review: p's fault named q)
+            raise
+    p, q = loaded
     if p.size != q.size:
         raise PmfFileError(f"pmf files have different k: {p.size} and {q.size}")
     kind = Kind.NULL if np.array_equal(p, q) else Kind.FAR

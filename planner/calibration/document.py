@@ -53,7 +53,11 @@ def with_direct(setting: str, entry: dict[str, Any], direct: dict[str, Any]) -> 
         changed["direct_by_node"] = rebuilt_by_node_entry(
             setting, entry["direct_by_node"], direct, changed.get("direct_small_eps")
         )
-    if "grid" in entry:
+    # a grid fitted at the operating point is not moved by the direct entry's operating
+    # factor: its C stay as they are (made again, the multi-message grid's envelope would
+    # build a query at its node ε = 25, above the accepted ε)
+    fitted_at = float(entry.get("grid", {}).get("target", CALIBRATION_TARGET))
+    if "grid" in entry and fitted_at == CALIBRATION_TARGET:
         multipliers = retargeted_multipliers(setting, changed)
         margin = float(entry["grid"]["safety_margin"])
         changed["grid"] = {**entry["grid"], "multipliers": multipliers}

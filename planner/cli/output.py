@@ -84,9 +84,12 @@ def _wrapped(text: str, width: int) -> list[str] | None:
 
 
 def _plain_table(block: "TableBlock") -> list[str] | None:
-    """The lines rich prints for ``block`` (its default heavy-headed box, one space of
-    padding, the title wrapped to the table's width), or None where they might differ: a
-    cell rich would read as markup or emoji, or a table over ``PIPED_WIDTH``."""
+    """The lines rich prints for ``block`` (its title as a line of text above it, then its
+    default heavy-headed box with one space of padding: ``planner.report.titled``), or
+    None where they might differ: a cell rich would read as markup or emoji, or a table
+    over ``PIPED_WIDTH``."""
+    from planner.report import TextBlock
+
     texts = [block.title, *(heading for heading, _ in block.columns)]
     texts += [cell for row in block.rows for cell in row]
     if any(_plain_width(text) is None or "[" in text or _EMOJI_CODE.search(text) for text in texts):
@@ -96,7 +99,7 @@ def _plain_table(block: "TableBlock") -> list[str] | None:
         for i, (heading, _) in enumerate(block.columns)
     ]
     total = sum(widths) + 3 * len(widths) + 1
-    title = _wrapped(block.title, total)
+    title = _plain_text(TextBlock((block.title,)))
     if total > PIPED_WIDTH or title is None:
         return None
 
@@ -111,7 +114,7 @@ def _plain_table(block: "TableBlock") -> list[str] | None:
         return left + inner.join(fill * (width + 2) for width in widths) + right
 
     return [
-        *(part.rstrip().ljust(total) for part in title),
+        *title,
         rule("┏", "━", "┳", "┓"),
         line([heading for heading, _ in block.columns], "┃"),
         rule("┡", "━", "╇", "┩"),

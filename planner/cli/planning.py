@@ -212,6 +212,14 @@ def explain(
                 typer.echo(f"  term {label}:")
                 typer.echo(_pretty(term))
         typer.echo("")
+    others = api.explained_mechanisms(model, coin)
+    if others:
+        typer.echo("a plan may instead run (planner plan names the one it runs and its bound):")
+        for other in others:
+            typer.echo(
+                f"  {other['protocol']}: {other['title']}; bound {other['bound']} — "
+                f"{other['reference']}"
+            )
 
 
 def _pretty(term: Any) -> str:

@@ -23,7 +23,9 @@ from planner.service.limits import (
     MAX_CONCURRENT_SWEEPS,
     MAX_OFFSET,
     MAX_PAGE,
+    MAX_SIMULATION_SECONDS,
     MAX_SWEEP_ROWS,
+    QUERY_FIELDS,
     check_job,
 )
 from planner.service.models import (
@@ -237,8 +239,25 @@ async def plan_text(body: PlanRequest, state: ServiceState) -> str:
                 "simulating it is off (a budget of 0 s: --simulation-budget)",
                 "POST /v1/plan does not simulate",
             )
-            error.args = (f"{line}; a job of kind plan (POST /v1/validations) simulates it",)
+            refusal = await run_in_threadpool(_plan_job_refusal, fields)
+            if refusal is None:
+                error.args = (f"{line}; a job of kind plan (POST /v1/validations) simulates it",)
+            else:  # a new user's review: the job suggested was then refused
+                error.args = (f"{line}; nor would a job of kind plan simulate it: {refusal}",)
         raise
+
+
+def _plan_job_refusal(fields: dict[str, Any]) -> str | None:
+    """Why a job of kind plan would refuse to simulate this ``/v1/plan`` query at the
+    most budget a job may have (``check_job``: k below the simulation floor, a simulation
+    over the budget, an allocation a plan job does not take), or None."""
+    job = {name: fields.get(name) for name in (*QUERY_FIELDS, "accounting", "allocation")}
+    job = {**job, "kind": "plan", "simulation_budget": MAX_SIMULATION_SECONDS}
+    try:
+        check_job(job, job.keys())
+    except InputError as refusal:
+        return str(getattr(refusal, "reason", None) or refusal)  # not the gaps again
+    return None
 
 
 async def compare_text(body: CompareRequest, state: ServiceState) -> str:
