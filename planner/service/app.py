@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import json
 import re
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -80,6 +81,8 @@ CLI_WORDS = {
 """Words of the CLI's that a shared check's line uses, as a request says them; any other
 ``--option`` is the request's field of that name (``--simulation-budget``:
 ``simulation_budget``)."""
+STORE_RETRY_SECONDS = 5
+"""``Retry-After`` of a 503 for a job store that refused a request (e.g. locked)."""
 PARSE_LINE = (
     "invalid body: must be a JSON object (it could not be read: nested too deeply, a "
     "number too long, or not UTF-8)"
@@ -359,6 +362,18 @@ def create_app(
             "cap per plan, compare, solve or sweep request (the command line has none)"
         )
         return _error(503, line, "request")
+
+    @app.exception_handler(sqlite3.OperationalError)
+    async def store_unavailable(_: Request, error: sqlite3.OperationalError) -> Response:
+        """The job store refused a read or write (locked by another process past its busy
+        timeout, disk full, I/O error): a hostile review's POST while the database was
+        locked had answered 500 after 30 s. The condition passes, so 503 and when to try
+        again."""
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        line = f"the job store is unavailable for now ({cut_text(reason)}): send it again shortly"
+        response = _error(503, line)
+        response.headers["Retry-After"] = str(STORE_RETRY_SECONDS)
+        return response
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, error: Exception) -> Response:

@@ -18,7 +18,9 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import json
+import logging
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -30,6 +32,20 @@ from planner.service.store import Job, JobStatus, JobStore
 from planner.service.worker import MEMORY_LIMIT_BYTES, PARENT_ENV, PROGRESS_TOPIC, stop_event_name
 
 POLL_SECONDS = 0.2
+RECORD_SECONDS = 60.0
+"""How long a job's outcome is retried while the job store refuses it (database locked,
+disk full, I/O error) before the job is recorded ``failed`` instead, with the reason."""
+BACKOFF_SECONDS = (0.2, 5.0)
+"""The first and the longest wait between attempts at a store that refuses writes."""
+PROGRESS_PAUSE_SECONDS = 10.0
+"""How long a job's progress lines are dropped after one could not be written (each
+attempt at a locked database waits up to its busy timeout, 30 s)."""
+STORE_FAILED_LINE = (
+    "its outcome could not be recorded: the job store refused it for {seconds:g} s ({reason}); "
+    "POST /v1/validations/{{id}}/rerun runs it again"
+)
+
+log = logging.getLogger("planner.service")
 LOST_SCHEDULER_SECONDS = 10.0
 """How long a job on a cluster waits for a client that lost its scheduler to reconnect
 before it fails."""
@@ -45,6 +61,21 @@ class _Running:
     """Set by the dispatcher before it kills the process: the status and reason to record."""
     future: Any = None
     """The job's ``distributed.Future`` (a job on a cluster)."""
+
+
+@dataclass
+class _Unrecorded:
+    """A job's outcome the store refused, kept until the store takes it."""
+
+    status: JobStatus
+    report: dict | None
+    error: str | None
+    since: float
+    """When the first attempt failed (``time.monotonic``)."""
+    reason: str
+    """The store's last refusal, in one line."""
+    next_try: float
+    wait: float
 
 
 class JobRunner:
@@ -69,6 +100,9 @@ class JobRunner:
         """A ``distributed.Client``: jobs run on its cluster; None: in local processes."""
         self.scheduler = scheduler or (None if client is None else str(client.scheduler.address))
         self._running: dict[str, _Running] = {}
+        self._unrecorded: dict[str, _Unrecorded] = {}
+        """Outcomes the store refused (the loop retries them): their jobs' slots are free."""
+        self._progress_paused_until = 0.0
         self._lost_since: float | None = None
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -104,16 +138,37 @@ class JobRunner:
 
     def _loop(self) -> None:
         try:
+            wait = BACKOFF_SECONDS[0]
             while not self._stop.is_set():
-                self._dispatch()
-                self._enforce()
-                self._wake.wait(POLL_SECONDS)
+                if self._turn():
+                    wait = BACKOFF_SECONDS[0]
+                    self._wake.wait(POLL_SECONDS)
+                else:  # the store refused: back off, then try again (never give up)
+                    self._stop.wait(wait)
+                    wait = min(2 * wait, BACKOFF_SECONDS[1])
                 self._wake.clear()
         finally:
             with self._lock:
                 running = list(self._running.values())
             for job in running:
                 self._kill(job, JobStatus.INTERRUPTED, "the server stopped while this job ran")
+            self._record_pending()  # once more; left running, the next start interrupts them
+
+    def _turn(self) -> bool:
+        """One pass of the loop: record pending outcomes, start queued jobs, stop overlong
+        and cancelled ones. False when the store refused (locked, disk full, I/O error).
+
+        A hostile review held the database locked for 45 s: the loop (and a job's follower)
+        died on the store's error, the job stayed ``running`` for ever in its slot, and the
+        queue stopped. The loop now survives any error and backs off."""
+        try:
+            self._record_pending()
+            self._enforce()  # before starting more: a slot may be freed here
+            self._dispatch()
+        except Exception as error:  # any: the loop must outlive every failure
+            log.warning("planner serve: the job runner's pass failed, retrying: %s", _line(error))
+            return False
+        return True
 
     def _dispatch(self) -> None:
         while len(self._running) < self.workers:
@@ -123,7 +178,7 @@ class JobRunner:
                 job = self.store.next_queued()
                 if job is None or not self.store.mark_running(job.id):
                     return
-                self.store.finish(job.id, JobStatus.FAILED, error=self._lost_line())
+                self._record(job.id, JobStatus.FAILED, error=self._lost_line())
                 continue
             job = self.store.next_queued()
             if job is None or not self.store.mark_running(job.id):
@@ -151,7 +206,7 @@ class JobRunner:
                 process.stdin.write(json.dumps({"kind": job.kind, "request": job.request}) + "\n")
                 process.stdin.close()
             except OSError as error:
-                self.store.finish(job.id, JobStatus.FAILED, error=f"cannot start the job: {error}")
+                self._record(job.id, JobStatus.FAILED, error=f"cannot start the job: {error}")
                 continue
             running = _Running(job.id, process, time.monotonic() + self.time_limit)
             with self._lock:
@@ -174,7 +229,7 @@ class JobRunner:
                 key=f"planner-job-{job.id}",
             )
         except Exception as error:  # the client closed between the check and the call
-            self.store.finish(job.id, JobStatus.FAILED, error=self._lost_line(error))
+            self._record(job.id, JobStatus.FAILED, error=self._lost_line(error))
             return
         running = _Running(job.id, None, time.monotonic() + self.time_limit, future=future)
         with self._lock:
@@ -189,7 +244,7 @@ class JobRunner:
         try:
             job_id = str(message["job"])
             if job_id in self._running:
-                self.store.progress(job_id, int(message["progress"]), str(message["family"]))
+                self._progress(job_id, int(message["progress"]), str(message["family"]))
         except (KeyError, TypeError, ValueError):  # not an event this code sent
             return
 
@@ -200,10 +255,10 @@ class JobRunner:
             self._running.pop(running.job_id, None)
             stopped = running.stopped
         if stopped is not None:
-            self.store.finish(running.job_id, stopped[0], error=stopped[1])
+            self._record(running.job_id, stopped[0], error=stopped[1])
             self._clear_stop(running.job_id)
         else:
-            self.store.finish(running.job_id, status, report=report, error=error)
+            self._record(running.job_id, status, report=report, error=error)
         self._wake.set()
 
     def _remote_outcome(self, future: Any) -> tuple[JobStatus, dict | None, str | None]:
@@ -275,42 +330,132 @@ class JobRunner:
             Event(stop_event_name(job_id), client=self.client).clear()
 
     def _follow(self, running: _Running) -> None:
-        """Relay one job's lines into the store until its process ends."""
+        """Relay one job's lines into the store until its process ends, then free its slot
+        and record its outcome. No store error ends this thread early (a hostile review:
+        a locked database had killed it, leaving the job ``running`` in its slot for ever):
+        a progress line the store refuses is dropped, an outcome it refuses is kept and
+        retried (:meth:`_record`)."""
         outcome: tuple[JobStatus, dict | None, str | None] | None = None
         assert running.process is not None and running.process.stdout is not None
-        for line in running.process.stdout:
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue
-            if "progress" in message:
-                self.store.progress(running.job_id, int(message["progress"]), message["family"])
-            elif "done" in message:
-                outcome = (JobStatus.DONE, message["done"], None)
-            elif "error" in message:
-                outcome = (JobStatus.FAILED, None, str(message["error"]))
-        code = running.process.wait()
-        with self._lock:
-            self._running.pop(running.job_id, None)
-            stopped = running.stopped
-        if stopped is not None:
-            self.store.finish(running.job_id, stopped[0], error=stopped[1])
-        elif outcome is None:
-            self.store.finish(
-                running.job_id,
-                JobStatus.FAILED,
-                error=f"the job's process ended without a result (exit code {code})",
+        read_to_end = False
+        try:
+            for line in running.process.stdout:
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(message, dict):
+                    continue
+                if "progress" in message:
+                    self._progress(
+                        running.job_id, int(message["progress"]), str(message.get("family"))
+                    )
+                elif "done" in message:
+                    outcome = (JobStatus.DONE, message["done"], None)
+                elif "error" in message:
+                    outcome = (JobStatus.FAILED, None, str(message["error"]))
+            read_to_end = True
+        finally:
+            if not read_to_end and running.process.poll() is None:
+                running.process.kill()  # no one would read its lines
+            code = running.process.wait()
+            with self._lock:
+                self._running.pop(running.job_id, None)
+                stopped = running.stopped
+            if stopped is not None:
+                self._record(running.job_id, stopped[0], error=stopped[1])
+            elif outcome is None:
+                self._record(
+                    running.job_id,
+                    JobStatus.FAILED,
+                    error=f"the job's process ended without a result (exit code {code})",
+                )
+            else:
+                self._record(running.job_id, outcome[0], report=outcome[1], error=outcome[2])
+            self._wake.set()
+
+    def _progress(self, job_id: str, done: int, note: str) -> None:
+        """Write a job's progress, or drop it (and the next ones for
+        :data:`PROGRESS_PAUSE_SECONDS`) when the store refuses: progress is worth no
+        thread's death and no 30 s wait per line."""
+        if time.monotonic() < self._progress_paused_until:
+            return
+        try:
+            self.store.progress(job_id, done, note)
+        except sqlite3.Error as error:
+            self._progress_paused_until = time.monotonic() + PROGRESS_PAUSE_SECONDS
+            log.warning("planner serve: job %s's progress not recorded: %s", job_id, _line(error))
+
+    def _record(
+        self,
+        job_id: str,
+        status: JobStatus,
+        *,
+        report: dict | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Record a job's outcome now, or keep it for the loop to retry (with backoff) while
+        the store refuses it; past :data:`RECORD_SECONDS` the job is recorded ``failed``
+        with the reason instead, as soon as the store answers. Never raises: the caller's
+        thread (a follower, the loop) must go on."""
+        try:
+            self.store.finish(job_id, status, report=report, error=error)
+        except sqlite3.Error as failure:
+            now = time.monotonic()
+            log.warning(
+                "planner serve: job %s's outcome not recorded yet: %s", job_id, _line(failure)
             )
-        else:
-            self.store.finish(running.job_id, outcome[0], report=outcome[1], error=outcome[2])
-        self._wake.set()
+            with self._lock:
+                self._unrecorded[job_id] = _Unrecorded(
+                    status=status,
+                    report=report,
+                    error=error,
+                    since=now,
+                    reason=_line(failure),
+                    next_try=now + BACKOFF_SECONDS[0],
+                    wait=BACKOFF_SECONDS[0],
+                )
+
+    def _record_pending(self) -> None:
+        """Try again the outcomes the store refused (each on its own backoff). Past
+        :data:`RECORD_SECONDS` a report the store still refuses (it may be the report
+        itself, on a full disk) gives way to ``failed`` with the store's reason."""
+        now = time.monotonic()
+        with self._lock:
+            due = [(key, item) for key, item in self._unrecorded.items() if item.next_try <= now]
+        for job_id, item in due:
+            attempts = [(item.status, item.report, item.error)]
+            if item.report is not None and now - item.since > RECORD_SECONDS:
+                line = STORE_FAILED_LINE.format(seconds=RECORD_SECONDS, reason=item.reason)
+                attempts.append((JobStatus.FAILED, None, line))
+            for status, report, error in attempts:
+                try:
+                    self.store.finish(job_id, status, report=report, error=error)
+                except sqlite3.Error as failure:
+                    item.reason = _line(failure)
+                    continue
+                with self._lock:
+                    self._unrecorded.pop(job_id, None)
+                break
+            else:
+                item.next_try = time.monotonic() + item.wait
+                item.wait = min(2 * item.wait, BACKOFF_SECONDS[1])
+
+    @property
+    def unrecorded(self) -> int:
+        """Finished jobs whose outcome the store has not taken yet."""
+        return len(self._unrecorded)
 
     def _enforce(self) -> None:
         with self._lock:
             running = list(self._running.values())
         if not running:
             return
-        cancelled = self.store.cancel_requested()
+        try:
+            cancelled = self.store.cancel_requested()
+        except sqlite3.Error as error:  # the time limit holds all the same
+            log.warning("planner serve: cancellations not read: %s", _line(error))
+            cancelled = set()
         now = time.monotonic()
         for job in running:
             if job.job_id in cancelled:
@@ -331,7 +476,7 @@ class JobRunner:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 running.process.wait(timeout=5)
         if self._stop.is_set():  # the follower may not get to it before exit
-            self.store.finish(running.job_id, status, error=reason)
+            self._record(running.job_id, status, error=reason)
 
     def _stop_remote(self, running: _Running) -> None:
         """Set the job's stop event (its task ends after its current family) and cancel
@@ -344,3 +489,9 @@ class JobRunner:
             Event(stop_event_name(running.job_id), client=self.client).set()
         with contextlib.suppress(Exception):
             running.future.cancel()
+
+
+def _line(error: BaseException) -> str:
+    """An exception as one line: its first line, or its type's name."""
+    text = str(error).splitlines()[0] if str(error) else ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

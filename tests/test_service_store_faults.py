@@ -1,0 +1,193 @@
+"""A job store that refuses writes (locked by another process, disk full, I/O error).
+
+A hostile review held ``BEGIN IMMEDIATE`` on the jobs database for 45 s: the job's
+follower thread died on ``database is locked``, the job stayed ``running`` for ever in its
+runner slot, and the queue stopped; a POST meanwhile answered 500. Each test here failed
+before its fix. The store's busy timeout is cut to 0.1 s so a real lock fails at once.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+import planner.service.runner as runner_module
+from planner.service import create_app
+from planner.service.runner import JobRunner, _Running
+from planner.service.store import Job, JobStatus, JobStore
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+SMALL_JOB = {"model": "central", "k": 64, "alpha": 0.3, "eps1": 1, "eps2": 0.5, "trials": 60}
+
+
+def running_job(store: JobStore) -> Job:
+    job = store.create(
+        "validate",
+        {"model": "central"},
+        seed=1,
+        trials=10,
+        code_version="test",
+        constants_version="test",
+        progress_total=2,
+    )
+    assert store.mark_running(job.id)
+    return job
+
+
+def locked(database: Path) -> sqlite3.Connection:
+    """Another process's write transaction on the database (as ``BEGIN IMMEDIATE``)."""
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    return holder
+
+
+def reporting_process() -> subprocess.Popen[str]:
+    """A stand-in for a job's process: one progress line, then its report."""
+    lines = [{"progress": 1, "family": "uniform"}, {"done": {"verdict": "pass"}}]
+    script = "".join(f"print({json.dumps(json.dumps(line))}, flush=True)\n" for line in lines)
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+
+
+@pytest.fixture
+def fast_backoff(monkeypatch) -> None:
+    monkeypatch.setattr(runner_module, "BACKOFF_SECONDS", (0.01, 0.05))
+
+
+def test_a_follower_outlives_a_locked_store_and_records_the_job_once_it_answers(
+    tmp_path: Path, fast_backoff
+) -> None:
+    database = tmp_path / "jobs.sqlite3"
+    store = JobStore(database, owner=True)
+    store._db.execute("PRAGMA busy_timeout = 100")
+    job = running_job(store)
+    runner = JobRunner(store, workers=1)
+    running = _Running(job.id, reporting_process(), time.monotonic() + 60)
+    runner._running[job.id] = running
+    holder = locked(database)
+    try:
+        runner._follow(running)  # had raised OperationalError on the progress line
+        assert runner.busy == 0  # its slot is free for the next job
+        assert runner.unrecorded == 1
+        assert store.get(job.id).status is JobStatus.RUNNING
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    time.sleep(0.02)
+    runner._record_pending()  # the store answers again: the report is recorded
+    recorded = store.get(job.id)
+    assert recorded.status is JobStatus.DONE and recorded.report == {"verdict": "pass"}
+    assert runner.unrecorded == 0
+    store.close()
+
+
+def test_an_outcome_the_store_still_refuses_ends_the_job_failed_with_the_reason(
+    tmp_path: Path, fast_backoff, monkeypatch
+) -> None:
+    store = JobStore(tmp_path / "jobs.sqlite3", owner=True)
+    job = running_job(store)
+    runner = JobRunner(store, workers=1)
+    finish = store.finish
+
+    def refusing_reports(job_id: str, status: JobStatus, **outcome: Any) -> None:
+        if outcome.get("report") is not None:  # e.g. a full disk: the report does not fit
+            raise sqlite3.OperationalError("database or disk is full")
+        finish(job_id, status, **outcome)
+
+    monkeypatch.setattr(store, "finish", refusing_reports)
+    runner._record(job.id, JobStatus.DONE, report={"verdict": "pass"})
+    assert runner.unrecorded == 1 and store.get(job.id).status is JobStatus.RUNNING
+    monkeypatch.setattr(runner_module, "RECORD_SECONDS", 0.0)
+    time.sleep(0.02)
+    runner._record_pending()
+    failed = store.get(job.id)
+    assert failed.status is JobStatus.FAILED, failed
+    assert "could not be recorded" in failed.error and "disk is full" in failed.error
+    assert "\n" not in failed.error and runner.unrecorded == 0
+    store.close()
+
+
+def test_the_runner_loop_outlives_store_errors_and_goes_on_dispatching(
+    tmp_path: Path, fast_backoff, monkeypatch
+) -> None:
+    store = JobStore(tmp_path / "jobs.sqlite3", owner=True)
+    runner = JobRunner(store, workers=1)
+    calls = []
+
+    def flaky_next_queued() -> None:
+        calls.append(time.monotonic())
+        if len(calls) <= 3:
+            raise sqlite3.OperationalError("disk I/O error")
+        return None
+
+    monkeypatch.setattr(store, "next_queued", flaky_next_queued)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 10
+        while len(calls) < 6 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(calls) >= 6, calls  # it went on after the errors
+        assert runner._thread is not None and runner._thread.is_alive()
+    finally:
+        runner.stop()
+        store.close()
+
+
+def test_a_post_while_the_store_is_locked_is_503_with_retry_after(tmp_path: Path) -> None:
+    database = tmp_path / "jobs.sqlite3"
+    app = create_app(database, workers=1, run_jobs=False)
+    with TestClient(app) as client:
+        app.state.service.store._db.execute("PRAGMA busy_timeout = 100")
+        holder = locked(database)
+        try:
+            response = client.post("/v1/validations", json=SMALL_JOB)
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert response.status_code == 503, response.text  # had been 500
+        assert response.headers["retry-after"] == "5"
+        line = response.json()["error"]
+        assert "database is locked" in line and "\n" not in line
+        assert client.post("/v1/validations", json=SMALL_JOB).status_code == 202
+
+
+def test_a_running_job_is_killed_at_its_time_limit_while_the_store_refuses(
+    tmp_path: Path, fast_backoff
+) -> None:
+    """The time limit does not wait for the store: cancellations unread, it still holds."""
+    database = tmp_path / "jobs.sqlite3"
+    store = JobStore(database, owner=True)
+    store._db.execute("PRAGMA busy_timeout = 100")
+    job = running_job(store)
+    runner = JobRunner(store, workers=1)
+    sleeper = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], stdout=subprocess.PIPE, text=True
+    )
+    running = _Running(job.id, sleeper, time.monotonic() - 1)  # past its limit
+    runner._running[job.id] = running
+    follower = threading.Thread(target=runner._follow, args=(running,))
+    follower.start()
+    holder = locked(database)
+    try:
+        runner._enforce()  # reads the cancellations (a read: WAL lets it) and kills it
+        follower.join(timeout=10)
+        assert not follower.is_alive() and sleeper.poll() is not None
+        assert runner.busy == 0
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    time.sleep(0.02)
+    runner._record_pending()
+    stopped = store.get(job.id)
+    assert stopped.status is JobStatus.FAILED and "time limit" in stopped.error
+    store.close()
+
