@@ -191,3 +191,27 @@ def test_a_running_job_is_killed_at_its_time_limit_while_the_store_refuses(
     assert stopped.status is JobStatus.FAILED and "time limit" in stopped.error
     store.close()
 
+
+def test_a_second_server_on_the_same_database_through_a_hard_link_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The lock had been ``<realpath>.lock``: a hard link (or a bind mount) is another path
+    with its own lock file, and a second server started on the same database."""
+    from planner.inputs import InputError
+
+    database = tmp_path / "jobs.sqlite3"
+    elsewhere = tmp_path / "other"
+    elsewhere.mkdir()
+    first = create_app(database, workers=1, run_jobs=False)
+    try:
+        alias = elsewhere / "alias.sqlite3"
+        alias.hardlink_to(database)
+        with pytest.raises(InputError) as refused:
+            create_app(alias, workers=1, run_jobs=False)
+        line = str(refused.value)
+        assert refused.value.parameter == "db" and "\n" not in line
+        assert "no other planner serve is using" in line and "another name" in line
+        assert not (elsewhere / "alias.sqlite3.lock").exists()  # nothing left behind
+    finally:
+        first.state.service.store.close()
+    create_app(alias, workers=1, run_jobs=False).state.service.store.close()  # free again

@@ -138,19 +138,21 @@ def default_database() -> Path:
 class JobStore:
     """Thread-safe access to the jobs table of one database file.
 
-    ``owner``: hold the file for this process (a server's store) through an exclusive lock
-    on ``<file>.lock``, or refuse in one line naming ``db`` while another process holds it.
-    A second server on the same file had marked the first one's running jobs
-    ``interrupted`` (:meth:`recover`) and would have run its queue twice.
+    ``owner``: hold the file for this process (a server's store) through exclusive locks
+    on ``<file>.lock`` and on the database file itself, or refuse in one line naming ``db``
+    while another process holds either. A second server on the same file had marked the
+    first one's running jobs ``interrupted`` (:meth:`recover`) and would have run its queue twice.
     """
 
     def __init__(self, path: Path | str, *, owner: bool = False) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if owner:
+            _refuse_if_served(self.path)  # before reading it: its WAL is another name's
         _check_database_file(self.path)  # before its lock file is made beside it
         made = _create_with_umask(self.path)
         lock_existed = _lock_path(self.path).exists()
-        self._owner_lock: TextIO | None = None
+        self._owner_lock: _Hold | None = None
         try:
             self._owner_lock = _hold(self.path) if owner else None
             self._lock = threading.Lock()
@@ -469,12 +471,28 @@ def _lock_path(database: Path) -> Path:
     return real.with_name(real.name + ".lock")
 
 
-def _hold(database: Path) -> TextIO:
-    """An exclusive lock on ``<database>.lock`` held while the returned file stays open
-    (the kernel drops it when the process dies, even by SIGKILL); the holder's process id
-    is written in it. Not the database file itself: closing any other descriptor of that
-    file would drop SQLite's own locks on it. The lock file is the real file's (symlinks
-    resolved): a second name for the same database meets the same lock."""
+class _Hold:
+    """The two locks a server's store holds (:func:`_hold`), released together."""
+
+    def __init__(self, note: TextIO, database: int) -> None:
+        self.note = note
+        self.database = database
+
+    def close(self) -> None:
+        os.close(self.database)
+        self.note.close()
+
+
+def _hold(database: Path) -> _Hold:
+    """Exclusive locks held while the returned :class:`_Hold` stays open (the kernel drops
+    them when the process dies, even by SIGKILL): on ``<database>.lock``, where the
+    holder's process id is written (symlinks resolved), and on the database file itself,
+    so that a second name for the same file (a hard link, a bind mount) meets the same
+    lock (a hostile review started two servers on one database through a hard link, each
+    with its own lock file, and jobs were lost). The database file's lock is ``flock``,
+    which SQLite's own ``fcntl`` locks do not see; its descriptor is closed only after
+    the store's connections (closing it drops this process's ``fcntl`` locks on the
+    file)."""
     handle = open(_lock_path(database), "a+", encoding="utf-8")  # noqa: SIM115
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -482,17 +500,69 @@ def _hold(database: Path) -> TextIO:
         handle.seek(0)
         holder = handle.read().strip()[:20] or "another process"
         handle.close()
-        raise InputError(
-            "db",
-            str(database),
-            f"a database no other planner serve is using (process {holder} serves it; "
-            "stop it, or give this one its own --db)",
-        ) from None
+        raise _in_use(database, f"process {holder} serves it") from None
+    try:
+        descriptor = os.open(database, os.O_RDONLY)
+    except OSError:
+        handle.close()
+        raise
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        if os.fstat(handle.fileno()).st_size == 0:  # made by this start: not left behind
+            _lock_path(database).unlink(missing_ok=True)
+        handle.close()
+        raise _in_use(database, "another process serves this file under another name") from None
     handle.seek(0)
     handle.truncate()
     handle.write(f"{os.getpid()}\n")
     handle.flush()
-    return handle
+    return _Hold(handle, descriptor)
+
+
+def _refuse_if_served(database: Path) -> None:
+    """Refuse, before anything reads or writes it, a database file another server holds
+    (:func:`_hold`) under any name: read through a second name, SQLite looks for the
+    write-ahead log beside that name, does not find the server's, and answers "disk I/O
+    error". The lock is only tried here; :func:`_hold` takes it."""
+    if not database.is_file():
+        return
+    try:
+        descriptor = os.open(database, os.O_RDONLY)
+    except OSError:
+        return  # _check_database_file says why
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise _in_use(database, _holder(database)) from None
+    finally:
+        os.close(descriptor)
+
+
+def _holder(database: Path) -> str:
+    """Who holds a database file that is locked: the process named in this name's lock
+    file when that lock is held too (the same name), else another name's server."""
+    try:
+        with open(_lock_path(database), encoding="utf-8") as note:
+            try:
+                fcntl.flock(note, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = note.read().strip()[:20]
+                return f"process {holder} serves it" if holder else "another process serves it"
+    except OSError:
+        pass
+    return "another process serves this file under another name"
+
+
+def _in_use(database: Path, holder: str) -> InputError:
+    """The one line refusing a database another ``planner serve`` holds."""
+    return InputError(
+        "db",
+        str(database),
+        f"a database no other planner serve is using ({holder}; stop it, or give this one "
+        "its own --db)",
+    )
 
 
 def _job(row: sqlite3.Row) -> Job:
