@@ -242,6 +242,52 @@ class BodyLimit:
                 await _error(413, str(error), "body")(scope, receive, send)
 
 
+def request_host(header: str) -> str | None:
+    """The host of a ``Host`` header (``[::1]:8000`` → ``[::1]``), lower case, or None when
+    it is not ``host[:port]``."""
+    if header.startswith("["):
+        end = header.find("]")
+        if end < 0:
+            return None
+        host, rest = header[: end + 1], header[end + 1 :]
+    else:
+        host, colon, port = header.partition(":")
+        rest = colon + port
+    if rest and not (rest.startswith(":") and (rest[1:] == "" or rest[1:].isdigit())):
+        return None
+    return host.lower() or None
+
+
+class LoopbackHostOnly:
+    """Pure ASGI middleware for a server without a token: a request whose ``Host`` is not
+    a loopback name or address (localhost, 127.0.0.1, [::1], any port) is a 400 line
+    naming ``host``. A hostile review: a web page on any site could reach a token-less
+    server on loopback through DNS rebinding (its own name pointed at 127.0.0.1), and the
+    service answered ``Host: attacker.example``."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        from planner.service.server import is_loopback
+
+        given = dict(scope.get("headers") or []).get(b"host")
+        if given is not None:  # none: no browser (HTTP/1.1 browsers always send one)
+            text = given.decode("latin-1")
+            host = request_host(text)
+            if host is None or not is_loopback(host):
+                line = (
+                    f"invalid Host = {_shown(cut_text(text))}: must be localhost, 127.0.0.1 "
+                    "or [::1] (with any port) on a server without --token"
+                )
+                await _error(400, line, "host")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def create_app(
     database: Path | str,
     *,
@@ -252,6 +298,7 @@ def create_app(
     client: Any = None,
     request_time_limit: float = MAX_REQUEST_SECONDS,
     owner: bool = True,
+    loopback_hosts_only: bool = False,
 ) -> FastAPI:
     """The service around one database file (``run_jobs=False``: queue but never run;
     ``client``: a ``distributed.Client`` whose cluster runs the jobs, see
@@ -260,7 +307,9 @@ def create_app(
     ``planner serve --workers N``'s other HTTP processes, beside the one that holds the
     database's lock and runs the jobs: it stores, cancels and reads jobs in the same
     database (WAL), which that process's runner picks up (within its poll, 0.2 s), and
-    neither takes the lock nor recovers nor runs jobs."""
+    neither takes the lock nor recovers nor runs jobs. ``loopback_hosts_only``: refuse
+    a ``Host`` that is not loopback (:class:`LoopbackHostOnly`; ``planner serve`` without a
+    token)."""
     # the modules themselves, not through planner.service (whose __init__ imports this one)
     import planner.service.apidocs as apidocs
     import planner.service.page as page
@@ -312,6 +361,8 @@ def create_app(
     apidocs.install(app)  # descriptions in Markdown, as Swagger UI renders them
     app.add_middleware(FastAnswers)  # inside BodyLimit (the last added is the outermost)
     app.add_middleware(BodyLimit)
+    if loopback_hosts_only:
+        app.add_middleware(LoopbackHostOnly)  # outermost: before anything reads the request
 
     @app.exception_handler(InputError)
     async def input_error(_: Request, error: InputError) -> Response:

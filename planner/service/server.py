@@ -173,7 +173,12 @@ def serve(
     try:
         try:
             app = create_app(
-                database, workers=workers, token=token, time_limit=time_limit, client=client
+                database,
+                workers=workers,
+                token=token,
+                time_limit=time_limit,
+                client=client,
+                loopback_hosts_only=token is None,  # DNS rebinding (a hostile review)
             )
         except (OSError, sqlite3.Error) as error:
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
@@ -330,6 +335,7 @@ def serve_http_process() -> None:
         token=token,
         time_limit=float(settings["time_limit"]),
         owner=False,
+        loopback_hosts_only=token is None,
     )
     access_log = bool(settings["access_log"])
     config = uvicorn.Config(

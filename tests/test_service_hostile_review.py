@@ -1,0 +1,84 @@
+"""Defects a hostile review of the service found (each test failed before its fix)."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from planner.service.app import request_host
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def served(monkeypatch, tmp_path: Path, *options: str) -> dict[str, Any]:
+    """What ``planner serve`` hands uvicorn (the app and its settings), without serving
+    (the caller closes the app's store)."""
+    import uvicorn
+
+    from planner.cli import main
+
+    seen: dict[str, Any] = {}
+
+    def run(app: Any, **settings: Any) -> None:
+        seen.update(settings, app=app)
+
+    monkeypatch.setattr(uvicorn, "run", run)
+    database = str(tmp_path / "jobs.sqlite3")
+    arguments = ["serve", "--port", str(free_port()), "--db", database, "--workers", "1"]
+    assert main([*arguments, *options]) == 0
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("header", "host"),
+    [
+        ("localhost:8000", "localhost"),
+        ("127.0.0.1", "127.0.0.1"),
+        ("[::1]:8000", "[::1]"),
+        ("LOCALHOST", "localhost"),
+        ("attacker.example:18431", "attacker.example"),
+        ("[::1", None),
+        ("localhost:80x", None),
+        ("", None),
+    ],
+)
+def test_request_host_reads_a_host_header(header: str, host: str | None) -> None:
+    assert request_host(header) == host
+
+
+def test_a_server_without_a_token_answers_only_loopback_host_names(
+    monkeypatch, tmp_path: Path
+) -> None:
+    """DNS rebinding: ``Host: attacker.example:18431`` had been answered by a token-less
+    server on loopback."""
+    app = served(monkeypatch, tmp_path)["app"]
+    client = TestClient(app)
+    for host in ("localhost:8000", "127.0.0.1:18431", "[::1]:8000", "localhost"):
+        assert client.get("/v1/version", headers={"Host": host}).status_code == 200, host
+    for host in ("attacker.example:18431", "attacker.example", "127.0.0.1.nip.io", "[::1"):
+        for path in ("/v1/validations", "/", "/v1/health"):
+            response = client.get(path, headers={"Host": host})
+            assert response.status_code == 400, (host, path)
+            body = response.json()
+            assert body["parameter"] == "host" and "must be localhost" in body["error"]
+            assert "\n" not in body["error"]
+    app.state.service.store.close()
+
+
+def test_a_server_with_a_token_takes_any_host(monkeypatch, tmp_path: Path) -> None:
+    """A token guards a server on any address: its own name must reach it."""
+    monkeypatch.setenv("PLANNER_TOKEN", "a-long-enough-token-123")
+    app = served(monkeypatch, tmp_path)["app"]
+    response = TestClient(app).get("/v1/health", headers={"Host": "planner.internal:8000"})
+    assert response.status_code == 200
+    app.state.service.store.close()
