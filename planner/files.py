@@ -23,6 +23,13 @@ from typing import Any
 from planner.inputs import InputError
 
 _TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
+_STREAM = re.compile(
+    r"^/(dev/(stdin|stdout|stderr|fd/\d+)|proc/(self|thread-self|\d+)(/task/\d+)?/fd/\d+)$"
+)
+"""The names of a process's open descriptors: ``/dev/stdout``, ``/dev/fd/N``,
+``/proc/<pid>/fd/N`` (:func:`standard_stream`)."""
+LINK_HOPS = 40
+"""Symbolic links followed at most when looking for a descriptor's name (as the kernel)."""
 
 
 def check_output_path(path: Path | str | None, *, suffixes: Sequence[str] = ()) -> Path:
@@ -39,6 +46,14 @@ def check_output_path(path: Path | str | None, *, suffixes: Sequence[str] = ()) 
         raise InputError("output", text, allowed)
     if text == "-":  # the usual name for stdout, which --json (or --format) prints to
         raise InputError("output", text, allowed + " (for stdout, leave --output out)")
+    stream = standard_stream(text)
+    if stream is not None:
+        shown = f"{stream} is" if stream == text else f"it leads to {stream},"
+        raise InputError(
+            "output",
+            text,
+            allowed + f" ({shown} an open stream, not a file: for stdout, leave --output out)",
+        )
     path = Path(text)
     try:
         if path.is_symlink():  # a loop of links is refused (it would replace the link)
@@ -67,6 +82,31 @@ def check_output_path(path: Path | str | None, *, suffixes: Sequence[str] = ()) 
     os.close(handle)
     os.unlink(probe)
     return path
+
+
+def standard_stream(text: str) -> str | None:
+    """The descriptor's name (``/dev/stdout``, ``/dev/fd/1``, ``/proc/<pid>/fd/N``) that
+    ``text`` is or leads to through symbolic links, or None for a file's name.
+
+    A hostile review: ``--output /dev/stdout`` with stdout redirected to a log had been
+    followed to the log file and the output renamed over it, destroying the log (and
+    with stdout a pipe, refused as "No such file or directory")."""
+    current = os.path.abspath(text)
+    for _ in range(LINK_HOPS):
+        parent, name = os.path.split(current)
+        try:
+            real_parent = os.path.realpath(parent)
+        except (OSError, ValueError):
+            return None
+        for candidate in (current, os.path.join(real_parent, name)):
+            if _STREAM.match(candidate):
+                return candidate
+        try:
+            target = os.readlink(current)
+        except (OSError, ValueError):  # not a link (or no such file): a file's name
+            return None
+        current = os.path.normpath(os.path.join(real_parent, target))
+    return None
 
 
 def real_target(path: Path) -> Path:

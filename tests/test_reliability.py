@@ -744,3 +744,35 @@ def test_an_option_the_model_does_not_read_is_named_in_a_warning() -> None:
         )
     shuffle = Query.build("shuffle", "private", 100, 0.2, 1, 0.5, 1e-6, 1 / 3, "paper")
     assert shuffle.accounting is Accounting.PAPER and shuffle.warnings == ()
+
+
+@pytest.mark.parametrize(
+    "output", ["/dev/stdout", "/dev/stderr", "/dev/fd/1", "/proc/self/fd/1", "link"]
+)
+def test_an_output_that_names_a_standard_stream_is_refused(
+    output: str, tmp_path: Path, capsys
+) -> None:
+    """A hostile review: ``--output /dev/stdout`` followed the link to the file stdout was
+    redirected to and renamed the output over it (the log was lost); into a pipe it said
+    "No such file or directory"."""
+    if output == "link":
+        output = str(tmp_path / "rows.csv")
+        os.symlink("/dev/stdout", output)
+    code, out, err = run(sweep_args(output), capsys)
+    assert code == 2 and out == ""
+    one_error_line(err, "output")
+    assert "an open stream, not a file" in err and "leave --output out" in err
+
+
+def test_output_dev_stdout_leaves_the_redirected_log_alone(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text("earlier lines\n")
+    command = [sys.executable, "-m", "planner", *sweep_args("/dev/stdout")]
+    with open(log, "a", encoding="utf-8") as appended:
+        finished = subprocess.run(
+            command, stdout=appended, stderr=subprocess.PIPE, text=True, timeout=60
+        )
+    assert finished.returncode == 2 and log.read_text() == "earlier lines\n"
+    piped = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 2 and "No such file" not in piped.stderr
+    assert "an open stream" in piped.stderr
