@@ -82,3 +82,43 @@ def test_a_server_with_a_token_takes_any_host(monkeypatch, tmp_path: Path) -> No
     response = TestClient(app).get("/v1/health", headers={"Host": "planner.internal:8000"})
     assert response.status_code == 200
     app.state.service.store.close()
+
+
+SLOW_PAGE = "/?setting=compare&k=6&alpha=0.2&eps1=5&eps2=0.02&delta=1e-10&beta=0.001"
+"""The hostile review's page query: 26 s of compare, answered 200 past the API's cap."""
+
+
+def test_the_page_stops_at_the_services_cap_per_request(tmp_path: Path) -> None:
+    import time
+
+    from planner.service import create_app
+
+    app = create_app(tmp_path / "jobs.sqlite3", run_jobs=False, request_time_limit=0.5)
+    with TestClient(app) as client:
+        start = time.monotonic()
+        response = client.get(SLOW_PAGE)
+        assert time.monotonic() - start < 10  # had run on for 26 s
+        assert response.status_code == 503, response.status_code
+        assert "the service&#x27;s cap per request" in response.text
+        assert 'id="form-error"' in response.text and 'id="k"' in response.text  # the form
+
+
+def test_the_pages_plot_takes_the_apis_cap_of_concurrent_sweeps(tmp_path: Path) -> None:
+    from planner.service import create_app
+
+    app = create_app(tmp_path / "jobs.sqlite3", run_jobs=False)
+    sweeps = app.state.service.sweeps
+    with TestClient(app) as client:
+        assert sweeps.acquire(blocking=False) and sweeps.acquire(blocking=False)  # both taken
+        try:
+            response = client.get("/?setting=central&k=1000&alpha=0.1&eps1=1&eps2=0.25")
+        finally:
+            sweeps.release()
+            sweeps.release()
+        assert response.status_code == 429 and response.headers["retry-after"] == "5"
+        assert "No plot now" in response.text and "<svg" not in response.text
+        assert 'data-field="' in response.text  # the plan itself is shown
+        again = client.get("/?setting=central&k=1000&alpha=0.1&eps1=1&eps2=0.25")
+        assert again.status_code == 200 and "<svg" in again.text
+        assert sweeps.acquire(blocking=False)  # the page gave its permit back
+        sweeps.release()

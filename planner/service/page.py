@@ -10,8 +10,10 @@ the screen; the page works without it and without any network but this server's.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import threading
 from collections.abc import Callable
 from html import escape
 from importlib import resources
@@ -23,6 +25,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from planner import api
 from planner.allocation import COST_MAX, COST_MIN, AllocationRule
+from planner.api import DeadlineExceededError, deadline
 from planner.coverage import OWN_DOMAIN_UNCOVERED
 from planner.inputs import (
     DEFAULT_BETA,
@@ -571,17 +574,59 @@ def _field(name: str, values: dict[str, str], errors: dict[str, str]) -> str:
     return f'<div class="field{" bad" if error else ""}">{label}{control}{hint}{message}</div>'
 
 
-def render(values: dict[str, str], problem: InputError | None = None) -> tuple[str, int]:
+PAGE_BUSY_SECONDS = 5
+"""``Retry-After`` of a page refused (429) because the plot's sweep is over the cap of
+concurrent sweeps."""
+
+
+def render(
+    values: dict[str, str],
+    problem: InputError | None = None,
+    *,
+    sweeps: threading.BoundedSemaphore | None = None,
+    seconds: float | None = None,
+) -> tuple[str, int]:
     """The page for these form values, and its HTTP status (422 when a field is bad, or
     with ``problem``, a line about the query string itself). Every bad field is marked at
-    once, each with its own line, before anything is planned."""
+    once, each with its own line, before anything is planned.
+
+    ``seconds``: the service's cap per request (503 past it, with one line);
+    ``sweeps``: the semaphore of concurrent sweeps the plot's sweep takes without waiting
+    (429 and no plot while it is taken). A hostile review: the page ran its plans,
+    compares and plot sweep with neither (a compare took 26 s and answered 200, where
+    ``POST /v1/compare`` stops at 20 s)."""
+    with deadline(seconds) if seconds is not None else contextlib.nullcontext():
+        try:
+            return _render(values, problem, sweeps)
+        except DeadlineExceededError as error:
+            line = (
+                f"This query ran past {error.seconds:g} s, the service's cap per request, and "
+                "was stopped (the command line has no cap)."
+            )
+            return _render(values, None, None, stopped=line)
+
+
+def _render(
+    values: dict[str, str],
+    problem: InputError | None,
+    sweeps: threading.BoundedSemaphore | None,
+    *,
+    stopped: str | None = None,
+) -> tuple[str, int]:
+    """:func:`render`'s page; ``stopped``: the line of a query stopped at the service's cap,
+    shown above the form alone (503)."""
     errors: dict[str, str] = {}  # field (or "form") → its line, as HTML
+    if stopped is not None:
+        errors["form"] = escape(stopped)
+    busy = False
     result = ""
     figure = ""
     simulate = ""
     inputs = _inputs(values)
     setting = values["setting"]
     try:
+        if stopped is not None:
+            raise _FieldErrorsShownError()
         if problem is not None:  # shown beside its field, or above the form
             raise problem
         errors = {name: page_words(line) for name, line in _field_errors(values).items()}
@@ -624,16 +669,28 @@ def render(values: dict[str, str], problem: InputError | None = None) -> tuple[s
             chosen = [setting]
         eps1, eps2 = float(inputs["eps1"]), float(inputs["eps2"])  # checked by now
         try:
-            rows = api.sweep_result(
-                settings=chosen,
-                k=inputs["k"],
-                alpha=inputs["alpha"],
-                eps1=eps1,
-                eps2=eps2_values(eps1, eps2),
-                delta=inputs["delta"],
-                beta=inputs["beta"],
-            ).rows()
+            if sweeps is not None and not sweeps.acquire(blocking=False):
+                busy = True
+                raise _SweepsBusyError()
+            try:
+                rows = api.sweep_result(
+                    settings=chosen,
+                    k=inputs["k"],
+                    alpha=inputs["alpha"],
+                    eps1=eps1,
+                    eps2=eps2_values(eps1, eps2),
+                    delta=inputs["delta"],
+                    beta=inputs["beta"],
+                ).rows()
+            finally:
+                if sweeps is not None:
+                    sweeps.release()
             plot = users_against_eps2(rows, eps2)
+        except _SweepsBusyError:
+            plot = (
+                '<p class="note" role="alert">No plot now: the server is computing as many '
+                "sweeps as it computes at once; reload in a few seconds.</p>"
+            )
         except InputError as refused:  # the plot's sweep over a cost limit: the plan stands
             if refused.parameter != "sweep size":
                 raise
@@ -651,7 +708,7 @@ def render(values: dict[str, str], problem: InputError | None = None) -> tuple[s
         from planner.service.limits import ARITHMETIC_LINE
 
         errors["form"] = escape(ARITHMETIC_LINE)
-    status = 422 if errors else 200
+    status = 503 if stopped else 422 if errors else 429 if busy else 200
     fields = "".join(_field(name, values, errors) for name in DEFAULTS)
     top = (
         f'<p class="error" role="alert" id="form-error">{errors["form"]}</p>'
@@ -672,6 +729,10 @@ def render(values: dict[str, str], problem: InputError | None = None) -> tuple[s
 
 class _FieldErrorsShownError(Exception):
     """Every field's errors are found and shown: nothing to plan."""
+
+
+class _SweepsBusyError(Exception):
+    """The plot's sweep is over the cap of concurrent sweeps: the page has no plot."""
 
 
 def permalink(values: dict[str, str]) -> str:
@@ -695,8 +756,15 @@ def calculator(request: Request) -> Response:
     if not authorized(request):
         stale = STALE_TOKEN if request.cookies.get(COOKIE) else ""
         return HTMLResponse(login_page(rest, stale), status_code=401)
-    html, status = render(_form(request), _form_problem(request))
-    return HTMLResponse(html, status_code=status)
+    state = request.app.state.service
+    html, status = render(
+        _form(request),
+        _form_problem(request),
+        sweeps=state.sweeps,  # the API's own caps (a hostile review)
+        seconds=state.request_seconds,
+    )
+    headers = {"Retry-After": str(PAGE_BUSY_SECONDS)} if status == 429 else None
+    return HTMLResponse(html, status_code=status, headers=headers)
 
 
 WRONG_TOKEN = "That token is not this server's token: check it and enter it again."
