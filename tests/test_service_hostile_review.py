@@ -122,3 +122,54 @@ def test_the_pages_plot_takes_the_apis_cap_of_concurrent_sweeps(tmp_path: Path) 
         assert again.status_code == 200 and "<svg" in again.text
         assert sweeps.acquire(blocking=False)  # the page gave its permit back
         sweeps.release()
+
+
+def test_serve_bounds_connections_keep_alive_and_shutdown(monkeypatch, tmp_path: Path) -> None:
+    """uvicorn had run with no ``limit_concurrency`` and no graceful-shutdown timeout."""
+    import resource
+
+    from planner.service.server import uvicorn_limits
+
+    seen = served(monkeypatch, tmp_path)
+    seen["app"].state.service.store.close()
+    assert seen["timeout_keep_alive"] == 5 and seen["timeout_graceful_shutdown"] == 10
+    assert 16 <= seen["limit_concurrency"] <= 1000
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (512, hard))
+        assert uvicorn_limits()["limit_concurrency"] == 256  # room left for its own files
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@pytest.mark.heavy
+@pytest.mark.serial
+def test_sigterm_ends_the_server_while_a_request_body_is_still_coming(tmp_path: Path) -> None:
+    """SIGTERM had hung for as long as a client kept its request's body unfinished."""
+    import signal
+    import subprocess
+    import time
+
+    from tests.servers import start_server
+
+    port = free_port()
+    server = start_server(port, tmp_path / "jobs.sqlite3", "--workers", "1")
+    try:
+        slow = socket.create_connection(("127.0.0.1", port))
+        slow.sendall(
+            b"POST /v1/plan HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100\r\n\r\n{"
+        )
+        time.sleep(0.5)  # the request is in the app, waiting for the rest of its body
+        server.send_signal(signal.SIGTERM)
+        start = time.monotonic()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the server was still running 30 s after SIGTERM")
+        assert time.monotonic() - start < 20
+        slow.close()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(timeout=5)

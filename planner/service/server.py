@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import unquote_plus
 
 from planner.inputs import InputError
@@ -117,6 +117,43 @@ def check_port(host: str, port: int) -> None:
         raise InputError("port", port, f"a port free to listen on at {host} ({reason})") from None
 
 
+CONNECTIONS_PER_PROCESS = 1000
+"""uvicorn's ``limit_concurrency``: past this many open connections (and tasks) in one HTTP
+process a request is answered 503 at once; lowered to half the process's open-file limit
+when that is smaller (:func:`uvicorn_limits`)."""
+KEEP_ALIVE_SECONDS = 5
+"""uvicorn's ``timeout_keep_alive``: an idle keep-alive connection is closed after this."""
+SHUTDOWN_SECONDS = 10
+"""uvicorn's ``timeout_graceful_shutdown``: after SIGTERM or Ctrl-C, requests still open
+(a client sending its body slowly, or never) are cancelled after this."""
+
+
+class UvicornLimits(TypedDict):
+    limit_concurrency: int
+    timeout_keep_alive: int
+    timeout_graceful_shutdown: int
+
+
+def uvicorn_limits() -> UvicornLimits:
+    """uvicorn's settings for slow and many clients, which it leaves unbounded by default.
+
+    A hostile review: 600 connections that sent part of a request, under ``ulimit -n 512``,
+    made the service unreachable, and SIGTERM hung while a partial request was open.
+    uvicorn has no timeout for reading a request's headers or body (docs/service.md says
+    what a reverse proxy adds)."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    connections = CONNECTIONS_PER_PROCESS
+    if soft != resource.RLIM_INFINITY:
+        connections = max(16, min(connections, soft // 2))  # room for the store, the jobs
+    return {
+        "limit_concurrency": connections,
+        "timeout_keep_alive": KEEP_ALIVE_SECONDS,
+        "timeout_graceful_shutdown": SHUTDOWN_SECONDS,
+    }
+
+
 HTTP_PROCESS_ENV = "PLANNER_SERVE_HTTP_PROCESS"
 """Set (JSON: the listening socket's descriptor and the app's settings) in the
 environment of ``planner serve --workers N``'s other HTTP processes."""
@@ -196,6 +233,7 @@ def serve(
             "log_level": "info" if access_log else "warning",
             "access_log": access_log,
             "log_config": access_log_config(),  # the token redacted from access lines
+            **uvicorn_limits(),
         }
         if http_workers == 1:
             uvicorn.run(app, host=host, port=port, **settings)
@@ -343,6 +381,7 @@ def serve_http_process() -> None:
         log_level="info" if access_log else "warning",
         access_log=access_log,
         log_config=access_log_config(),
+        **uvicorn_limits(),
     )
     listener = socket.socket(fileno=int(settings["fd"]))
     ready_fd = int(settings["ready_fd"])
