@@ -205,13 +205,32 @@ def _running(pid: int) -> bool:
     return True
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet read a cell as a formula (OWASP's list for CSV injection)."""
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def csv_cell(value: Any) -> Any:
+    """A value as a CSV cell: None empty, and text a spreadsheet would run as a formula
+    (starting with = + - @, a tab or a carriage return) behind a single quote, as OWASP
+    advises; a number, or text that is a plain number (``-5``), is left as it is.
+
+    A hostile review: ``planner batch --format csv`` echoed a scenario named
+    ``=HYPERLINK(…)`` (or ``+cmd|calc``, ``@SUM(1)``) verbatim, a formula once opened."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _NUMBER.match(value):
+        return "'" + value
+    return value
+
+
 def csv_text(rows: Iterable[dict[str, Any]], fields: Sequence[str]) -> str:
-    """Rows as CSV with a header of ``fields`` (None: an empty cell)."""
+    """Rows as CSV with a header of ``fields``, each cell as :func:`csv_cell` writes it."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(fields), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({name: "" if value is None else value for name, value in row.items()})
+        writer.writerow({name: csv_cell(value) for name, value in row.items()})
     return buffer.getvalue()
 
 

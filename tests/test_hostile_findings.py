@@ -245,3 +245,34 @@ def test_health_counts_wait_for_no_other_store_operation(tmp_path: Path) -> None
     assert store.counts()["queued"] == 1
     other.close()
     store.close()
+
+
+def test_batch_csv_neutralises_cells_a_spreadsheet_would_run_as_formulas(
+    tmp_path: Path, capsys
+) -> None:
+    """``planner batch --format csv`` echoed a name like ``=HYPERLINK(…)`` verbatim: a
+    formula once the file is opened in a spreadsheet (CSV injection). Text cells starting
+    with = + - @ (or a tab or CR) now start with a single quote; numbers are left alone."""
+    import csv
+    import io
+
+    from planner.cli import main
+    from planner.files import csv_cell
+
+    names = ['=HYPERLINK("http://x.example")', "+cmd|calc", "@SUM(1)", "-2+3", "plain"]
+    scenarios = tmp_path / "scenarios.csv"
+    with scenarios.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["name", "model", "k", "alpha", "eps1", "eps2"])
+        for name in names:
+            writer.writerow([name, "central", "1000", "0.1", "1", "0.25"])
+        writer.writerow(["negative", "central", "-5", "-0.1", "1", "0.25"])
+    assert main(["batch", str(scenarios), "--format", "csv"]) in (0, 1)
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [row["name"] for row in rows[: len(names)]] == [
+        "'" + name if name != "plain" else name for name in names
+    ]
+    assert rows[0]["n_users_group1"] == "4663"  # the numbers themselves unchanged
+    assert rows[-1]["k"] == "-5" and rows[-1]["alpha"] == "-0.1"  # a number stays one
+    assert csv_cell("\t=1") == "'\t=1" and csv_cell("\r=1") == "'\r=1"  # the reader strips
+    assert csv_cell(-5) == -5 and csv_cell("-1e-3") == "-1e-3" and csv_cell(None) == ""
