@@ -173,3 +173,27 @@ def test_sigterm_ends_the_server_while_a_request_body_is_still_coming(tmp_path: 
         if server.poll() is None:
             server.kill()
             server.wait(timeout=5)
+
+
+def test_head_answers_and_every_answer_carries_the_security_headers(tmp_path: Path) -> None:
+    """``HEAD /`` and ``HEAD /v1/health`` had been 405; no answer had said nosniff, the
+    page could be framed by any site, and job reports had no Cache-Control."""
+    from planner.service import create_app
+
+    app = create_app(tmp_path / "jobs.sqlite3", run_jobs=False)
+    with TestClient(app) as client:
+        for path in ("/", "/v1/health"):
+            response = client.head(path)
+            assert response.status_code == 200 and response.content == b"", path
+        job = client.post(
+            "/v1/validations",
+            json={"model": "central", "k": 64, "alpha": 0.3, "eps1": 1, "eps2": 0.5},
+        ).json()
+        for path in ("/", "/v1/health", "/v1/version", "/v1/nowhere", "/v1/validations"):
+            headers = client.get(path).headers
+            assert headers["x-content-type-options"] == "nosniff", path
+            assert headers["x-frame-options"] == "DENY", path
+            assert headers["content-security-policy"] == "frame-ancestors 'none'", path
+        for path in ("/v1/validations", f"/v1/validations/{job['id']}", f"/jobs/{job['id']}"):
+            assert client.get(path).headers["cache-control"] == "no-store", path
+        assert "no-store" not in client.get("/static/calculator.css").headers["cache-control"]

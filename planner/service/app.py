@@ -288,6 +288,43 @@ class LoopbackHostOnly:
         await self.app(scope, receive, send)
 
 
+NO_STORE_PATHS = ("/v1/validations", "/jobs/")
+"""Paths whose answers (jobs, their reports) a cache must not keep: ``Cache-Control:
+no-store``."""
+
+
+class SecurityHeaders:
+    """Pure ASGI middleware: ``X-Content-Type-Options: nosniff`` on every answer,
+    ``X-Frame-Options: DENY`` and ``Content-Security-Policy: frame-ancestors 'none'`` (no
+    page of this server inside another site's frame), and ``Cache-Control: no-store`` on
+    jobs and their reports. A hostile review found none of them."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        no_store = str(scope.get("path", "")).startswith(NO_STORE_PATHS)
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers") or [])
+                names = {name.lower() for name, _ in headers}
+                added = [
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"x-frame-options", b"DENY"),
+                    (b"content-security-policy", b"frame-ancestors 'none'"),
+                    *([(b"cache-control", b"no-store")] if no_store else []),
+                ]
+                headers += [(name, value) for name, value in added if name not in names]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
 def create_app(
     database: Path | str,
     *,
@@ -363,6 +400,7 @@ def create_app(
     app.add_middleware(BodyLimit)
     if loopback_hosts_only:
         app.add_middleware(LoopbackHostOnly)  # outermost: before anything reads the request
+    app.add_middleware(SecurityHeaders)  # on every answer, the refusals above included
 
     @app.exception_handler(InputError)
     async def input_error(_: Request, error: InputError) -> Response:

@@ -741,7 +741,7 @@ def permalink(values: dict[str, str]) -> str:
     return "/?" + urlencode(values)
 
 
-@router.get("/", response_class=HTMLResponse)
+@router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
 def calculator(request: Request) -> Response:
     """The calculator page (the query string is the permalink)."""
     token = request.query_params.get("token")

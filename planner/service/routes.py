@@ -454,7 +454,7 @@ async def version() -> Response:
     return json_response(api.version_document())
 
 
-@open_router.get("/health")
+@open_router.api_route("/health", methods=["GET", "HEAD"])
 async def health(state: State) -> Response:
     """Liveness, and how many jobs are queued and running (no token needed). On the
     event loop (one indexed SQLite count), not the thread pool: with 45 solves computing
