@@ -272,7 +272,8 @@ def plan_answer(
         result = covered(query, table, budget, split_of(allocation))
         if split_of(allocation) is Split.FEWEST:
             result = _paper_split_named(result, query, table)
-        result = _beside_a_third(result, query, table, split_of(allocation))
+        if str(allocation).lower() in ("fewest", "paper"):  # not an allocation's resizing
+            result = _beside_a_third(result, query, table, split_of(allocation))
         allocated = _allocation(result, allocation, cost1, cost2, n2)
         if allocated is not None and not allocated.feasible:  # no plan to print, as validate
             raise InputError("allocation", str(allocation), f"feasible: {allocated.reason}")
@@ -292,6 +293,9 @@ def plan_answer(
 
 BELOW_A_THIRD_LINE = "β below 1/3"
 """How the line that prices a β below 1/3 against 1/3 opens (:func:`_beside_a_third`)."""
+BELOW_A_THIRD_SHOWN = 0.99
+"""The line is shown where β = 1/3 needs at most this share of the plan's users (a review:
+it had fired for one user in 8,957)."""
 
 
 def _beside_a_third(result: Plan, query: Query, table: Any, split: Split) -> Plan:
@@ -310,7 +314,7 @@ def _beside_a_third(result: Plan, query: Query, table: Any, split: Split) -> Pla
         third = covered(replace(query, beta=PER_RUN_ERROR), table, 0.0, split)
     except NotCoveredError:
         return result
-    if third.total_users >= result.total_users:
+    if third.total_users >= BELOW_A_THIRD_SHOWN * result.total_users:
         return result
     line = (
         f"{BELOW_A_THIRD_LINE} (β = {beta_text(query.beta, 6)}) needs {result.total_users:,} "

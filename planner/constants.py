@@ -337,7 +337,25 @@ class SettingConstant:
         direct = self.extra.get("direct") or {}
         return int(direct["k"][0]) if direct.get("k") else 0
 
+    @functools.cached_property
+    def _direct_lookup_memo(self) -> dict[tuple[Any, ...], tuple[float | None, str]]:
+        return {}
+
     def _direct_lookup(
+        self, beta: float, k: int, eps_strong: float | None, alpha: float | None
+    ) -> tuple[float | None, str]:
+        """:meth:`_direct_lookup_once`, remembered per (β, k, ε_strong, α): a power curve's
+        solves ask the same points of every protocol again and again (half its time)."""
+        key = (beta, k, eps_strong, alpha)
+        memo = self._direct_lookup_memo
+        found = memo.get(key)
+        if found is None:
+            if len(memo) >= 65536:
+                memo.clear()
+            found = memo[key] = self._direct_lookup_once(beta, k, eps_strong, alpha)
+        return found
+
+    def _direct_lookup_once(
         self, beta: float, k: int, eps_strong: float | None, alpha: float | None
     ) -> tuple[float | None, str]:
         direct = self.extra.get("direct")

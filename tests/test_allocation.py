@@ -389,7 +389,10 @@ def test_an_allocation_never_costs_more_than_the_homogeneous_protocol() -> None:
     ε = (0.5, 0.02), where the homogeneous plan takes L = 8), so its homogeneous end had
     318,795 users a group against the homogeneous plan's 193,078, and this cost allocation
     cost 259,091 where running both groups at ε = 0.02 costs 212,386 (1.22×). The
-    homogeneous protocol is weighed as its own plan, run by its own tester, and passes."""
+    homogeneous protocol is weighed as its own plan, run by its own tester, and passes.
+    (Since the multi-message protocols' direct calibration at β = 0.2, 2026-11-30, the
+    default split on the shared hash costs less still here, and the allocation keeps it:
+    what is checked is the cost against the homogeneous plan's, and the tester's pass.)"""
     from planner.api import plan_document, validation_query
 
     asked = {"model": "shuffle", "coin": "public", "k": 4000, "alpha": 0.34, "eps1": 0.5}
@@ -399,14 +402,10 @@ def test_an_allocation_never_costs_more_than_the_homogeneous_protocol() -> None:
     allocation = document["allocation"]
     own_cost = 0.1 * homogeneous["n_users_group1"] + homogeneous["n_users_group2"]
     assert allocation["cost"] <= own_cost
-    assert allocation["split"] == "homogeneous"
-    assert document["tester_point"]["eps1"] == document["tester_point"]["eps2"] == 0.02
+    assert allocation["split"] == "fewest" and allocation["cost"] < 0.7 * own_cost
     target = validation_query(**asked, allocation="cost", cost1=0.1, cost2=1)
-    assert target.split is Split.HOMOGENEOUS
+    assert target.split is Split.FEWEST
     report = validate(target.query, n1=target.n1, n2=target.n2, seed=4, split=target.split)
-    base = report.tester["base"]  # both groups' noise that of ε = 0.02, the hash size 8
-    assert report.tester["L"] == homogeneous["compression"]["L"]  # not the family's L
-    assert base["mu1_min"] == base["mu2_min"]
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
 
 

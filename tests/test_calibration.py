@@ -370,10 +370,12 @@ def test_a_grid_fitted_at_the_operating_point_takes_its_factors_point_by_point()
 
 
 def test_a_grid_fitted_at_the_operating_point_is_not_moved_by_the_operating_factor() -> None:
-    """with_direct leaves a grid whose target is the operating point as fitted (only the
-    monotone envelope), whatever operating factor a direct entry carries."""
+    """with_direct leaves a grid whose target is the operating point as it is stored (its
+    C made monotone when it was fitted), whatever operating factor a direct entry carries:
+    made again, the multi-message grid's envelope would build a query at its node ε = 25,
+    above the accepted ε. Every such grid in the packaged file is its raw C's envelope."""
     from planner.calibration.document import with_direct
-    from planner.calibration.grid import monotone_envelope
+    from planner.calibration.grid import GRID_AT_OPERATING_POINT, monotone_envelope
     from planner.constants import default_constants
     from planner.statistics import operating_error
 
@@ -382,8 +384,18 @@ def test_a_grid_fitted_at_the_operating_point_is_not_moved_by_the_operating_fact
     document = {"source": "calibrated", "multiplier": entry.multiplier, "grid": grid}
     direct = {"k": [16, 256], "operating_factor": [0.5, 0.5], "beta": [], "factor": [[], []]}
     changed = with_direct("shuffle-private", document, direct)
-    expected = monotone_envelope("shuffle-private", grid["axes"], grid["raw_multipliers"], (2, 1))
-    assert changed["grid"]["multipliers"] == pytest.approx(expected, rel=1e-12)
+    assert changed["grid"] == grid and changed["multiplier"] == entry.multiplier
+    for key in ("local-private+k-rr", "central"):  # stored as fitted: the envelope of raw C
+        assert key in GRID_AT_OPERATING_POINT
+        stored = default_constants().for_setting(key).extra
+        expected = monotone_envelope(
+            key,
+            stored["grid"]["axes"],
+            stored["grid"]["raw_multipliers"],
+            (2, 1),
+            stored.get("bound"),
+        )
+        assert stored["grid"]["multipliers"] == pytest.approx(expected, rel=1e-12)
 
 
 def test_the_grid_is_retargeted_by_the_operating_factor_at_each_node() -> None:

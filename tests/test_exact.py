@@ -155,18 +155,19 @@ def test_plan_exact_json_states_its_criterion() -> None:
 
 
 def test_a_public_coin_exact_search_keeps_the_private_coin_protocol_when_it_is_smaller() -> None:
-    """At β = 0.1 one hashed run of the public-coin shuffle tester needs four to seven times
-    the users of one at β = 1/3 (its direct factor in the constants file), the private-coin
-    tester about twice: the default plan runs the private-coin protocol, and
+    """At β = 0.05 one hashed run of the public-coin shuffle tester needs far more users
+    than one at β = 1/3 (its direct factor in the constants file), the private-coin tester
+    about twice (and the multi-message protocols, calibrated directly down to 0.1 only,
+    take a vote): the default plan runs the private-coin protocol, and
     so must the exact search, whose plan is then the private-coin twin's own exact plan.
     The CLI searches where the default plan's tester runs (group 1 at ε = 2^-½ here), so
     the API's searches below are run there too."""
-    asked = make_query("shuffle-public", k=16, alpha=0.5, eps1=1.0, eps2=0.5, beta=0.1)
+    asked = make_query("shuffle-public", k=16, alpha=0.5, eps1=1.0, eps2=0.5, beta=0.05)
     point = plan(asked).tester_point
     assert point is not None
     query = replace(asked, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha)
     twin = make_query(
-        "shuffle-private", k=16, alpha=point.alpha, eps1=point.eps1, eps2=point.eps2, beta=0.1
+        "shuffle-private", k=16, alpha=point.alpha, eps1=point.eps1, eps2=point.eps2, beta=0.05
     )
     found, private = exact_plan(query, trials=300, seed=5), exact_plan(twin, trials=300, seed=5)
     assert found.plan is not None and private.plan is not None
@@ -175,7 +176,7 @@ def test_a_public_coin_exact_search_keeps_the_private_coin_protocol_when_it_is_s
     assert found.query.setting.key == "shuffle-public"
     command = (
         "plan -m shuffle --coin public -k 16 --alpha 0.5 --eps1 1 --eps2 0.5 --delta 1e-6 "
-        "--beta 0.1 --exact --trials 300 --seed 5 --json"
+        "--beta 0.05 --exact --trials 300 --seed 5 --json"
     )
     result = CliRunner().invoke(app, command.split())
     assert result.exit_code == 0, result.output
@@ -268,9 +269,10 @@ def test_default_over_exact_compares_the_paper_split_of_both() -> None:
 
 def test_an_exact_search_that_finds_nothing_at_few_trials_says_more_may_find_one() -> None:
     """At 100 trials the families' observed errors are noisy: local k = 4, α = 0.3,
-    ε = 8 found no multiplier although the default plan passes validation (a review). The
-    line says more trials may find one; at the default 1,000 it does not say so."""
-    command = "plan -m local -k 4 --alpha 0.3 --eps1 8 --eps2 8 --exact --trials 100 --seed 1"
+    ε = 8 found no multiplier although the default plan passes validation (a review; seed
+    7 since k-RR's α = 0.5 node moved the search's start). The line says more trials may
+    find one; at the default 1,000 it does not say so."""
+    command = "plan -m local -k 4 --alpha 0.3 --eps1 8 --eps2 8 --exact --trials 100 --seed 7"
     result = CliRunner().invoke(app, command.split())
     assert result.exit_code == 0, result.output
     line = " ".join(result.output.split())

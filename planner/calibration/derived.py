@@ -22,10 +22,11 @@ def eps_scaled_entry(
     reason: str,
     eps_weak_min: float | None = None,
 ) -> dict[str, Any]:
-    """``source``'s constants entry read at ε·``eps_scale``: its grid's and covered
-    region's ε_strong divided by it (the covered top kept within the accepted ε), the
-    multipliers, their source ("calibrated": fitted by simulating the same tester) and
-    everything else unchanged, its provenance naming the source entry's.
+    """``source``'s constants entry read at ε·``eps_scale``: the ε_strong of its grid, of
+    its covered region and of the range it covers above its grid's k divided by it (the
+    covered top kept within the accepted ε), the multipliers, their source ("calibrated":
+    fitted by simulating the same tester) and everything else unchanged, its provenance
+    naming the source entry's.
     ``eps_weak_min``: the least smaller ε the derived protocol runs at (its covered
     ``eps_weak`` from there up), where the protocol itself, not its tester, sets one."""
     if not 0.0 < eps_scale <= 1.0:
@@ -38,6 +39,13 @@ def eps_scaled_entry(
     entry["covered"]["eps_strong"] = [low / eps_scale, min(high / eps_scale, EPS_MAX)]
     if eps_weak_min is not None:
         entry["covered"]["eps_weak"] = [eps_weak_min, EPS_MAX]
+    above = source.get("covered_above_grid") or {}
+    if "eps_strong" in above:  # a range above the grid's k is an ε_strong range too
+        low, high = above["eps_strong"]
+        entry["covered_above_grid"]["eps_strong"] = [
+            low / eps_scale,
+            min(high / eps_scale, EPS_MAX),
+        ]
     entry["covered_note"] = (
         f"{source_key}'s covered region with each eps_strong divided by {eps_scale:g}: "
         + source.get("covered_note", "")

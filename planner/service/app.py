@@ -30,6 +30,7 @@ from planner.api import DeadlineExceededError
 from planner.files import json_text
 from planner.inputs import ALLOWED, InputError
 from planner.service.fastpath import FastAnswers
+from planner.service.hosts import is_loopback
 from planner.service.limits import (
     ARITHMETIC_LINE,
     MAX_BODY_BYTES,
@@ -272,8 +273,6 @@ class LoopbackHostOnly:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        from planner.service.server import is_loopback
-
         given = dict(scope.get("headers") or []).get(b"host")
         if given is not None:  # none: no browser (HTTP/1.1 browsers always send one)
             text = given.decode("latin-1")

@@ -240,7 +240,9 @@ async def plan_text(body: PlanRequest, state: ServiceState) -> str:
                 "POST /v1/plan does not simulate",
             )
             refusal = await run_in_threadpool(_plan_job_refusal, fields)
-            if refusal is None:
+            if refusal is not None and refusal in line:  # said already (k below the floor)
+                error.args = (line,)
+            elif refusal is None:
                 error.args = (f"{line}; a job of kind plan (POST /v1/validations) simulates it",)
             else:  # a new user's review: the job suggested was then refused
                 error.args = (f"{line}; nor would a job of kind plan simulate it: {refusal}",)

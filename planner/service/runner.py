@@ -162,8 +162,10 @@ class JobRunner:
         died on the store's error, the job stayed ``running`` for ever in its slot, and the
         queue stopped. The loop now survives any error and backs off."""
         try:
-            self._record_pending()
+            # the time limit and cancellations first: retrying refused outcomes may wait on
+            # the store's busy timeout (a review of this fix)
             self._enforce()  # before starting more: a slot may be freed here
+            self._record_pending()
             self._dispatch()
         except Exception as error:  # any: the loop must outlive every failure
             log.warning("planner serve: the job runner's pass failed, retrying: %s", _line(error))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import ipaddress
 import json
 import logging
 import os
@@ -19,8 +18,8 @@ from typing import Any, TypedDict
 from urllib.parse import unquote_plus
 
 from planner.inputs import InputError
+from planner.service.hosts import is_loopback
 
-LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
 REDACTED = "token=[redacted]"
 
 
@@ -64,16 +63,6 @@ def service_url(host: str, port: int) -> str:
     found ``http://::1:8000/``, which no browser opens)."""
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
     return f"http://{shown}:{port}/"
-
-
-def is_loopback(host: str) -> bool:
-    """True for 127.0.0.0/8, ::1 and localhost: no one else can connect."""
-    if host.lower() in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_binding(host: str, token: str | None) -> None:
