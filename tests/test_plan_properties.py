@@ -586,6 +586,8 @@ def test_planning_a_plans_tester_point_again_gives_the_same_plan() -> None:
                 continue
             lowered += 1
             at_point = replace(query, eps1=point.eps1, eps2=point.eps2, alpha=point.alpha)
+            if point.k is not None:  # a larger domain's point: planned there
+                at_point = replace(at_point, k=point.k)
             again = plan(at_point, split=split)
             assert again.tester_point is None, (query, split)
             assert (again.n_users_group1, again.n_users_group2) == (
