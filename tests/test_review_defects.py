@@ -1742,4 +1742,4 @@ def test_the_curators_histogram_above_the_grid_is_covered_up_to_eps_five() -> No
     ).plan
     assert shuffle.tester_point is not None and shuffle.tester_point.eps1 == 6.25
     at_edge = api.plan_answer(model="central", **{**asked, "eps1": 5}, protocol="central+channels")
-    assert at_edge.plan.tester_point is None or at_edge.plan.tester_point.eps1 == 5
+    assert at_edge.plan.tester_point is None  # ε = 5 itself is covered: run as asked

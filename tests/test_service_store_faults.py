@@ -44,6 +44,20 @@ def running_job(store: JobStore) -> Job:
     return job
 
 
+def running_in_runner(
+    database: Path, process: subprocess.Popen[str], seconds_left: float
+) -> tuple[JobStore, JobRunner, _Running]:
+    """A store that waits 0.1 s on a lock, one running job in a one-slot runner, followed
+    by ``process`` with ``seconds_left`` of its time limit."""
+    store = JobStore(database, owner=True)
+    store._db.execute("PRAGMA busy_timeout = 100")
+    job = running_job(store)
+    runner = JobRunner(store, workers=1)
+    running = _Running(job.id, process, time.monotonic() + seconds_left)
+    runner._running[job.id] = running
+    return store, runner, running
+
+
 def locked(database: Path) -> sqlite3.Connection:
     """Another process's write transaction on the database (as ``BEGIN IMMEDIATE``)."""
     holder = sqlite3.connect(database, isolation_level=None)
@@ -67,24 +81,20 @@ def test_a_follower_outlives_a_locked_store_and_records_the_job_once_it_answers(
     tmp_path: Path, fast_backoff
 ) -> None:
     database = tmp_path / "jobs.sqlite3"
-    store = JobStore(database, owner=True)
-    store._db.execute("PRAGMA busy_timeout = 100")
-    job = running_job(store)
-    runner = JobRunner(store, workers=1)
-    running = _Running(job.id, reporting_process(), time.monotonic() + 60)
-    runner._running[job.id] = running
+    store, runner, running = running_in_runner(database, reporting_process(), 60)
+    job_id = running.job_id
     holder = locked(database)
     try:
         runner._follow(running)  # had raised OperationalError on the progress line
         assert runner.busy == 0  # its slot is free for the next job
         assert runner.unrecorded == 1
-        assert store.get(job.id).status is JobStatus.RUNNING
+        assert store.get(job_id).status is JobStatus.RUNNING
     finally:
         holder.execute("ROLLBACK")
         holder.close()
     time.sleep(0.02)
     runner._record_pending()  # the store answers again: the report is recorded
-    recorded = store.get(job.id)
+    recorded = store.get(job_id)
     assert recorded.status is JobStatus.DONE and recorded.report == {"verdict": "pass"}
     assert runner.unrecorded == 0
     store.close()
@@ -165,15 +175,11 @@ def test_a_running_job_is_killed_at_its_time_limit_while_the_store_refuses(
 ) -> None:
     """The time limit does not wait for the store: cancellations unread, it still holds."""
     database = tmp_path / "jobs.sqlite3"
-    store = JobStore(database, owner=True)
-    store._db.execute("PRAGMA busy_timeout = 100")
-    job = running_job(store)
-    runner = JobRunner(store, workers=1)
     sleeper = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(60)"], stdout=subprocess.PIPE, text=True
     )
-    running = _Running(job.id, sleeper, time.monotonic() - 1)  # past its limit
-    runner._running[job.id] = running
+    store, runner, running = running_in_runner(database, sleeper, -1)  # past its limit
+    job_id = running.job_id
     follower = threading.Thread(target=runner._follow, args=(running,))
     follower.start()
     holder = locked(database)
@@ -187,7 +193,7 @@ def test_a_running_job_is_killed_at_its_time_limit_while_the_store_refuses(
         holder.close()
     time.sleep(0.02)
     runner._record_pending()
-    stopped = store.get(job.id)
+    stopped = store.get(job_id)
     assert stopped.status is JobStatus.FAILED and "time limit" in stopped.error
     store.close()
 
