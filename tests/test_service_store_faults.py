@@ -221,3 +221,94 @@ def test_a_second_server_on_the_same_database_through_a_hard_link_is_refused(
     finally:
         first.state.service.store.close()
     create_app(alias, workers=1, run_jobs=False).state.service.store.close()  # free again
+
+
+def refused_outcome(store: JobStore, runner: JobRunner, monkeypatch) -> str:
+    """A job whose report the store refused once: kept, backing off (its next attempt 5 s
+    away, as after a few refusals)."""
+    job = running_job(store)
+    finish = store.finish
+
+    def refusing(*args: Any, **kwargs: Any) -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(store, "finish", refusing)
+    runner._record(job.id, JobStatus.DONE, report={"verdict": "pass"})
+    monkeypatch.setattr(store, "finish", finish)
+    item = runner._unrecorded[job.id]
+    item.next_try, item.wait = time.monotonic() + 5, 5.0
+    return job.id
+
+
+def test_an_outcome_backing_off_at_shutdown_gets_one_last_attempt(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The runner's last pass at shutdown had tried only the outcomes whose backoff was
+    over: one still waiting was dropped, and its finished job came back ``interrupted``."""
+    store = JobStore(tmp_path / "jobs.sqlite3", owner=True)
+    runner = JobRunner(store, workers=1)
+    job_id = refused_outcome(store, runner, monkeypatch)
+    runner.start()
+    runner.stop()  # the store takes writes again by now
+    recorded = store.get(job_id)
+    assert recorded.status is JobStatus.DONE and recorded.report == {"verdict": "pass"}
+    assert runner.unrecorded == 0
+    store.close()
+
+
+def test_an_outcome_the_store_refuses_at_shutdown_is_logged_as_lost_within_the_bound(
+    tmp_path: Path, monkeypatch, caplog
+) -> None:
+    database = tmp_path / "jobs.sqlite3"
+    store = JobStore(database, owner=True)
+    runner = JobRunner(store, workers=1)
+    job_id = refused_outcome(store, runner, monkeypatch)
+    monkeypatch.setattr(runner_module, "SHUTDOWN_RECORD_SECONDS", 1.0, raising=False)
+    runner.start()
+    holder = locked(database)  # another process's write: the store's busy wait is 30 s
+    try:
+        started = time.monotonic()
+        with caplog.at_level("ERROR", logger="planner.service"):
+            runner.stop()
+        took = time.monotonic() - started
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert took < 5, took  # bounded: not the store's 30 s busy timeout
+    lost = [record.getMessage() for record in caplog.records if record.levelname == "ERROR"]
+    assert any(job_id in line and "lost" in line for line in lost), lost
+    assert all("\n" not in line for line in lost)
+    assert store.get(job_id).status is JobStatus.RUNNING  # interrupted at the next start
+    store.close()
+
+
+def test_a_job_stopped_at_shutdown_while_the_store_is_locked_does_not_hold_up_the_stop(
+    tmp_path: Path, monkeypatch, caplog
+) -> None:
+    """Stopping a running job at shutdown had written its ``interrupted`` at once, waiting
+    the store's busy timeout (30 s) past the runner's own wait for its thread (10 s)."""
+    database = tmp_path / "jobs.sqlite3"
+    sleeper = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], stdout=subprocess.PIPE, text=True
+    )
+    store, runner, running = running_in_runner(database, sleeper, 60)
+    store._db.execute("PRAGMA busy_timeout = 30000")  # the store's own
+    monkeypatch.setattr(runner_module, "SHUTDOWN_RECORD_SECONDS", 1.0, raising=False)
+    follower = threading.Thread(target=runner._follow, args=(running,), daemon=True)
+    follower.start()
+    runner.start()
+    holder = locked(database)
+    try:
+        started = time.monotonic()
+        with caplog.at_level("ERROR", logger="planner.service"):
+            runner.stop()
+        took = time.monotonic() - started
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert took < 8, took
+    assert sleeper.poll() is not None
+    lines = [record.getMessage() for record in caplog.records if record.levelname == "ERROR"]
+    assert any(running.job_id in line and "lost" in line for line in lines), lines
+    follower.join(timeout=35)
+    store.close()

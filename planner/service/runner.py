@@ -40,6 +40,20 @@ BACKOFF_SECONDS = (0.2, 5.0)
 PROGRESS_PAUSE_SECONDS = 10.0
 """How long a job's progress lines are dropped after one could not be written (each
 attempt at a locked database waits up to its busy timeout, 30 s)."""
+RETRY_WAIT_SECONDS = 1.0
+"""How long one retry of a refused outcome waits for the store (not its busy timeout, 30 s:
+the loop must notice a stop)."""
+SHUTDOWN_RECORD_SECONDS = 5.0
+"""At shutdown, how long the outcomes the store has not taken yet get for one last attempt;
+what it still refuses then is logged as lost (the job shows ``interrupted`` at the next
+start)."""
+STOP_SECONDS = 10.0
+"""How long :meth:`JobRunner.stop` waits for the runner's thread (beside
+:data:`SHUTDOWN_RECORD_SECONDS`)."""
+LOST_LINE = (
+    "planner serve: job %s's outcome (%s) is lost: the job store refused it at shutdown "
+    "(%s); the job shows interrupted at the next start (rerun it)"
+)
 STORE_FAILED_LINE = (
     "its outcome could not be recorded: the job store refused it for {seconds:g} s ({reason}); "
     "POST /v1/validations/{{id}}/rerun runs it again"
@@ -102,6 +116,10 @@ class JobRunner:
         self._running: dict[str, _Running] = {}
         self._unrecorded: dict[str, _Unrecorded] = {}
         """Outcomes the store refused (the loop retries them): their jobs' slots are free."""
+        self._recording: set[str] = set()
+        """Jobs whose outcome is being written for the first time (:meth:`_record`)."""
+        self._closed = False
+        """Set by the last attempt at shutdown: an outcome refused after it is lost (logged)."""
         self._progress_paused_until = 0.0
         self._lost_since: float | None = None
         self._lock = threading.Lock()
@@ -112,6 +130,7 @@ class JobRunner:
     def start(self) -> None:
         if self._thread is None:
             self._stop.clear()
+            self._closed = False
             if self.client is not None:
                 self.client.subscribe_topic(PROGRESS_TOPIC, self._remote_progress)
             self._thread = threading.Thread(target=self._loop, name="job-runner", daemon=True)
@@ -122,7 +141,16 @@ class JobRunner:
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
-            self._thread.join(timeout=10)
+            self._thread.join(timeout=STOP_SECONDS + SHUTDOWN_RECORD_SECONDS)
+            if self._thread.is_alive():  # e.g. a write waiting on a locked database
+                with self._lock:
+                    left = sorted({*self._unrecorded, *self._recording})
+                if left:
+                    log.error(
+                        "planner serve: the job runner did not stop in time; the outcomes of "
+                        "jobs %s may be lost (they show interrupted at the next start)",
+                        ", ".join(left),
+                    )
             self._thread = None
         if self.client is not None and self.client.status == "running":
             with contextlib.suppress(Exception):
@@ -152,7 +180,7 @@ class JobRunner:
                 running = list(self._running.values())
             for job in running:
                 self._kill(job, JobStatus.INTERRUPTED, "the server stopped while this job ran")
-            self._record_pending()  # once more; left running, the next start interrupts them
+            self._record_at_shutdown()
 
     def _turn(self) -> bool:
         """One pass of the loop: record pending outcomes, start queued jobs, stop overlong
@@ -400,23 +428,77 @@ class JobRunner:
         the store refuses it; past :data:`RECORD_SECONDS` the job is recorded ``failed``
         with the reason instead, as soon as the store answers. Never raises: the caller's
         thread (a follower, the loop) must go on."""
+        with self._lock:
+            self._recording.add(job_id)
         try:
             self.store.finish(job_id, status, report=report, error=error)
         except sqlite3.Error as failure:
-            now = time.monotonic()
-            log.warning(
-                "planner serve: job %s's outcome not recorded yet: %s", job_id, _line(failure)
-            )
+            self._keep(job_id, status, report, error, _line(failure))
+        finally:
             with self._lock:
+                self._recording.discard(job_id)
+
+    def _keep(
+        self,
+        job_id: str,
+        status: JobStatus,
+        report: dict | None,
+        error: str | None,
+        reason: str,
+        *,
+        quiet: bool = False,
+    ) -> None:
+        """Keep an outcome the store refused (``quiet``: not tried yet) for the loop to
+        retry; after the last attempt at shutdown (:meth:`_record_at_shutdown`), log it as
+        lost instead."""
+        now = time.monotonic()
+        with self._lock:
+            closed = self._closed
+            if not closed:
                 self._unrecorded[job_id] = _Unrecorded(
                     status=status,
                     report=report,
                     error=error,
                     since=now,
-                    reason=_line(failure),
+                    reason=reason,
                     next_try=now + BACKOFF_SECONDS[0],
                     wait=BACKOFF_SECONDS[0],
                 )
+        if closed:
+            log.error(LOST_LINE, job_id, status.value, reason)
+        elif not quiet:
+            log.warning("planner serve: job %s's outcome not recorded yet: %s", job_id, reason)
+
+    def _record_at_shutdown(self) -> None:
+        """One last attempt, within :data:`SHUTDOWN_RECORD_SECONDS` in all, at every outcome
+        the store has not taken, whether or not its backoff is over (the loop's last pass
+        had tried only those due, and dropped the rest unsaid: a finished job's report was
+        lost and the job came back ``interrupted``). What the store still refuses is logged
+        as lost, one line per job."""
+        deadline = time.monotonic() + SHUTDOWN_RECORD_SECONDS
+        while self._recording and time.monotonic() < deadline:  # first attempts under way
+            time.sleep(0.02)
+        with self._lock:
+            pending = list(self._unrecorded.items())
+            self._unrecorded.clear()
+            self._closed = True
+            writing = sorted(self._recording - {job_id for job_id, _ in pending})
+        for job_id, item in pending:
+            left = deadline - time.monotonic()
+            try:
+                if left <= 0:
+                    raise sqlite3.OperationalError(f"no time left: {item.reason}")
+                self.store.finish(
+                    job_id, item.status, report=item.report, error=item.error, wait=left
+                )
+            except sqlite3.Error as failure:
+                log.error(LOST_LINE, job_id, item.status.value, _line(failure))
+        for job_id in writing:
+            log.error(
+                "planner serve: job %s's outcome may be lost: its first write still waited for "
+                "the job store at shutdown",
+                job_id,
+            )
 
     def _record_pending(self) -> None:
         """Try again the outcomes the store refused (each on its own backoff). Past
@@ -426,13 +508,17 @@ class JobRunner:
         with self._lock:
             due = [(key, item) for key, item in self._unrecorded.items() if item.next_try <= now]
         for job_id, item in due:
+            if self._stop.is_set():
+                return  # the last attempt at shutdown takes the rest, within its bound
             attempts = [(item.status, item.report, item.error)]
             if item.report is not None and now - item.since > RECORD_SECONDS:
                 line = STORE_FAILED_LINE.format(seconds=RECORD_SECONDS, reason=item.reason)
                 attempts.append((JobStatus.FAILED, None, line))
             for status, report, error in attempts:
                 try:
-                    self.store.finish(job_id, status, report=report, error=error)
+                    self.store.finish(
+                        job_id, status, report=report, error=error, wait=RETRY_WAIT_SECONDS
+                    )
                 except sqlite3.Error as failure:
                     item.reason = _line(failure)
                     continue
@@ -477,8 +563,9 @@ class JobRunner:
                 running.process.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 running.process.wait(timeout=5)
-        if self._stop.is_set():  # the follower may not get to it before exit
-            self._record(running.job_id, status, error=reason)
+        if self._stop.is_set():  # the follower may not get to it before exit: recorded by
+            # the last attempt at shutdown, within its bound (not the store's busy timeout)
+            self._keep(running.job_id, status, None, reason, "not written yet", quiet=True)
 
     def _stop_remote(self, running: _Running) -> None:
         """Set the job's stop event (its task ends after its current family) and cancel

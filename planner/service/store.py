@@ -195,6 +195,23 @@ class JobStore:
         with self._lock:
             return self._db.execute(sql, parameters)
 
+    def _bounded(self, wait: float | None, sql: str, parameters: tuple[Any, ...]) -> None:
+        """:meth:`_execute`, given up after about ``wait`` seconds (None: as it is)."""
+        if wait is None:
+            self._execute(sql, parameters)
+            return
+        if not self._lock.acquire(timeout=max(0.0, wait)):
+            raise sqlite3.OperationalError("database is locked (by this store's other work)")
+        try:
+            usual = int(self._db.execute("PRAGMA busy_timeout").fetchone()[0])
+            self._db.execute(f"PRAGMA busy_timeout = {max(0, int(wait * 1000))}")
+            try:
+                self._db.execute(sql, parameters)
+            finally:
+                self._db.execute(f"PRAGMA busy_timeout = {usual}")
+        finally:
+            self._lock.release()
+
     def create(
         self,
         kind: str,
@@ -323,8 +340,13 @@ class JobStore:
         *,
         report: dict[str, Any] | None = None,
         error: str | None = None,
+        wait: float | None = None,
     ) -> None:
-        self._execute(
+        """Record a job's outcome. ``wait``: give up (``sqlite3.OperationalError``) after
+        about this many seconds, waiting for this store's other work and for another
+        process's lock on the database alike, instead of the busy timeout (30 s)."""
+        self._bounded(
+            wait,
             "UPDATE jobs SET status = ?, finished = ?, report = ?, error = ?, "
             "progress_done = CASE WHEN ? THEN progress_total ELSE progress_done END "
             "WHERE id = ? AND status IN (?, ?)",
