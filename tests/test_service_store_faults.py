@@ -312,3 +312,41 @@ def test_a_job_stopped_at_shutdown_while_the_store_is_locked_does_not_hold_up_th
     assert any(running.job_id in line and "lost" in line for line in lines), lines
     follower.join(timeout=35)
     store.close()
+
+
+def test_a_start_that_fails_after_the_store_is_opened_leaves_the_database_free(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """create_app had opened the store (and its locks) and then failed (here: the
+    recovery's write refused), leaving the store unclosed: its lock on the database
+    file (a bare descriptor) stayed held, and a second start in the process was refused."""
+    database = tmp_path / "jobs.sqlite3"
+
+    def refusing(self: JobStore) -> int:
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(JobStore, "recover", refusing)
+    with pytest.raises(sqlite3.OperationalError) as failed:
+        create_app(database, workers=1, run_jobs=False)
+    monkeypatch.undo()
+    assert failed.value is not None  # the error (and its traceback) kept, as serve keeps it
+    JobStore(database, owner=True).close()  # had been refused: "another process serves…"
+
+
+def test_a_store_never_closed_releases_its_locks_once_collected(tmp_path: Path) -> None:
+    import gc
+
+    database = tmp_path / "jobs.sqlite3"
+    forgotten = JobStore(database, owner=True)
+    del forgotten
+    gc.collect()
+    JobStore(database, owner=True).close()
+
+
+def test_a_store_as_a_context_manager_releases_its_locks_on_an_error(tmp_path: Path) -> None:
+    database = tmp_path / "jobs.sqlite3"
+    with pytest.raises(RuntimeError), JobStore(database, owner=True) as store:
+        running_job(store)
+        raise RuntimeError("start-up failed")
+    with JobStore(database, owner=True) as again:
+        assert again.get(running_job(again).id) is not None

@@ -346,16 +346,46 @@ def create_app(
     neither takes the lock nor recovers nor runs jobs. ``loopback_hosts_only``: refuse
     a ``Host`` that is not loopback (:class:`LoopbackHostOnly`; ``planner serve`` without a
     token)."""
+    store = JobStore(database, owner=owner)  # one server per file (a second is refused)
+    try:
+        return _app_around(
+            store,
+            workers=workers,
+            token=token,
+            time_limit=time_limit,
+            run_jobs=run_jobs and owner,
+            client=client,
+            request_time_limit=request_time_limit,
+            owner=owner,
+            loopback_hosts_only=loopback_hosts_only,
+        )
+    except BaseException:  # the store's locks released, not held until the process ends
+        store.close()
+        raise
+
+
+def _app_around(
+    store: JobStore,
+    *,
+    workers: int,
+    token: str | None,
+    time_limit: float,
+    run_jobs: bool,
+    client: Any,
+    request_time_limit: float,
+    owner: bool,
+    loopback_hosts_only: bool,
+) -> FastAPI:
+    """:func:`create_app`'s app around its opened store (closed by the caller if this
+    fails)."""
     # the modules themselves, not through planner.service (whose __init__ imports this one)
     import planner.service.apidocs as apidocs
     import planner.service.page as page
     import planner.service.routes as routes
     from planner import api
 
-    store = JobStore(database, owner=owner)  # one server per file (a second is refused)
     if owner:
         store.recover()
-    run_jobs = run_jobs and owner
     runner = JobRunner(store, workers=workers, time_limit=time_limit, client=client)
     versions = api.version_document()
 

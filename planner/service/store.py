@@ -15,6 +15,7 @@ import sqlite3
 import threading
 import time
 import uuid
+import weakref
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -181,15 +182,23 @@ class JobStore:
                     _lock_path(self.path).unlink(missing_ok=True)
                 self._owner_lock.close()
             raise
+        # a store never closed (a start-up that failed after opening it) releases its locks
+        # once collected: the database file's lock is a bare descriptor, which nothing else
+        # closes, and a second store in this process had been refused (a review)
+        self._release = weakref.finalize(self, _release, self._reader, self._db, self._owner_lock)
+        self._release.atexit = False  # the process's end releases them (threads may still run)
 
     def close(self) -> None:
-        with self._reader_lock:
-            self._reader.close()
-        with self._lock:
-            self._db.close()
-        if self._owner_lock is not None:
-            self._owner_lock.close()  # releases the lock
-            self._owner_lock = None
+        """Close the connections, then release the locks (once; again does nothing)."""
+        with self._reader_lock, self._lock:
+            self._release()
+        self._owner_lock = None
+
+    def __enter__(self) -> JobStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
     def _execute(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Cursor:
         with self._lock:
@@ -503,6 +512,15 @@ class _Hold:
     def close(self) -> None:
         os.close(self.database)
         self.note.close()
+
+
+def _release(reader: sqlite3.Connection, db: sqlite3.Connection, hold: _Hold | None) -> None:
+    """Close a store's connections, then its locks (closing the database file's descriptor
+    drops this process's ``fcntl`` locks on it: SQLite's, so after its connections)."""
+    reader.close()
+    db.close()
+    if hold is not None:
+        hold.close()
 
 
 def _hold(database: Path) -> _Hold:
