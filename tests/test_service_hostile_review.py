@@ -197,3 +197,39 @@ def test_head_answers_and_every_answer_carries_the_security_headers(tmp_path: Pa
         for path in ("/v1/validations", f"/v1/validations/{job['id']}", f"/jobs/{job['id']}"):
             assert client.get(path).headers["cache-control"] == "no-store", path
         assert "no-store" not in client.get("/static/calculator.css").headers["cache-control"]
+
+
+def test_a_500_carries_the_security_headers_and_one_json_line(tmp_path: Path, monkeypatch) -> None:
+    """A bug in a route (an unhandled exception) was answered by Starlette's outermost
+    middleware, outside the one that adds the headers: no nosniff, no frame refusal, and a
+    job's 500 no ``Cache-Control: no-store``."""
+    from planner import api
+    from planner.service import create_app
+
+    def broken(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("a bug\nTraceback (most recent call last): secret")
+
+    app = create_app(tmp_path / "jobs.sqlite3", run_jobs=False)
+    try:
+        with TestClient(app, raise_server_exceptions=False) as client:
+            monkeypatch.setattr(api, "explain_document", broken)
+            monkeypatch.setattr(api, "plan_document", broken)  # the fast path's
+            monkeypatch.setattr(app.state.service.store, "get", broken)
+            plan = {"model": "central", "k": 1000, "alpha": 0.1, "eps1": 1, "eps2": 0.5}
+            answers = {
+                "/v1/explain": client.get("/v1/explain?model=central"),
+                "/v1/plan": client.post("/v1/plan", json=plan),
+                "/v1/validations/…": client.get("/v1/validations/" + "0" * 32),
+            }
+            for path, response in answers.items():
+                assert response.status_code == 500, (path, response.text)
+                headers = response.headers
+                assert headers["x-content-type-options"] == "nosniff", path
+                assert headers["x-frame-options"] == "DENY", path
+                assert headers["content-security-policy"] == "frame-ancestors 'none'", path
+                assert headers["content-type"] == "application/json", path
+                assert response.json() == {"error": "internal error: RuntimeError"}, path
+                assert "\n" not in response.text and "Traceback" not in response.text
+            assert answers["/v1/validations/…"].headers["cache-control"] == "no-store"
+    finally:
+        app.state.service.store.close()

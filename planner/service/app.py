@@ -292,11 +292,23 @@ NO_STORE_PATHS = ("/v1/validations", "/jobs/")
 no-store``."""
 
 
+def security_headers(path: str) -> list[tuple[bytes, bytes]]:
+    """The headers every answer to ``path`` carries (:class:`SecurityHeaders`)."""
+    return [
+        (b"x-content-type-options", b"nosniff"),
+        (b"x-frame-options", b"DENY"),
+        (b"content-security-policy", b"frame-ancestors 'none'"),
+        *([(b"cache-control", b"no-store")] if path.startswith(NO_STORE_PATHS) else []),
+    ]
+
+
 class SecurityHeaders:
     """Pure ASGI middleware: ``X-Content-Type-Options: nosniff`` on every answer,
     ``X-Frame-Options: DENY`` and ``Content-Security-Policy: frame-ancestors 'none'`` (no
     page of this server inside another site's frame), and ``Cache-Control: no-store`` on
-    jobs and their reports. A hostile review found none of them."""
+    jobs and their reports. A hostile review found none of them. A 500 (an unhandled
+    exception) is answered outside this middleware, by Starlette's outermost one: its
+    handler adds them itself (``unexpected`` in :func:`create_app`)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -305,18 +317,12 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        no_store = str(scope.get("path", "")).startswith(NO_STORE_PATHS)
+        added = security_headers(str(scope.get("path", "")))
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers") or [])
                 names = {name.lower() for name, _ in headers}
-                added = [
-                    (b"x-content-type-options", b"nosniff"),
-                    (b"x-frame-options", b"DENY"),
-                    (b"content-security-policy", b"frame-ancestors 'none'"),
-                    *([(b"cache-control", b"no-store")] if no_store else []),
-                ]
                 headers += [(name, value) for name, value in added if name not in names]
                 message = {**message, "headers": headers}
             await send(message)
@@ -494,9 +500,14 @@ def _app_around(
         return response
 
     @app.exception_handler(Exception)
-    async def unexpected(_: Request, error: Exception) -> Response:
-        """A bug, not bad input: one line, no traceback to the client (uvicorn logs it)."""
-        return _error(500, f"internal error: {type(error).__name__}")
+    async def unexpected(request: Request, error: Exception) -> Response:
+        """A bug, not bad input: one line, no traceback to the client (uvicorn logs it).
+        Starlette answers it in its outermost middleware, outside :class:`SecurityHeaders`:
+        the headers are added here (a review found a 500 without them)."""
+        response = _error(500, f"internal error: {type(error).__name__}")
+        for name, value in security_headers(str(request.scope.get("path", ""))):
+            response.headers[name.decode()] = value.decode()
+        return response
 
     @app.exception_handler(BodyTooLargeError)
     async def too_large(_: Request, error: BodyTooLargeError) -> Response:
