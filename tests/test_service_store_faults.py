@@ -350,3 +350,84 @@ def test_a_store_as_a_context_manager_releases_its_locks_on_an_error(tmp_path: P
         raise RuntimeError("start-up failed")
     with JobStore(database, owner=True) as again:
         assert again.get(running_job(again).id) is not None
+
+
+def sqlite_error(kind: str, tmp_path: Path) -> sqlite3.Error:
+    """A real SQLite error of each kind (its code set as SQLite sets it), or, where it
+    cannot be made here (a full disk, an I/O error), one with SQLite's code."""
+    if kind == "not a database":
+        garbage = tmp_path / "garbage.sqlite3"
+        garbage.write_bytes(b"not a database at all" * 50)
+        try:
+            sqlite3.connect(garbage).execute("SELECT * FROM sqlite_master")
+        except sqlite3.Error as error:
+            return error
+    if kind == "read-only":
+        made = tmp_path / "ro.sqlite3"
+        sqlite3.connect(made).execute("CREATE TABLE t (x)").connection.close()
+        try:
+            sqlite3.connect(f"file:{made}?mode=ro", uri=True).execute("INSERT INTO t VALUES (1)")
+        except sqlite3.Error as error:
+            return error
+    if kind == "locked":
+        made = tmp_path / "locked.sqlite3"
+        holder = locked(made)
+        try:
+            sqlite3.connect(made, timeout=0).execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            return error
+        finally:
+            holder.close()
+    line, code, name = {
+        "full": ("database or disk is full", 13, "SQLITE_FULL"),
+        "I/O": ("disk I/O error", 10, "SQLITE_IOERR"),
+        "busy": ("database is busy", 5, "SQLITE_BUSY"),
+    }[kind]
+    error = sqlite3.OperationalError(line)
+    error.sqlite_errorcode, error.sqlite_errorname = code, name  # type: ignore[attr-defined]
+    return error
+
+
+@pytest.mark.parametrize(
+    ("kind", "status", "said"),
+    [
+        ("locked", 503, "database is locked"),
+        ("busy", 503, "database is busy"),
+        ("not a database", 500, "file is not a database"),
+        ("read-only", 500, "readonly database"),
+        ("I/O", 500, "disk I/O error"),
+        ("full", 507, "disk is full"),
+    ],
+)
+def test_only_a_busy_or_locked_store_is_503_with_retry_after(
+    tmp_path: Path, monkeypatch, kind: str, status: int, said: str
+) -> None:
+    """Every SQLite error had been 503 and Retry-After (a corrupt file's DatabaseError a
+    bare 500 naming its type): a client was told to come back for a database that will
+    not get better by itself."""
+    error = sqlite_error(kind, tmp_path)
+    database = tmp_path / "jobs.sqlite3"
+    app = create_app(database, workers=1, run_jobs=False)
+    try:
+        with TestClient(app, raise_server_exceptions=False) as client:
+
+            def refusing(*_: Any, **__: Any) -> Any:
+                raise error
+
+            monkeypatch.setattr(app.state.service.store, "page", refusing)
+            monkeypatch.setattr(app.state.service.store, "create", refusing)
+            for response in (
+                client.get("/v1/validations"),
+                client.post("/v1/validations", json=SMALL_JOB),
+            ):
+                assert response.status_code == status, response.text
+                line = response.json()["error"]
+                assert said in line and "\n" not in line, line
+                if status == 503:
+                    assert response.headers["retry-after"] == "5"
+                else:
+                    assert "retry-after" not in response.headers
+                    assert str(database) in line, line  # names the database
+                assert response.headers["x-content-type-options"] == "nosniff"
+    finally:
+        app.state.service.store.close()

@@ -90,6 +90,27 @@ PARSE_LINE = (
 )
 
 
+SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13
+"""SQLite's primary result codes (an extended code's low byte)."""
+
+
+def store_status(error: sqlite3.Error) -> int:
+    """The HTTP status of a job store's SQLite error: 503 for busy or locked (the only
+    conditions that pass by themselves), 507 for a full disk, 500 for any other (a corrupt
+    or read-only file, an I/O error). An error this code raised, without SQLite's code, is
+    read by its words."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is None:
+        text = str(error).lower()
+        if "locked" in text or "busy" in text:
+            return 503
+        return 507 if "disk is full" in text else 500
+    primary = code & 0xFF
+    if primary in (SQLITE_BUSY, SQLITE_LOCKED):
+        return 503
+    return 507 if primary == SQLITE_FULL else 500
+
+
 def request_words(line: str) -> str:
     """A shared check's line with the CLI's option names as the request spells them
     (``fewer trials or families (--family)`` → ``… (families)``)."""
@@ -487,17 +508,32 @@ def _app_around(
         )
         return _error(503, line, "request")
 
-    @app.exception_handler(sqlite3.OperationalError)
-    async def store_unavailable(_: Request, error: sqlite3.OperationalError) -> Response:
-        """The job store refused a read or write (locked by another process past its busy
-        timeout, disk full, I/O error): a hostile review's POST while the database was
-        locked had answered 500 after 30 s. The condition passes, so 503 and when to try
-        again."""
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        line = f"the job store is unavailable for now ({cut_text(reason)}): send it again shortly"
-        response = _error(503, line)
-        response.headers["Retry-After"] = str(STORE_RETRY_SECONDS)
-        return response
+    @app.exception_handler(sqlite3.Error)
+    async def store_failed(request: Request, error: sqlite3.Error) -> Response:
+        """The job store refused a read or write. Busy or locked (another process's write
+        past the busy timeout: a hostile review's POST had answered 500 after 30 s) passes:
+        503 and when to try again. Anything else does not pass by itself (a review: a
+        corrupt file, a read-only one or an I/O error had been 503, "try again"): 500, or
+        507 for a full disk, naming the database, without ``Retry-After``."""
+        reason = cut_text(str(error).splitlines()[0] if str(error) else type(error).__name__)
+        status = store_status(error)
+        if status == 503:
+            line = f"the job store is unavailable for now ({reason}): send it again shortly"
+            response = _error(503, line)
+            response.headers["Retry-After"] = str(STORE_RETRY_SECONDS)
+            return response
+        database = request.app.state.service.store.path
+        if status == 507:
+            line = (
+                f"the job store's database {database} is on a full disk ({reason}): the "
+                "server's operator must free space"
+            )
+        else:
+            line = (
+                f"the job store cannot use its database {database} ({reason}): this does not "
+                "pass by itself; the server's operator must repair or replace the file"
+            )
+        return _error(status, line)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception) -> Response:
