@@ -233,3 +233,70 @@ def test_a_500_carries_the_security_headers_and_one_json_line(tmp_path: Path, mo
             assert answers["/v1/validations/…"].headers["cache-control"] == "no-store"
     finally:
         app.state.service.store.close()
+
+
+def test_uncached_plans_wait_on_no_planners_lock_on_the_event_loop_while_threads_compute(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """An uncached plan was first computed on the event loop (10 ms deadline) even while
+    the thread pool computed others: in a burst each such attempt held the loop, where
+    ``/v1/health`` answers, and one that met a value another thread was computing (the
+    planner's ``ComputedOnce``) waited for it there, checking its deadline every 50 ms.
+    40 clients posting distinct plans held ``/v1/health`` for 3.6 s at the median, 6.3 s
+    at most (a real server on two cores, ``benchmarks/bench_health.py``). Here 30 plans
+    share one slow value: every one had been tried on the loop first."""
+    import asyncio
+    import threading
+    import time
+
+    import httpx
+
+    from planner import api
+    from planner.formulas.search import check_deadline
+    from planner.protocols.base import ComputedOnce
+    from planner.service import create_app
+
+    def slow(key: int) -> int:  # a noise level every plan needs, 2 s to compute
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            time.sleep(0.005)
+            check_deadline()
+        return key
+
+    shared = ComputedOnce(slow, maxsize=4)
+    on_the_loop: list[float] = []
+
+    def plan_document(**fields: Any) -> dict[str, Any]:
+        started = time.monotonic()
+        try:
+            return {"k": fields["k"], "shared": shared(0)}
+        finally:
+            if threading.current_thread() is threading.main_thread():  # asyncio.run's loop
+                on_the_loop.append(time.monotonic() - started)
+
+    monkeypatch.setattr(api, "plan_document", plan_document)
+    app = create_app(tmp_path / "jobs.sqlite3", run_jobs=False)
+
+    async def burst() -> tuple[float, list[httpx.Response]]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            query = {"model": "central", "alpha": 0.1, "eps1": 1, "eps2": 0.5}
+            plans = [
+                asyncio.create_task(client.post("/v1/plan", json={**query, "k": 1000 + i}))
+                for i in range(30)
+            ]
+            waits, end = [], time.monotonic() + 1.0
+            while time.monotonic() < end:  # polled while the plans are under way
+                started = time.monotonic()
+                assert (await client.get("/v1/health")).status_code == 200
+                waits.append(time.monotonic() - started)
+            return max(waits), await asyncio.gather(*plans)
+
+    try:
+        health, plans = asyncio.run(burst())
+    finally:
+        app.state.service.store.close()
+    assert [plan.status_code for plan in plans] == [200] * 30
+    assert len(on_the_loop) <= 1, on_the_loop  # only the first, while no thread computed
+    assert sum(on_the_loop) < 0.1, on_the_loop
+    assert health < 0.3, health

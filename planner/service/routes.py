@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Annotated, Any
 
+from anyio.to_thread import current_default_thread_limiter
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
@@ -197,19 +198,31 @@ INLINE_KINDS = frozenset({"plan", "compare", "power"})
 """The kinds tried on the event loop first (a solve, which may take seconds, never is)."""
 
 
+def threads_at_work(state: ServiceState) -> bool:
+    """Whether the thread pool has work (an answer handed to it, not yet done, or any
+    other: a sweep, a sync route): then an uncached plan is not tried on the event loop. A
+    review: under a burst of uncached plans every one was tried there first, each attempt
+    holding the loop (its turns at the interpreter lock shared with the pool's threads, or
+    waiting there for a value a thread was computing, ``ComputedOnce``), and
+    ``/v1/health`` answered in 3.6-7.7 s (40 clients, two cores; about 2 ms at the median
+    since, ``benchmarks/bench_health.py``)."""
+    return state.in_threads > 0 or current_default_thread_limiter().borrowed_tokens > 0
+
+
 async def _answer(
     state: ServiceState, kind: str, fields: dict[str, Any], compute: Callable[[], Any]
 ) -> str:
     """A cached answer at once; a plan, compare or power computed on the event loop when it
-    takes at most :data:`INLINE_SECONDS`; otherwise computed in the thread pool, off the event
-    loop: a solve can take seconds, and computed inline it had held up every other request,
+    takes at most :data:`INLINE_SECONDS` and no thread of the pool is at work
+    (:func:`threads_at_work`); otherwise computed in the thread pool, off the event loop:
+    a solve can take seconds, and computed inline it had held up every other request,
     ``/v1/health`` included, for as long. The computation is stopped at the service's cap
     (``state.request_seconds``; a 503 naming it)."""
     text = state.cache.cached(kind, fields)
     if text is not None:
         return text
     seconds = state.request_seconds
-    if kind in INLINE_KINDS:
+    if kind in INLINE_KINDS and not threads_at_work(state):
         try:
             with deadline(min(seconds, INLINE_SECONDS)):
                 return state.cache.answer(kind, fields, compute)
@@ -221,7 +234,11 @@ async def _answer(
         with deadline(seconds):
             return compute()
 
-    return await run_in_threadpool(state.cache.answer, kind, fields, capped)
+    state.in_threads += 1  # now: the pool's own count starts after the hop's first await
+    try:
+        return await run_in_threadpool(state.cache.answer, kind, fields, capped)
+    finally:
+        state.in_threads -= 1
 
 
 async def plan_text(body: PlanRequest, state: ServiceState) -> str:

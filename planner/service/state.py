@@ -29,6 +29,9 @@ class ServiceState:
     cache: AnswerCache = field(default_factory=AnswerCache)
     request_seconds: float = MAX_REQUEST_SECONDS
     """Seconds a plan, compare or solve request may compute (503 beyond)."""
+    in_threads: int = 0
+    """Plan, compare, solve and power answers handed to the thread pool and not yet done
+    (counted on the event loop): while there are any, none is tried on the loop."""
     sweeps: threading.BoundedSemaphore = field(
         default_factory=lambda: threading.BoundedSemaphore(MAX_CONCURRENT_SWEEPS)
     )
