@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 import re
 import sqlite3
 from collections.abc import AsyncIterator
@@ -46,6 +47,8 @@ from planner.service.limits import (
 from planner.service.runner import JobRunner
 from planner.service.state import ServiceState
 from planner.service.store import JobStore
+
+log = logging.getLogger("planner.service")
 
 SERVICE_ALLOWED = {
     "trials": f"auto or an integer in [1, {MAX_TRIALS:,}]",
@@ -514,7 +517,7 @@ def _app_around(
         past the busy timeout: a hostile review's POST had answered 500 after 30 s) passes:
         503 and when to try again. Anything else does not pass by itself (a review: a
         corrupt file, a read-only one or an I/O error had been 503, "try again"): 500, or
-        507 for a full disk, naming the database, without ``Retry-After``."""
+        507 for a full disk, without ``Retry-After``; the server's log names the file."""
         reason = cut_text(str(error).splitlines()[0] if str(error) else type(error).__name__)
         status = store_status(error)
         if status == 503:
@@ -522,16 +525,23 @@ def _app_around(
             response = _error(503, line)
             response.headers["Retry-After"] = str(STORE_RETRY_SECONDS)
             return response
-        database = request.app.state.service.store.path
+        # the file's path goes to the server's log, not to a client (``/v1/health`` needs
+        # no token): the operator who must act reads the log
+        log.error(
+            "planner serve: the job store's database %s failed: %s",
+            request.app.state.service.store.path,
+            reason,
+        )
         if status == 507:
             line = (
-                f"the job store's database {database} is on a full disk ({reason}): the "
-                "server's operator must free space"
+                f"the job store's database is on a full disk ({reason}): the server's "
+                "operator must free space (its log names the file)"
             )
         else:
             line = (
-                f"the job store cannot use its database {database} ({reason}): this does not "
-                "pass by itself; the server's operator must repair or replace the file"
+                f"the job store cannot use its database ({reason}): this does not pass by "
+                "itself; the server's operator must repair or replace the file (its log "
+                "names it)"
             )
         return _error(status, line)
 
