@@ -59,6 +59,12 @@ def main() -> None:
         parser.add_argument(
             option, type=float, nargs=2, default=None, metavar=("LOW", "HIGH"), help=what
         )
+    parser.add_argument(
+        "--strong-group",
+        choices=("random", "1", "2"),
+        default="random",
+        help="the named group with the larger ε (a mixed protocol's orientation)",
+    )
     args = parser.parse_args()
     setting = Setting.from_key(args.setting)
     covered = default_constants().for_setting(args.setting).covered
@@ -72,7 +78,9 @@ def main() -> None:
             low_ratio = max(covered.get("eps_ratio", (1e-3, 1.0))[0], 1e-3)
             eps_weak = eps_strong * log_uniform(rng, *(args.ratio_range or (low_ratio, 1.0)))
             eps_weak = max(eps_weak, EPS_MIN)  # a small ε_strong times a small ratio
-            eps1, eps2 = (eps_strong, eps_weak) if rng.random() < 0.5 else (eps_weak, eps_strong)
+            first = rng.random() < 0.5  # drawn whatever the option: the same queries' ε
+            first = first if args.strong_group == "random" else args.strong_group == "1"
+            eps1, eps2 = (eps_strong, eps_weak) if first else (eps_weak, eps_strong)
             delta = args.delta if setting.model.needs_delta else None
             query = Query(setting, k, alpha, eps1, eps2, delta, args.beta)
             made = plan(query, fallback=False)

@@ -54,3 +54,23 @@ def subsampling_population(n_used: Any, eps_base: Any, eps_target: Any) -> Any:
     for row in np.flatnonzero(short):  # rare: the closed form's rounding fell short
         n_total[row] = subsampling_population(float(used[row]), float(base[row]), target[row])
     return int(n_total) if n_total.ndim == 0 else n_total
+
+
+def subsample_size(n_total: int, eps_base: float, eps_target: float) -> int:
+    """Largest m ≤ n_total with ``subsampled_epsilon(eps_base, m, n_total) ≤ eps_target``:
+    how many of n_total users an ε_base-DP release may read, drawn uniformly without
+    replacement, for it to be ε_target-DP (all of them when ε_target ≥ ε_base). The
+    inverse of :func:`subsampling_population`: a population of
+    ``subsampling_population(m, ε_base, ε_target)`` users gives back at least m."""
+    if eps_target >= eps_base:
+        return n_total
+
+    def private(m: int) -> bool:
+        return math.log1p(m / n_total * math.expm1(eps_base)) <= eps_target
+
+    m = min(n_total, math.floor(n_total * math.expm1(eps_target) / math.expm1(eps_base)))
+    while m > 0 and not private(m):  # the closed form's rounding went over: a step or two
+        m -= 1
+    while m < n_total and private(m + 1):
+        m += 1
+    return m

@@ -380,13 +380,18 @@ def grid_position(
     position, not a privacy guarantee). A protocol whose tester runs both groups at ε_weak
     (``Protocol.weak_eps_only``) reads it at (ε_weak, ε_weak), and one whose regime is set
     by e^ε/k (``Protocol.noise_matched_above_grid``) above its grid's top k at the ε of the
-    same ratio there (:func:`noise_matched_eps`; ``constant``: the grid read).
+    same ratio there (:func:`noise_matched_eps`; ``constant``: the grid read); a weaker
+    group released from a subsample (``Protocol.weak_release_eps``) at its release's ε.
     """
     protocol = protocol_for(query.setting)
     if protocol.weak_eps_only:
         if protocol.noise_matched_above_grid:
             eps_weak = float(noise_matched_eps(query.k, eps_weak, constant))
         return eps_weak, eps_weak, accounting
+    if protocol.weak_release_eps is not None:  # a subsampled curator's release
+        weak_is_group2 = query.eps1 >= query.eps2
+        released = protocol.weak_release_eps(query.setting, weak_is_group2, eps_strong, eps_weak)
+        return eps_strong, released, accounting
     exact_privacy = protocol.exact_privacy
     if exact_privacy is None or accounting is Accounting.EXACT:
         return eps_strong, eps_weak, accounting
@@ -837,6 +842,14 @@ n_weak = (μ_w/μ_s)·n_strong grows as μ_s falls, so the users in all are leas
 ε_strong between the powers of 2 (k = 200, α = 0.1, ε = (1, 0.5): 16,930 at
 ε_strong ≈ 0.7 against 17,333 at 1). A step of 2^¼ halves what is left between two rungs
 (at most 0.8 % → 0.24 %) for twice the shuffle sweeps' time."""
+SUBSAMPLED_LADDER_STEP = 2.0**0.125
+"""The ladder's step where a curator's group far below the other releases from a
+subsample (``Protocol.weak_release_eps``): its population grows with the stronger group's
+ε (the release's ε is a share of it) while the stronger group's users fall, so the users
+in all are least at an ε_strong between the powers of 2 (central/local pair, k = 28,
+α = 0.129, curator ε = 0.138: 3,260 users at a local ε of 6.08, 3,361 run at the rung 5
+for a local ε of 8.35). At this step what is left between two rungs is a few tenths of a
+percent."""
 _KINKS: dict[tuple[Setting, int], tuple[ConstantTable, GridKinks]] = {}
 
 
@@ -850,7 +863,8 @@ def grid_kinks(setting: Setting, table: ConstantTable) -> GridKinks:
     interpolated constant turns (a channel per group's largest C steps): a plan's users can
     be least there, so the plan weighs each as a rung, and relaxing ε does not cost users
     for that. The step is :data:`NOISE_LADDER_STEP` where a protocol trades noise between
-    the groups, else :data:`LADDER_STEP`."""
+    the groups, :data:`SUBSAMPLED_LADDER_STEP` where one subsamples a curator's group,
+    else :data:`LADDER_STEP`."""
     known = _KINKS.get((setting, id(table)))
     if known is not None and known[0] is table:
         return known[1]
@@ -865,6 +879,8 @@ def grid_kinks(setting: Setting, table: ConstantTable) -> GridKinks:
     for protocol in (own, *((private,) if private else ()), *other_mechanisms(own)):
         if protocol.allocation_family is AllocationFamily.NOISE:
             step, weak_from = NOISE_LADDER_STEP, WEAK_LADDER_FROM
+        if protocol.weak_release_eps is not None:
+            step = min(step, SUBSAMPLED_LADDER_STEP)
         if not table.has_setting(protocol.key):
             continue
         constant = table.for_setting(protocol.key)

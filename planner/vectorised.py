@@ -1205,6 +1205,13 @@ def _grid_position(
         if protocol_for(protocol).noise_matched_above_grid:
             eps_w = noise_matched_eps(points.k, eps_w, constant)
         return eps_w, eps_w, accounting
+    weak_release_eps = protocol_for(protocol).weak_release_eps
+    if weak_release_eps is not None:  # a subsampled curator's release
+        return (
+            eps_s,
+            weak_release_eps(protocol, points.eps1 >= points.eps2, eps_s, eps_w),
+            accounting,
+        )
     exact_privacy = protocol_for(protocol).exact_privacy
     if exact_privacy is None or accounting is not Accounting.PAPER:
         return eps_s, eps_w, accounting
@@ -1423,7 +1430,12 @@ def _run_sizes(
     """``planner.plan.run_sizes``, elementwise: (n_strong, n_weak) for a ``multiplier``;
     with ``multiplier=None``, the strong group's C = 1 size (``strong_order_size``).
     ``unit_strong``: that size, when already known (it is not recomputed)."""
-    return protocol_for(protocol).size_run_arrays(
+    record = protocol_for(protocol)
+    # a subsampled curator's release depends on which named group is the weaker
+    oriented = (
+        {} if record.weak_release_eps is None else {"weak_is_group2": points.eps1 >= points.eps2}
+    )
+    return record.size_run_arrays(
         points.k,
         points.alpha,
         points.delta,
@@ -1434,6 +1446,7 @@ def _run_sizes(
         accounting,
         compression,
         unit_strong,
+        **oriented,
     )
 
 

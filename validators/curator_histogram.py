@@ -53,12 +53,13 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
 
 from planner.formulas.bounds import curator_noise_variance
+from planner.formulas.subsampling import subsample_size
 from planner.validators import discrete_laplace
 from planner.validators.compression import hashed_mean_share
 from planner.validators.protocol import TestResult, TrialBatch, as_trial_stack
@@ -129,47 +130,82 @@ class HistogramChannel:
     Unbiased per bin, with s = v/n² the noise's variance in frequency units: p̂_j = Y_j/n
     (the noise has mean 0), Var p̂_j = p_j(1 − p_j)/n + s, and
     u_j = (p̂_j − p̂_j² + s)/(n − 1) + s has mean exactly that: E[p̂ − p̂²] =
-    p(1 − p)(1 − 1/n) − s."""
+    p(1 − p)(1 − 1/n) − s.
+
+    With ``release_eps`` above ε, the curator releases at ``release_eps`` the histogram of
+    a uniform random subset of m of its n users, drawn without replacement and kept secret
+    (:func:`planner.formulas.subsampling.subsample_size`: the largest m for which that is
+    ε-DP under replace-one neighbours, Lemma ``theo:subsampling``); everything above then
+    reads m for n. The m users are i.i.d. draws from the group's pmf like all n, so the
+    statistic is the one of a release at ``release_eps`` on m users, exactly."""
 
     k: int
     eps: float
+    release_eps: float | None = field(default=None, kw_only=True)
+    """The ε the curator's noise is drawn at, from a subsample (None: ε, all users);
+    keyword-only, so that a subclass's own fields follow ε (``MessagesChannel``)."""
     counts_reports = False
     """Its counts carry noise, not users' reports alone (``local_channels.Channel``)."""
 
     def __post_init__(self) -> None:
         if self.k < 2 or not (self.eps > 0 and math.isfinite(self.eps)):
             raise ValueError(f"a release needs k ≥ 2 and a finite ε > 0 (k={self.k}, ε={self.eps})")
+        if self.release_eps is not None and not (
+            math.isfinite(self.release_eps) and self.release_eps >= self.eps
+        ):
+            raise ValueError(
+                f"a subsampled release needs a finite release ε ≥ ε (ε={self.eps}, "
+                f"release ε={self.release_eps})"
+            )
+
+    @property
+    def noise_eps(self) -> float:
+        """The ε the noise is drawn at."""
+        return self.eps if self.release_eps is None else self.release_eps
+
+    def used(self, n: int) -> int:
+        """The users whose items the release counts, of the group's n."""
+        if self.release_eps is None:
+            return n
+        return subsample_size(n, self.release_eps, self.eps)
 
     def randomize(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The release of these users' items: their histogram plus exact discrete Laplace
-        noise (:func:`release`, seeded from ``rng``)."""
-        histogram = np.bincount(np.asarray(values, dtype=np.int64), minlength=self.k)
-        return release(histogram, self.eps, random.Random(int(rng.integers(2**63))))
+        """The release of these users' items: the histogram of the subset read (all of
+        them unless subsampled, :meth:`used`) plus exact discrete Laplace noise
+        (:func:`release`, seeded from ``rng``)."""
+        values = np.asarray(values, dtype=np.int64)
+        if self.release_eps is not None:
+            values = values[rng.choice(values.size, self.used(values.size), replace=False)]
+        histogram = np.bincount(values, minlength=self.k)
+        return release(histogram, self.noise_eps, random.Random(int(rng.integers(2**63))))
 
     def fast_counts(
         self, pmf: np.ndarray, n_users: int, trials: int, rng: np.random.Generator
     ) -> np.ndarray:
         """(trials, k) releases with the distribution of :meth:`randomize` on n_users items
-        drawn from ``pmf`` (numpy's geometric sampler for the noise)."""
+        drawn from ``pmf`` (a uniform subset of i.i.d. draws is i.i.d. draws; numpy's
+        geometric sampler for the noise)."""
         stack = as_trial_stack(pmf, trials)
-        counts = rng.multinomial(n_users, stack / stack.sum(axis=1, keepdims=True))
-        return counts + sample_noise(self.eps, counts.shape, rng)
+        counts = rng.multinomial(self.used(n_users), stack / stack.sum(axis=1, keepdims=True))
+        return counts + sample_noise(self.noise_eps, counts.shape, rng)
 
     def debiased(self, counts: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
         """(p̂, u) of the class docstring."""
+        n = self.used(n)
         share = np.asarray(counts, dtype=np.float64) / n
-        noise = noise_variance(self.eps) / (n * n)
+        noise = noise_variance(self.noise_eps) / (n * n)
         return share, (share - share * share + noise) / (n - 1) + noise
 
     def null_variance(self, pmf: np.ndarray, n: int) -> np.ndarray:
         """Var p̂_j = p_j(1 − p_j)/n + v/n² where the group's frequencies are ``pmf``."""
+        n = self.used(n)
         share = np.asarray(pmf, dtype=np.float64)
-        return share * (1.0 - share) / n + noise_variance(self.eps) / (n * n)
+        return share * (1.0 - share) / n + noise_variance(self.noise_eps) / (n * n)
 
     def noise_fourth_cumulant(self, n: int) -> float:
         """κ4 of the noise in frequency units, :func:`noise_fourth_cumulant`/n⁴
         (``Channel.noise_fourth_cumulant``)."""
-        return noise_fourth_cumulant(self.eps) / float(n) ** 4
+        return noise_fourth_cumulant(self.noise_eps) / float(self.used(n)) ** 4
 
 
 @dataclass(frozen=True)

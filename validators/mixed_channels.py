@@ -37,12 +37,15 @@ MODELS = ("local", "central")
 """The trust models a group of a mixed pair may be under here."""
 
 
-def group_channel(model: str, k: int, eps: float) -> Channel:
-    """The channel a group under ``model`` at ε reports through over k bins."""
+def group_channel(model: str, k: int, eps: float, release_eps: float | None = None) -> Channel:
+    """The channel a group under ``model`` at ε reports through over k bins; a curator's
+    with ``release_eps`` above ε releases at it from a uniform subsample of its users
+    (``HistogramChannel``)."""
     if model == "local":
         return best_channel(k, eps)
     if model == "central":
-        return HistogramChannel(k, eps)
+        released = release_eps if release_eps is not None and release_eps > eps else None
+        return HistogramChannel(k, eps, release_eps=released)
     raise ValueError(f"model must be one of {', '.join(MODELS)}, not {model!r}")
 
 
@@ -54,12 +57,23 @@ class MixedChannelsTester(ChannelsTester):
 
     model1: str = "local"
     model2: str = "central"
+    curator_ratio_floor: float = 0.0
+    """A curator's group whose ε is below this share of the other group's releases at that
+    share of the other's ε, from a uniform subsample of its users small enough to keep it
+    ε-DP (``HistogramChannel.release_eps``): the release the planner calibrated, read by a
+    population (0: every curator releases at its own ε from all its users)."""
+
+    def release_eps(self, eps: float, other_eps: float) -> float | None:
+        """The ε a curator's group at ``eps`` beside a group at ``other_eps`` releases at
+        (None: its own)."""
+        floor = self.curator_ratio_floor * other_eps
+        return floor if eps < floor else None
 
     @property
     def channels(self) -> tuple[Channel, Channel]:  # type: ignore[override]
         return (
-            group_channel(self.model1, self.k, self.eps1),
-            group_channel(self.model2, self.k, self.eps2),
+            group_channel(self.model1, self.k, self.eps1, self.release_eps(self.eps1, self.eps2)),
+            group_channel(self.model2, self.k, self.eps2, self.release_eps(self.eps2, self.eps1)),
         )
 
 

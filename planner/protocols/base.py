@@ -473,6 +473,14 @@ class Protocol:
     k-ary randomized response that ratio sets how much of a report is noise, and with it
     the constant (``planner.plan.grid_position``); at the query's own ε a larger k would
     read a less noisy regime's smaller C."""
+    weak_release_eps: Callable[[Setting, Any, Any, Any], Any] | None = None
+    """(setting, the named group 2 is the weaker, ε_strong, ε_weak) → the ε the weaker
+    group's release runs at, scalars or arrays: above ε_weak where that group (a
+    curator's) releases from a secret uniform subsample of its users, which keeps it
+    private at its own ε (Lemma ``theo:subsampling``). The point reads its constant and
+    coverage at the release's ε (``plan.grid_position``), and the group's users are the
+    subsample's population (its ``size_run_arrays`` takes ``weak_is_group2``). None:
+    always ε_weak."""
     variance_weight: Callable[[int, float], float] | None = None
     """(k, ε_g) → γ_g, a group's weight in the statistic's null variance Σ_g γ_g²/n_g: what
     the ``VARIANCE`` family keeps fixed while users move between the groups

@@ -22,10 +22,15 @@ answers both coins.
 
 from __future__ import annotations
 
+import functools
+from dataclasses import replace
 from typing import Any
+
+import numpy as np
 
 from planner.formulas.bounds import channel_bits, least_noise_channel
 from planner.formulas.settings import Coin, Model, Setting
+from planner.formulas.subsampling import subsampling_population, subsampling_population_ratio
 from planner.inputs import Query
 from planner.protocols.base import (
     AllocationFamily,
@@ -49,36 +54,85 @@ def bound_key(model: Model, other: Model) -> str:
     return "local-beside-curator"
 
 
-def releases_sizes(strong_model: Model, weak_model: Model, eps_scale: float = 1.0) -> Any:
+def releases_sizes(
+    strong_model: Model, weak_model: Model, eps_scale: float = 1.0, ratio_floor: float = 0.0
+) -> Any:
     """``Protocol.size_run`` for the pair whose stronger group is under ``strong_model``:
     each group C·(its bound) users, at least ``MIN_USERS``, the bounds read at
     ``eps_scale``·ε (a release whose noise is a curator's at a share of ε: the
-    multi-message shuffle protocol's)."""
+    multi-message shuffle protocol's). With ``ratio_floor``, a curator's weaker group
+    below that share of the stronger's ε releases from a subsample
+    (:func:`weak_release_eps`): it is sized at the release's ε, and its users are the
+    population whose uniform subsample of that size keeps it private at its own ε
+    (``formulas.subsampling``)."""
     strong_key, weak_key = bound_key(strong_model, weak_model), bound_key(weak_model, strong_model)
 
     def sizes(query: Query, eps_strong: float, eps_weak: float, multiplier: float, *_: Any) -> Any:
         shared = (("k", query.k), ("alpha", query.alpha))
-        strong, weak = eps_scale * eps_strong, eps_scale * eps_weak
-        return paired_sizes(strong_key, shared, strong, weak, multiplier, weak_key)
+        released = weak_release_eps(
+            query.setting, query.eps1 >= query.eps2, eps_strong, eps_weak, ratio_floor
+        )
+        strong, weak = eps_scale * eps_strong, eps_scale * released
+        made = paired_sizes(strong_key, shared, strong, weak, multiplier, weak_key)
+        if released == eps_weak:
+            return made
+        population = float(subsampling_population_ratio(released, eps_weak))
+        return replace(
+            made,
+            n_weak=subsampling_population(made.n_weak, released, eps_weak),
+            order_weak=made.order_weak * population,
+        )
 
     return sizes
 
 
-def releases_sizes_arrays(strong_model: Model, weak_model: Model, eps_scale: float = 1.0) -> Any:
-    """``Protocol.size_run_arrays`` for the same pair (``paired_sizes_arrays``)."""
+def releases_sizes_arrays(
+    strong_model: Model, weak_model: Model, eps_scale: float = 1.0, ratio_floor: float = 0.0
+) -> Any:
+    """``Protocol.size_run_arrays`` for the same pair (``paired_sizes_arrays``); with
+    ``ratio_floor``, ``weak_is_group2`` (each row's named group 2 the weaker) says which
+    rows' weaker group is a curator's (:func:`weak_release_eps`)."""
     strong_key, weak_key = bound_key(strong_model, weak_model), bound_key(weak_model, strong_model)
+    setting = Setting(strong_model, Coin.PRIVATE, "channels", model2=weak_model)
 
     def sizes_arrays(
         k: Any, alpha: Any, delta: Any, eps_s: Any, eps_w: Any, multiplier: Any,
         bound_key: Any, accounting: Any, compression: Any, unit_strong: Any = None,
+        weak_is_group2: Any = True,
     ) -> Any:  # fmt: skip
         shared = {"k": k, "alpha": alpha}
-        strong, weak = eps_scale * eps_s, eps_scale * eps_w
-        return paired_sizes_arrays(
+        released = weak_release_eps(setting, weak_is_group2, eps_s, eps_w, ratio_floor)
+        strong, weak = eps_scale * eps_s, eps_scale * released
+        made = paired_sizes_arrays(
             strong_key, shared, strong, weak, multiplier, unit_strong, weak_key
         )
+        if multiplier is None or not ratio_floor:
+            return made
+        n_strong, n_weak = made
+        return n_strong, subsampling_population(n_weak, released, eps_w)
 
     return sizes_arrays
+
+
+def weak_release_eps(
+    setting: Setting, weak_is_group2: Any, eps_strong: Any, eps_weak: Any, ratio_floor: float
+) -> Any:
+    """The ε the weaker group's release runs at beside a group at ``eps_strong``: its own,
+    or ``ratio_floor``·ε_strong where that is larger and the weaker group (named group 2
+    where ``weak_is_group2``, else group 1, of ``setting``) is a curator's: below the
+    grid's least ratio its calibration does not reach, and a release at the larger ε on a
+    secret uniform subsample is as private (``MixedChannelsTester.curator_ratio_floor``).
+    A local group's reports are private one by one and a subsample would not amplify them
+    (a protocol asked alone may meet its groups the other way round). Scalars, or numpy
+    arrays elementwise (a sweep's rows)."""
+    if not ratio_floor:
+        return eps_weak
+    first, second = (channel_model(model) is Model.CENTRAL for model in setting.group_models)
+    if isinstance(weak_is_group2, bool):
+        curator = second if weak_is_group2 else first
+        return max(eps_weak, ratio_floor * eps_strong) if curator else eps_weak
+    curator_rows = np.where(weak_is_group2, second, first)
+    return np.where(curator_rows, np.maximum(eps_weak, ratio_floor * eps_strong), eps_weak)
 
 
 def channel_model(model: Model) -> Model:
@@ -104,34 +158,63 @@ def _named_models(query: Query) -> tuple[str, str]:
     return channel_model(first).value, channel_model(second).value
 
 
-def _tester(query: Query, parameters: dict[str, Any], L: int | None, hashes: int) -> Any:
-    from planner.validators.mixed_channels import MixedChannelsTester
+def _tester_with(ratio_floor: float) -> Any:
+    """``Protocol.build_tester`` of a pair whose weaker curator is subsampled below
+    ``ratio_floor`` (0: never)."""
 
-    model1, model2 = _named_models(query)
-    return MixedChannelsTester(
-        query.k, query.alpha, query.eps1, query.eps2, model1=model1, model2=model2, **parameters
-    )
+    def tester(query: Query, parameters: dict[str, Any], L: int | None, hashes: int) -> Any:
+        from planner.validators.mixed_channels import MixedChannelsTester
 
-
-def _mechanism(query: Query, bins: int) -> str:
-    """Each group's release and what it sends, from ``formulas`` alone."""
-    parts = []
-    for group, (model, eps) in enumerate(
-        zip(_named_models(query), (query.eps1, query.eps2), strict=True), start=1
-    ):
-        if model == Model.CENTRAL.value:
-            parts.append(
-                f"group {group}: the curator releases its histogram with discrete Laplace "
-                f"noise at ε = {eps:g}"
-            )
-            continue
-        key = least_noise_channel(query.k, eps)
-        bits = channel_bits(key, query.k)
-        parts.append(
-            f"group {group}: {CHANNEL_TITLES[key]} at ε = {eps:g}, "
-            f"{bits} bit{'s' if bits > 1 else ''} a user"
+        model1, model2 = _named_models(query)
+        return MixedChannelsTester(
+            query.k,
+            query.alpha,
+            query.eps1,
+            query.eps2,
+            model1=model1,
+            model2=model2,
+            curator_ratio_floor=ratio_floor,
+            **parameters,
         )
-    return "; ".join(parts)
+
+    return tester
+
+
+def _mechanism_with(ratio_floor: float) -> Any:
+    """``Protocol.mechanism``: each group's release and what it sends, from ``formulas``
+    alone (a weaker curator below ``ratio_floor`` releases from a subsample)."""
+
+    def mechanism(query: Query, bins: int) -> str:
+        parts = []
+        named = (query.eps1, query.eps2)
+        for group, (model, eps) in enumerate(
+            zip(_named_models(query), named, strict=True), start=1
+        ):
+            if model == Model.CENTRAL.value:
+                released = max(eps, ratio_floor * named[2 - group])  # the tester's rule
+                if released == eps:
+                    parts.append(
+                        f"group {group}: the curator releases its histogram with discrete "
+                        f"Laplace noise at ε = {eps:g}"
+                    )
+                    continue
+                share = 1.0 / float(subsampling_population_ratio(released, eps))
+                parts.append(
+                    f"group {group}: the curator releases the histogram of a secret uniform "
+                    f"sample of {share:.3g} of its users, drawn without replacement, with "
+                    f"discrete Laplace noise at ε = {released:.3g} (ε = {eps:g} for the "
+                    "group: privacy amplification by subsampling)"
+                )
+                continue
+            key = least_noise_channel(query.k, eps)
+            bits = channel_bits(key, query.k)
+            parts.append(
+                f"group {group}: {CHANNEL_TITLES[key]} at ε = {eps:g}, "
+                f"{bits} bit{'s' if bits > 1 else ''} a user"
+            )
+        return "; ".join(parts)
+
+    return mechanism
 
 
 def _report_cells(query: Query) -> tuple[int, int]:
@@ -160,11 +243,15 @@ node at 0.08, between 0.03 and 0.2: there the interpolated C had been up to 1.56
 least C a search at the query finds (k = 403, α = 0.082; ``benchmarks/curator_bare.py``)."""
 
 
-def releases_protocol(strong_model: Model, weak_model: Model, colour: str) -> Protocol:
+def releases_protocol(
+    strong_model: Model, weak_model: Model, colour: str, ratio_floor: float = 0.0
+) -> Protocol:
     """The protocol whose stronger group (larger ε) releases under ``strong_model`` and
     the other under ``weak_model`` (each a curator's noisy histogram or a local channel),
     read by the channels' statistic; two curators are the central model's own
-    ``central+channels`` (``planner.protocols.central_channels``)."""
+    ``central+channels`` (``planner.protocols.central_channels``). ``ratio_floor``: a
+    weaker curator's group below that share of the stronger's ε releases at it from a
+    subsample (``Protocol.weak_release_eps``)."""
     strong_words = "a curator's group" if strong_model is Model.CENTRAL else "a local group"
     weak_words = "a curator's group" if weak_model is Model.CENTRAL else "a local group"
     setting = Setting(strong_model, Coin.PRIVATE, "channels", model2=weak_model)
@@ -181,14 +268,20 @@ def releases_protocol(strong_model: Model, weak_model: Model, colour: str) -> Pr
         # a central lower bound holds for every group (a local protocol is a central one)
         lower_bound_key="lower-central",
         allocation_family=AllocationFamily.FIXED,
-        sizes_fall_with_eps=True,
+        # a subsampled weaker group's population grows with the stronger group's ε
+        sizes_fall_with_eps=not ratio_floor,
         coupled_groups=True,
+        weak_release_eps=(
+            None
+            if not ratio_floor
+            else functools.partial(weak_release_eps, ratio_floor=ratio_floor)
+        ),
         min_users=MIN_USERS,
         thresholds_for_beta=thresholds_for_beta,
-        size_run=releases_sizes(strong_model, weak_model),
-        size_run_arrays=releases_sizes_arrays(strong_model, weak_model),
-        build_tester=_tester,
-        mechanism=_mechanism,
+        size_run=releases_sizes(strong_model, weak_model, ratio_floor=ratio_floor),
+        size_run_arrays=releases_sizes_arrays(strong_model, weak_model, ratio_floor=ratio_floor),
+        build_tester=_tester_with(ratio_floor),
+        mechanism=_mechanism_with(ratio_floor),
         report_cells=_report_cells,
         simulated_bins=_bins,
         calibration=CalibrationDesign(
@@ -204,7 +297,18 @@ def releases_protocol(strong_model: Model, weak_model: Model, colour: str) -> Pr
     )
 
 
-LOCAL_STRONG = releases_protocol(Model.LOCAL, Model.CENTRAL, "#7fbf7b")
-"""The local group has the larger ε (``local/central-private+channels``)."""
-CURATOR_STRONG = releases_protocol(Model.CENTRAL, Model.LOCAL, "#af8dc3")
-"""The curator's group has the larger ε (``central/local-private+channels``)."""
+CURATOR_RATIO_FLOOR = CHANNELS_GRID_AXES["eps_ratio"][0]
+"""Below this share of the local group's ε, the curator's group releases at it from a
+uniform subsample of its users (the grid's least ratio: where the calibration ends)."""
+
+LOCAL_STRONG = releases_protocol(
+    Model.LOCAL, Model.CENTRAL, "#7fbf7b", ratio_floor=CURATOR_RATIO_FLOOR
+)
+"""The local group has the larger ε (``local/central-private+channels``); a curator's
+group far below it is subsampled (:data:`CURATOR_RATIO_FLOOR`)."""
+CURATOR_STRONG = releases_protocol(
+    Model.CENTRAL, Model.LOCAL, "#af8dc3", ratio_floor=CURATOR_RATIO_FLOOR
+)
+"""The curator's group has the larger ε (``central/local-private+channels``); the same
+floor where a plan names the groups back the other way round (``planner.plan``, "Mixed
+pairs"): the tester subsamples a curator's group far below the other whichever it is."""
