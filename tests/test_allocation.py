@@ -409,6 +409,36 @@ def test_an_allocation_never_costs_more_than_the_homogeneous_protocol() -> None:
     assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
 
 
+def test_where_the_homogeneous_poisson_protocol_costs_least_the_allocation_runs_it() -> None:
+    """The case the test above no longer reaches: shuffle, public coin, k = 4,761,
+    α = 0.082, ε = (0.507, 0.1352), δ = 10⁻⁶, costs 0.299 and 1 (found by a search of
+    cost allocations, 2026-12-01). Both groups at ε = 0.1352 on the Poisson protocol's
+    shared hash cost less than every other candidate: the allocation is that plan's own
+    sizes, run by its own tester (each group's noise μ the same, at the one ε), and the
+    tester meets them."""
+    from planner.api import plan_document, validation_query
+
+    asked = {"model": "shuffle", "coin": "public", "k": 4761, "alpha": 0.082, "eps1": 0.507}
+    asked |= {"eps2": 0.1352, "delta": 1e-6}
+    homogeneous = plan_document(**{**asked, "eps1": 0.1352})
+    document = plan_document(**asked, allocation="cost", cost1=0.299, cost2=1)
+    allocation = document["allocation"]
+    assert allocation["split"] == "homogeneous"
+    assert document["protocol"] == homogeneous["protocol"] == "shuffle-public"
+    sizes = (allocation["n_users_group1"], allocation["n_users_group2"])
+    assert sizes == (homogeneous["n_users_group1"], homogeneous["n_users_group2"])
+    assert allocation["cost"] == pytest.approx(0.299 * sizes[0] + sizes[1])
+    # the default split costs more at these prices
+    default = plan_document(**asked)
+    assert 0.299 * default["n_users_group1"] + default["n_users_group2"] > allocation["cost"]
+    mus = [group["noise_mu"] for group in homogeneous["groups"]]
+    assert mus[0] == mus[1] and mus[0] > 0
+    target = validation_query(**asked, allocation="cost", cost1=0.299, cost2=1)
+    assert target.split is Split.HOMOGENEOUS and (target.n1, target.n2) == sizes
+    report = validate(target.query, n1=target.n1, n2=target.n2, seed=4, split=target.split)
+    assert report.passed, [(o.family, o.error_rate) for o in report.verification.outcomes]
+
+
 def test_the_homogeneous_plan_describes_its_own_point_and_the_querys_roles() -> None:
     """A review: the note named the asked weaker ε (1.079) where the local tester runs at
     its covered ε = 1; group roles followed the equal-ε query (group 2, the stronger here,
