@@ -30,6 +30,7 @@ from planner.constants import (
 from planner.formulas.registry import BOUNDS
 from planner.formulas.repetition import PER_RUN_ERROR, majority_vote_runs
 from planner.formulas.settings import Setting
+from planner.formulas.subsampling import subsample_size
 from planner.inputs import (
     EPS_MAX,
     EPS_MIN,
@@ -970,7 +971,38 @@ def plan(
     Each group's messages per user are stated as the asked query's models count them
     (:func:`stated_messages`).
     """
-    return stated_messages(_plan(query, constants, fallback, split), query)
+    return stated_subsample(stated_messages(_plan(query, constants, fallback, split), query))
+
+
+def stated_subsample(made: Plan) -> Plan:
+    """``made`` with a line giving the subsample a curator's group reads, where its
+    protocol releases that group from one (``Protocol.weak_release_eps``): m of its n users
+    (each run's), the release's ε′ in full and the ε it gives the group. An auditor or a
+    deployer needs them exactly: taking m from a share rounded to 3 digits at a rounded ε′
+    could spend more than the group's ε (a review: ε = 0.0030103 for 0.003)."""
+    hook = protocol_for(made.protocol).weak_release_eps
+    if hook is None:
+        return made
+    tester = made.tester_query
+    eps_strong, eps_weak = sorted((tester.eps1, tester.eps2), reverse=True)
+    weak_is_group2 = tester.eps1 >= tester.eps2
+    released = float(hook(tester.setting, weak_is_group2, eps_strong, eps_weak))
+    if released == eps_weak:
+        return made
+    group = 2 if weak_is_group2 else 1
+    n = made.groups[group - 1].n_users // made.runs
+    m = subsample_size(n, released, eps_weak)
+    spent = math.log1p(m / n * math.expm1(released))
+    each = " (in each run)" if made.runs > 1 else ""
+    line = (
+        f"group {group}'s curator reads m = {m:,} of its {n:,} users{each}, drawn uniformly "
+        f"without replacement and kept secret, and releases their histogram with discrete "
+        f"Laplace noise at ε′ = {released!r}: ln(1 + (m/n)(e^ε′ − 1)) = {spent:.10g} ≤ "
+        f"ε{group} = {eps_weak:g} (privacy amplification by subsampling)"
+    )
+    if line in made.warnings:  # a mixed pair's run already says it (``mixed_plan``)
+        return made
+    return replace(made, warnings=(*made.warnings, line))
 
 
 def stated_messages(made: Plan, query: Query) -> Plan:

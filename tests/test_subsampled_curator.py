@@ -25,6 +25,7 @@ import pytest
 
 from planner import Query
 from planner.formulas.subsampling import (
+    private_subsample_population,
     subsample_size,
     subsampled_epsilon,
     subsampling_population,
@@ -52,14 +53,14 @@ def test_the_subsample_size_by_hand() -> None:
 
 
 def test_the_subsample_size_inverts_the_population() -> None:
-    """The least population whose subsample of m keeps ε gives back at least m, and one
-    user fewer gives fewer than m."""
+    """The least population whose subsample of m keeps ε (with the margin the draw keeps)
+    gives back at least m, and one user fewer gives fewer than m."""
     rng = np.random.default_rng(11)
     for _ in range(2000):
         m = int(rng.integers(2, 10**7))
         released = float(rng.uniform(0.01, 5.0))
         eps = float(rng.uniform(1e-4, 0.999)) * released
-        n = subsampling_population(m, released, eps)
+        n = private_subsample_population(m, released, eps)
         assert subsample_size(n, released, eps) >= m
         assert subsample_size(n - 1, released, eps) < m
 
@@ -213,3 +214,54 @@ def test_a_subsampled_plan_is_met_by_its_tester(models: str, eps: tuple[float, f
     report = validate(query, seed=7)
     assert report.plan is not None and "subsampling" in report.plan.mechanism
     assert report.verification.verdict.value == "pass"
+
+
+def test_the_plan_states_m_and_the_release_s_eps_exactly() -> None:
+    """The plan's line gives m of n and ε′ in full: ε′ read back gives the group's ε at most
+    (the rounded share and ε′ of a mechanism line had given 0.0030103 > 0.003), and m is
+    the subsample the tester reads of that n."""
+    import re
+
+    query = Query.build("local,central", "private", 16, 0.9, 20.0, 0.003)
+    made = plan(query)
+    lines = [line for line in made.warnings if "curator reads" in line]
+    assert len(lines) == 1
+    found = re.search(r"m = ([\d,]+) of its ([\d,]+) users.*ε′ = ([0-9.e-]+):", lines[0])
+    assert found is not None, lines[0]
+    m, n = (int(found.group(i).replace(",", "")) for i in (1, 2))
+    released = float(found.group(3))
+    assert n == made.n_users_group2
+    assert math.log1p(m / n * math.expm1(released)) <= 0.003
+    tester = made.tester_query
+    from planner.protocols import protocol_for
+
+    built = protocol_for(tester.setting).build_tester(tester, {}, None, 1)
+    curator = built.channels[1]
+    assert curator.release_eps == released and curator.used(n) == m
+
+
+def test_a_subsample_of_fewer_than_two_is_a_failed_check_not_a_crash() -> None:
+    """Sizes given by hand whose curator's subsample is 0 or 1 user: nothing can be
+    estimated, the tester never rejects, and the far families fail; no division by zero
+    (a review: ZeroDivisionError at n2 = 30, NaN warnings at 50)."""
+    import warnings
+
+    query = Query.build("local,central", "private", 16, 0.9, 20.0, 0.003)
+    for n2 in (30, 50):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            report = validate(query, n1=42, n2=n2, trials=200, seed=1)
+        assert report.verification.verdict.value == "fail"
+
+
+def test_the_user_level_subsample_draws_no_user_twice() -> None:
+    """Distinct items, one a bin, a release at ε′ = 60 (noise 0 but with probability about
+    10⁻¹³) for ε = 59.3 (m about half of n): every count is 0 or 1 and they sum to m, so
+    no user was read twice."""
+    channel = HistogramChannel(500, 59.3, release_eps=60.0)
+    m = channel.used(500)
+    assert 0 < m < 500
+    rng = np.random.default_rng(9)
+    for _ in range(20):
+        counts = channel.randomize(np.arange(500), rng)
+        assert set(np.unique(counts)) <= {0, 1} and counts.sum() == m

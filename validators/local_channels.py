@@ -207,6 +207,10 @@ class AffineChannel:
         (``Channel.noise_fourth_cumulant``)."""
         return 0.0
 
+    def used(self, n: int) -> int:
+        """Every user reports: n (``Channel.used``)."""
+        return n
+
 
 class Channel(Protocol):
     """What the closeness statistic needs of one group's release over k bins: per-bin
@@ -239,6 +243,11 @@ class Channel(Protocol):
         """The fourth cumulant of the noise the release adds to each bin's frequency
         estimate (0: none). A squared difference of heavy-tailed noise spreads more than a
         Gaussian's 2σ⁴ by exactly this, so the statistic's σ̂ adds it."""
+        ...
+
+    def used(self, n: int) -> int:
+        """The users of a group of n whose data the release reads (fewer where a curator
+        reads a subsample)."""
         ...
 
 
@@ -347,10 +356,11 @@ def paired_statistic(
     n2: int,
     channel2: Channel,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`studentized_statistic` as a tester reads it: with fewer than 2 users in a
-    group nothing can be estimated (the variance estimate needs two), so Z = σ̂ = 0 and
-    the tester does not reject (``planner validate --n1 1`` measures that, and fails)."""
-    if n1 < 2 or n2 < 2:
+    """:func:`studentized_statistic` as a tester reads it: with fewer than 2 users read in
+    a group nothing can be estimated (the variance estimate needs two), so Z = σ̂ = 0 and
+    the tester does not reject (``planner validate --n1 1`` measures that, and fails; a
+    curator's subsample of fewer than 2 had divided by zero, a review)."""
+    if channel1.used(n1) < 2 or channel2.used(n2) < 2:
         shape = np.shape(counts1)[:-1]
         return np.zeros(shape), np.zeros(shape)
     return studentized_statistic(counts1, n1, channel1, counts2, n2, channel2)

@@ -30,7 +30,7 @@ import numpy as np
 
 from planner.formulas.bounds import channel_bits, least_noise_channel
 from planner.formulas.settings import Coin, Model, Setting
-from planner.formulas.subsampling import subsampling_population, subsampling_population_ratio
+from planner.formulas.subsampling import private_subsample_population, subsampling_population_ratio
 from planner.inputs import Query
 from planner.protocols.base import (
     AllocationFamily,
@@ -79,7 +79,7 @@ def releases_sizes(
         population = float(subsampling_population_ratio(released, eps_weak))
         return replace(
             made,
-            n_weak=subsampling_population(made.n_weak, released, eps_weak),
+            n_weak=private_subsample_population(made.n_weak, released, eps_weak),
             order_weak=made.order_weak * population,
         )
 
@@ -109,7 +109,7 @@ def releases_sizes_arrays(
         if multiplier is None or not ratio_floor:
             return made
         n_strong, n_weak = made
-        return n_strong, subsampling_population(n_weak, released, eps_w)
+        return n_strong, private_subsample_population(n_weak, released, eps_w)
 
     return sizes_arrays
 
@@ -198,12 +198,11 @@ def _mechanism_with(ratio_floor: float) -> Any:
                         f"Laplace noise at ε = {eps:g}"
                     )
                     continue
-                share = 1.0 / float(subsampling_population_ratio(released, eps))
                 parts.append(
                     f"group {group}: the curator releases the histogram of a secret uniform "
-                    f"sample of {share:.3g} of its users, drawn without replacement, with "
-                    f"discrete Laplace noise at ε = {released:.3g} (ε = {eps:g} for the "
-                    "group: privacy amplification by subsampling)"
+                    f"sample of its users, with discrete Laplace noise at ε′ = {released:.6g} "
+                    f"(ε = {eps:g} for the group by subsampling; m and ε′ exactly in the "
+                    "plan's line)"
                 )
                 continue
             key = least_noise_channel(query.k, eps)
