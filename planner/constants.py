@@ -465,6 +465,42 @@ class SettingConstant:
         )
         return self._cell_minima[cells]
 
+    def eps_node_constants(
+        self, k: Any, alpha: Any, tail_below_k: int = 0
+    ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+        """For a grid of one ratio node, read along ε at each point's (k, α): log C at
+        every ε node (points × nodes), interpolated over k and α as
+        :meth:`grid_corner_arrays` does (multilinear in the logs, the edge's C outside), and
+        the (weight, k, α) of each k–α corner (a node's, or outside the grid on that axis
+        the point's own coordinate; k rounded as there). Points with k below
+        ``tail_below_k`` read :attr:`alpha_tail_multipliers` from their cell's lower α
+        node up (``Protocol.largest_alpha_c_below_k``)."""
+        grid = self._parsed_grid
+        assert grid is not None and len(grid[0][3]) == 1
+        values = grid[2][:, :, :, 0] * grid[3]
+        k, alpha = np.broadcast_arrays(np.asarray(k, np.float64), np.asarray(alpha, np.float64))
+        (k_nodes, k_logs, k_spans), (a_nodes, a_logs, a_spans) = self._grid_arrays[:2]
+        _, k_sides = _axis_sides(k_nodes, k_logs, k_spans, k)
+        _, a_sides = _axis_sides(a_nodes, a_logs, a_spans, alpha)
+        tail = None
+        if tail_below_k:
+            assert self.alpha_tail_multipliers is not None
+            tail = self.alpha_tail_multipliers[:, :, :, 0]
+            below = (k < tail_below_k)[:, None]
+            # the cell's lower α node (the upper one where the lower weighs nothing)
+            low = np.where(a_sides[0][2] > 0, a_sides[0][0], a_sides[1][0])
+        log_constants = np.zeros((*k.shape, values.shape[2]))
+        corners = []
+        for index_k, coordinate_k, weight_k in k_sides:
+            for index_a, coordinate_a, weight_a in a_sides:
+                weight = weight_k * weight_a
+                read = values[index_k, index_a, :]
+                if tail is not None:
+                    read = np.where(below, tail[index_k, low, :], read)
+                log_constants += np.where(weight > 0, weight, 0.0)[:, None] * np.log(read)
+                corners.append((weight, np.round(coordinate_k), coordinate_a))
+        return log_constants, corners
+
     @functools.cached_property
     def _cell_minima(self) -> np.ndarray:
         """The least C (with the margin) of each grid cell's nodes, by the cell's lower

@@ -430,7 +430,19 @@ _DOMAIN_PLANS: dict[tuple[Any, ...], Any] = {}
 """A domain's assembled plan, per query and domain (``_plan_on_domain``): a covered plan
 assembles two (its own domain and a larger one) and ``planner.coverage`` asks for the
 own domain's again."""
-_MEMORIES = (_MULTIPLIERS, _SIZES, _GAPS, _RUNS, _LEAST, _CHEAPEST, _POINTS, _DOMAIN_PLANS)
+_LEAST_EPS: dict[tuple[Any, ...], Any] = {}
+"""A weak-ε-only protocol's least-users ε below a query's, per point (``least_eps_of``)."""
+_MEMORIES = (
+    _MULTIPLIERS,
+    _SIZES,
+    _GAPS,
+    _RUNS,
+    _LEAST,
+    _CHEAPEST,
+    _POINTS,
+    _DOMAIN_PLANS,
+    _LEAST_EPS,
+)
 _PINNED: dict[int, object] = {}
 """Every constant (or table) a remembered entry's key names by ``id``, kept alive so that
 no other object takes its id while the entry stands (``_remembered``)."""
@@ -768,6 +780,213 @@ def weak_eps_rungs(eps_weak: np.ndarray, kinks: GridKinks) -> np.ndarray:
     )
 
 
+LEAST_EPS_POINTS = 17
+"""Points :func:`least_eps_rungs` sizes a grid cell at in each pass, evenly in log ε: the
+cell's, then the two spacings around the least so far (each pass narrows 8×)."""
+LEAST_EPS_PASSES = 5
+"""Passes of :func:`least_eps_rungs` (the last spacing is under 3·10⁻⁵ of log ε, where the
+users differ from the least's by far less than one)."""
+LEAST_EPS_DIGITS = 6
+"""The significant digits :func:`least_eps_rungs` states its ε with (rounded down)."""
+LEAST_EPS_PROBE = 1e-3
+"""A cell counts as rising at its top where the users there exceed those this share of
+its width (in log ε) below."""
+
+
+def weak_only_protocols(
+    setting: Setting, table: ConstantTable, fallback: bool
+) -> tuple[Protocol, ...]:
+    """The protocols a query of ``setting`` may run (its own and, with ``fallback``, those
+    that may run instead, as a sweep's rows weigh them) whose tester runs both groups at
+    ε_weak (``Protocol.weak_eps_only``) and whose calibrated grid has an ε axis of several
+    nodes and one ratio node: the ones :func:`least_eps_rungs` weighs lower."""
+    key = ("weak-only protocols", setting.key, fallback)
+    found = table.memo.get(key)
+    if found is None:
+        own = protocol_for(setting)
+        run = [own]
+        if fallback:
+            private = private_coin_protocol(own)
+            source = table.for_setting(own.key).source
+            run += [
+                other
+                for other in (*((private,) if private else ()), *other_mechanisms(own))
+                if table.has_setting(other.key)
+                and (other is private or table.for_setting(other.key).source is source)
+            ]
+        found = table.memo[key] = tuple(
+            protocol
+            for protocol in run
+            if protocol.weak_eps_only
+            and table.has_setting(protocol.key)
+            and table.for_setting(protocol.key).source is ConstantSource.CALIBRATED
+            and len(table.for_setting(protocol.key).grid_axis("eps_strong")) > 1
+            and len(table.for_setting(protocol.key).grid_axis("eps_ratio")) == 1
+        )
+    return found
+
+
+class WeakOnlyCurve:
+    """A weak-ε-only protocol's users a group along ε at each row's (k, α): C·bound at
+    (ε, ε) and the per-run error 1/3, unrounded, as ``calibrated_multiplier`` makes them
+    (C interpolated over the k, α and ε nodes, the log-n chord over k and α; the grid read
+    at ``grid_position``'s ε), with the grid read once per row
+    (``SettingConstant.eps_node_constants``)."""
+
+    def __init__(
+        self, protocol: Protocol, constant: SettingConstant, k: np.ndarray, alpha: np.ndarray
+    ) -> None:
+        self.protocol, self.constant, self.k, self.alpha = protocol, constant, k, alpha
+        self.log_constants, self.corners = constant.eps_node_constants(
+            k, alpha, protocol.largest_alpha_c_below_k
+        )
+        self.logs = np.log(np.asarray(constant.grid_axis("eps_strong"), dtype=np.float64))
+        self.sizing = (constant.bound, Accounting.EXACT, constant.compression())
+
+    def _unit(self, k: np.ndarray, alpha: np.ndarray, eps: np.ndarray) -> np.ndarray:
+        """The C = 1 size at (ε, ε) (``strong_order_size``)."""
+        k, alpha, eps = np.broadcast_arrays(k, alpha, eps)
+        nan = np.full(k.shape, np.nan)
+        return np.asarray(
+            self.protocol.size_run_arrays(k, alpha, nan, eps, eps, None, *self.sizing)
+        )
+
+    def sizes(self, rows: np.ndarray, eps: np.ndarray) -> np.ndarray:
+        """The users a group of each row of ``rows`` at each of its ε (``eps``: one line
+        of ε a row)."""
+        k, alpha = self.k[rows][:, None], self.alpha[rows][:, None]
+        grid = eps
+        if self.protocol.noise_matched_above_grid:
+            grid = np.asarray(noise_matched_eps(k, eps, self.constant))
+        x = np.log(grid)
+        logs = self.logs
+        cell = np.clip(np.searchsorted(logs, x, side="right") - 1, 0, len(logs) - 2)
+        fraction = np.clip((x - logs[cell]) / (logs[cell + 1] - logs[cell]), 0.0, 1.0)
+        read = self.log_constants[rows]
+        log_constant = (1.0 - fraction) * np.take_along_axis(
+            read, cell, axis=1
+        ) + fraction * np.take_along_axis(read, cell + 1, axis=1)
+        # the log-n chord over k and α: the corners' sizes, less the row's own
+        spread = -np.log(self._unit(k, alpha, grid))
+        for weight, corner_k, corner_alpha in self.corners:
+            w = weight[rows][:, None]
+            corner = self._unit(corner_k[rows][:, None], corner_alpha[rows][:, None], grid)
+            spread = spread + np.where(w > 0, w, 0.0) * np.log(corner)
+        return np.exp(log_constant + np.maximum(spread, 0.0)) * self._unit(k, alpha, eps)
+
+
+def least_eps_of(query: Query, table: ConstantTable, fallback: bool) -> tuple[float, ...]:
+    """:func:`least_eps_rungs` for one query, of each of its :func:`weak_only_protocols`
+    in their order (each once), remembered per constant and point."""
+    found: list[float] = []
+    eps_weak = min(query.eps1, query.eps2)
+
+    def searched(protocol: Protocol, constant: SettingConstant) -> float:
+        return float(least_eps_rungs(protocol, constant, query.k, query.alpha, eps_weak)[0])
+
+    for protocol in weak_only_protocols(query.setting, table, fallback):
+        constant = table.for_setting(protocol.key)
+        rung = _remembered(
+            _LEAST_EPS,
+            constant,
+            (id(constant), protocol.key, query.k, query.alpha, eps_weak),
+            functools.partial(searched, protocol, constant),
+        )
+        if not math.isnan(rung) and rung not in found:
+            found.append(rung)
+    return tuple(found)
+
+
+def least_eps_rungs(
+    protocol: Protocol, constant: SettingConstant, k: Any, alpha: Any, eps_weak: Any
+) -> np.ndarray:
+    """Each row's ε below its ε_weak at which the weak-ε-only ``protocol`` needs the
+    fewest users (:class:`WeakOnlyCurve`), where fewer than at ε_weak itself (NaN
+    elsewhere): both groups run there are still private at the query's ε.
+
+    Such a protocol's C is interpolated in ε between its grid's ε nodes while its bound
+    is read at the point's own ε (one ratio node: every corner keeps the point's ε_weak),
+    and where C grows with ε (e^ε past k) as the bound flattens, the users are least
+    inside a cell and rise towards its upper node. No fixed ladder holds that point (it
+    moves with k and α, and the cell's nodes themselves need more users): a plan had
+    needed 11 users a group at ε = (8, 8), k = 2, α = 0.95, and 10 at ε1 = 3. A plan
+    weighs this point (``_tester_points``), so its users never rise as ε_weak grows, and
+    its chosen point planned again finds no other.
+
+    Searched, cell by cell of the grid's ε (above its top k, where the grid is read at a
+    smaller ε, those cells' ε; below the least node the users only fall with ε): a cell
+    whose users rise at its top (:data:`LEAST_EPS_PROBE`) is sized at
+    :data:`LEAST_EPS_POINTS` points, then as many around the least, :data:`LEAST_EPS_PASSES`
+    passes in all; a cell whose users fall at its top has its least there (the users are
+    one bowl a cell). One function for one query and for a sweep's rows, so both weigh the
+    same point to the bit."""
+    k, alpha, eps_weak = (
+        np.asarray(value, dtype=np.float64).ravel()
+        for value in np.broadcast_arrays(k, alpha, eps_weak)
+    )
+    rungs = np.full(k.shape, np.nan)
+    nodes = np.asarray(constant.grid_axis("eps_strong"), dtype=np.float64)
+    shift = np.zeros(k.shape)
+    if protocol.noise_matched_above_grid:  # the grid read at ε - ln(k/k_top) above k_top
+        top = float(constant.grid_axis("k")[-1])
+        shift = np.log(np.maximum(k, top) / top)
+    edges = nodes[None, :] + shift[:, None]
+    lower = edges[:, :-1]
+    upper = np.minimum(edges[:, 1:], eps_weak[:, None])
+    rows, cells = np.nonzero(lower < eps_weak[:, None])
+    if rows.size == 0:
+        return rungs
+    curve = WeakOnlyCurve(protocol, constant, k, alpha)
+    low, high = lower[rows, cells], upper[rows, cells]
+    start, end = np.log(low), np.log(high)
+    probe = np.stack([high, np.exp(end - LEAST_EPS_PROBE * (end - start))], axis=1)
+    at_top = curve.sizes(rows, probe)
+    rising = at_top[:, 0] > at_top[:, 1]
+    if not rising.any():
+        return rungs
+    rows, cells = rows[rising], cells[rising]
+    low, high, start, end = (part[rising] for part in (low, high, start, end))
+    fractions = np.linspace(0.0, 1.0, LEAST_EPS_POINTS)
+    logs = start[:, None] + (end - start)[:, None] * fractions[None, :]
+    eps = np.exp(logs)
+    eps[:, 0], eps[:, -1] = low, high  # the cell's ends exactly
+    sizes = curve.sizes(rows, eps)
+    pairs = np.arange(rows.size)
+    best = np.argmin(sizes, axis=1)
+    least, least_eps, least_log = sizes[pairs, best], eps[pairs, best], logs[pairs, best]
+    spacing = (end - start) / (LEAST_EPS_POINTS - 1)
+    around = np.linspace(-1.0, 1.0, LEAST_EPS_POINTS)
+    for _ in range(LEAST_EPS_PASSES - 1):
+        logs = np.clip(
+            least_log[:, None] + spacing[:, None] * around[None, :], start[:, None], end[:, None]
+        )
+        eps = np.exp(logs)
+        sizes = curve.sizes(rows, eps)
+        best = np.argmin(sizes, axis=1)
+        better = sizes[pairs, best] < least
+        least = np.where(better, sizes[pairs, best], least)
+        least_eps = np.where(better, eps[pairs, best], least_eps)
+        least_log = np.where(better, logs[pairs, best], least_log)
+        spacing = spacing * 2.0 / (LEAST_EPS_POINTS - 1)
+    # each row's least over its rising cells, against its users at ε_weak itself
+    table = np.full((k.size, len(nodes) - 1), np.inf)
+    table[rows, cells] = least
+    found = np.full(table.shape, np.nan)
+    found[rows, cells] = least_eps
+    chosen = np.unique(rows)
+    column = np.argmin(table[chosen], axis=1)
+    least, rung = table[chosen, column], found[chosen, column]
+    at_query = curve.sizes(chosen, eps_weak[chosen][:, None])[:, 0]
+    # to 6 significant digits, down (below ε_weak still): a plain number to state, whose
+    # users differ from the least's by far less than a user (the curve is flat there, or
+    # the least is a node, a plain number already)
+    scale = 10.0 ** (LEAST_EPS_DIGITS - 1 - np.floor(np.log10(rung)))
+    rung = np.floor(rung * scale) / scale
+    kept = (least < at_query) & (rung < eps_weak[chosen]) & (rung >= EPS_MIN)
+    rungs[chosen[kept]] = rung[kept]
+    return rungs
+
+
 def on_ratio_node(eps_weak: np.ndarray, ratio: float) -> np.ndarray:
     """The ε_strong at which ε_weak/ε_strong is ``ratio`` as the grid computes it (the
     quotient ε_weak/ratio, moved by the last bit where rounding puts it beside the node)."""
@@ -940,7 +1159,10 @@ def plan(
     outside the theorems' range), and at β < 1/3 ε and α lowered to the tops of each
     region direct calibration covers (else the majority vote, up to 10× more; the local
     private coin's regions reach ε = 20 and α = 0.95) and α above the covered region to
-    its top (``_capped_points``).
+    its top (``_capped_points``); the weaker group down its own ladders
+    (``_tester_points``); and both groups at the ε below the query where a protocol that
+    runs both at the weaker ε (k-RR) needs the fewest users (:func:`least_eps_rungs`), so
+    that relaxing either ε never costs that protocol's users.
 
     ``split`` chooses among the covered points:
 
@@ -1742,11 +1964,12 @@ def _assembled_on_domain(
         nodes = alpha_nodes_below(query.alpha, kinks.alpha_nodes)
         tops = (*tops, *(node for node in nodes if node not in tops))  # last, largest first:
         # as the sweeps weigh them
+        least = least_eps_of(query, table, fallback)
         capped, points = _remembered(
             _POINTS,
             kinks,
-            (id(kinks), query.eps1, query.eps2, query.alpha, *regions, None, *tops),
-            lambda: _points_weighed(query, regions, kinks, tops),
+            (id(kinks), query.eps1, query.eps2, query.alpha, *regions, None, *tops, "at", *least),
+            lambda: _points_weighed(query, regions, kinks, tops, least),
         )
         runs = []
         # a point none of whose protocols can need fewer users than the query's own plan
@@ -2365,6 +2588,7 @@ def _points_weighed(
     regions: list[tuple[float, float]],
     kinks: GridKinks,
     alpha_tops: tuple[float, ...],
+    least: tuple[float, ...] = (),
 ) -> tuple[tuple[tuple[float, float, float], ...], tuple[tuple[float, float, float], ...]]:
     """The capped points (:func:`_capped_points`), and every point a plan weighs in its
     order: the capped points first, as the sweeps weigh them (each is the reference when
@@ -2375,7 +2599,7 @@ def _points_weighed(
     floats, which the garbage collector stops tracking (``_remembered``; a review found
     ``LoweredPoint`` objects held here tripling a full collection's pause)."""
     capped = tuple(_capped_points(query, regions, alpha_tops))
-    points = _tester_points(query, regions, kinks, alpha_tops)
+    points = _tester_points(query, regions, kinks, alpha_tops, least)
     return capped, (*capped, *(point for point in points if point not in capped))
 
 
@@ -2384,6 +2608,7 @@ def _tester_points(
     regions: list[tuple[float, float]],
     kinks: GridKinks,
     alpha_tops: tuple[float, ...] = (),
+    least: tuple[float, ...] = (),
 ) -> list[tuple[float, float, float]]:
     """Where below the query its tester may run (see ``plan``), as (ε1, ε2, α), nearest
     first: the strong ε down :func:`strong_eps_ladder` (with the grids' ``kinks``), then
@@ -2392,7 +2617,9 @@ def _tester_points(
     the rung, so that either naming order gives one plan), then the weaker group at the
     largest ratio node below the query's (:func:`ratio_node_below`, the stronger at its own
     ε), then at each rung of the stronger group's ladder the weaker at that rung's ratio
-    node below. At a β < 1/3 and k direct
+    node below, and last both groups at each of ``least`` (where a weak-ε-only protocol
+    needs the fewest users below the query, :func:`least_eps_rungs`; the one point that
+    depends on k and α). At a β < 1/3 and k direct
     calibration is measured at, also the query and each of those with ε and α capped at each
     region's tops; and above a covered α top (``alpha_tops``; also the grids' α node just
     below the query's, :func:`alpha_nodes_below`), each with α at that top (as
@@ -2429,6 +2656,9 @@ def _tester_points(
         node = ratio_node_below(eps_weak, rung, kinks.ratio_nodes)
         if node is not None:
             pairs.append((rung, node * rung))
+    # last, both groups where a weak-ε-only protocol needs the fewest users below the query
+    # (``least``: :func:`least_eps_rungs`; that protocol runs both groups there anyway)
+    pairs.extend((weak, weak) for weak in least)
     for rung, eps_w in pairs:
         for top_eps, top_alpha in caps:
             strong, weak = min(rung, top_eps), min(eps_w, top_eps)

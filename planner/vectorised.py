@@ -45,12 +45,14 @@ from planner.plan import (
     coupled_on_node,
     delta_top,
     grid_kinks,
+    least_eps_rungs,
     noise_matched_eps,
     padding_domains,
     ratio_node_rungs,
     strong_eps_rungs,
     variance_split,
     weak_eps_rungs,
+    weak_only_protocols,
 )
 from planner.protocols import (
     PROTOCOLS,
@@ -796,6 +798,16 @@ def _lowered(
             at_node = ratio_node_rungs(rung, eps_weak, kinks.ratio_nodes)
             rows &= ~np.isnan(at_node)
             weigh(rows, rung, np.where(rows, at_node, eps_weak))
+    # last, both groups where a weak-ε-only protocol needs the fewest users below the row's
+    # ε (``plan.least_eps_rungs``)
+    for protocol in weak_only_protocols(setting, table, _fallback(setting)):
+        least = least_eps_rungs(
+            protocol, table.for_setting(protocol.key), points.k, points.alpha, eps_weak
+        )
+        rows = ~np.isnan(least)
+        if rows.any():
+            weak = np.where(rows, least, eps_weak)
+            weigh(rows, weak, weak)
     for point in reversed(queued):
         weigh_queued(*point)
     return tuple(best), tester

@@ -21,18 +21,24 @@ import pytest
 
 from planner.constants import default_constants
 from planner.formulas.settings import Setting
-from planner.inputs import InputError, Query
+from planner.inputs import Accounting, InputError, Query
 from planner.plan import (
     Coverage,
+    WeakOnlyCurve,
+    calibrated_multiplier,
     grid_kinks,
+    least_eps_of,
+    least_eps_rungs,
     on_ratio_node,
     plan,
     ratio_node_below,
     ratio_node_rungs,
     strong_eps_ladder,
     strong_eps_rungs,
+    strong_order_size,
     weak_eps_ladder,
     weak_eps_rungs,
+    weak_only_protocols,
 )
 from planner.protocols import PROTOCOLS
 from tests.conftest import make_query
@@ -256,3 +262,111 @@ def test_the_weaker_group_is_weighed_at_each_rungs_ratio_node() -> None:
         relaxed = plan(make_query("local-private", k=31, alpha=0.7853, eps1=eps1, eps2=7.404))
         assert relaxed.total_users <= at_node.total_users, (eps1, relaxed.total_users)
         assert relaxed.tester_point is not None and relaxed.tester_point.eps2 == 5.0
+
+
+def test_the_k_rr_examples_no_longer_rise() -> None:
+    """The local model's k-RR (``local-private+k-rr``) reads its C interpolated in ε
+    between grid nodes, its bound at the point's own ε: where C grows with ε, its users
+    are least inside a cell. k = 2, α = 0.95 had needed 10 users a group at ε = (3, 8),
+    run at ε = 3, and 11 at (8, 8), whose points held no ε inside the cell (2, 4) (its
+    nodes need 11); the plan now weighs the least point below the query
+    (``least_eps_rungs``). And k = 64, α = 0.7, ε1 = 8: no step of ε2 from 6.9 to 8
+    (once 19 → 20 a group inside a cell) needs more users."""
+    tighter = plan(make_query("local-private", k=2, alpha=0.95, eps1=3.0, eps2=8.0))
+    relaxed = plan(make_query("local-private", k=2, alpha=0.95, eps1=8.0, eps2=8.0))
+    assert relaxed.protocol == "local-private+k-rr"
+    assert relaxed.total_users <= tighter.total_users == 20
+    point = relaxed.tester_point
+    assert point is not None and point.eps2 in least_eps_of(
+        relaxed.query, default_constants(), fallback=True
+    )
+    assert point.eps1 == point.eps2  # both groups there: k-RR runs both at ε_weak
+    assert 2.0 < point.eps2 < 4.0  # inside the grid cell, on no ladder
+    for key in ("local-private", "local-public", "central"):
+        previous = None
+        for eps2 in np.linspace(6.9, 8.0, 45):
+            made = plan(make_query(key, k=64, alpha=0.7, eps1=8.0, eps2=float(eps2)))
+            assert previous is None or made.total_users <= previous, (key, eps2)
+            previous = made.total_users
+
+
+@pytest.mark.parametrize("key", ["local-private", "central", "shuffle-private"])
+def test_where_k_rr_runs_relaxing_eps_never_costs_a_user(key: str) -> None:
+    """Low privacy at small k (k-RR's region): along ε2 (ε1 = 20 and 8) and along ε1
+    (ε2 = 8), for 8 random (k, α), a step from a plan that runs k-RR never needs even one
+    user more in all (every point k-RR ran at stays weighed: its least below the query);
+    from any other plan, at most :data:`TOLERANCE` more (the other protocols' own rungs)."""
+    rng = np.random.default_rng(20261201)
+    steps = np.geomspace(1.0, 20.0, 30)
+    from_k_rr = 0
+    for _ in range(8):
+        k = int(np.exp(rng.uniform(np.log(2), np.log(200))))
+        alpha = float(np.exp(rng.uniform(np.log(0.02), np.log(0.95))))
+        for swept, other in (("eps2", 20.0), ("eps2", 8.0), ("eps1", 8.0)):
+            fixed = "eps1" if swept == "eps2" else "eps2"
+            previous: tuple[int, str] | None = None
+            for eps in steps:
+                asked = {swept: float(eps), fixed: other}
+                try:
+                    made = plan(make_query(key, k=k, alpha=alpha, delta=1e-6, **asked))
+                except InputError:
+                    previous = None
+                    continue
+                if made.coverage is not Coverage.CALIBRATED:
+                    previous = None
+                    continue
+                if previous is not None:
+                    total, protocol = previous
+                    allowed = total if protocol == "local-private+k-rr" else total * TOLERANCE
+                    from_k_rr += protocol == "local-private+k-rr"
+                    assert made.total_users <= allowed, (key, k, alpha, asked, previous, made)
+                previous = (made.total_users, made.protocol)
+    assert from_k_rr >= 250  # the check is not vacuous
+
+
+def test_the_least_eps_rung_is_the_least_of_the_curve() -> None:
+    """``WeakOnlyCurve`` is the plan's own unrounded k-RR size (C from
+    ``calibrated_multiplier`` times the bound at the point), and ``least_eps_rungs`` finds
+    its least from the grid's least ε to the row's ε_weak as a search of 4,000 points
+    does (to 10⁻⁶); one query's rung is its sweep row's, to the bit."""
+    table = default_constants()
+    (protocol,) = weak_only_protocols(Setting.from_key("local-private"), table, True)
+    assert protocol.key == "local-private+k-rr"
+    constant = table.for_setting(protocol.key)
+    rng = np.random.default_rng(5)
+    n = 300
+    k = np.round(np.exp(rng.uniform(np.log(2), np.log(1e5), n)))
+    alpha = np.exp(rng.uniform(np.log(0.01), 0.0, n))
+    eps = np.exp(rng.uniform(np.log(0.05), np.log(20), n))
+    curve = WeakOnlyCurve(protocol, constant, k, alpha)
+    at_eps = curve.sizes(np.arange(n), eps[:, None])[:, 0]
+    rungs = least_eps_rungs(protocol, constant, k, alpha, eps)
+    assert 20 <= np.isfinite(rungs).sum() < n
+    compression = constant.compression()
+    for i in range(n):
+        e = float(eps[i])
+        point = make_query(protocol.key, k=int(k[i]), alpha=float(alpha[i]), eps1=e, eps2=e)
+        multiplier = calibrated_multiplier(point, constant, e, e, Accounting.EXACT, compression)
+        unit = strong_order_size(
+            protocol.setting,
+            int(k[i]),
+            float(alpha[i]),
+            e,
+            e,
+            None,
+            Accounting.EXACT,
+            compression,
+            constant.bound,
+        )
+        assert multiplier * unit == pytest.approx(at_eps[i], rel=1e-12)
+        low = constant.grid_axis("eps_strong")[0] + np.log(max(k[i], 4096.0) / 4096.0)
+        one = least_eps_rungs(protocol, constant, [k[i]], [alpha[i]], [eps[i]])[0]
+        assert (np.isnan(one) and np.isnan(rungs[i])) or one == rungs[i]
+        if eps[i] <= low:
+            assert np.isnan(rungs[i])
+            continue
+        dense = np.exp(np.linspace(np.log(low), np.log(eps[i]), 4000))
+        least = curve.sizes(np.array([i]), dense[None, :])[0].min()
+        found = rungs[i] if np.isfinite(rungs[i]) else eps[i]
+        assert found < eps[i] or np.isnan(rungs[i])
+        assert curve.sizes(np.array([i]), np.array([[found]]))[0, 0] <= least * (1 + 1e-6)

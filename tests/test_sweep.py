@@ -20,7 +20,7 @@ from planner.formulas.compression import integer_argmin
 from planner.formulas.registry import BOUNDS
 from planner.formulas.settings import ALL_SETTINGS, Coin, Model, Setting
 from planner.inputs import Accounting, InputError, Query
-from planner.plan import Coverage, Split, plan
+from planner.plan import Coverage, Split, least_eps_of, plan
 from planner.solve import Unknown, solve
 from planner.sweep import (
     COLUMNS,
@@ -794,6 +794,32 @@ def test_sweep_rows_equal_plan_where_the_tester_runs_below_the_query(setting: Se
         lowered += plan(query).tester_point is not None
     if setting.model is not Model.LOCAL:  # the local split never loses to a lower rung here
         assert lowered >= 6
+
+
+@pytest.mark.parametrize("key", ["local-private", "local-public", "central", "shuffle-private"])
+def test_sweep_rows_equal_plan_where_k_rr_runs_at_its_least_eps(key: str) -> None:
+    """Low privacy at small k, where k-RR runs and its users are least inside a grid cell
+    of ε below the query (``plan.least_eps_rungs``): the vectorised rows weigh the same
+    point, to the bit, and choose as ``plan`` does, row for row (at β = 1/3, where the
+    sweep sizes every row itself)."""
+    setting = Setting.from_key(key)
+    shuffle = setting.model is Model.SHUFFLE
+    result = sweep(
+        [setting],
+        k=[2, 30, 64],
+        alpha=[0.02, 0.5, 0.95],
+        eps1=[8.0, 20.0],
+        eps2=[2.5, 3.3, 8.0, 11.7, 20.0],
+        delta=1e-6 if shuffle else None,
+    )
+    at_least = 0
+    for row in result.rows():
+        expected = _expected_row(setting, row, Accounting.EXACT)
+        assert {name: row[name] for name in expected} == expected, row
+        query = Query(setting, row["k"], row["alpha"], row["eps1"], row["eps2"], row["delta"])
+        least = least_eps_of(query, default_constants(), fallback=True)
+        at_least += row["tester_eps1"] in least or row["tester_eps2"] in least
+    assert at_least >= 3  # rows that run at the least point (none had before)
 
 
 def test_a_batch_over_its_cost_limits_is_refused_before_any_row_runs(tmp_path, capsys) -> None:
