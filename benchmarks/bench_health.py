@@ -17,42 +17,13 @@ import http.client
 import itertools
 import json
 import multiprocessing
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def start_server(port: int, folder: Path, workers: int) -> subprocess.Popen[bytes]:
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            *("-m", "planner", "serve", "--port", str(port)),
-            *("--db", str(folder / "bench.sqlite3"), "--workers", str(workers)),
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            connection.request("GET", "/v1/health")
-            if connection.getresponse().status == 200:
-                return server
-        except OSError:
-            time.sleep(0.1)
-    server.kill()
-    raise SystemExit("the server did not start within 60 s")
+from bench_service import free_port, start_server  # this folder's: one way to start a server
 
 
 def load(port: int, clients: int, seconds: float, results: multiprocessing.Queue) -> None:
