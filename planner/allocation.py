@@ -46,6 +46,7 @@ from planner.plan import (
     ABOVE_BASELINE,
     Coverage,
     GroupPlan,
+    LoweredPoint,
     Plan,
     RepetitionMethod,
     Split,
@@ -55,6 +56,7 @@ from planner.plan import (
     poisson_groups_at,
     rescaled_messages,
     spends_delta_by_choice,
+    subsampled_release_rungs,
     trust_runs,
     variance_split,
 )
@@ -262,7 +264,10 @@ def _mixed_allocation(
     the first (a mixed protocol's, a shuffle protocol's) is weighed where its plan is
     calibrated, as the plan weighs it."""
     best: Allocation | None = None
-    for index, run in enumerate(trust_runs(plan.query)):
+    runs = [(index, run) for index, run in enumerate(trust_runs(plan.query))]
+    # a subsampled curator's run at lower local ε too (``subsampled_release_rungs``)
+    runs += [(1, rung) for _, run in runs[1:] for rung in subsampled_release_rungs(run)]
+    for index, run in runs:
         made = make_plan(run, constants, split=split_for(rule))
         if index > 0 and made.coverage is not Coverage.CALIBRATED:
             continue
@@ -537,6 +542,26 @@ def _worth(allocation: Allocation, rule: AllocationRule) -> float:
     return float(value)
 
 
+def _lowered_run_point(run: Query, asked: Query) -> LoweredPoint | None:
+    """Where a run whose groups' ε are below the query's runs its tester (None: at the
+    query's ε)."""
+    if (run.eps1, run.eps2) == (asked.eps1, asked.eps2):
+        return None
+    return LoweredPoint(run.eps1, run.eps2, run.alpha)
+
+
+def _lowered_run_line(run: Query, asked: Query) -> tuple[str, ...]:
+    """The line saying that a run's group runs at a smaller ε than asked (none if not)."""
+    lowered = [
+        f"group {group} runs at ε = {ran:g} (asked {given:g})"
+        for group, ran, given in ((1, run.eps1, asked.eps1), (2, run.eps2, asked.eps2))
+        if ran != given
+    ]
+    if not lowered:
+        return ()
+    return (f"{'; '.join(lowered)}: a group run at a smaller ε is still ε-DP",)
+
+
 def allocated_plan(
     plan: Plan, allocation: Allocation, constants: ConstantTable | None = None
 ) -> Plan:
@@ -565,7 +590,12 @@ def allocated_plan(
             base = replace(
                 own_lower_bounds(base, asked),
                 query=asked,
-                warnings=(*asked.warnings, *base.warnings),
+                tester_point=base.tester_point or _lowered_run_point(allocation.run, asked),
+                warnings=(
+                    *asked.warnings,
+                    *base.warnings,
+                    *_lowered_run_line(allocation.run, asked),
+                ),
             )
     elif allocation.split is not Split.PAPER or not allocation.fallback:  # that plan's tester
         base = make_plan(
@@ -587,8 +617,10 @@ def allocated_plan(
     else:
         groups = (resized(base.groups[0], n1), resized(base.groups[1], n2))
     note = f"allocation {allocation.rule.value}: {allocation.reason}"
-    if allocation.reason == PAPER_RULE and n2 != plan.n_users_group2:  # fixed-n2, a larger n2
-        mine = f"n1 = {plan.n_users_group1:,} for its n2 = {plan.n_users_group2:,}"
+    # the paper's rule of the plan whose sizes these are: a run's own (``Allocation.run``)
+    ruled = base if allocation.run is not None else plan
+    if allocation.reason == PAPER_RULE and n2 != ruled.n_users_group2:  # fixed-n2, a larger n2
+        mine = f"n1 = {ruled.n_users_group1:,} for its n2 = {ruled.n_users_group2:,}"
         note += f" ({mine}, with n2 as given)"
     elif (n1, n2) != (plan.n_users_group1, plan.n_users_group2):
         note += f" (the paper's rule: n1 = {plan.n_users_group1:,}, n2 = {plan.n_users_group2:,})"

@@ -1378,6 +1378,35 @@ def mixed_runs(query: Query, fallback: bool = True) -> list[Query]:
     return runs
 
 
+def subsampled_release_rungs(run: Query) -> list[Query]:
+    """``run`` (a mixed protocol's) with its stronger group's ε lowered, largest first,
+    where its curator's group releases from a subsample (``Protocol.weak_release_eps``):
+    the powers of :data:`LADDER_STEP` below the stronger ε down to the ε at which the
+    release needs no subsample, and that ε. None otherwise.
+
+    The release's ε is a share of the stronger group's, so at given sizes (``--allocation
+    fixed-n2`` and ``cost``, ``planner power``, the solves) a larger ε can fit worse: at
+    k = 16, α = 0.9 a curator at ε = 0.003 beside 30 local users fitted at a local ε of 8
+    and not at 12 (the release at 0.375 reads another grid cell). A group run at a smaller
+    ε is still ε-DP, so these runs answer the query too (``planner.allocation`` weighs
+    them; a plan weighs its own ladder, :data:`SUBSAMPLED_LADDER_STEP`)."""
+    protocol = protocol_for(run.setting)
+    if protocol.weak_release_eps is None or run.eps1 == run.eps2:
+        return []
+    weak_is_group2 = run.eps1 > run.eps2
+    eps_strong, eps_weak = max(run.eps1, run.eps2), min(run.eps1, run.eps2)
+    released = protocol.weak_release_eps(run.setting, weak_is_group2, eps_strong, eps_weak)
+    if released <= eps_weak:
+        return []
+    unsampled = eps_strong * eps_weak / released  # the ratio floor's own stronger ε
+    low, high = ladder_exponents(unsampled, eps_strong)
+    rungs = [LADDER_STEP**i for i in range(high, low - 1, -1)]
+    values = sorted({v for v in rungs if unsampled < v < eps_strong} | {unsampled}, reverse=True)
+    if weak_is_group2:
+        return [replace(run, eps1=value) for value in values]
+    return [replace(run, eps2=value) for value in values]
+
+
 def _run_query(query: Query, setting: Setting) -> Query:
     """``query`` under ``setting``, its δ and its shuffle noise's accounting kept only
     where that setting spends a δ (no "ignored" line from a run that does not)."""

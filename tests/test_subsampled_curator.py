@@ -216,6 +216,35 @@ def test_a_subsampled_plan_is_met_by_its_tester(models: str, eps: tuple[float, f
     assert report.verification.verdict.value == "pass"
 
 
+def test_given_sizes_never_fit_worse_as_the_local_eps_grows() -> None:
+    """A curator at ε = 0.003 beside 30 local users, k = 16, α = 0.9 (a review): the
+    fewest group-1 users that fit never rise with the local ε, since the release's ε is a
+    share of it and a group run at a smaller ε is still private. Before, the local ε of 8
+    fitted with 9,926 curator users and 9 – 20 fitted none: ``planner power`` gave 2/3 at
+    ε2 = 8 and no power at 12. Where a lower ε runs, the plan's tester runs there and the
+    plan says so; its tester meets it (seed 3, fast path)."""
+    from planner.solve import fitting_plan
+
+    previous = math.inf
+    for eps_local in (8.0, 9.0, 10.0, 12.0, 16.0, 20.0):
+        query = Query.build("central,local", "private", 16, 0.9, 0.003, eps_local)
+        found = fitting_plan(query, None, 30)
+        assert found is not None, eps_local
+        assert found.n_users_group2 <= 30
+        assert found.n_users_group1 <= previous, eps_local
+        previous = found.n_users_group1
+        tester = found.tester_query
+        assert tester.eps1 == 0.003 and tester.eps2 <= eps_local
+        if tester.eps2 < eps_local:
+            assert any(f"group 2 runs at ε = {tester.eps2:g}" in w for w in found.warnings)
+    query = Query.build("central,local", "private", 16, 0.9, 0.003, 12.0)
+    printed = fitting_plan(query, None, 30)
+    assert printed is not None
+    report = validate(query, seed=3, checked_plan=printed)
+    assert report.plan is not None and report.plan.tester_query.eps2 < 12.0
+    assert report.verification.verdict.value == "pass"
+
+
 def test_the_plan_states_m_and_the_release_s_eps_exactly() -> None:
     """The plan's line gives m of n and ε′ in full: ε′ read back gives the group's ε at most
     (the rounded share and ε′ of a mechanism line had given 0.0030103 > 0.003), and m is
