@@ -127,8 +127,10 @@ def test_an_outcome_the_store_still_refuses_ends_the_job_failed_with_the_reason(
 
 
 def test_the_runner_loop_outlives_store_errors_and_goes_on_dispatching(
-    tmp_path: Path, fast_backoff, monkeypatch
+    tmp_path: Path, fast_backoff, monkeypatch, caplog
 ) -> None:
+    """A store that is busy or locked for a while: the loop backs off and goes on (an
+    error that does not pass by itself is the next tests')."""
     store = JobStore(tmp_path / "jobs.sqlite3", owner=True)
     runner = JobRunner(store, workers=1)
     calls = []
@@ -136,20 +138,180 @@ def test_the_runner_loop_outlives_store_errors_and_goes_on_dispatching(
     def flaky_next_queued() -> None:
         calls.append(time.monotonic())
         if len(calls) <= 3:
-            raise sqlite3.OperationalError("disk I/O error")
+            raise sqlite3.OperationalError("database is locked")
         return None
 
     monkeypatch.setattr(store, "next_queued", flaky_next_queued)
-    runner.start()
-    try:
-        deadline = time.monotonic() + 10
-        while len(calls) < 6 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert len(calls) >= 6, calls  # it went on after the errors
-        assert runner._thread is not None and runner._thread.is_alive()
-    finally:
-        runner.stop()
-        store.close()
+    with caplog.at_level("WARNING", logger="planner.service"):
+        runner.start()
+        try:
+            deadline = time.monotonic() + 10
+            while len(calls) < 6 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert len(calls) >= 6, calls  # it went on after the errors
+            assert runner._thread is not None and runner._thread.is_alive()
+            assert runner.store_problem is None  # it passes: not the store's failure
+        finally:
+            runner.stop()
+            store.close()
+    assert not [record for record in caplog.records if record.levelname == "ERROR"]
+
+
+def read_only(store: JobStore) -> sqlite3.Connection:
+    """Put a read-only connection to the store's database in place of its own, so that
+    every write meets SQLite's own "attempt to write a readonly database" (a file made
+    read-only, a read-only mount) while reads answer; the store's own is returned, to be
+    put back (:func:`writable_again`)."""
+    own = store._db
+    with store._lock:
+        store._db = sqlite3.connect(
+            f"file:{store.path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+        )
+        store._db.row_factory = sqlite3.Row
+    return own
+
+
+def writable_again(store: JobStore, own: sqlite3.Connection) -> None:
+    with store._lock:
+        read_only_connection, store._db = store._db, own
+    read_only_connection.close()
+
+
+def logged(caplog, level: str) -> list[str]:
+    return [record.getMessage() for record in caplog.records if record.levelname == level]
+
+
+def test_a_store_that_fails_for_good_is_logged_once_and_no_job_is_taken_meanwhile(
+    tmp_path: Path, fast_backoff, monkeypatch, caplog
+) -> None:
+    """An operator's review: a store that fails in a way that does not pass by itself (here
+    read-only; a corrupt file, a full disk, an I/O error alike) was retried as a locked
+    one, for ever: a warning every 5 s, and every pass tried to take the next queued job.
+    Now: one ERROR line naming the cause and the file, no job taken, and the store tried
+    again at a slow rate (PROBE_SECONDS)."""
+    monkeypatch.setattr(runner_module, "PROBE_SECONDS", 0.2, raising=False)
+    database = tmp_path / "jobs.sqlite3"
+    store = JobStore(database, owner=True)
+    queued = store.create(
+        "validate", {}, seed=1, trials=10, code_version="t", constants_version="t", progress_total=1
+    )
+    taken: list[str] = []
+    mark_running = store.mark_running
+
+    def counted_mark_running(job_id: str) -> bool:
+        taken.append(job_id)
+        return mark_running(job_id)
+
+    monkeypatch.setattr(store, "mark_running", counted_mark_running)
+    own = read_only(store)
+    runner = JobRunner(store, workers=1)
+    with caplog.at_level("WARNING", logger="planner.service"):
+        runner.start()
+        try:
+            time.sleep(1.5)  # about 7 slow tries at the store (the next test's)
+        finally:
+            runner.stop()
+    writable_again(store, own)
+    assert taken == [queued.id]  # the attempt that found the store failing, and no other
+    assert store.get(queued.id).status is JobStatus.QUEUED
+    errors = logged(caplog, "ERROR")
+    assert len(errors) == 1, errors  # once, not every few seconds
+    assert "readonly database" in errors[0] and str(database) in errors[0]  # cause, file
+    assert logged(caplog, "WARNING") == []  # had been one a pass, for ever
+    assert "readonly database" in runner.store_problem
+    assert str(database) not in runner.store_problem  # /v1/health's: needs no token
+    store.close()
+
+
+def test_a_failed_store_found_writable_again_gets_its_outcome_and_the_failure_ends(
+    tmp_path: Path, fast_backoff, monkeypatch, caplog
+) -> None:
+    """The slow tries find the store mended (space freed, the file writable again)
+    without a restart: the outcome it had refused is recorded and the runner works on."""
+    monkeypatch.setattr(runner_module, "PROBE_SECONDS", 0.2, raising=False)
+    store = JobStore(tmp_path / "jobs.sqlite3", owner=True)
+    job = running_job(store)
+    own = read_only(store)
+    runner = JobRunner(store, workers=1)
+    with caplog.at_level("WARNING", logger="planner.service"):
+        runner._record(job.id, JobStatus.DONE, report={"verdict": "pass"})
+        runner.start()
+        try:
+            time.sleep(0.8)  # a few refused tries
+            assert store.get(job.id).status is JobStatus.RUNNING
+            assert runner.store_problem is not None
+            writable_again(store, own)
+            deadline = time.monotonic() + 5
+            while runner.unrecorded and time.monotonic() < deadline:
+                time.sleep(0.05)
+            recorded = store.get(job.id)
+            assert recorded.status is JobStatus.DONE and recorded.report == {"verdict": "pass"}
+            assert runner.unrecorded == 0
+            assert runner.store_problem is None
+        finally:
+            runner.stop()
+    assert len(logged(caplog, "ERROR")) == 1
+    assert any("takes writes again" in line for line in logged(caplog, "WARNING"))
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("kind", "fails"),
+    [
+        ("locked", False),
+        ("busy", False),
+        ("not a database", True),
+        ("read-only", True),
+        ("I/O", True),
+        ("full", True),
+    ],
+)
+def test_the_runner_fails_only_on_the_errors_that_do_not_pass_by_themselves(
+    tmp_path: Path, kind: str, fails: bool, caplog
+) -> None:
+    """As the HTTP answers say (503 only for busy or locked)."""
+    store = JobStore(tmp_path / "jobs.sqlite3", owner=True)
+    runner = JobRunner(store, workers=1)
+    with caplog.at_level("ERROR", logger="planner.service"):
+        assert runner._store_refused(sqlite_error(kind, tmp_path)) is fails
+    assert (runner.store_problem is not None) is fails
+    assert len(logged(caplog, "ERROR")) == int(fails)
+    store.close()
+
+
+def test_health_says_the_store_is_failing_without_naming_its_file(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """``/v1/health`` had said ``ok`` while the runner could write nothing."""
+    database = tmp_path / "jobs.sqlite3"
+    app = create_app(database, workers=1)
+    store = app.state.service.store
+    with TestClient(app) as client:
+        assert client.get("/v1/health").json()["store"] == "ok"
+        own = read_only(store)
+        try:
+            with JobStore(database) as other:  # another HTTP process queues a job
+                other.create(
+                    "validate",
+                    {},
+                    seed=1,
+                    trials=10,
+                    code_version="t",
+                    constants_version="t",
+                    progress_total=1,
+                )
+            deadline = time.monotonic() + 10
+            while (health := client.get("/v1/health")).json()["store"] == "ok":
+                assert time.monotonic() < deadline, health.text
+                time.sleep(0.05)
+        finally:
+            writable_again(store, own)
+    assert health.status_code == 200  # the plans go on: the service is degraded, not down
+    answer = health.json()
+    assert answer["status"] == "degraded" and answer["store"] == "failing"
+    assert "readonly database" in answer["problem"] and answer["queued"] == 1
+    assert str(database) not in health.text and database.name not in health.text
+    store.close()
 
 
 def test_a_post_while_the_store_is_locked_is_503_with_retry_after(tmp_path: Path) -> None:
@@ -432,3 +594,28 @@ def test_only_a_busy_or_locked_store_is_503_with_retry_after(
                 assert response.headers["x-content-type-options"] == "nosniff"
     finally:
         app.state.service.store.close()
+
+
+def test_health_says_so_when_the_store_cannot_even_be_counted(
+    tmp_path: Path, monkeypatch, caplog
+) -> None:
+    """A corrupt database: ``/v1/health``'s own count fails. It had been a 500, with an
+    error line in the server's log at every poll of a monitor."""
+    error = sqlite_error("not a database", tmp_path)
+    database = tmp_path / "jobs.sqlite3"
+    app = create_app(database, workers=1, run_jobs=False)
+    store = app.state.service.store
+
+    def refusing() -> dict[str, int]:
+        raise error
+
+    with TestClient(app) as client, caplog.at_level("ERROR", logger="planner.service"):
+        monkeypatch.setattr(store, "counts", refusing)
+        health = client.get("/v1/health")
+    assert health.status_code == 200, health.text
+    answer = health.json()
+    assert answer["status"] == "degraded" and answer["store"] == "failing"
+    assert answer["queued"] is None and answer["running"] is None
+    assert "file is not a database" in answer["problem"] and str(database) not in health.text
+    assert logged(caplog, "ERROR") == []  # the runner's line says it once
+    store.close()

@@ -46,7 +46,7 @@ from planner.service.limits import (
 )
 from planner.service.runner import JobRunner
 from planner.service.state import ServiceState
-from planner.service.store import JobStore
+from planner.service.store import JobStore, store_status
 
 log = logging.getLogger("planner.service")
 
@@ -91,27 +91,6 @@ PARSE_LINE = (
     "invalid body: must be a JSON object (it could not be read: nested too deeply, a "
     "number too long, or not UTF-8)"
 )
-
-
-SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13
-"""SQLite's primary result codes (an extended code's low byte)."""
-
-
-def store_status(error: sqlite3.Error) -> int:
-    """The HTTP status of a job store's SQLite error: 503 for busy or locked (the only
-    conditions that pass by themselves), 507 for a full disk, 500 for any other (a corrupt
-    or read-only file, an I/O error). An error this code raised, without SQLite's code, is
-    read by its words."""
-    code = getattr(error, "sqlite_errorcode", None)
-    if code is None:
-        text = str(error).lower()
-        if "locked" in text or "busy" in text:
-            return 503
-        return 507 if "disk is full" in text else 500
-    primary = code & 0xFF
-    if primary in (SQLITE_BUSY, SQLITE_LOCKED):
-        return 503
-    return 507 if primary == SQLITE_FULL else 500
 
 
 def request_words(line: str) -> str:

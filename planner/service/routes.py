@@ -8,6 +8,7 @@ same JSON document as the CLI's ``--json``. Errors are handled once, in
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -28,6 +29,7 @@ from planner.service.limits import (
     MAX_SWEEP_ROWS,
     QUERY_FIELDS,
     check_job,
+    cut_text,
 )
 from planner.service.models import (
     CompareRequest,
@@ -38,7 +40,7 @@ from planner.service.models import (
     ValidationRequest,
 )
 from planner.service.state import ServiceState
-from planner.service.store import FINISHED, Job, JobStatus
+from planner.service.store import FINISHED, Job, JobStatus, passes
 
 
 class _Repeated(dict[str, Any]):
@@ -477,16 +479,32 @@ async def version() -> Response:
 async def health(state: State) -> Response:
     """Liveness, and how many jobs are queued and running (no token needed). On the
     event loop (one indexed SQLite count), not the thread pool: with 45 solves computing
-    it had waited 17.5 s for a thread."""
-    counts = state.store.counts()
-    problem = state.runner.cluster_problem()
+    it had waited 17.5 s for a thread. ``store``: ``failing`` while the job runner finds
+    the store failing in a way that does not pass by itself (read from the runner, no
+    write here; the database's path only in the server's log), or while the count itself
+    fails so (a corrupt file: then ``queued`` and ``running`` are null; it had been a 500,
+    and an error line in the log at every poll)."""
+    store_problem = state.runner.store_problem
+    try:
+        counts: dict[str, int | None] = {**state.store.counts()}
+    except sqlite3.Error as error:
+        if passes(error):
+            raise  # busy or locked: a 503 with Retry-After, as any route's
+        counts = {"queued": None, "running": None}
+        cause = str(error).splitlines()[0] if str(error) else ""
+        store_problem = store_problem or (
+            f"the job store cannot be read ({type(error).__name__}: {cut_text(cause)}); "
+            "the server's operator must repair or replace the file"
+        )
+    problems = [line for line in (store_problem, state.runner.cluster_problem()) if line]
     return json_response(
         {
-            "status": "ok" if problem is None else "degraded",
+            "status": "degraded" if problems else "ok",
+            "store": "ok" if store_problem is None else "failing",
             "workers": state.runner.workers,
             "queued": counts["queued"],
             "running": counts["running"],
-            **({} if problem is None else {"problem": problem}),
+            **({"problem": "; ".join(problems)} if problems else {}),
         }
     )
 

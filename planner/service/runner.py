@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from planner.service.store import Job, JobStatus, JobStore
+from planner.service.store import Job, JobStatus, JobStore, passes
 from planner.service.worker import MEMORY_LIMIT_BYTES, PARENT_ENV, PROGRESS_TOPIC, stop_event_name
 
 POLL_SECONDS = 0.2
@@ -47,6 +47,19 @@ SHUTDOWN_RECORD_SECONDS = 5.0
 """At shutdown, how long the outcomes the store has not taken yet get for one last attempt;
 what it still refuses then is logged as lost (the job shows ``interrupted`` at the next
 start)."""
+PROBE_SECONDS = 30.0
+"""While the job store fails in a way that does not pass by itself (a corrupt or read-only
+database, a full disk, an I/O error), how often the runner tries it again (a write that
+changes nothing, then the outcomes it holds): an operator who frees the disk or mends
+the file's permissions sees jobs start again within this, without a restart. Between
+tries the runner starts no job and writes no progress; the time limit and cancellations
+still hold."""
+STORE_FAILED_LOG = (
+    "planner serve: the job store's database %s fails (%s); this does not pass by itself: "
+    "the runner starts no job and tries the store again every %g s (/v1/health says "
+    "store failing)"
+)
+STORE_BACK_LOG = "planner serve: the job store's database %s takes writes again; jobs start again"
 STOP_SECONDS = 10.0
 """How long :meth:`JobRunner.stop` waits for the runner's thread (beside
 :data:`SHUTDOWN_RECORD_SECONDS`)."""
@@ -122,6 +135,13 @@ class JobRunner:
         """Set by the last attempt at shutdown: an outcome refused after it is lost (logged)."""
         self._progress_paused_until = 0.0
         self._lost_since: float | None = None
+        self._store_failure: str | None = None
+        """The cause, in one line, while the store fails in a way that does not pass by
+        itself (:meth:`_store_refused`); None while it works or only waits (busy, locked)."""
+        self._store_failures = 0
+        """How many such errors the store has given (a probe's pass that adds none ends the
+        failure)."""
+        self._next_probe = 0.0
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -184,24 +204,72 @@ class JobRunner:
 
     def _turn(self) -> bool:
         """One pass of the loop: record pending outcomes, start queued jobs, stop overlong
-        and cancelled ones. False when the store refused (locked, disk full, I/O error).
+        and cancelled ones. False when the store refused for now (busy, locked): the loop
+        backs off.
 
         A hostile review held the database locked for 45 s: the loop (and a job's follower)
         died on the store's error, the job stayed ``running`` for ever in its slot, and the
-        queue stopped. The loop now survives any error and backs off."""
+        queue stopped. The loop now survives any error and backs off. An operator's review:
+        a store that fails for good (a corrupt or read-only file, a full disk) had been
+        retried the same way for ever, a warning every 5 s, jobs still taken; now it is
+        logged once (:meth:`_store_refused`), and while it lasts a pass only holds the time
+        limit and cancellations, trying the store every :data:`PROBE_SECONDS`."""
         try:
             # the time limit and cancellations first: retrying refused outcomes may wait on
             # the store's busy timeout (a review of this fix)
             self._enforce()  # before starting more: a slot may be freed here
+            failures = self._store_failures
+            if self._store_failure is not None:  # failing for good: only a probe, now and then
+                if time.monotonic() < self._next_probe:
+                    return True
+                self._next_probe = time.monotonic() + PROBE_SECONDS
+                self.store.probe(wait=RETRY_WAIT_SECONDS)
             self._record_pending()
-            self._dispatch()
+            if self._store_failures == failures:  # no job for a store found failing
+                self._dispatch()
         except Exception as error:  # any: the loop must outlive every failure
+            if isinstance(error, sqlite3.Error) and self._store_refused(error):
+                return True  # said once; tried again in PROBE_SECONDS
             log.warning("planner serve: the job runner's pass failed, retrying: %s", _line(error))
             return False
+        if self._store_failure is not None and self._store_failures == failures:
+            with self._lock:
+                self._store_failure = None
+            log.warning(STORE_BACK_LOG, self.store.path)
         return True
 
+    def _store_refused(self, error: sqlite3.Error) -> bool:
+        """Note a store's error: False for one that passes by itself (busy, locked: the
+        caller retries as before); True for any other, the store's failure, logged once at
+        ERROR with its cause (the path only in the log: ``/v1/health`` needs no token)."""
+        if passes(error):
+            return False
+        cause = _line(error)
+        with self._lock:
+            self._store_failures += 1
+            first = self._store_failure is None
+            self._store_failure = cause
+            if first:
+                self._next_probe = time.monotonic() + PROBE_SECONDS
+        if first:
+            log.error(STORE_FAILED_LOG, self.store.path, cause, PROBE_SECONDS)
+        return True
+
+    @property
+    def store_problem(self) -> str | None:
+        """Why the runner starts no job (the store fails in a way that does not pass by
+        itself), in one line without the database's path, or None."""
+        cause = self._store_failure
+        if cause is None:
+            return None
+        return (
+            f"the job store fails ({cause}): no job starts until it takes writes again "
+            f"(tried every {PROBE_SECONDS:g} s); the server's log names the file"
+        )
+
     def _dispatch(self) -> None:
-        while len(self._running) < self.workers:
+        failures = self._store_failures
+        while len(self._running) < self.workers and self._store_failures == failures:
             if self.client is not None and self.client.status != "running":
                 if not self._scheduler_lost():
                     return  # reconnecting: the queue waits
@@ -408,13 +476,16 @@ class JobRunner:
         """Write a job's progress, or drop it (and the next ones for
         :data:`PROGRESS_PAUSE_SECONDS`) when the store refuses: progress is worth no
         thread's death and no 30 s wait per line."""
-        if time.monotonic() < self._progress_paused_until:
+        if self._store_failure is not None or time.monotonic() < self._progress_paused_until:
             return
         try:
             self.store.progress(job_id, done, note)
         except sqlite3.Error as error:
             self._progress_paused_until = time.monotonic() + PROGRESS_PAUSE_SECONDS
-            log.warning("planner serve: job %s's progress not recorded: %s", job_id, _line(error))
+            if not self._store_refused(error):
+                log.warning(
+                    "planner serve: job %s's progress not recorded: %s", job_id, _line(error)
+                )
 
     def _record(
         self,
@@ -433,6 +504,7 @@ class JobRunner:
         try:
             self.store.finish(job_id, status, report=report, error=error)
         except sqlite3.Error as failure:
+            self._store_refused(failure)
             self._keep(job_id, status, report, error, _line(failure))
         finally:
             with self._lock:
@@ -520,6 +592,7 @@ class JobRunner:
                         job_id, status, report=report, error=error, wait=RETRY_WAIT_SECONDS
                     )
                 except sqlite3.Error as failure:
+                    self._store_refused(failure)
                     item.reason = _line(failure)
                     continue
                 with self._lock:
@@ -542,7 +615,8 @@ class JobRunner:
         try:
             cancelled = self.store.cancel_requested()
         except sqlite3.Error as error:  # the time limit holds all the same
-            log.warning("planner serve: cancellations not read: %s", _line(error))
+            if not self._store_refused(error) and self._store_failure is None:
+                log.warning("planner serve: cancellations not read: %s", _line(error))
             cancelled = set()
         now = time.monotonic()
         for job in running:

@@ -16,6 +16,8 @@ import threading
 import time
 import uuid
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -130,6 +132,34 @@ class QueueFullError(Exception):
         self.waiting = waiting
 
 
+SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13
+"""SQLite's primary result codes (an extended code's low byte)."""
+
+
+def store_status(error: sqlite3.Error) -> int:
+    """The HTTP status of a job store's SQLite error: 503 for busy or locked (the only
+    conditions that pass by themselves), 507 for a full disk, 500 for any other (a corrupt
+    or read-only file, an I/O error). An error this code raised, without SQLite's code, is
+    read by its words."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is None:
+        text = str(error).lower()
+        if "locked" in text or "busy" in text:
+            return 503
+        return 507 if "disk is full" in text else 500
+    primary = code & 0xFF
+    if primary in (SQLITE_BUSY, SQLITE_LOCKED):
+        return 503
+    return 507 if primary == SQLITE_FULL else 500
+
+
+def passes(error: sqlite3.Error) -> bool:
+    """Whether a job store's error passes by itself (busy or locked: another process's
+    write), as :func:`store_status`'s 503 says; any other (a corrupt or read-only file, a
+    full disk, an I/O error) waits for the operator."""
+    return store_status(error) == 503
+
+
 def default_database() -> Path:
     """``$XDG_DATA_HOME/hetero-closeness-planner/jobs.sqlite3`` (or ~/.local/share/…)."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -204,10 +234,14 @@ class JobStore:
         with self._lock:
             return self._db.execute(sql, parameters)
 
-    def _bounded(self, wait: float | None, sql: str, parameters: tuple[Any, ...]) -> None:
-        """:meth:`_execute`, given up after about ``wait`` seconds (None: as it is)."""
+    @contextmanager
+    def _waiting_at_most(self, wait: float | None) -> Iterator[sqlite3.Connection]:
+        """The connection, this store's lock held, given up after about ``wait`` seconds
+        (``sqlite3.OperationalError``) waiting for this store's other work and for another
+        process's lock on the database alike (None: the busy timeout, 30 s)."""
         if wait is None:
-            self._execute(sql, parameters)
+            with self._lock:
+                yield self._db
             return
         if not self._lock.acquire(timeout=max(0.0, wait)):
             raise sqlite3.OperationalError("database is locked (by this store's other work)")
@@ -215,7 +249,7 @@ class JobStore:
             usual = int(self._db.execute("PRAGMA busy_timeout").fetchone()[0])
             self._db.execute(f"PRAGMA busy_timeout = {max(0, int(wait * 1000))}")
             try:
-                self._db.execute(sql, parameters)
+                yield self._db
             finally:
                 self._db.execute(f"PRAGMA busy_timeout = {usual}")
         finally:
@@ -354,22 +388,32 @@ class JobStore:
         """Record a job's outcome. ``wait``: give up (``sqlite3.OperationalError``) after
         about this many seconds, waiting for this store's other work and for another
         process's lock on the database alike, instead of the busy timeout (30 s)."""
-        self._bounded(
-            wait,
-            "UPDATE jobs SET status = ?, finished = ?, report = ?, error = ?, "
-            "progress_done = CASE WHEN ? THEN progress_total ELSE progress_done END "
-            "WHERE id = ? AND status IN (?, ?)",
-            (
-                status.value,
-                time.time(),
-                None if report is None else json.dumps(report),
-                error,
-                status is JobStatus.DONE,
-                job_id,
-                JobStatus.QUEUED.value,
-                JobStatus.RUNNING.value,
-            ),
-        )
+        with self._waiting_at_most(wait) as db:
+            db.execute(
+                "UPDATE jobs SET status = ?, finished = ?, report = ?, error = ?, "
+                "progress_done = CASE WHEN ? THEN progress_total ELSE progress_done END "
+                "WHERE id = ? AND status IN (?, ?)",
+                (
+                    status.value,
+                    time.time(),
+                    None if report is None else json.dumps(report),
+                    error,
+                    status is JobStatus.DONE,
+                    job_id,
+                    JobStatus.QUEUED.value,
+                    JobStatus.RUNNING.value,
+                ),
+            )
+
+    def probe(self, *, wait: float | None = None) -> None:
+        """Write to the database without changing what it holds (its ``user_version`` set
+        to itself: one page written to the write-ahead log), raising what a job's write
+        would meet: a read-only, corrupt or unreachable file, a full disk. The runner asks
+        while the store fails (:data:`planner.service.runner.PROBE_SECONDS`) to learn that
+        it takes writes again; ``wait`` as :meth:`finish`'s."""
+        with self._waiting_at_most(wait) as db:
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            db.execute(f"PRAGMA user_version = {version}")
 
     def cancel(self, job_id: str) -> Job | None:
         """Cancel a queued job at once; ask the runner to stop a running one."""
