@@ -619,3 +619,56 @@ def test_health_says_so_when_the_store_cannot_even_be_counted(
     assert "file is not a database" in answer["problem"] and str(database) not in health.text
     assert logged(caplog, "ERROR") == []  # the runner's line says it once
     store.close()
+
+
+def test_the_apps_shutdown_records_the_last_outcomes_then_closes_the_store(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """An operator's review: the app's shutdown stopped the runner but never closed the
+    store, so its connections and its locks on the database file lived as long as the
+    process (a second store in it was refused)."""
+    database = tmp_path / "jobs.sqlite3"
+    app = create_app(database, workers=1)
+    store, runner = app.state.service.store, app.state.service.runner
+    job_id = refused_outcome(store, runner, monkeypatch)  # taken only at shutdown
+    with TestClient(app) as client:
+        assert client.get("/v1/health").status_code == 200
+    for connection in (store._db, store._reader):
+        with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+            connection.execute("SELECT 1")
+    with JobStore(database, owner=True) as again:  # had been refused: "process … serves it"
+        recorded = again.get(job_id)  # the runner's last attempt came before the close
+        assert recorded.status is JobStatus.DONE and recorded.report == {"verdict": "pass"}
+
+
+def test_a_job_stopped_at_shutdown_is_recorded_before_the_store_closes(
+    tmp_path: Path, caplog
+) -> None:
+    """The store closes after the runner stops: a stopped job's follower that was slow to
+    write (here its process's wait held up 0.2 s) had written after the close and was
+    logged as a failing store and a lost outcome, for an outcome recorded already."""
+    database = tmp_path / "jobs.sqlite3"
+    app = create_app(database, workers=1)
+    store, runner = app.state.service.store, app.state.service.runner
+    with caplog.at_level("WARNING", logger="planner.service"), TestClient(app):
+        job = running_job(store)
+        sleeper = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(60)"], stdout=subprocess.PIPE, text=True
+        )
+        waits = sleeper.wait
+
+        def slow_wait(timeout: float | None = None) -> int:
+            if threading.current_thread().name == "follower":
+                time.sleep(0.2)
+            return waits(timeout)
+
+        sleeper.wait = slow_wait  # type: ignore[method-assign]
+        running = _Running(job.id, sleeper, time.monotonic() + 60)
+        runner._running[job.id] = running
+        follower = threading.Thread(target=runner._follow, args=(running,), name="follower")
+        follower.start()
+    follower.join(timeout=10)  # whatever it had still to write or log
+    assert sleeper.poll() is not None and not follower.is_alive()
+    assert logged(caplog, "ERROR") == []
+    with JobStore(database, owner=True) as again:
+        assert again.get(job.id).status is JobStatus.INTERRUPTED

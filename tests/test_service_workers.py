@@ -59,8 +59,9 @@ def test_a_process_without_the_lock_queues_cancels_and_reads_the_runners_jobs(
         assert cancelled["status"] == "cancelled"
         assert second.get(f"/v1/validations/{job['id']}").json()["status"] == "cancelled"
         assert second.post("/v1/plan", json=PLAN).json() == first.post("/v1/plan", json=PLAN).json()
-    with pytest.raises(InputError, match="no other planner serve"):
-        create_app(database, workers=1)  # the runner's app still holds the file
+        with pytest.raises(InputError, match="no other planner serve"):
+            create_app(database, workers=1)  # the runner's app holds the file, the other not
+    create_app(database, workers=1).state.service.store.close()  # both ended: the file free
 
 
 def test_a_job_submitted_through_the_other_process_runs_once_in_the_runners(

@@ -351,6 +351,7 @@ class JobRunner:
         status, report, error = self._remote_outcome(running.future)
         with self._lock:
             self._running.pop(running.job_id, None)
+            self._recording.add(running.job_id)  # in the same step: see _record_at_shutdown
             stopped = running.stopped
         if stopped is not None:
             self._record(running.job_id, stopped[0], error=stopped[1])
@@ -459,6 +460,7 @@ class JobRunner:
             code = running.process.wait()
             with self._lock:
                 self._running.pop(running.job_id, None)
+                self._recording.add(running.job_id)  # in the same step: see _record_at_shutdown
                 stopped = running.stopped
             if stopped is not None:
                 self._record(running.job_id, stopped[0], error=stopped[1])
@@ -546,9 +548,14 @@ class JobRunner:
         the store has not taken, whether or not its backoff is over (the loop's last pass
         had tried only those due, and dropped the rest unsaid: a finished job's report was
         lost and the job came back ``interrupted``). What the store still refuses is logged
-        as lost, one line per job."""
+        as lost, one line per job.
+
+        It waits first, within the same bound, for the followers of the jobs just stopped
+        (a job leaves ``_running`` for ``_recording`` in one step): the store is closed
+        after this (the app's lifespan), and a follower that wrote after that had been
+        logged as a failed store and a lost outcome, for an outcome recorded here."""
         deadline = time.monotonic() + SHUTDOWN_RECORD_SECONDS
-        while self._recording and time.monotonic() < deadline:  # first attempts under way
+        while (self._running or self._recording) and time.monotonic() < deadline:
             time.sleep(0.02)
         with self._lock:
             pending = list(self._unrecorded.items())
