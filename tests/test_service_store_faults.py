@@ -72,6 +72,15 @@ def reporting_process() -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
 
 
+def assert_recorded_done(store: JobStore, runner: JobRunner, job_id: str) -> None:
+    """The job is recorded ``done`` with the stand-in's report (:func:`reporting_process`,
+    :func:`refused_outcome`), and the runner holds back no outcome."""
+    recorded = store.get(job_id)
+    assert recorded is not None
+    assert recorded.status is JobStatus.DONE and recorded.report == {"verdict": "pass"}
+    assert runner.unrecorded == 0
+
+
 @pytest.fixture
 def fast_backoff(monkeypatch) -> None:
     monkeypatch.setattr(runner_module, "BACKOFF_SECONDS", (0.01, 0.05))
@@ -94,9 +103,7 @@ def test_a_follower_outlives_a_locked_store_and_records_the_job_once_it_answers(
         holder.close()
     time.sleep(0.02)
     runner._record_pending()  # the store answers again: the report is recorded
-    recorded = store.get(job_id)
-    assert recorded.status is JobStatus.DONE and recorded.report == {"verdict": "pass"}
-    assert runner.unrecorded == 0
+    assert_recorded_done(store, runner, job_id)
     store.close()
 
 
@@ -244,9 +251,7 @@ def test_a_failed_store_found_writable_again_gets_its_outcome_and_the_failure_en
             deadline = time.monotonic() + 5
             while runner.unrecorded and time.monotonic() < deadline:
                 time.sleep(0.05)
-            recorded = store.get(job.id)
-            assert recorded.status is JobStatus.DONE and recorded.report == {"verdict": "pass"}
-            assert runner.unrecorded == 0
+            assert_recorded_done(store, runner, job.id)
             assert runner.store_problem is None
         finally:
             runner.stop()
@@ -412,9 +417,7 @@ def test_an_outcome_backing_off_at_shutdown_gets_one_last_attempt(
     job_id = refused_outcome(store, runner, monkeypatch)
     runner.start()
     runner.stop()  # the store takes writes again by now
-    recorded = store.get(job_id)
-    assert recorded.status is JobStatus.DONE and recorded.report == {"verdict": "pass"}
-    assert runner.unrecorded == 0
+    assert_recorded_done(store, runner, job_id)
     store.close()
 
 
@@ -637,8 +640,7 @@ def test_the_apps_shutdown_records_the_last_outcomes_then_closes_the_store(
         with pytest.raises(sqlite3.ProgrammingError, match="closed"):
             connection.execute("SELECT 1")
     with JobStore(database, owner=True) as again:  # had been refused: "process … serves it"
-        recorded = again.get(job_id)  # the runner's last attempt came before the close
-        assert recorded.status is JobStatus.DONE and recorded.report == {"verdict": "pass"}
+        assert_recorded_done(again, runner, job_id)  # the runner's last attempt came first
 
 
 def test_a_job_stopped_at_shutdown_is_recorded_before_the_store_closes(
