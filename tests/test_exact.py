@@ -242,10 +242,13 @@ def test_default_over_exact_compares_the_paper_split_of_both() -> None:
     """The search sizes the paper's split (n_g ∝ γ_g²); a local plan split by the tester's
     variance had its own group 1 divided by the search's: 4.97 printed at k = 100,
     α = 0.3, ε = (1, 0.1), where the exact plan needs more users in all (a review). The
-    ratio now reads the default plan's paper split, kept on the plan."""
+    ratio now reads the default plan's paper split, kept on the plan. (At k = 100 the
+    default runs a channel per group since its grid's k nodes at 32 and 64; at k = 256 it
+    still runs the one-bit response split by the variance.)"""
     from planner.documents import default_over_exact
 
-    default = plan(make_query("local-private", 100, 0.3, 1.0, 0.1))
+    default = plan(make_query("local-private", 256, 0.3, 1.0, 0.1))
+    assert default.protocol == "local-private"
     assert default.paper_split_users is not None
     n1, n2 = default.paper_split_users
     note = next(w for w in default.warnings if w.startswith("split by the tester's variance"))

@@ -361,18 +361,19 @@ def test_a_covered_setting_run_by_another_protocol_is_not_planned_again(monkeypa
 
 def test_just_below_a_coupled_protocol_s_k_node_its_node_is_weighed() -> None:
     """A channel per group reads the largest C of its grid cell, so just below its k nodes
-    (128, 1024) a plan read the lower cell's C: k = 127 needed 35,745,285 users in all
-    where k = 128 needs 30,202,383 (α = 0.01, ε = (20, 1); a review). A 127-bin domain is a
-    128-bin one with an empty bin: below a node, down to half of it, the node is weighed
-    where the plan runs such a protocol, and no such k needs more than the node."""
+    a plan read the lower cell's C: k = 127 needed 35,745,285 users in all where k = 128
+    needed 30,202,383 (α = 0.01, ε = (20, 1); a review, when the nodes were 16, 128 and
+    1024). A 63-bin domain is a 64-bin one with an empty bin: below a node, down to half of
+    it, the node is weighed where the plan runs such a protocol, and no such k needs more
+    than the node."""
     setting = Setting.from_key("local-private")
-    at_node = plan(Query(setting, 128, 0.01, 20.0, 1.0))
-    below = plan(Query(setting, 127, 0.01, 20.0, 1.0))
+    at_node = plan(Query(setting, 64, 0.01, 20.0, 1.0))
+    below = plan(Query(setting, 63, 0.01, 20.0, 1.0))
     assert below.total_users == at_node.total_users
-    assert below.tester_point is not None and below.tester_point.k == 128
+    assert below.tester_point is not None and below.tester_point.k == 64
     rng = np.random.default_rng(11)
     for _ in range(12):
-        node = int(rng.choice([128, 1024]))
+        node = int(rng.choice([64, 128, 512, 1024]))
         k = int(rng.integers(node // 2, node))
         alpha, eps1, eps2 = (
             float(rng.choice([0.01, 0.05, 0.3])),

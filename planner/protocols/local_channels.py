@@ -171,8 +171,18 @@ CHANNELS_GRID_AXES: dict[str, list[float]] = {
     "eps_strong": [0.125, 1.0, 5.0, 20.0],
     "eps_ratio": [1 / 32, 0.25, 1.0],
 }
-"""The calibration grid of the channels' statistic: a channel per group's, and the
-releases' pairs' (``mixed_channels``: a curator beside a local channel, two curators)."""
+"""The calibration grid of the channels' statistic: the releases' pairs'
+(``mixed_channels``: a curator beside a local channel, two curators), and a channel per
+group's with more k nodes (:data:`CHANNEL_PER_GROUP_GRID_AXES`)."""
+
+CHANNEL_PER_GROUP_GRID_AXES: dict[str, list[float]] = {
+    **CHANNELS_GRID_AXES,
+    "k": [16, 32, 64, 128, 256, 512, 1024],
+}
+"""A channel per group's grid: a plan reads the largest C of its grid cell
+(``Protocol.coupled_groups``), and C falls with k (a median 0.59 at k = 16, 0.49 at 128),
+so between nodes 8× apart that was up to 1.25× the interpolated C; the k nodes 32, 64,
+256 and 512 were added on 2026-12-01 (docs/evidence.md)."""
 
 
 PROTOCOL = Protocol(
@@ -196,7 +206,7 @@ PROTOCOL = Protocol(
     calibration=CalibrationDesign(
         search_range=(0.05, 5.0),
         point_seconds={16: 2.0, 128: 8.0, 1024: 90.0},
-        grid_axes=CHANNELS_GRID_AXES,
+        grid_axes=CHANNEL_PER_GROUP_GRID_AXES,
         grid_at_operating_point=True,
         # it runs where ε is large: its factors at ε_strong 5 and 20 too (direct_large_eps)
         direct_beyond={"eps_strong": [5.0, 20.0]},
