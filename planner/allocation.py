@@ -264,9 +264,10 @@ def _mixed_allocation(
     the first (a mixed protocol's, a shuffle protocol's) is weighed where its plan is
     calibrated, as the plan weighs it."""
     best: Allocation | None = None
-    runs = [(index, run) for index, run in enumerate(trust_runs(plan.query))]
-    # a subsampled curator's run at lower local ε too (``subsampled_release_rungs``)
-    runs += [(1, rung) for _, run in runs[1:] for rung in subsampled_release_rungs(run)]
+    runs = list(enumerate(trust_runs(plan.query)))
+    # a subsampled curator's run at lower local ε too (``subsampled_release_rungs``), each
+    # weighed as a run after the first
+    runs += [(1, rung) for _, run in runs for rung in subsampled_release_rungs(run)]
     for index, run in runs:
         made = make_plan(run, constants, split=split_for(rule))
         if index > 0 and made.coverage is not Coverage.CALIBRATED:

@@ -1382,7 +1382,7 @@ def subsampled_release_rungs(run: Query) -> list[Query]:
     """``run`` (a mixed protocol's) with its stronger group's ε lowered, largest first,
     where its curator's group releases from a subsample (``Protocol.weak_release_eps``):
     the powers of :data:`LADDER_STEP` below the stronger ε down to the ε at which the
-    release needs no subsample, and that ε. None otherwise.
+    release needs no subsample, and that ε; none otherwise.
 
     The release's ε is a share of the stronger group's, so at given sizes (``--allocation
     fixed-n2`` and ``cost``, ``planner power``, the solves) a larger ε can fit worse: at
