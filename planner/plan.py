@@ -1381,8 +1381,8 @@ def mixed_runs(query: Query, fallback: bool = True) -> list[Query]:
 def subsampled_release_rungs(run: Query) -> list[Query]:
     """``run`` (a mixed protocol's) with its stronger group's ε lowered, largest first,
     where its curator's group releases from a subsample (``Protocol.weak_release_eps``):
-    the powers of :data:`LADDER_STEP` below the stronger ε down to the ε at which the
-    release needs no subsample, and that ε; none otherwise.
+    :func:`strong_eps_ladder` from the stronger ε down to the ε at which the release needs
+    no subsample (the powers of :data:`LADDER_STEP` between, and that ε); none otherwise.
 
     The release's ε is a share of the stronger group's, so at given sizes (``--allocation
     fixed-n2`` and ``cost``, ``planner power``, the solves) a larger ε can fit worse: at
@@ -1399,9 +1399,7 @@ def subsampled_release_rungs(run: Query) -> list[Query]:
     if released <= eps_weak:
         return []
     unsampled = eps_strong * eps_weak / released  # the ratio floor's own stronger ε
-    low, high = ladder_exponents(unsampled, eps_strong)
-    rungs = [LADDER_STEP**i for i in range(high, low - 1, -1)]
-    values = sorted({v for v in rungs if unsampled < v < eps_strong} | {unsampled}, reverse=True)
+    values = strong_eps_ladder(eps_strong, unsampled)
     if weak_is_group2:
         return [replace(run, eps1=value) for value in values]
     return [replace(run, eps2=value) for value in values]
