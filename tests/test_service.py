@@ -825,6 +825,54 @@ def test_a_slow_solve_does_not_hold_up_other_requests(idle_client, monkeypatch) 
     assert waited < 10, f"health and a plan waited {waited:.1f} s for the solve"
 
 
+def test_held_answers_leave_the_job_routes_their_threads(idle_client, monkeypatch) -> None:
+    """Answers once shared the default thread pool with the job routes: forty held solves
+    filled its 40 threads and ``GET /v1/validations`` waited until one was done (up to the
+    cap per request). Answers have threads of their own (``COMPUTE_THREADS``)."""
+    import threading
+
+    from planner import api
+    from planner.service.limits import COMPUTE_THREADS
+
+    release = threading.Event()
+    entered: list[int] = []
+    counting = threading.Lock()
+
+    def held_solve(**_: object) -> dict[str, str]:
+        with counting:
+            entered.append(1)
+        release.wait(30)
+        return {"held": "yes"}
+
+    monkeypatch.setattr(api, "solve_document", held_solve)
+    body = {"model": "central", "k": 100, "eps1": 1, "eps2": 0.5, "n2": 500}
+    solving = [
+        threading.Thread(
+            target=idle_client.post, args=("/v1/solve",), kwargs={"json": body | {"n1": 500 + i}}
+        )
+        for i in range(COMPUTE_THREADS)  # distinct: none answered from the cache
+    ]
+    for thread in solving:
+        thread.start()
+    safety = threading.Timer(20.0, release.set)  # the old pool: the GET waits for this
+    safety.start()
+    try:
+        deadline = time.monotonic() + 15
+        while len(entered) < COMPUTE_THREADS and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(entered) == COMPUTE_THREADS
+        started = time.monotonic()
+        listed = idle_client.get("/v1/validations", params={"limit": 1})
+        waited = time.monotonic() - started
+    finally:
+        release.set()
+        safety.cancel()
+        for thread in solving:
+            thread.join(30)
+    assert listed.status_code == 200
+    assert waited < 5, f"GET /v1/validations waited {waited:.1f} s for the held solves"
+
+
 def test_a_full_queue_refuses_new_jobs_with_429(idle_client, monkeypatch) -> None:
     """A hostile review queued 300 jobs in a second (each may run 600 s); the queue holds at
     most MAX_QUEUED_JOBS waiting, then answers 429 with Retry-After and one line."""

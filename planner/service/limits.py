@@ -56,6 +56,12 @@ MAX_SWEEP_ROWS = 20_000
 MAX_CONCURRENT_SWEEPS = 2
 """``POST /v1/sweep``s computed at once in one HTTP process (429 beyond): a sweep may
 compute for the cap per request (:data:`MAX_REQUEST_SECONDS`) on every core it has."""
+COMPUTE_THREADS = 40
+"""Answers computed at once in one HTTP process (plans, compares, solves, power, sweeps,
+explanations, the calculator page), in a thread pool of their own
+(``ServiceState.compute_threads``; the same 40 as the default pool they used to share): the
+job routes and the pages' polls keep the default pool, which forty held solves had
+filled, so that ``GET /v1/validations`` waited up to the cap per request."""
 MAX_JOB_K = 10**6
 MAX_TRIALS = 25_600
 """Trials per family (a count, or auto's cap): the CLI's default cap for auto."""

@@ -11,6 +11,7 @@ the screen; the page works without it and without any network but this server's.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 import threading
@@ -742,8 +743,9 @@ def permalink(values: dict[str, str]) -> str:
 
 
 @router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
-def calculator(request: Request) -> Response:
-    """The calculator page (the query string is the permalink)."""
+async def calculator(request: Request) -> Response:
+    """The calculator page (the query string is the permalink), rendered in the compute
+    threads (``ServiceState.compute_threads``)."""
     token = request.query_params.get("token")
     expected = request.app.state.service.token
     rest = {name: value for name, value in request.query_params.items() if name != "token"}
@@ -757,11 +759,14 @@ def calculator(request: Request) -> Response:
         stale = STALE_TOKEN if request.cookies.get(COOKIE) else ""
         return HTMLResponse(login_page(rest, stale), status_code=401)
     state = request.app.state.service
-    html, status = render(
-        _form(request),
-        _form_problem(request),
-        sweeps=state.sweeps,  # the API's own caps (a hostile review)
-        seconds=state.request_seconds,
+    html, status = await state.in_compute_threads(
+        functools.partial(
+            render,
+            _form(request),
+            _form_problem(request),
+            sweeps=state.sweeps,  # the API's own caps (a hostile review)
+            seconds=state.request_seconds,
+        )
     )
     headers = {"Retry-After": str(PAGE_BUSY_SECONDS)} if status == 429 else None
     return HTMLResponse(html, status_code=status, headers=headers)

@@ -14,7 +14,6 @@ from typing import Annotated, Any
 
 from anyio.to_thread import current_default_thread_limiter
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
-from fastapi.concurrency import run_in_threadpool
 
 from planner import api
 from planner.api import DeadlineExceededError, deadline
@@ -201,14 +200,19 @@ INLINE_KINDS = frozenset({"plan", "compare", "power"})
 
 
 def threads_at_work(state: ServiceState) -> bool:
-    """Whether the thread pool has work (an answer handed to it, not yet done, or any
-    other: a sweep, a sync route): then an uncached plan is not tried on the event loop. A
+    """Whether a thread has work (an answer handed to the compute threads, not yet done, or
+    any other: a sweep, the calculator page, a sync route in the default pool): then an
+    uncached plan is not tried on the event loop. A
     review: under a burst of uncached plans every one was tried there first, each attempt
     holding the loop (its turns at the interpreter lock shared with the pool's threads, or
     waiting there for a value a thread was computing, ``ComputedOnce``), and
     ``/v1/health`` answered in 3.6-7.7 s (40 clients, two cores; about 2 ms at the median
     since, ``benchmarks/bench_health.py``)."""
-    return state.in_threads > 0 or current_default_thread_limiter().borrowed_tokens > 0
+    return (
+        state.in_threads > 0
+        or state.compute_threads.borrowed_tokens > 0
+        or current_default_thread_limiter().borrowed_tokens > 0
+    )
 
 
 async def _answer(
@@ -238,7 +242,7 @@ async def _answer(
 
     state.in_threads += 1  # now: the pool's own count starts after the hop's first await
     try:
-        return await run_in_threadpool(state.cache.answer, kind, fields, capped)
+        return await state.in_compute_threads(state.cache.answer, kind, fields, capped)
     finally:
         state.in_threads -= 1
 
@@ -258,7 +262,7 @@ async def plan_text(body: PlanRequest, state: ServiceState) -> str:
                 "simulating it is off (a budget of 0 s: --simulation-budget)",
                 "POST /v1/plan does not simulate",
             )
-            refusal = await run_in_threadpool(_plan_job_refusal, fields)
+            refusal = await state.in_compute_threads(_plan_job_refusal, fields)
             if refusal is not None and refusal in line:  # said already (k below the floor)
                 error.args = (line,)
             elif refusal is None:
@@ -351,7 +355,7 @@ async def sweep(
             headers={"Retry-After": "5"},
         )
     try:
-        return await run_in_threadpool(capped)
+        return await state.in_compute_threads(capped)
     finally:
         state.sweeps.release()
 
@@ -361,9 +365,11 @@ async def explain(
     model: Annotated[str, Query(max_length=20)],
     coin: Annotated[str, Query(max_length=20)] = "private",
     as_stated: bool = False,
+    *,
+    state: State,
 ) -> Response:
     """The formula behind a setting: terms, theorem, validity (text and LaTeX)."""
-    document = await run_in_threadpool(api.explain_document, model, coin, as_stated)
+    document = await state.in_compute_threads(api.explain_document, model, coin, as_stated)
     return json_response(document)
 
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
+import anyio
 from fastapi import HTTPException
 
 from planner.service.cache import AnswerCache
 from planner.service.limits import (
+    COMPUTE_THREADS,
     MAX_CONCURRENT_SWEEPS,
     MAX_QUEUED_JOBS,
     MAX_REQUEST_SECONDS,
@@ -17,6 +22,8 @@ from planner.service.limits import (
 )
 from planner.service.runner import JobRunner
 from planner.service.store import Job, JobStore, QueueFullError
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -32,6 +39,11 @@ class ServiceState:
     in_threads: int = 0
     """Plan, compare, solve and power answers handed to the thread pool and not yet done
     (counted on the event loop): while there are any, none is tried on the loop."""
+    compute_threads: anyio.CapacityLimiter = field(
+        default_factory=lambda: anyio.CapacityLimiter(COMPUTE_THREADS)
+    )
+    """The threads answers are computed in (:meth:`in_compute_threads`), apart from the
+    default pool that the job routes and the pages' polls run in."""
     sweeps: threading.BoundedSemaphore = field(
         default_factory=lambda: threading.BoundedSemaphore(MAX_CONCURRENT_SWEEPS)
     )
@@ -39,6 +51,13 @@ class ServiceState:
     submitting: threading.Lock = field(default_factory=threading.Lock)
     """Held from counting the queue to storing a job: concurrent submissions had passed
     the cap together (103 queued of at most 100)."""
+
+    async def in_compute_threads(self, function: Callable[..., T], *args: object) -> T:
+        """``function(*args)`` computed in a thread of :attr:`compute_threads`, off the
+        event loop."""
+        return await anyio.to_thread.run_sync(
+            functools.partial(function, *args), limiter=self.compute_threads
+        )
 
     def submit(self, job: JobPlan, *, rerun_of: str | None = None) -> Job:
         """Store a checked job as queued and wake the runner; 429 while the queue holds
