@@ -186,16 +186,9 @@ def exact_query(query: Query, made: Plan, trials: int) -> Query:
     """What ``--exact`` searches for ``query``, whose plan is ``made``: the protocol the plan
     runs, where its tester runs (like for like: a shuffle query's own Poisson protocol,
     searched instead, had needed 2.1× the default multi-message plan's users at k = 90,
-    α = 0.24, ε = (4.52, 0.658)). ``InputError`` for a query with no search of its own (a
-    mixed pair) and for a search of ``trials`` estimated above the cost limit
-    (:func:`check_exact_cost`)."""
-    if query.setting.is_mixed:
-        raise InputError(
-            "exact",
-            query.setting.key,
-            "left out for a mixed pair (no search of its own yet: planner validate checks "
-            "given sizes)",
-        )
+    α = 0.24, ε = (4.52, 0.658); a mixed pair's: the mixed protocol, or the one protocol
+    both groups run). ``InputError`` for a search of ``trials`` estimated above the cost
+    limit (:func:`check_exact_cost`)."""
     # a central query that gives δ: the protocol its plan runs, the pure ε-DP tester or a
     # shuffle protocol the curator runs itself at that δ (it had been refused, and so was
     # ``--protocol shuffle-private --exact`` there; a review)

@@ -306,12 +306,37 @@ def test_a_mixed_sweep_says_why_its_rows_are_capped() -> None:
         )
 
 
-def test_exact_is_refused_for_a_mixed_pair_in_one_line(capsys) -> None:
-    code = main(["plan", "-m", "central,local", "-k", "20", "-a", "0.5", "--eps1", "2",
-                 "--eps2", "1", "--exact", "--trials", "50"])  # fmt: skip
-    captured = capsys.readouterr()
-    assert code == 2 and captured.err.startswith("error: invalid exact")
-    assert "Traceback" not in captured.err
+@pytest.mark.parametrize(("eps1", "eps2"), [(0.5, 2.0), (2.0, 0.5), (1.0, 1.0)])
+def test_a_c_set_for_a_mixed_protocol_sizes_it_whichever_group_is_stronger(eps1, eps2) -> None:
+    """A search sets one C (``table_with``); a mixed plan whose group 2 has the larger ε
+    runs as its mirror and reads the mirrored key's C, so with one key set the search had
+    bisected a C no size read (k = 128, α = 0.2, ε = (0.5, 2): 304,865 + 6,866 at every
+    C). Doubling C doubles both groups' users, in either naming."""
+    from planner.calibration.search import table_with
+    from planner.formulas.settings import Coin
+
+    setting = Setting("local", Coin.PRIVATE, "channels", model2="central")
+    query = Query(setting, 128, 0.2, eps1, eps2)
+    low, high = (
+        plan(query, table_with(setting.key, multiplier), fallback=False)
+        for multiplier in (0.2, 0.4)
+    )
+    for small, large in zip(low.groups, high.groups, strict=True):
+        assert large.n_users == pytest.approx(2 * small.n_users, abs=2)
+
+
+def test_exact_searches_a_mixed_pair_named_either_way(capsys) -> None:
+    """``--exact`` had been refused for a mixed pair; it searches the protocol the pair's
+    plan runs, the local group's ε the smaller (a mirrored run) included."""
+    for models, eps1, eps2 in (("central,local", "2", "1"), ("local,central", "1", "2")):
+        code = main(["plan", "-m", models, "-k", "20", "-a", "0.5", "--eps1", eps1,
+                     "--eps2", eps2, "--exact", "--trials", "200", "--json"])  # fmt: skip
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        exact = json.loads(captured.out)["exact"]
+        assert exact["found"] and exact["protocol"].endswith("-private+channels")
+        assert exact["worst_error_rate"] <= exact["target_error"]
+        assert exact["n_users_group1"] > 0 and exact["n_users_group2"] > 0
 
 
 def test_a_service_job_outside_the_covered_region_is_refused_not_a_500(tmp_path) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from planner.constants import ConstantSource, ConstantTable, SettingConstant, default_constants
 from planner.formulas.search import least_passing
+from planner.formulas.settings import Setting
 from planner.inputs import Query
 from planner.protocols import PROTOCOLS
 from planner.statistics import operating_error
@@ -34,8 +35,22 @@ def table_with(
 
     A calibrated grid is dropped: the multiplier given here is the one used everywhere; a
     bound override that gives the tester's shape (not the proof's constants) is kept, so
-    that calibration and plans multiply the same expression.
+    that calibration and plans multiply the same expression. A mixed protocol's C is set
+    under both of its keys (``local/central-…`` and ``central/local-…``, the same
+    protocol with its groups named either way): a plan whose group 2 has the larger ε
+    runs as its mirror and reads the mirrored key (``plan._planned_run``), so with one
+    key set a search there had bisected a C that no size read.
     """
+    mirrored = Setting.from_key(setting_key).mirrored().key
+    if mirrored != setting_key:
+        base = _with_multiplier(mirrored, multiplier, base, **extra)
+    return _with_multiplier(setting_key, multiplier, base, **extra)
+
+
+def _with_multiplier(
+    setting_key: str, multiplier: float, base: ConstantTable | None, **extra: Any
+) -> ConstantTable:
+    """:func:`table_with` for one key."""
     table = base or default_constants()
     if table.has_setting(setting_key):
         entry = table.for_setting(setting_key)
