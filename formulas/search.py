@@ -22,13 +22,16 @@ class DeadlineExceededError(Exception):
 
 
 @contextmanager
-def deadline(seconds: float) -> Iterator[None]:
+def deadline(seconds: float, since: float | None = None) -> Iterator[None]:
     """Within the block, :func:`check_deadline` (called by every search's evaluation)
     raises :class:`DeadlineExceededError` once ``seconds`` have passed: a computation on a
     server's thread ends at its cap instead of holding the thread (a thread cannot be
-    killed). Without a deadline, the check does nothing."""
+    killed). Without a deadline, the check does nothing. ``since``: the ``time.monotonic()``
+    time the seconds count from (a request's arrival, so that its wait for a thread counts
+    towards its cap), else now."""
     before = getattr(_DEADLINE, "until", None), getattr(_DEADLINE, "seconds", None)
-    _DEADLINE.until, _DEADLINE.seconds = time.monotonic() + seconds, seconds
+    start = time.monotonic() if since is None else since
+    _DEADLINE.until, _DEADLINE.seconds = start + seconds, seconds
     try:
         yield
     finally:

@@ -187,8 +187,21 @@ def exact_query(query: Query, made: Plan, trials: int) -> Query:
     runs, where its tester runs (like for like: a shuffle query's own Poisson protocol,
     searched instead, had needed 2.1× the default multi-message plan's users at k = 90,
     α = 0.24, ε = (4.52, 0.658); a mixed pair's: the mixed protocol, or the one protocol
-    both groups run). ``InputError`` for a search of ``trials`` estimated above the cost
-    limit (:func:`check_exact_cost`)."""
+    both groups run). ``InputError`` where the plan is a majority vote (the search sizes
+    one run) and for a search of ``trials`` estimated above the cost limit
+    (:func:`check_exact_cost`)."""
+    if made.repetition.runs > 1:
+        # the search sizes one run held to β (direct calibration); a vote's sizes searched
+        # so had been printed beside the plan's (7× apart) and failed planner validate,
+        # which runs the vote (a review: a mixed pair at β = 0.1)
+        raise InputError(
+            "exact",
+            "on",
+            f"left out at β = {beta_text(query.beta)} here: the plan is a majority vote of "
+            f"{made.repetition.runs} runs (its protocol has no direct calibration there), "
+            "--exact searches one run held to β, and planner validate --n1 --n2 checks a "
+            "vote's sizes",
+        )
     # a central query that gives δ: the protocol its plan runs, the pure ε-DP tester or a
     # shuffle protocol the curator runs itself at that δ (it had been refused, and so was
     # ``--protocol shuffle-private --exact`` there; a review)

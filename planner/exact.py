@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from planner.calibration.search import exact_search, table_with
-from planner.inputs import Query, beta_text
+from planner.calibration.search import SEARCH_RANGE, exact_search, table_with
+from planner.inputs import InputError, Query, beta_text
 from planner.plan import Plan, hash_floor_line, plan
 from planner.simulation import check_simulation_k, private_coin_twin
 from planner.statistics import OPERATING_PASS_PROBABILITY, OPERATING_TRIALS, operating_error
@@ -60,8 +60,16 @@ def exact_plan(
     ``private_coin_too=False``: the query's own protocol only (a simulated plan's first
     try, within its time budget), as found: the caller weighs a public hash's floor
     (``hash_floor_line``), which with the twin rules the public-coin plan out. A query below
-    ``SIMULATION_K_MIN`` raises :class:`InputError`.
+    ``SIMULATION_K_MIN`` raises :class:`InputError`, and so does a mixed pair's query (its
+    plan runs one of several protocols: ``planner.api.exact_query`` names the one to search).
     """
+    if query.setting.key not in SEARCH_RANGE:
+        raise InputError(
+            "setting",
+            query.setting.key,
+            "a protocol's own setting (a mixed pair's plan runs one of several: search its "
+            "tester_query, as planner.api.exact_query does)",
+        )
     check_simulation_k(query)
     found = _exact_protocol(query, trials, seed)
     private = private_coin_twin(query)

@@ -339,6 +339,28 @@ def test_exact_searches_a_mixed_pair_named_either_way(capsys) -> None:
         assert exact["n_users_group1"] > 0 and exact["n_users_group2"] > 0
 
 
+def test_exact_is_refused_in_one_line_where_the_plan_is_a_vote(capsys) -> None:
+    """A review: below β = 1/3 a mixed protocol's plan is a majority vote (no direct
+    calibration), while ``--exact`` sizes one run held to β: it printed 5,815 + 39,383
+    users beside the vote's 40,860 + 276,735 ("default/exact = 7.03") and claimed that
+    planner validate certifies them, which failed them (it runs the vote)."""
+    code = main(["plan", "-m", "central,local", "-k", "128", "-a", "0.2", "--eps1", "0.5",
+                 "--eps2", "2", "--beta", "0.1", "--exact", "--trials", "300"])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 2 and captured.err.startswith("error: invalid exact")
+    assert "majority vote of 15 runs" in captured.err and captured.err.count("\n") == 1
+
+
+def test_exact_plan_names_the_setting_of_a_mixed_pair_s_query() -> None:
+    """``planner.exact.exact_plan`` on a mixed pair's own query (not the protocol its plan
+    runs) raised a bare ``KeyError`` from the search's table (a review)."""
+    from planner.exact import exact_plan
+
+    query = Query.build("local,central", "private", 64, 0.3, 0.5, 2.0, None)
+    with pytest.raises(InputError, match="invalid setting = 'local/central-private'"):
+        exact_plan(query, trials=200)
+
+
 def test_a_service_job_outside_the_covered_region_is_refused_not_a_500(tmp_path) -> None:
     from fastapi.testclient import TestClient
 

@@ -161,8 +161,9 @@ def test_a_solve_past_the_request_cap_is_503_naming_it_and_frees_its_thread(tmp_
         elapsed = time.perf_counter() - started
     assert response.status_code == 503
     assert response.json() == {
-        "error": "invalid request: its computation ran past 1 s, the service's cap per plan, "
-        "compare, solve or sweep request (the command line has none)",
+        "error": "invalid request: its computation ran past 1 s (its wait for a thread "
+        "included), the service's cap per plan, compare, solve or sweep request (the command "
+        "line has none)",
         "parameter": "request",
     }
     assert elapsed < 6  # stopped within a search step of the cap, not after 17 s

@@ -825,16 +825,13 @@ def test_a_slow_solve_does_not_hold_up_other_requests(idle_client, monkeypatch) 
     assert waited < 10, f"health and a plan waited {waited:.1f} s for the solve"
 
 
-def test_held_answers_leave_the_job_routes_their_threads(idle_client, monkeypatch) -> None:
-    """Answers once shared the default thread pool with the job routes: forty held solves
-    filled its 40 threads and ``GET /v1/validations`` waited until one was done (up to the
-    cap per request). Answers have threads of their own (``COMPUTE_THREADS``)."""
+def _hold_compute_threads(client, monkeypatch, release):
+    """Fill every compute thread with a solve that waits for ``release``; the threads."""
     import threading
 
     from planner import api
     from planner.service.limits import COMPUTE_THREADS
 
-    release = threading.Event()
     entered: list[int] = []
     counting = threading.Lock()
 
@@ -848,19 +845,31 @@ def test_held_answers_leave_the_job_routes_their_threads(idle_client, monkeypatc
     body = {"model": "central", "k": 100, "eps1": 1, "eps2": 0.5, "n2": 500}
     solving = [
         threading.Thread(
-            target=idle_client.post, args=("/v1/solve",), kwargs={"json": body | {"n1": 500 + i}}
+            target=client.post, args=("/v1/solve",), kwargs={"json": body | {"n1": 500 + i}}
         )
         for i in range(COMPUTE_THREADS)  # distinct: none answered from the cache
     ]
     for thread in solving:
         thread.start()
+    deadline = time.monotonic() + 15
+    while len(entered) < COMPUTE_THREADS and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(entered) == COMPUTE_THREADS
+    return solving
+
+
+def test_held_answers_leave_the_job_routes_their_threads(idle_client, monkeypatch) -> None:
+    """Answers once shared the default thread pool with the job routes: forty held solves
+    filled its 40 threads and ``GET /v1/validations`` waited until one was done (up to the
+    cap per request). Answers have threads of their own (``COMPUTE_THREADS``)."""
+    import threading
+
+    release = threading.Event()
     safety = threading.Timer(20.0, release.set)  # the old pool: the GET waits for this
     safety.start()
+    solving: list[threading.Thread] = []
     try:
-        deadline = time.monotonic() + 15
-        while len(entered) < COMPUTE_THREADS and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert len(entered) == COMPUTE_THREADS
+        solving = _hold_compute_threads(idle_client, monkeypatch, release)
         started = time.monotonic()
         listed = idle_client.get("/v1/validations", params={"limit": 1})
         waited = time.monotonic() - started
@@ -871,6 +880,66 @@ def test_held_answers_leave_the_job_routes_their_threads(idle_client, monkeypatc
             thread.join(30)
     assert listed.status_code == 200
     assert waited < 5, f"GET /v1/validations waited {waited:.1f} s for the held solves"
+
+
+def test_a_sweep_waiting_for_a_thread_holds_no_sweep_slot(idle_client, monkeypatch) -> None:
+    """A review: a sweep took its slot (``MAX_CONCURRENT_SWEEPS``) before waiting for a
+    compute thread, so with every thread held, two waiting sweeps had a third refused (429
+    "2 sweeps are being computed already") while none computed."""
+    import threading
+
+    release = threading.Event()
+    safety = threading.Timer(20.0, release.set)
+    safety.start()
+    answers: list[int] = []
+    sweep = {"k": 100, "alpha": 0.2, "eps1": 1, "eps2": "0.5,1"}
+    sweeps = [
+        threading.Thread(
+            target=lambda: answers.append(idle_client.post("/v1/sweep", json=sweep).status_code)
+        )
+        for _ in range(3)
+    ]
+    solving: list[threading.Thread] = []
+    try:
+        solving = _hold_compute_threads(idle_client, monkeypatch, release)
+        for thread in sweeps:
+            thread.start()
+        time.sleep(1.0)
+        early = list(answers)
+    finally:
+        release.set()
+        safety.cancel()
+        for thread in [*solving, *sweeps]:
+            thread.join(30)
+    assert early == [], f"answered while every thread was held: {early}"
+    assert len(answers) == 3 and all(status in (200, 429) for status in answers)
+
+
+def test_the_wait_for_a_compute_thread_counts_towards_the_cap(tmp_path, monkeypatch) -> None:
+    """A review: the cap per request (``request_time_limit``) started only once a compute
+    thread took the answer, so with every thread held a plan waited the whole cap and then
+    computed. Its wait counts now: past the cap it is a 503 naming the cap."""
+    import threading
+
+    app = create_app(tmp_path / "jobs.sqlite3", workers=1, run_jobs=False, request_time_limit=1.0)
+    release = threading.Event()
+    with TestClient(app) as client:
+        safety = threading.Timer(20.0, release.set)
+        safety.start()
+        solving: list[threading.Thread] = []
+        try:
+            solving = _hold_compute_threads(client, monkeypatch, release)
+            threading.Timer(2.0, release.set).start()  # the plan waits 2 s for a thread
+            plan = client.post(
+                "/v1/plan", json={"model": "central", "k": 64, "alpha": 0.3, "eps1": 1, "eps2": 0.4}
+            )
+        finally:
+            release.set()
+            safety.cancel()
+            for thread in solving:
+                thread.join(30)
+    assert plan.status_code == 503, plan.text
+    assert "ran past 1 s (its wait for a thread included)" in plan.json()["error"]
 
 
 def test_a_full_queue_refuses_new_jobs_with_429(idle_client, monkeypatch) -> None:

@@ -488,10 +488,11 @@ def _app_around(
     @app.exception_handler(DeadlineExceededError)
     async def over_time(_: Request, error: DeadlineExceededError) -> Response:
         """A plan, compare, solve or sweep past the service's cap per request (stopped
-        there)."""
+        there), its wait for a compute thread included."""
         line = (
-            f"invalid request: its computation ran past {error.seconds:g} s, the service's "
-            "cap per plan, compare, solve or sweep request (the command line has none)"
+            f"invalid request: its computation ran past {error.seconds:g} s (its wait for a "
+            "thread included), the service's cap per plan, compare, solve or sweep request "
+            "(the command line has none)"
         )
         return _error(503, line, "request")
 

@@ -15,6 +15,7 @@ import functools
 import json
 import re
 import threading
+import time
 from collections.abc import Callable
 from html import escape
 from importlib import resources
@@ -28,6 +29,7 @@ from planner import api
 from planner.allocation import COST_MAX, COST_MIN, AllocationRule
 from planner.api import DeadlineExceededError, deadline
 from planner.coverage import OWN_DOMAIN_UNCOVERED
+from planner.formulas.search import check_deadline
 from planner.inputs import (
     DEFAULT_BETA,
     K_MAX,
@@ -586,18 +588,21 @@ def render(
     *,
     sweeps: threading.BoundedSemaphore | None = None,
     seconds: float | None = None,
+    since: float | None = None,
 ) -> tuple[str, int]:
     """The page for these form values, and its HTTP status (422 when a field is bad, or
     with ``problem``, a line about the query string itself). Every bad field is marked at
     once, each with its own line, before anything is planned.
 
-    ``seconds``: the service's cap per request (503 past it, with one line);
+    ``seconds``: the service's cap per request (503 past it, with one line), counted from
+    ``since`` (the request's arrival: its wait for a compute thread counts) or from now;
     ``sweeps``: the semaphore of concurrent sweeps the plot's sweep takes without waiting
     (429 and no plot while it is taken). A hostile review: the page ran its plans,
     compares and plot sweep with neither (a compare took 26 s and answered 200, where
     ``POST /v1/compare`` stops at 20 s)."""
-    with deadline(seconds) if seconds is not None else contextlib.nullcontext():
+    with deadline(seconds, since) if seconds is not None else contextlib.nullcontext():
         try:
+            check_deadline()
             return _render(values, problem, sweeps)
         except DeadlineExceededError as error:
             line = (
@@ -766,6 +771,7 @@ async def calculator(request: Request) -> Response:
             _form_problem(request),
             sweeps=state.sweeps,  # the API's own caps (a hostile review)
             seconds=state.request_seconds,
+            since=time.monotonic(),
         )
     )
     headers = {"Retry-After": str(PAGE_BUSY_SECONDS)} if status == 429 else None

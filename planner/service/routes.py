@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -18,6 +19,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, R
 from planner import api
 from planner.api import DeadlineExceededError, deadline
 from planner.files import json_text
+from planner.formulas.search import check_deadline
 from planner.inputs import InputError
 from planner.service.auth import require_token
 from planner.service.limits import (
@@ -228,6 +230,7 @@ async def _answer(
     if text is not None:
         return text
     seconds = state.request_seconds
+    arrived = time.monotonic()  # the cap counts the wait for a compute thread too
     if kind in INLINE_KINDS and not threads_at_work(state):
         try:
             with deadline(min(seconds, INLINE_SECONDS)):
@@ -237,7 +240,8 @@ async def _answer(
                 raise
 
     def capped() -> Any:  # stops within a search step of the cap, freeing its thread
-        with deadline(seconds):
+        with deadline(seconds, since=arrived):
+            check_deadline()  # the wait for a thread took the whole cap
             return compute()
 
     state.in_threads += 1  # now: the pool's own count starts after the hop's first await
@@ -338,26 +342,31 @@ async def sweep(
     fields = power_as_beta(body.model_dump(), body.model_fields_set, spec=True)
     inputs = {**fields, "max_rows": MAX_SWEEP_ROWS}
     as_csv = accept is not None and "text/csv" in accept
+    arrived = time.monotonic()
 
     def capped() -> Response:
-        with deadline(state.request_seconds):
-            if as_csv:
-                return Response(api.sweep_csv(**inputs), media_type="text/csv; charset=utf-8")
-            return json_response(api.sweep_document(**inputs))
+        # the slot is taken in the compute thread: a sweep still waiting for a thread had
+        # held one, and a third sweep was refused while none computed (a review)
+        if not state.sweeps.acquire(blocking=False):
+            raise HTTPException(
+                status_code=429,
+                detail=(
+                    f"invalid request: {MAX_CONCURRENT_SWEEPS} sweeps are being computed "
+                    f"already, at most {MAX_CONCURRENT_SWEEPS} at once; send it again once one "
+                    "has answered"
+                ),
+                headers={"Retry-After": "5"},
+            )
+        try:
+            with deadline(state.request_seconds, since=arrived):
+                check_deadline()
+                if as_csv:
+                    return Response(api.sweep_csv(**inputs), media_type="text/csv; charset=utf-8")
+                return json_response(api.sweep_document(**inputs))
+        finally:
+            state.sweeps.release()
 
-    if not state.sweeps.acquire(blocking=False):
-        raise HTTPException(
-            status_code=429,
-            detail=(
-                f"invalid request: {MAX_CONCURRENT_SWEEPS} sweeps are being computed already, "
-                f"at most {MAX_CONCURRENT_SWEEPS} at once; send it again once one has answered"
-            ),
-            headers={"Retry-After": "5"},
-        )
-    try:
-        return await state.in_compute_threads(capped)
-    finally:
-        state.sweeps.release()
+    return await state.in_compute_threads(capped)
 
 
 @router.get("/explain", responses={200: DOCUMENT, **ERRORS})
