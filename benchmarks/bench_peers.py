@@ -22,6 +22,8 @@ import argparse
 import json
 import math
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -73,17 +75,28 @@ def reaches(
 
 
 def smallest_n(
-    channel: AffineChannel, k: int, alpha: float, trials: int, rng: np.random.Generator
+    channel: Any,
+    k: int,
+    alpha: float,
+    trials: int,
+    rng: np.random.Generator,
+    *,
+    look: Callable[..., bool] = reaches,
+    n_max: int = N_MAX,
 ) -> int | None:
-    """The least n (to about 3 %) reaching the target; None above :data:`N_MAX`."""
+    """The least n (to about 3 %) reaching the target; None above ``n_max``.
+
+    ``look(channel, k, alpha, n, trials, rng)`` says whether n users a group reach it:
+    :func:`reaches` for this file's channels, another test's own for other peers
+    (``bench_privateab.py``)."""
     low, high = 2, 16
-    while not reaches(channel, k, alpha, high, trials, rng):
+    while not look(channel, k, alpha, high, trials, rng):
         low, high = high, high * 4
-        if high > N_MAX:
+        if high > n_max:
             return None
     while high > low * 1.03 + 1:
         middle = int(math.sqrt(low * high))
-        if reaches(channel, k, alpha, middle, trials, rng):
+        if look(channel, k, alpha, middle, trials, rng):
             high = middle
         else:
             low = middle
