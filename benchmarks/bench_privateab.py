@@ -29,7 +29,10 @@ Cost: a trial privatizes and tests 2n users, O(n·k) time and memory for every m
 (k-RR's client draws from an n×k probability matrix; bit flipping holds an n×k int64 array
 a group, 64 bits a cell). A test is not run past ``--max-cells`` n·k cells a group or
 ``--max-seconds`` a point; one over a limit is skipped, with the reason, at every point
-needing more users (smaller ε or α, larger k).
+needing more users (smaller ε or α, larger k). The table shows "n (size)", ">n (time)"
+(the largest n seen to fail before the time ran out), ">n_max" or "skip"; the ratio is
+taken over the least n found, so it is None where no test finished. The limits are on wall
+time, so where a search stops depends on the machine as well as the seed.
 
 torch and privateAB are not project dependencies. What worked (Debian 12): ``apt-get
 install python3-torch libopenblas0-serial`` (OpenBLAS: torch's generic BLAS made the k×k
@@ -335,6 +338,14 @@ def main() -> None:
                 )
                 if args.output:
                     write_atomically(args.output, {"meta": meta, "rows": rows})
+    for coin in ("private", "public"):
+        ratios_ = sorted(row[f"ratio_{coin}"] for row in rows if row[f"ratio_{coin}"] is not None)
+        if ratios_:
+            print(
+                f"{coin} coin, ours ÷ best privateAB test: "
+                f"median {ratios_[len(ratios_) // 2]:.3g}, "
+                f"range {ratios_[0]:.3g} – {ratios_[-1]:.3g} ({len(ratios_)} points)"
+            )
 
 
 if __name__ == "__main__":
