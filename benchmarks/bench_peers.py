@@ -103,6 +103,18 @@ def smallest_n(
     return high
 
 
+def print_ratio_summary(rows: list[dict[str, Any]], against: str) -> None:
+    """Per coin, the median and range of the rows' ``ratio_private`` / ``ratio_public``
+    (ours ÷ ``against``), over the rows that have one."""
+    for coin in ("private", "public"):
+        ratios = sorted(row[f"ratio_{coin}"] for row in rows if row[f"ratio_{coin}"] is not None)
+        if ratios:
+            print(
+                f"{coin} coin, ours ÷ {against}: median {ratios[len(ratios) // 2]:.3g}, "
+                f"range {ratios[0]:.3g} – {ratios[-1]:.3g} ({len(ratios)} points)"
+            )
+
+
 def ours(k: int, alpha: float, eps: float, coin: str) -> int | None:
     try:
         made = plan(Query(Setting("local", coin), k, alpha, eps, eps))
@@ -176,13 +188,7 @@ def main() -> None:
                     shown,
                     flush=True,
                 )
-    for coin in ("private", "public"):
-        ratios_ = sorted(row[f"ratio_{coin}"] for row in rows if row[f"ratio_{coin}"] is not None)
-        if ratios_:
-            print(
-                f"{coin} coin, ours ÷ best baseline: median {ratios_[len(ratios_) // 2]:.3g}, "
-                f"max {ratios_[-1]:.3g} ({len(ratios_)} points)"
-            )
+    print_ratio_summary(rows, "best baseline")
     if args.output:
         with open(args.output, "w", encoding="utf-8") as file:
             json.dump(rows, file, indent=1)

@@ -63,7 +63,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_peers import N_MAX, ours, paninski, smallest_n
+from bench_peers import N_MAX, ours, paninski, print_ratio_summary, smallest_n
 
 POINTS_K = (16, 64, 256, 1024)
 POINTS_ALPHA = (0.1,)
@@ -338,14 +338,7 @@ def main() -> None:
                 )
                 if args.output:
                     write_atomically(args.output, {"meta": meta, "rows": rows})
-    for coin in ("private", "public"):
-        ratios_ = sorted(row[f"ratio_{coin}"] for row in rows if row[f"ratio_{coin}"] is not None)
-        if ratios_:
-            print(
-                f"{coin} coin, ours ÷ best privateAB test: "
-                f"median {ratios_[len(ratios_) // 2]:.3g}, "
-                f"range {ratios_[0]:.3g} – {ratios_[-1]:.3g} ({len(ratios_)} points)"
-            )
+    print_ratio_summary(rows, "best privateAB test")
 
 
 if __name__ == "__main__":
