@@ -38,6 +38,7 @@ from planner.protocols.base import (
     Protocol,
 )
 from planner.protocols.local_channels import (
+    CHANNEL_PER_GROUP_GRID_AXES,
     CHANNEL_TITLES,
     CHANNELS_GRID_AXES,
     paired_sizes,
@@ -242,6 +243,17 @@ node at 0.08, between 0.03 and 0.2: there the interpolated C had been up to 1.56
 least C a search at the query finds (k = 403, α = 0.082; ``benchmarks/curator_bare.py``)."""
 
 
+MIXED_GRID_AXES: dict[str, list[float]] = {
+    **CHANNELS_GRID_AXES,
+    "k": CHANNEL_PER_GROUP_GRID_AXES["k"],
+}
+"""A local group beside a curator's (``local/central-`` and ``central/local-private+
+channels``): the channels' grid with a channel per group's k nodes (16, 32, …, 1,024, a
+factor 2 apart). Their plans read the largest C of their grid cell, and between k nodes
+8× apart that had been a median 1.12× the interpolated C at k 64 – 127; the nodes 32, 64,
+256 and 512 were added on 2026-12-01 (docs/evidence.md)."""
+
+
 def releases_protocol(
     strong_model: Model, weak_model: Model, colour: str, ratio_floor: float = 0.0
 ) -> Protocol:
@@ -289,7 +301,7 @@ def releases_protocol(
             grid_axes=(
                 CURATORS_GRID_AXES
                 if strong_model is weak_model is Model.CENTRAL
-                else CHANNELS_GRID_AXES
+                else MIXED_GRID_AXES
             ),
             grid_at_operating_point=True,
         ),
