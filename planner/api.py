@@ -33,7 +33,7 @@ from planner.documents import (
     solution_to_dict,
     sweep_to_dict,
 )
-from planner.formulas.search import DeadlineExceededError, deadline
+from planner.formulas.search import DeadlineExceededError, check_deadline, deadline
 from planner.formulas.settings import MIXED_SETTINGS, Coin, Model, Setting, parse_models
 from planner.inputs import (
     DEFAULT_BETA,
@@ -1437,6 +1437,7 @@ __all__ = [
     "calibration_answer",
     "calibration_document",
     "calibration_request",
+    "check_deadline",
     "compare_answer",
     "compare_document",
     "deadline",

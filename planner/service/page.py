@@ -27,9 +27,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from planner import api
 from planner.allocation import COST_MAX, COST_MIN, AllocationRule
-from planner.api import DeadlineExceededError, deadline
+from planner.api import DeadlineExceededError, check_deadline, deadline
 from planner.coverage import OWN_DOMAIN_UNCOVERED
-from planner.formulas.search import check_deadline
 from planner.inputs import (
     DEFAULT_BETA,
     K_MAX,

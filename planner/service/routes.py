@@ -17,9 +17,8 @@ from anyio.to_thread import current_default_thread_limiter
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 
 from planner import api
-from planner.api import DeadlineExceededError, deadline
+from planner.api import DeadlineExceededError, check_deadline, deadline
 from planner.files import json_text
-from planner.formulas.search import check_deadline
 from planner.inputs import InputError
 from planner.service.auth import require_token
 from planner.service.limits import (
