@@ -50,9 +50,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
-import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -64,6 +62,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_peers import N_MAX, ours, paninski, print_ratio_summary, smallest_n
+
+from planner.files import write_atomically
 
 POINTS_K = (16, 64, 256, 1024)
 POINTS_ALPHA = (0.1,)
@@ -140,15 +140,13 @@ class Runner:
         self, pair: tuple[np.ndarray, np.ndarray], n: int, trials: int, rng: np.random.Generator
     ) -> tuple[int, int]:
         """(rejections, trials run), stopping once ≥ 2/3 of ``trials`` is settled."""
-        import torch
-
         k = len(pair[0])
         need = -(-2 * trials // 3)
         rejected = run = 0
         while run < trials and rejected < need and run - rejected <= trials - need:
             if time.perf_counter() > self.deadline:
                 raise OverBudgetError
-            data = [torch.from_numpy(rng.choice(k, size=n, p=pmf)) for pmf in pair]
+            data = [torch_draw(pmf, n, rng) for pmf in pair]
             p_value = self.p_value(*data, k)
             rejected += p_value is not None and p_value < LEVEL
             run += 1
@@ -220,14 +218,6 @@ def dominated(over: list[tuple[int, float, float]], k: int, alpha: float, eps: f
         if k0 <= k and alpha0 >= alpha and eps0 >= eps:
             return f"over a limit at k={k0}, α={alpha0}, ε={eps0:g}, which needs fewer users"
     return ""
-
-
-def write_atomically(path: str, payload: Any) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as file:
-        json.dump(payload, file, indent=1)
-    os.replace(temporary, path)
 
 
 def cell(row: dict[str, Any] | None) -> str:
@@ -337,7 +327,9 @@ def main() -> None:
                     flush=True,
                 )
                 if args.output:
-                    write_atomically(args.output, {"meta": meta, "rows": rows})
+                    write_atomically(
+                        args.output, json.dumps({"meta": meta, "rows": rows}, indent=1)
+                    )
     print_ratio_summary(rows, "best privateAB test")
 
 
