@@ -58,7 +58,7 @@ MAX_CONCURRENT_SWEEPS = 2
 compute for the cap per request (:data:`MAX_REQUEST_SECONDS`) on every core it has."""
 COMPUTE_THREADS = 40
 """Answers computed at once in one HTTP process (plans, compares, solves, power, sweeps,
-explanations, the calculator page), in a thread pool of their own
+explanations, the calculator page), a limit of their own on the worker threads
 (``ServiceState.compute_threads``; the same 40 as the default pool they used to share): the
 job routes and the pages' polls keep the default pool, which forty held solves had
 filled, so that ``GET /v1/validations`` waited up to the cap per request."""
